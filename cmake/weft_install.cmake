@@ -1,0 +1,1 @@
+# Installed later by the packaging work (see issue notes).

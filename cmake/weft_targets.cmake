@@ -1,0 +1,28 @@
+# Defines weft::weft from WEFT_INCLUDE_DIR and WEFT_SOURCE_DIR. Used both by the source
+# tree (add_subdirectory) and by the installed package (find_package), so a user's project
+# compiles weft's implementation exactly once, in its own build, with its own flags.
+if(TARGET weft::weft)
+  return()
+endif()
+
+find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+find_package(Threads REQUIRED)
+
+# The IR, schedule and lowering code (no LLVM headers: compiles in seconds).
+add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp)
+target_compile_features(weft_core PUBLIC cxx_std_20)
+target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
+set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# The LLVM backend, split in two translation units so that an edit to IR emission does not
+# recompile the JIT and optimizer set-up (each LLVM-including TU costs ~13 s here).
+add_library(weft_llvm STATIC ${WEFT_SOURCE_DIR}/weft_llvm_emit.cpp ${WEFT_SOURCE_DIR}/weft_llvm_jit.cpp)
+target_link_libraries(weft_llvm PUBLIC weft_core PRIVATE LLVM)
+target_include_directories(weft_llvm SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS})
+target_compile_definitions(weft_llvm PRIVATE ${LLVM_DEFINITIONS})
+set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+add_library(weft INTERFACE)
+target_link_libraries(weft INTERFACE weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
+target_compile_features(weft INTERFACE cxx_std_20)
+add_library(weft::weft ALIAS weft)

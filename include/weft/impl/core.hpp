@@ -1,0 +1,7 @@
+// The implementation of every non-LLVM part of weft. Include it in exactly one translation
+// unit (CMake's weft::weft does this for you in src/weft_core.cpp).
+#pragma once
+#include "weft/ir/impl/op.hpp"
+#include "weft/ir/impl/visitor.hpp"
+#include "weft/ir/impl/printer.hpp"
+#include "weft/ir/impl/equality.hpp"

@@ -1,0 +1,1 @@
+// LLVM IR emission: written by the codegen work.

@@ -1,0 +1,1 @@
+// ORC JIT: written by the codegen work.

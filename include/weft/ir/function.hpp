@@ -1,0 +1,31 @@
+// A lowered kernel: its arguments and its loop program.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "weft/ir/stmt.hpp"
+
+namespace weft::ir {
+
+// One argument of a kernel: a tensor (its data pointer `var`, a handle Var, plus its
+// element type and shape) or a scalar (`var` of a scalar type; shape empty).
+struct KernelArg {
+    enum class Kind : uint8_t { Tensor, Scalar };
+    Kind kind;
+    std::string name;
+    Var var;
+    DataType type;
+    std::vector<Expr> shape;
+};
+
+struct PrimFunc {
+    std::string name;
+    std::vector<KernelArg> args;
+    Stmt body;
+    // Opt-in per kernel: allow reassociation and other fast-math rewrites of float code.
+    bool fast_math = false;
+};
+
+std::ostream& operator<<(std::ostream& os, const PrimFunc& f);
+
+}  // namespace weft::ir

@@ -1,0 +1,85 @@
+// Building expressions: operators, mixed-dtype rules, math intrinsics, constants.
+//
+// Mixed-dtype rules for binary operators (a op b), applied in order:
+//  1. A scalar combined with a vector is broadcast to the vector's lanes.
+//  2. A weak immediate (a C++ literal like `2` or `0.5f`) takes the other operand's type;
+//     a weak float literal with an integer operand makes the result float32 instead.
+//  3. float with int/uint: the integer side is converted to the float type.
+//  4. Two floats or two integers of different widths: the narrower is widened.
+//  5. int and uint of the same width: the result is int.
+// Conversions are explicit Cast nodes, visible in the printed program. Comparisons give
+// bool; && || ! need bool operands. Integer / and % use floor semantics (ir/expr.hpp).
+#pragma once
+#include <vector>
+
+#include "weft/ir/stmt.hpp"
+
+namespace weft::ir {
+
+// An immediate of type t (vector types give a Broadcast).
+Expr make_const(DataType t, double value);
+Expr make_int(int64_t v, DataType t = index_type);
+Expr make_zero(DataType t);
+Expr make_one(DataType t);
+// The smallest / largest value of t (for max/min reducers' identities).
+Expr min_value(DataType t);
+Expr max_value(DataType t);
+
+// The integer value of a scalar constant, or nullopt-like false.
+bool as_const_int(const Expr& e, int64_t* value);
+bool is_const_int(const Expr& e, int64_t value);
+inline bool is_zero(const Expr& e) { return is_const_int(e, 0); }
+inline bool is_one(const Expr& e) { return is_const_int(e, 1); }
+bool is_const(const Expr& e);
+
+// Applies the mixed-dtype rules above to a pair of operands (op names the operator in errors).
+void match_types(Expr& a, Expr& b, const char* op);
+
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);
+Expr operator%(Expr a, Expr b);
+Expr operator-(Expr a);
+Expr operator==(Expr a, Expr b);
+Expr operator!=(Expr a, Expr b);
+Expr operator<(Expr a, Expr b);
+Expr operator<=(Expr a, Expr b);
+Expr operator>(Expr a, Expr b);
+Expr operator>=(Expr a, Expr b);
+Expr operator&&(Expr a, Expr b);
+Expr operator||(Expr a, Expr b);
+Expr operator!(Expr a);
+
+Expr min(Expr a, Expr b);
+Expr max(Expr a, Expr b);
+// Both branches are evaluated: use if_then_else when a branch must not run (out-of-bounds loads).
+Expr select(Expr cond, Expr t, Expr f);
+// Only the chosen branch is evaluated (an intrinsic the backends lower to control flow).
+Expr if_then_else(Expr cond, Expr t, Expr f);
+Expr cast(DataType t, Expr v);
+Expr truncdiv(Expr a, Expr b);  // C semantics: rounds toward zero
+Expr truncmod(Expr a, Expr b);
+
+// Math intrinsics. Float types only (an integer argument is a weft::Error), except abs
+// which also accepts integers.
+Expr exp(Expr x);
+Expr log(Expr x);
+Expr sqrt(Expr x);
+Expr rsqrt(Expr x);
+Expr tanh(Expr x);
+Expr sigmoid(Expr x);
+Expr erf(Expr x);
+Expr pow(Expr x, Expr y);
+Expr abs(Expr x);
+Expr floor(Expr x);
+Expr ceil(Expr x);
+Expr round(Expr x);  // halfway cases away from zero, like std::round
+
+// A call to a C function `name` (resolved at JIT time) returning `type`.
+Expr call_extern(DataType type, std::string name, std::vector<Expr> args);
+
+// The names of the pure math intrinsics the backends implement.
+bool is_math_intrinsic(const std::string& name);
+
+}  // namespace weft::ir

@@ -1,0 +1,34 @@
+// What to compile for: a CPU (the host, by default) or a CUDA device.
+#pragma once
+#include <string>
+
+namespace weft {
+
+struct Target {
+    enum class Kind { CPU, CUDA };
+    Kind kind = Kind::CPU;
+    std::string triple;    // LLVM target triple, e.g. "x86_64-pc-linux-gnu"
+    std::string cpu;       // e.g. "cascadelake"
+    std::string features;  // LLVM feature string, e.g. "+avx512f,+avx512vnni,..."
+    int vector_bits = 128; // widest vector registers the code should use (512 with AVX-512)
+    std::string arch;      // CUDA: "sm_90"
+
+    // The machine this process runs on (detected through LLVM's host queries).
+    static Target host();
+    static Target cuda(const std::string& arch = "sm_90") {
+        Target t;
+        t.kind = Kind::CUDA;
+        t.arch = arch;
+        return t;
+    }
+    bool is_cpu() const { return kind == Kind::CPU; }
+    bool is_cuda() const { return kind == Kind::CUDA; }
+    // Number of float32 lanes in one vector register.
+    int natural_lanes(int element_bits = 32) const { return vector_bits / element_bits; }
+    // A stable description, part of the kernel cache key.
+    std::string str() const {
+        return kind == Kind::CUDA ? "cuda -arch=" + arch : "llvm -mtriple=" + triple + " -mcpu=" + cpu + " -mattr=" + features;
+    }
+};
+
+}  // namespace weft
