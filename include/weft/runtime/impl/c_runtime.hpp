@@ -1,0 +1,62 @@
+// Definitions of the C runtime functions of ir/abi.hpp (except weft_runtime_parallel_for,
+// which lives with the pool in impl/thread_pool.hpp) and of take_last_error().
+// Every extern "C" function here is noexcept: it is called from JIT-compiled frames, which
+// carry no unwind tables, so an exception must never cross it.
+#pragma once
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "weft/runtime/c_runtime.hpp"
+
+namespace weft::runtime::detail {
+
+// This thread's pending error message. The thread pool moves a worker's message to the
+// thread that called parallel_for, so the caller always finds the message of the failure.
+inline std::string& last_error_slot() {
+    thread_local std::string message;
+    return message;
+}
+
+}  // namespace weft::runtime::detail
+
+namespace weft::runtime {
+
+std::string take_last_error() {
+    std::string message = std::move(detail::last_error_slot());
+    detail::last_error_slot().clear();
+    return message;
+}
+
+}  // namespace weft::runtime
+
+extern "C" {
+
+void weft_runtime_set_error(const char* message) {
+    try {
+        weft::runtime::detail::last_error_slot() = message ? message : "(no message)";
+    } catch (...) {
+        // Out of memory while reporting an error: the kernel still returns its non-zero
+        // code, and the runtime reports it without the message.
+    }
+}
+
+// Alignment of kernel heap buffers and Buffer<T> storage: a cache line, and the widest
+// vector (AVX-512) loads and stores.
+void* weft_runtime_alloc(int64_t bytes) {
+    constexpr int64_t kAlign = 64;
+    if (bytes < 0) {
+        weft_runtime_set_error("weft: a kernel asked for a negative allocation size");
+        return nullptr;
+    }
+    // aligned_alloc wants a multiple of the alignment; 0 bytes still yields a unique pointer.
+    int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+    if (rounded == 0) rounded = kAlign;
+    void* p = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
+    if (!p) weft_runtime_set_error("weft: out of memory in a kernel's heap allocation");
+    return p;
+}
+
+void weft_runtime_free(void* p) { std::free(p); }
+
+}  // extern "C"

@@ -1,0 +1,52 @@
+// weft's thread pool: the engine behind weft_runtime_parallel_for (ir/abi.hpp), which
+// parallel loops in generated code call.
+//
+// One persistent pool per process. Its size comes from the WEFT_NUM_THREADS environment
+// variable, else std::thread::hardware_concurrency(); set_num_threads changes it. A call
+// splits [0, n) statically: worker t of T runs the one contiguous chunk
+// [n*t/T, n*(t+1)/T), so results are deterministic and neighbouring workers never write
+// the same cache lines through interleaved iterations. The calling thread runs chunk 0.
+// A call from inside a parallel body runs serially in its caller (no nested pools, no
+// deadlock). Workers spin briefly after a job, then sleep, so back-to-back kernels pay
+// no wake-up cost and an idle process burns no CPU.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "weft/ir/abi.hpp"
+#include "weft/ir/error.hpp"  // set_num_threads throws weft::Error
+
+namespace weft {
+
+// The number of threads (the caller included) a parallel loop uses.
+int num_threads();
+// Resizes the pool; n == 0 restores the default (WEFT_NUM_THREADS or the core count).
+// Throws weft::Error for n < 0 or when called from inside a parallel loop.
+void set_num_threads(int n);
+
+namespace runtime {
+
+// Runs body over [0, n) on the pool; returns the first non-zero code a chunk returned.
+// Never throws: this is what weft_runtime_parallel_for calls.
+int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure) noexcept;
+
+// C++ convenience over the same pool: f(begin, end) returns int32_t (an error code) or
+// void. f must not throw (a throw on a worker thread ends the process).
+template <class F>
+int32_t parallel_for(int64_t n, F&& f) {
+    using Fn = std::remove_reference_t<F>;
+    WeftParallelBody body = [](int64_t begin, int64_t end, void* closure) -> int32_t {
+        Fn& fn = *static_cast<Fn*>(closure);
+        if constexpr (std::is_void_v<decltype(fn(begin, end))>) {
+            fn(begin, end);
+            return 0;
+        } else {
+            return static_cast<int32_t>(fn(begin, end));
+        }
+    };
+    return parallel_for(n, body, const_cast<void*>(static_cast<const void*>(&f)));
+}
+
+}  // namespace runtime
+}  // namespace weft
