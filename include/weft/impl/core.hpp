@@ -5,3 +5,5 @@
 #include "weft/ir/impl/visitor.hpp"
 #include "weft/ir/impl/printer.hpp"
 #include "weft/ir/impl/equality.hpp"
+#include "weft/runtime/impl/c_runtime.hpp"
+#include "weft/runtime/impl/thread_pool.hpp"
