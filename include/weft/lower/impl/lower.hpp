@@ -1,0 +1,107 @@
+// lower(): the whole pipeline, in order. Read this function to see the compiler.
+#include <cstdlib>
+#include <iostream>
+
+#include "weft/ir/printer.hpp"
+#include "weft/lower/impl/loop_partition.hpp"
+#include "weft/lower/impl/make_entry.hpp"
+#include "weft/lower/impl/schedule_ops.hpp"
+#include "weft/lower/impl/storage_flatten.hpp"
+#include "weft/lower/impl/storage_rewrite.hpp"
+#include "weft/lower/impl/vectorize.hpp"
+#include "weft/lower/lower.hpp"
+
+namespace weft {
+namespace {
+
+// Prints the program after each pass when asked to (Halide's HL_DEBUG_CODEGEN habit).
+struct PassPrinter {
+    bool on;
+    ir::Stmt last;
+    void operator()(const char* pass, const ir::Stmt& s) {
+        if (!on) return;
+        std::cerr << "=== after " << pass << " ===\n";
+        if (last.defined() && last.same_as(s)) std::cerr << "(unchanged)\n";
+        else std::cerr << s;
+        last = s;
+    }
+};
+
+// The storage key of a tensor: its stage (any alias of the op) and output index.
+const void* tensor_key(const StageNode* stage, int value_index) {
+    return reinterpret_cast<const char*>(stage) + value_index;
+}
+
+}  // namespace
+
+ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const LowerOptions& options) {
+    using namespace lower_passes;
+    WEFT_CHECK(s.node() != nullptr, "lower: the schedule is undefined (use create_schedule)");
+    const char* env = std::getenv("WEFT_PRINT_PASSES");
+    PassPrinter print{options.print_passes || (env && std::string(env) == "1"), {}};
+
+    // Arguments: one flat buffer (or scalar) each, in the caller's order.
+    ir::PrimFunc f;
+    f.name = options.name;
+    f.fast_math = options.fast_math;
+    std::unordered_map<const ir::Object*, const StageNode*> stage_of;
+    for (auto& st : s.stages()) {
+        auto* n = st.node().get();
+        stage_of[n->op.get()] = n;
+        stage_of[n->origin_op.get()] = n;
+        for (auto& p : n->previous_ops) stage_of[p.get()] = n;
+    }
+    auto resolve = [&](const ir::Object* producer, int vi) -> const void* {
+        auto it = stage_of.find(producer);
+        return it == stage_of.end() ? tensor_key(reinterpret_cast<const StageNode*>(producer), vi)
+                                    : tensor_key(it->second, vi);
+    };
+    StorageFlattener flattener(resolve);
+    for (auto& a : args) {
+        if (auto* t = std::get_if<Tensor>(&a.value)) {
+            WEFT_CHECK(t->defined(), "lower: an argument tensor is undefined");
+            Var data(t->name(), DataType::handle());
+            f.args.push_back({ir::KernelArg::Kind::Tensor, t->name(), data, t->dtype(), t->shape()});
+            flattener.add_argument(resolve(t->op().get(), t->value_index()), data, t->dtype(), t->shape());
+        } else {
+            const Var& v = std::get<Var>(a.value);
+            WEFT_CHECK(v.defined(), "lower: an argument variable is undefined");
+            f.args.push_back({ir::KernelArg::Kind::Scalar, v.name(), v, v.type(), {}});
+        }
+    }
+    for (auto& out : s.outputs()) {
+        bool passed = false;
+        for (auto& a : f.args) passed |= a.kind == ir::KernelArg::Kind::Tensor && a.name == out.output(0).name();
+        WEFT_CHECK(passed, "lower: output '", out.name(), "' is not in the argument list; pass it so the kernel can write it");
+    }
+
+    // 1. Bound inference, schedule -> loop nest, inlining (compute_inline stages vanish).
+    ir::Stmt body = schedule_ops(s);
+    print("schedule_ops (bound inference, loop nests, inlining)", body);
+    // 2. Tensors -> flat buffers with strides; realizes become allocations.
+    body = flattener.mutate(body);
+    print("storage_flatten", body);
+    // 3. Split tails: steady-state loops without guards, guarded tail loops.
+    //    Must run before vectorize so the steady state vectorizes.
+    body = loop_partition(body);
+    print("loop_partition", body);
+    // 4. Vectorized loops -> Ramp/Broadcast vector code (or serial loops when unsafe).
+    body = vectorize_loops(body);
+    print("vectorize", body);
+    // 5. Unrolled loops -> copies of the body.
+    body = unroll_loops(body, options.max_unroll);
+    print("unroll", body);
+    // 6. Simplify the whole program.
+    body = ir::arith::simplify(body);
+    print("simplify", body);
+    // 7. Intermediate buffers whose lifetimes do not overlap share memory.
+    body = storage_rewrite(body);
+    print("storage_rewrite", body);
+    // 8. The entry: argument checks and bindings.
+    body = make_entry(f.name, f.args, body);
+    print("make_entry (argument checks)", body);
+    f.body = body;
+    return f;
+}
+
+}  // namespace weft

@@ -1,0 +1,78 @@
+// The kernel entry: reads every argument through the weft.arg_* intrinsics (ir/abi.hpp),
+// checks count, kind, rank, dtype, shape and strides with messages naming the argument,
+// binds symbolic shape variables from the first buffer that has them (later uses must
+// agree), and binds each tensor's data pointer and each scalar before the body runs.
+#pragma once
+#include <unordered_set>
+
+#include "weft/ir/function.hpp"
+#include "weft/ir/op.hpp"
+#include "weft/ir/printer.hpp"
+#include "weft/lower/impl/storage_flatten.hpp"
+
+namespace weft::lower_passes {
+
+inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::KernelArg>& args, ir::Stmt body) {
+    using namespace ir;
+    using CK = Call::CallKind;
+    auto intr = [](DataType t, const char* name, std::vector<Expr> a) { return Call::make(t, name, std::move(a), CK::Intrinsic); };
+    auto pos = [](size_t i) { return make_int(int64_t(i)); };
+    // Built inside out: a list of (kind, ...) steps applied in order from the top.
+    struct Step {
+        enum { Assert, Let } kind;
+        Expr cond;
+        std::string msg;
+        Var var;
+        Expr value;
+    };
+    std::vector<Step> steps;
+    auto check = [&](Expr c, std::string m) { steps.push_back({Step::Assert, c, std::move(m), {}, {}}); };
+    auto bind = [&](Var v, Expr val) { steps.push_back({Step::Let, {}, {}, std::move(v), std::move(val)}); };
+    std::string k = "kernel '" + kernel + "': ";
+    check(intr(i32, "weft.num_args", {}) == make_int(int64_t(args.size()), i32),
+          k + "expected " + std::to_string(args.size()) + " arguments");
+    std::unordered_set<const void*> bound;
+    for (size_t i = 0; i < args.size(); ++i) {
+        auto& a = args[i];
+        std::string who = k + "argument '" + a.name + "' (#" + std::to_string(i) + ")";
+        if (a.kind == KernelArg::Kind::Scalar) {
+            bool is_float = a.type.is_float();
+            check(intr(i32, "weft.arg_type_code", {pos(i)}) == make_int(is_float ? WEFT_ARG_FLOAT : WEFT_ARG_INT, i32),
+                  who + " must be a " + std::string(is_float ? "floating-point" : "integer") + " scalar");
+            Expr v = is_float ? intr(f64, "weft.arg_float", {pos(i)}) : intr(i64, "weft.arg_int", {pos(i)});
+            bind(a.var, cast(a.type, v));
+            bound.insert(a.var.get());
+            continue;
+        }
+        check(intr(i32, "weft.arg_type_code", {pos(i)}) == make_int(WEFT_ARG_TENSOR, i32), who + " must be a tensor");
+        check(intr(i32, "weft.arg_ndim", {pos(i)}) == make_int(int64_t(a.shape.size()), i32),
+              who + " must have " + std::to_string(a.shape.size()) + " dimensions");
+        check(intr(i32, "weft.arg_dtype_code", {pos(i)}) == make_int(int64_t(a.type.code), i32) &&
+                  intr(i32, "weft.arg_dtype_bits", {pos(i)}) == make_int(a.type.bits, i32) &&
+                  intr(i32, "weft.arg_dtype_lanes", {pos(i)}) == make_int(a.type.lanes, i32),
+              who + " must have dtype " + a.type.str());
+        for (size_t d = 0; d < a.shape.size(); ++d) {
+            Expr dim = intr(i64, "weft.arg_shape", {pos(i), pos(d)});
+            auto* v = a.shape[d].as<VarNode>();
+            if (v && !bound.count(v)) {
+                check(dim >= make_int(1), who + ": dimension " + std::to_string(d) + " must be positive");
+                bind(Var(a.shape[d].ptr()), dim);
+                bound.insert(v);
+            } else {
+                check(dim == a.shape[d], who + ": dimension " + std::to_string(d) + " must be " + to_string(a.shape[d]));
+            }
+        }
+        auto strides = compact_strides(a.shape);
+        for (size_t d = 0; d < a.shape.size(); ++d)
+            check(intr(i64, "weft.arg_stride", {pos(i), pos(d)}) == strides[d] ||
+                      intr(i64, "weft.arg_shape", {pos(i), pos(d)}) == make_int(1),
+                  who + " must be compact (row-major); its stride " + std::to_string(d) + " must be " +
+                      to_string(strides[d]));
+        bind(a.var, intr(DataType::handle(), "weft.arg_data", {pos(i)}));
+    }
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+        body = it->kind == Step::Assert ? AssertStmt::make(it->cond, it->msg, body) : LetStmt::make(it->var, it->value, body);
+    return body;
+}
+
+}  // namespace weft::lower_passes

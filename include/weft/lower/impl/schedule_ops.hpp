@@ -1,0 +1,232 @@
+// Schedule -> loop nest. Stages are placed consumers first; the region of each producer is
+// inferred from the program built so far (Halide's way): the union of the indices of its
+// reads inside the attach loop, bounded over the loops inside that loop, clamped to the
+// producer's domain. Then the producer's loop nest over that region goes at the start of
+// the attach loop's body, wrapped in a ProducerRealize that says where it is stored.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "weft/ir/arith/simplify.hpp"
+#include "weft/ir/printer.hpp"
+#include "weft/ir/visitor.hpp"
+#include "weft/lower/impl/stage_nest.hpp"
+#include "weft/lower/lower.hpp"
+
+namespace weft::lower_passes {
+namespace {
+
+using ir::Stmt;
+using VarMap = std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq>;
+
+// Which stage an operation (current or replaced) belongs to.
+struct StageIndex {
+    std::unordered_map<const ir::Object*, StageNode*> by_op;
+    explicit StageIndex(const Schedule& s) {
+        for (auto& st : s.stages()) {
+            auto* n = st.node().get();
+            by_op[n->op.get()] = n;
+            by_op[n->origin_op.get()] = n;
+            for (auto& p : n->previous_ops) by_op[p.get()] = n;
+        }
+    }
+    StageNode* of(const ir::Object* op) const {
+        auto it = by_op.find(op);
+        return it == by_op.end() ? nullptr : it->second;
+    }
+};
+
+// Substitutes the bodies of inlined stages into their readers.
+class Inliner : public ir::IRMutator {
+public:
+    Inliner(const StageIndex& idx, const std::unordered_map<StageNode*, std::vector<Expr>>& bodies)
+        : idx_(idx), bodies_(bodies) {}
+    using IRMutator::mutate;
+    Expr visit_(const ir::ProducerLoad* op, const Expr& self) override {
+        Expr e = IRMutator::visit_(op, self);
+        auto* load = e.as<ir::ProducerLoad>();
+        StageNode* st = idx_.of(load->producer.get());
+        if (!st || st->attach != AttachType::Inline) return e;
+        auto it = bodies_.find(st);
+        WEFT_ICHECK(it != bodies_.end(), "inlined stage ", st->op.name(), " used before its body is known");
+        VarMap m;
+        for (size_t d = 0; d < st->op->axis.size(); ++d) m[st->op->axis[d].var()] = load->indices[d];
+        return ir::substitute(it->second[size_t(load->value_index)], m);
+    }
+
+private:
+    const StageIndex& idx_;
+    const std::unordered_map<StageNode*, std::vector<Expr>>& bodies_;
+};
+
+// Finds the For loop of a given loop variable.
+const ir::For* find_loop(const Stmt& s, const Var& v) {
+    const ir::For* found = nullptr;
+    ir::post_order_visit(s, [&](const ir::Object* n) {
+        if (n->kind == ir::NodeKind::For && static_cast<const ir::For*>(n)->loop_var.same_as(v))
+            found = static_cast<const ir::For*>(n);
+    });
+    return found;
+}
+
+// The union over all reads of `stage` in a statement of their index bounds, with every
+// variable bound inside the statement (loops, lets) ranging over its values.
+class RegionCollector : public ir::IRVisitor {
+public:
+    RegionCollector(const StageIndex& idx, const StageNode* stage) : idx_(idx), stage_(stage) {}
+    std::vector<ir::arith::Interval> region;
+    bool found = false;
+    using IRVisitor::visit;
+
+protected:
+    void visit_(const ir::For* op) override {
+        visit(op->min);
+        visit(op->extent);
+        ranges_[op->loop_var] = ir::arith::Interval(op->min, ir::arith::simplify(op->min + op->extent - 1));
+        visit(op->body);
+    }
+    void visit_(const ir::LetStmt* op) override {
+        visit(op->value);
+        ranges_[op->var] = ir::arith::bounds_of(op->value, ranges_);
+        visit(op->body);
+    }
+    void visit_(const ir::Let* op) override {
+        visit(op->value);
+        ranges_[op->var] = ir::arith::bounds_of(op->value, ranges_);
+        visit(op->body);
+    }
+    void visit_(const ir::ProducerLoad* op) override {
+        IRVisitor::visit_(op);
+        if (idx_.of(op->producer.get()) != stage_) return;
+        add(op->indices);
+    }
+    void visit_(const ir::ProducerStore* op) override {
+        IRVisitor::visit_(op);
+        if (idx_.of(op->producer.get()) == stage_) add(op->indices);
+    }
+
+private:
+    const StageIndex& idx_;
+    const StageNode* stage_;
+    ir::arith::VarRanges ranges_;
+
+    void add(const std::vector<Expr>& indices) {
+        if (region.empty()) region.resize(indices.size());
+        for (size_t d = 0; d < indices.size(); ++d) {
+            auto b = ir::arith::bounds_of(indices[d], ranges_);
+            region[d] = found ? ir::arith::interval_union(region[d], b) : b;
+        }
+        found = true;
+    }
+};
+
+// Inserts `produce` at the start of the body of the loop over `v`, inside a realize.
+class InsertAtLoop : public ir::IRMutator {
+public:
+    InsertAtLoop(Var v, std::function<Stmt(const Stmt&)> wrap) : v_(std::move(v)), wrap_(std::move(wrap)) {}
+    using IRMutator::mutate;
+    bool done = false;
+    Stmt visit_(const ir::For* op, const Stmt& self) override {
+        if (!op->loop_var.same_as(v_)) return IRMutator::visit_(op, self);
+        done = true;
+        return ir::For::make(op->loop_var, op->min, op->extent, op->for_kind, wrap_(op->body), op->thread_tag);
+    }
+
+private:
+    Var v_;
+    std::function<Stmt(const Stmt&)> wrap_;
+};
+
+bool reads_stage(const Stmt& s, const StageIndex& idx, const StageNode* st) {
+    bool r = false;
+    ir::post_order_visit(s, [&](const ir::Object* n) {
+        if (n->kind == ir::NodeKind::ProducerLoad && idx.of(static_cast<const ir::ProducerLoad*>(n)->producer.get()) == st)
+            r = true;
+    });
+    return r;
+}
+
+}  // namespace
+
+Stmt schedule_ops(const Schedule& s) {
+    StageIndex idx(s);
+    // 1. Inline: bodies of every compute stage with inlined producers substituted.
+    std::unordered_map<StageNode*, std::vector<Expr>> bodies;
+    for (auto& st : s.stages()) {
+        auto* n = st.node().get();
+        if (!n->op->is_compute()) continue;
+        Inliner inl(idx, bodies);
+        std::vector<Expr> b;
+        for (auto& e : n->op->body) b.push_back(inl.mutate(e));
+        bodies[n] = b;
+    }
+    // 2. Place stages, consumers first.
+    Stmt program;
+    const auto& stages = s.stages();
+    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+        auto* n = it->node().get();
+        if (!n->op->is_compute() || n->attach == AttachType::Inline) continue;
+        std::vector<Expr> shape = n->op->output_shape();
+        Stmt attach_body;
+        if (n->attach == AttachType::Scope) {
+            auto parent = n->attach_stage.lock();
+            WEFT_CHECK(parent && parent->attach != AttachType::Inline, "compute_at: stage '", n->op.name(),
+                       "' is attached to a loop of '", parent ? parent->op.name() : "?",
+                       "', but that stage is inlined and has no loops");
+            const ir::For* loop = program.defined() ? find_loop(program, n->attach_ivar.var()) : nullptr;
+            WEFT_CHECK(loop, "compute_at: stage '", n->op.name(), "' is attached to loop '", n->attach_ivar.name(),
+                       "' of '", parent->op.name(), "', which is not a loop of the lowered program");
+            WEFT_CHECK(reads_stage(loop->body, idx, n), "compute_at: '", parent->op.name(), "' does not read '",
+                       n->op.name(), "' inside its loop '", n->attach_ivar.name(), "'");
+            attach_body = loop->body;
+        } else {
+            attach_body = program;
+        }
+        // The region this stage must produce.
+        std::vector<ir::Range> region;
+        if (n->is_output) {
+            for (auto& e : shape) region.emplace_back(make_int(0), e);
+        } else {
+            RegionCollector rc(idx, n);
+            if (attach_body.defined()) rc.visit(attach_body);
+            if (!rc.found) continue;  // nothing reads it: dead code
+            for (size_t d = 0; d < shape.size(); ++d) {
+                auto& iv = rc.region[d];
+                // Reads outside the domain can only come from guarded code; never compute them.
+                Expr lo = iv.has_lower() ? ir::max(iv.min, make_int(0)) : make_int(0);
+                Expr hi = iv.has_upper() ? ir::min(iv.max, shape[d] - 1) : shape[d] - 1;
+                lo = ir::arith::simplify(lo);
+                region.emplace_back(lo, ir::arith::simplify(hi - lo + 1));
+            }
+        }
+        if (n->attach == AttachType::Scope && program.defined()) {
+            // A producer computed inside a loop must not also be read outside it.
+            auto parent = n->attach_stage.lock();
+            const ir::For* loop = find_loop(program, n->attach_ivar.var());
+            Stmt outside = InsertAtLoop(n->attach_ivar.var(), [](const Stmt&) { return ir::Evaluate::make(make_int(0, i32)); })
+                               .mutate(program);
+            WEFT_CHECK(!reads_stage(outside, idx, n), "compute_at: '", n->op.name(), "' is computed inside loop '",
+                       n->attach_ivar.name(), "' of '", parent->op.name(),
+                       "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
+            (void)loop;
+        }
+        Stmt nest = make_stage_nest(*n, bodies[n], region);
+        auto wrap = [&](const Stmt& body) -> Stmt {
+            Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;
+            if (n->is_output) return seq;
+            for (int v = n->op->num_outputs() - 1; v >= 0; --v)
+                seq = Stmt(ir::make_node<ir::ProducerRealize>(n->op.ptr(), v, n->op->output_dtype(v), region, n->scope,
+                                                              seq, n->op.output(v).name()));
+            return seq;
+        };
+        if (n->attach == AttachType::Scope) {
+            InsertAtLoop ins(n->attach_ivar.var(), wrap);
+            program = ins.mutate(program);
+        } else {
+            program = wrap(program);
+        }
+    }
+    WEFT_ICHECK(program.defined(), "schedule produced no statement");
+    return program;
+}
+
+}  // namespace weft::lower_passes

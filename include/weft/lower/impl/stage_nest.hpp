@@ -1,0 +1,181 @@
+// The loop nest of one stage over a region of its root axes: leaf loops from the
+// schedule's relations, the value of every axis in terms of the leaf loops, bound guards
+// for splits that do not divide, and for reductions an init nest plus an update nest.
+#pragma once
+#include <unordered_map>
+
+#include "weft/ir/arith/simplify.hpp"
+#include "weft/ir/visitor.hpp"
+#include "weft/schedule/schedule.hpp"
+
+namespace weft::lower_passes {
+
+namespace nest_detail {
+
+using ir::Stmt;
+using VarMap = std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq>;
+
+struct IvRange {
+    Expr min, extent;
+};
+
+struct NestInfo {
+    std::unordered_map<const void*, IvRange> range;  // per IterVar node
+    std::unordered_map<const void*, Expr> value;     // per IterVar node, in leaf loop vars
+    // Guards (value < min + extent) for splits that may not divide; `reduce` marks those
+    // that involve a reduction axis (they do not guard the init).
+    std::vector<std::pair<Expr, bool>> guards;
+};
+
+inline Expr ceil_div(const Expr& a, const Expr& b) { return ir::arith::simplify((a + b - 1) / b); }
+
+inline NestInfo infer_nest(const StageNode& st, const std::vector<ir::Range>& region) {
+    NestInfo info;
+    auto& op = st.op;
+    for (size_t d = 0; d < op->axis.size(); ++d) info.range[op->axis[d].get()] = {region[d].min, region[d].extent};
+    for (auto& r : op->reduce_axis) info.range[r.get()] = {r.dom().min, r.dom().extent};
+    // Forward: ranges of derived axes.
+    for (auto& rel : st.relations) {
+        if (auto* sp = std::get_if<SplitRelation>(&rel)) {
+            auto pr = info.range.at(sp->parent.get());
+            Expr factor = sp->factor.defined() ? sp->factor : ceil_div(pr.extent, sp->nparts);
+            Expr nouter = sp->factor.defined() ? ceil_div(pr.extent, sp->factor) : sp->nparts;
+            info.range[sp->outer.get()] = {make_int(0), nouter};
+            info.range[sp->inner.get()] = {make_int(0), factor};
+        } else {
+            auto& f = std::get<FuseRelation>(rel);
+            auto ro = info.range.at(f.outer.get()), ri = info.range.at(f.inner.get());
+            info.range[f.fused.get()] = {make_int(0), ir::arith::simplify(ro.extent * ri.extent)};
+        }
+    }
+    // Backward: values of every axis from the leaf loop variables.
+    for (auto& iv : st.leaf_iter_vars) info.value[iv.get()] = iv.var();
+    for (auto it = st.relations.rbegin(); it != st.relations.rend(); ++it) {
+        if (auto* sp = std::get_if<SplitRelation>(&*it)) {
+            auto pr = info.range.at(sp->parent.get());
+            Expr factor = info.range.at(sp->inner.get()).extent;
+            info.value[sp->parent.get()] =
+                ir::arith::simplify(pr.min + info.value.at(sp->outer.get()) * factor + info.value.at(sp->inner.get()));
+            // Guard unless the split provably covers the parent exactly.
+            Expr covered = info.range.at(sp->outer.get()).extent * factor;
+            if (!ir::arith::can_prove(covered == pr.extent)) {
+                Expr cond = info.value.at(sp->parent.get()) < pr.min + pr.extent;
+                info.guards.emplace_back(cond, sp->parent->iter_kind == ir::IterKind::Reduce);
+            }
+        } else {
+            auto& f = std::get<FuseRelation>(*it);
+            auto ro = info.range.at(f.outer.get()), ri = info.range.at(f.inner.get());
+            Expr fv = info.value.at(f.fused.get());
+            info.value[f.outer.get()] = ir::arith::simplify(ro.min + fv / ri.extent);
+            info.value[f.inner.get()] = ir::arith::simplify(ri.min + fv % ri.extent);
+        }
+    }
+    return info;
+}
+
+// `likely(cond)` marks a guard the loop partitioner should split loops on.
+inline Expr likely(const Expr& c) { return ir::Call::make(boolean, "likely", {c}, ir::Call::CallKind::PureIntrinsic); }
+
+inline Stmt guard(const Stmt& body, const std::vector<Expr>& conds) {
+    Stmt s = body;
+    for (auto it = conds.rbegin(); it != conds.rend(); ++it) s = ir::IfThenElse::make(likely(*it), s);
+    return s;
+}
+
+// Wraps body in the loops of `leaves` (outer to inner), with each loop's kind and pragmas.
+inline Stmt wrap_loops(const StageNode& st, const NestInfo& info, const std::vector<IterVar>& leaves, Stmt body,
+                       const VarMap& rename = {}) {
+    for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {
+        const IterVar& iv = *it;
+        auto r = info.range.at(iv.get());
+        Var v = iv.var();
+        if (auto f = rename.find(v); f != rename.end()) v = Var(f->second.ptr());
+        const IterVarAttr* a = st.attr(iv);
+        ir::ForKind kind = a ? a->kind : ir::ForKind::Serial;
+        Expr extent = ir::arith::simplify(r.extent);
+        if (kind == ir::ForKind::Vectorized) {
+            int64_t e;
+            WEFT_CHECK(ir::as_const_int(extent, &e) || st.attach == AttachType::Scope, "vectorize on stage '",
+                       st.op.name(), "': axis '", iv.name(), "' has a symbolic extent (", ir::to_string(extent),
+                       "); vectorize an inner axis of a split by a constant factor instead");
+        }
+        body = ir::For::make(v, r.min, extent, kind, body, a ? a->thread_tag : "");
+        if (a)
+            for (auto p = a->pragmas.rbegin(); p != a->pragmas.rend(); ++p)
+                body = ir::AttrStmt::make("pragma_" + p->first, p->second, body);
+    }
+    return body;
+}
+
+}  // namespace nest_detail
+
+// The loop nest computing `bodies` (one per output, inlining done) of stage `st` over `region`.
+inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bodies, const std::vector<ir::Range>& region) {
+    using namespace nest_detail;
+    NestInfo info = infer_nest(st, region);
+    VarMap root_values;
+    std::vector<Expr> out_index;
+    for (auto& a : st.op->axis) {
+        root_values[a.var()] = info.value.at(a.get());
+        out_index.push_back(info.value.at(a.get()));
+    }
+    for (auto& r : st.op->reduce_axis) root_values[r.var()] = info.value.at(r.get());
+    std::vector<Expr> all_guards, data_guards;
+    for (auto& [c, red] : info.guards) {
+        all_guards.push_back(c);
+        if (!red) data_guards.push_back(c);
+    }
+    auto store = [&](int v, Expr value, const std::vector<Expr>& index) {
+        return Stmt(ir::make_node<ir::ProducerStore>(st.op.ptr(), v, std::move(value), index, st.op.output(v).name()));
+    };
+    auto load = [&](int v, const std::vector<Expr>& index) { return st.op.output(v).at(index); };
+
+    auto* red = bodies[0].as<ir::Reduce>();
+    if (!red) {
+        std::vector<Stmt> stores;
+        for (size_t v = 0; v < bodies.size(); ++v)
+            stores.push_back(store(int(v), ir::substitute(bodies[v], root_values), out_index));
+        return wrap_loops(st, info, st.leaf_iter_vars, guard(ir::Seq::make(stores), all_guards));
+    }
+
+    // Reduction: update = combine(current, source) under the guards and the where-condition.
+    auto& comb = *red->combiner;
+    Stmt update;
+    {
+        std::vector<Stmt> stores;
+        VarMap m;
+        for (size_t v = 0; v < comb.lhs.size(); ++v) m[comb.lhs[v]] = comb.lhs[v];
+        for (size_t v = 0; v < bodies.size(); ++v) stores.push_back(store(int(v), comb.result[v], out_index));
+        update = ir::Seq::make(stores);
+        // Bind lhs (current values) and rhs (this iteration's sources) before the stores.
+        for (int v = int(comb.lhs.size()) - 1; v >= 0; --v) {
+            auto* r = bodies[size_t(v)].as<ir::Reduce>();
+            update = ir::LetStmt::make(comb.rhs[size_t(v)], ir::substitute(r->source[size_t(v)], root_values), update);
+        }
+        for (int v = int(comb.lhs.size()) - 1; v >= 0; --v)
+            update = ir::LetStmt::make(comb.lhs[size_t(v)], load(v, out_index), update);
+        if (!ir::is_one(red->condition)) update = ir::IfThenElse::make(ir::substitute(red->condition, root_values), update);
+        update = guard(update, all_guards);
+    }
+    // Loops outside the first reduction loop enclose both init and update.
+    size_t first_red = st.leaf_iter_vars.size();
+    for (size_t i = 0; i < st.leaf_iter_vars.size(); ++i)
+        if (st.leaf_iter_vars[i]->iter_kind == ir::IterKind::Reduce) { first_red = i; break; }
+    std::vector<IterVar> outer(st.leaf_iter_vars.begin(), st.leaf_iter_vars.begin() + long(first_red));
+    std::vector<IterVar> inner(st.leaf_iter_vars.begin() + long(first_red), st.leaf_iter_vars.end());
+    std::vector<IterVar> init_loops;
+    VarMap rename;
+    for (auto& iv : inner)
+        if (iv->iter_kind != ir::IterKind::Reduce) {
+            init_loops.push_back(iv);
+            rename[iv.var()] = Var(iv.name() + ".init", index_type);
+        }
+    std::vector<Stmt> init_stores;
+    for (size_t v = 0; v < bodies.size(); ++v) init_stores.push_back(store(int(v), comb.identity[v], out_index));
+    Stmt init = ir::substitute(guard(ir::Seq::make(init_stores), data_guards), rename);
+    init = wrap_loops(st, info, init_loops, init, rename);
+    Stmt upd = wrap_loops(st, info, inner, update);
+    return wrap_loops(st, info, outer, ir::Seq::make({init, upd}));
+}
+
+}  // namespace weft::lower_passes

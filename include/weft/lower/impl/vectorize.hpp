@@ -1,0 +1,138 @@
+// Vectorize: a loop marked vectorized with a constant extent L becomes straight-line vector
+// code: its variable becomes Ramp(min, 1, L), scalar operands broadcast, loads and stores
+// become vector (contiguous when the index is a unit-stride Ramp). A loop that cannot be
+// vectorized safely (a branch on the lane, a loop bound depending on it, a store of a
+// vector to one address) stays a serial loop: correct, just slower. Split tails with a
+// symbolic extent take that path.
+#pragma once
+#include "weft/ir/arith/simplify.hpp"
+#include "weft/ir/visitor.hpp"
+
+namespace weft::lower_passes {
+namespace vectorize_detail {
+
+using ir::Stmt;
+
+struct CannotVectorize {};
+
+inline Expr widen(const Expr& e, int lanes) {
+    return e.type().lanes == lanes ? e : ir::Broadcast::make(e, lanes);
+}
+
+class Vectorizer : public ir::IRMutator {
+public:
+    Vectorizer(Var v, Expr ramp, int lanes) : v_(std::move(v)), ramp_(std::move(ramp)), lanes_(lanes) {}
+    using IRMutator::mutate;
+
+protected:
+    Expr visit_(const ir::VarNode* op, const Expr& self) override {
+        if (op == v_.get()) return ramp_;
+        auto it = renamed_.find(op);
+        return it == renamed_.end() ? self : it->second;
+    }
+    Expr visit_(const ir::Select* op, const Expr& self) override {
+        Expr c = mutate(op->condition), t = mutate(op->true_value), f = mutate(op->false_value);
+        if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) return self;
+        int l = std::max({c.type().lanes, t.type().lanes, f.type().lanes});
+        return ir::Select::make(widen(c, l), widen(t, l), widen(f, l));
+    }
+    Expr visit_(const ir::Call* op, const Expr& self) override {
+        bool changed = false;
+        auto args = mutate_all(op->args, &changed);
+        if (!changed) return self;
+        if (op->name == "if_then_else" || op->name == "likely" || op->call_kind != ir::Call::CallKind::PureIntrinsic)
+            throw CannotVectorize{};
+        for (auto& a : args) a = widen(a, lanes_);
+        return ir::Call::make(op->type.with_lanes(lanes_), op->name, args, op->call_kind);
+    }
+    Expr visit_(const ir::Let* op, const Expr& self) override {
+        Expr value = mutate(op->value);
+        if (value.type().lanes == 1) return IRMutator::visit_(op, self);
+        Var nv(op->var.name(), value.type());
+        renamed_[op->var.get()] = nv;
+        Expr body = mutate(op->body);
+        return ir::Let::make(nv, value, body);
+    }
+    Expr visit_(const ir::Ramp*, const Expr&) override { throw CannotVectorize{}; }
+    Expr visit_(const ir::Broadcast*, const Expr&) override { throw CannotVectorize{}; }
+
+    Stmt visit_(const ir::Store* op, const Stmt& self) override {
+        Expr value = mutate(op->value), index = mutate(op->index);
+        if (value.same_as(op->value) && index.same_as(op->index)) return self;
+        if (index.type().lanes == 1) throw CannotVectorize{};  // every lane would write one address
+        return ir::Store::make(op->buffer, widen(value, lanes_), index);
+    }
+    Stmt visit_(const ir::LetStmt* op, const Stmt& self) override {
+        Expr value = mutate(op->value);
+        if (value.type().lanes == 1) return IRMutator::visit_(op, self);
+        Var nv(op->var.name(), value.type());
+        renamed_[op->var.get()] = nv;
+        Stmt body = mutate(op->body);
+        return ir::LetStmt::make(nv, value, body);
+    }
+    Stmt visit_(const ir::IfThenElse* op, const Stmt& self) override {
+        Expr c = mutate(op->condition);
+        if (c.type().lanes != 1) throw CannotVectorize{};
+        return IRMutator::visit_(op, self);
+    }
+    Stmt visit_(const ir::For* op, const Stmt& self) override {
+        if (mutate(op->min).type().lanes != 1 || mutate(op->extent).type().lanes != 1) throw CannotVectorize{};
+        return IRMutator::visit_(op, self);
+    }
+    Stmt visit_(const ir::Allocate*, const Stmt&) override { throw CannotVectorize{}; }
+    Stmt visit_(const ir::AssertStmt*, const Stmt&) override { throw CannotVectorize{}; }
+
+private:
+    Var v_;
+    Expr ramp_;
+    int lanes_;
+    std::unordered_map<const ir::Object*, Expr> renamed_;
+};
+
+class VectorizeLoops : public ir::IRMutator {
+public:
+    using IRMutator::mutate;
+    Stmt visit_(const ir::For* op, const Stmt& self) override {
+        Stmt s = IRMutator::visit_(op, self);
+        auto* f = s.as<ir::For>();
+        if (f->for_kind != ir::ForKind::Vectorized) return s;
+        int64_t lanes;
+        Stmt serial = ir::For::make(f->loop_var, f->min, f->extent, ir::ForKind::Serial, f->body, f->thread_tag);
+        if (!ir::as_const_int(f->extent, &lanes) || lanes < 2 || lanes > 256) return serial;
+        try {
+            Vectorizer vec(f->loop_var, ir::Ramp::make(f->min, make_int(1), int(lanes)), int(lanes));
+            return vec.mutate(f->body);
+        } catch (const CannotVectorize&) {
+            return serial;
+        }
+    }
+};
+
+}  // namespace vectorize_detail
+
+inline ir::Stmt vectorize_loops(const ir::Stmt& s) { return vectorize_detail::VectorizeLoops().mutate(s); }
+
+// Unroll: a loop marked unrolled with a constant extent up to max_unroll becomes a sequence
+// of copies of its body; longer or symbolic ones stay serial loops.
+inline ir::Stmt unroll_loops(const ir::Stmt& s, int max_unroll) {
+    struct Unroller : ir::IRMutator {
+        int max_unroll;
+        using IRMutator::mutate;
+        ir::Stmt visit_(const ir::For* op, const ir::Stmt& self) override {
+            ir::Stmt s = IRMutator::visit_(op, self);
+            auto* f = s.as<ir::For>();
+            if (f->for_kind != ir::ForKind::Unrolled) return s;
+            int64_t n;
+            if (!ir::as_const_int(f->extent, &n) || n > max_unroll)
+                return ir::For::make(f->loop_var, f->min, f->extent, ir::ForKind::Serial, f->body, f->thread_tag);
+            std::vector<ir::Stmt> copies;
+            for (int64_t i = 0; i < n; ++i)
+                copies.push_back(ir::substitute(f->body, {{f->loop_var, ir::arith::simplify(f->min + make_int(i))}}));
+            return ir::Seq::make(copies);
+        }
+    } u;
+    u.max_unroll = max_unroll;
+    return u.mutate(s);
+}
+
+}  // namespace weft::lower_passes

@@ -1,0 +1,36 @@
+// lower(): a schedule and its arguments -> the loop program (ir::PrimFunc).
+//
+// The whole compiler front half is one ordered pipeline, in lower/impl/lower.hpp, readable
+// top to bottom. Set WEFT_PRINT_PASSES=1 (or LowerOptions::print_passes) to print the
+// program after every pass ("unchanged" when a pass did nothing).
+#pragma once
+#include <iosfwd>
+#include <variant>
+
+#include "weft/ir/function.hpp"
+#include "weft/schedule/schedule.hpp"
+
+namespace weft {
+
+// A kernel argument: a tensor (a buffer at call time) or a scalar Var used in the computation.
+struct Argument {
+    std::variant<Tensor, Var> value;
+    Argument(Tensor t) : value(std::move(t)) {}
+    Argument(Var v) : value(std::move(v)) {}
+};
+
+struct LowerOptions {
+    std::string name = "kernel";
+    bool print_passes = false;  // also on when the environment has WEFT_PRINT_PASSES=1
+    bool fast_math = false;     // allow reassociation of float math in this kernel
+    int max_unroll = 64;        // unrolled loops longer than this stay loops
+};
+
+ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const LowerOptions& options = {});
+
+namespace lower_passes {
+// The passes, in pipeline order (each documented in its header).
+ir::Stmt schedule_ops(const Schedule& s);
+}  // namespace lower_passes
+
+}  // namespace weft

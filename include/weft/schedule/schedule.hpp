@@ -1,0 +1,202 @@
+// Schedules: how to compute, kept apart from what to compute.
+//
+// A Schedule holds one Stage per operation. Each stage is plain data: its loop nest (leaf
+// iteration variables, outer to inner), the relations that derived them from the op's axes
+// (split, fuse), per-loop kinds (parallel, vectorized, unrolled, bound to a GPU thread
+// axis), pragmas, where the stage is computed (root, inline, or at a loop of a consumer)
+// and its storage scope. Every primitive checks its legality and throws weft::Error with
+// the reason; lowering reads this data, nothing else does.
+//
+// Every primitive call is also recorded in a trace (Schedule::trace), which prints,
+// compares, and serializes to JSON and back (replayed onto a fresh schedule of the same
+// computation): the form the auto-tuner stores in its records.
+#pragma once
+#include <map>
+#include <memory>
+#include <source_location>
+#include <tuple>
+#include <variant>
+
+#include "weft/te/compute.hpp"
+
+namespace weft {
+
+using te::Operation;
+using te::Tensor;
+
+// A GPU thread axis a loop can be bound to.
+struct ThreadAxis {
+    std::string tag;  // "blockIdx.x", "threadIdx.y", "vthread", ...
+};
+inline ThreadAxis block_x() { return {"blockIdx.x"}; }
+inline ThreadAxis block_y() { return {"blockIdx.y"}; }
+inline ThreadAxis block_z() { return {"blockIdx.z"}; }
+inline ThreadAxis thread_x() { return {"threadIdx.x"}; }
+inline ThreadAxis thread_y() { return {"threadIdx.y"}; }
+inline ThreadAxis thread_z() { return {"threadIdx.z"}; }
+
+// parent = outer * factor + inner (by factor), or outer has `nparts` iterations.
+struct SplitRelation {
+    IterVar parent, outer, inner;
+    Expr factor, nparts;  // exactly one is defined
+};
+// fused = outer * extent(inner) + inner.
+struct FuseRelation {
+    IterVar outer, inner, fused;
+};
+using IterVarRelation = std::variant<SplitRelation, FuseRelation>;
+
+struct IterVarAttr {
+    ir::ForKind kind = ir::ForKind::Serial;
+    std::string thread_tag;
+    std::vector<std::pair<std::string, Expr>> pragmas;
+};
+
+enum class AttachType : uint8_t { Root, Inline, Scope };
+
+struct StageNode;
+class Stage;
+
+// One recorded primitive call (see Schedule::trace).
+struct TraceStep {
+    std::string stage;                 // the stage's operation name
+    std::string primitive;             // "split", "reorder", "cache_write", ...
+    std::vector<int> iter_vars;        // positions in the stage's all_iter_vars
+    std::vector<int64_t> ints;         // factors, nparts
+    std::vector<std::string> strings;  // scopes, thread tags, pragma names, reader names
+    bool operator==(const TraceStep&) const = default;
+};
+
+class Stage {
+public:
+    Stage() = default;
+    explicit Stage(std::shared_ptr<StageNode> n) : n_(std::move(n)) {}
+
+    // parent -> (outer, inner) with inner of `factor` iterations.
+    std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor,
+                                      std::source_location loc = std::source_location::current());
+    // parent -> (outer, inner) with outer of `nparts` iterations.
+    std::pair<IterVar, IterVar> split_nparts(const IterVar& parent, int64_t nparts,
+                                             std::source_location loc = std::source_location::current());
+    // Splits x and y and orders the loops (x.outer, y.outer, x.inner, y.inner).
+    std::tuple<IterVar, IterVar, IterVar, IterVar> tile(const IterVar& x, const IterVar& y, int64_t x_factor,
+                                                        int64_t y_factor,
+                                                        std::source_location loc = std::source_location::current());
+    // Two adjacent loops (outer immediately enclosing inner) become one.
+    IterVar fuse(const IterVar& outer, const IterVar& inner, std::source_location loc = std::source_location::current());
+    // Puts the given loops in this order, in the positions they occupy now.
+    void reorder(const std::vector<IterVar>& order, std::source_location loc = std::source_location::current());
+    void vectorize(const IterVar& iv, std::source_location loc = std::source_location::current());
+    void unroll(const IterVar& iv, std::source_location loc = std::source_location::current());
+    void parallel(const IterVar& iv, std::source_location loc = std::source_location::current());
+    // GPU only: runs iterations of iv on a block/thread index. A CPU build rejects it.
+    void bind(const IterVar& iv, const ThreadAxis& axis, std::source_location loc = std::source_location::current());
+    // An annotation on a loop, visible in the lowered program as attr "pragma_<name>".
+    void pragma(const IterVar& iv, const std::string& name, int64_t value = 1,
+                std::source_location loc = std::source_location::current());
+    // Computes this stage inside the loop `iv` of `parent` (which must consume it), only
+    // the region that one iteration of that loop needs.
+    void compute_at(const Stage& parent, const IterVar& iv, std::source_location loc = std::source_location::current());
+    // Substitutes this stage's expression into its consumers; no loop nest of its own.
+    void compute_inline(std::source_location loc = std::source_location::current());
+    // Computes the whole stage at the top level of the kernel (the default).
+    void compute_root(std::source_location loc = std::source_location::current());
+    // "global" (heap), "local" (stack/registers), "shared" (GPU shared memory).
+    void set_scope(const std::string& scope, std::source_location loc = std::source_location::current());
+
+    // The operation this stage computes now (cache_write replaces it), its original one,
+    // and its loop nest.
+    Operation op() const;
+    Operation origin_op() const;
+    const std::vector<IterVar>& leaf_iter_vars() const;
+    const std::vector<IterVar>& all_iter_vars() const;
+    std::string name() const;
+    bool defined() const { return n_ != nullptr; }
+    bool same_as(const Stage& o) const { return n_ == o.n_; }
+    const std::shared_ptr<StageNode>& node() const { return n_; }
+
+private:
+    std::shared_ptr<StageNode> n_;
+};
+
+struct ScheduleNode;
+
+class Schedule {
+public:
+    Schedule() = default;
+    explicit Schedule(std::shared_ptr<ScheduleNode> n) : n_(std::move(n)) {}
+
+    // The stage of a tensor's (original) operation.
+    Stage operator[](const Tensor& t) const;
+    Stage operator[](const Operation& op) const;
+
+    // A copy of `t` in `scope` that `readers` read instead of t. Returns the cache tensor.
+    Tensor cache_read(const Tensor& t, const std::string& scope, const std::vector<Tensor>& readers,
+                      std::source_location loc = std::source_location::current());
+    // The stage of t now computes into a cache tensor in `scope`, then copies it to t.
+    // Returns the cache tensor (schedule its stage with s[cache]); t's axes stay valid
+    // for the copy, and t's reduce axes move to the cache stage.
+    Tensor cache_write(const Tensor& t, const std::string& scope,
+                       std::source_location loc = std::source_location::current());
+
+    const std::vector<Stage>& stages() const;
+    const std::vector<Operation>& outputs() const;
+    const std::vector<TraceStep>& trace() const;
+
+    // JSON text of the trace, and a schedule of `outputs` rebuilt by replaying one.
+    std::string to_json() const;
+    static Schedule from_json(const std::string& json, const std::vector<Tensor>& outputs);
+
+    // Same computation and same primitives with the same arguments.
+    bool operator==(const Schedule& o) const;
+    const std::shared_ptr<ScheduleNode>& node() const { return n_; }
+
+private:
+    std::shared_ptr<ScheduleNode> n_;
+};
+
+// One stage per operation reachable from the outputs, in topological order.
+Schedule create_schedule(const std::vector<Tensor>& outputs);
+inline Schedule create_schedule(const Tensor& output) { return create_schedule(std::vector<Tensor>{output}); }
+
+// Human-readable: one block per stage with its loop nest, relations and attachment.
+std::ostream& operator<<(std::ostream& os, const Schedule& s);
+
+// ---- the data behind the handles (read by lowering) ----------------------------------
+
+struct StageNode {
+    Operation op, origin_op;
+    // Operations this stage computed before cache_read/cache_write rewrote it: consumers
+    // built earlier still read them, and they mean this stage.
+    std::vector<Operation> previous_ops;
+    std::vector<IterVar> all_iter_vars;
+    std::vector<IterVar> leaf_iter_vars;
+    std::vector<IterVarRelation> relations;
+    std::vector<std::pair<IterVar, IterVarAttr>> attrs;  // in order of first annotation
+    AttachType attach = AttachType::Root;
+    std::weak_ptr<StageNode> attach_stage;
+    IterVar attach_ivar;
+    std::string scope = "global";
+    bool is_output = false;
+    ScheduleNode* schedule = nullptr;
+
+    const IterVarAttr* attr(const IterVar& iv) const {
+        for (auto& [k, a] : attrs)
+            if (k.same_as(iv)) return &a;
+        return nullptr;
+    }
+    IterVarAttr& attr_mut(const IterVar& iv) {
+        for (auto& [k, a] : attrs)
+            if (k.same_as(iv)) return a;
+        attrs.emplace_back(iv, IterVarAttr{});
+        return attrs.back().second;
+    }
+};
+
+struct ScheduleNode {
+    std::vector<Operation> outputs;
+    std::vector<Stage> stages;
+    std::vector<TraceStep> trace;
+};
+
+}  // namespace weft

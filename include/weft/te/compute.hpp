@@ -1,0 +1,145 @@
+// placeholder, compute, reduce_axis and the reducers (sum, max, min, prod, comm_reducer).
+#pragma once
+#include <functional>
+#include <initializer_list>
+#include <type_traits>
+
+#include "weft/te/operation.hpp"
+
+namespace weft::te {
+
+// An input tensor of the given shape and dtype. Shape entries may be integers or symbolic
+// Vars (bound from the buffers passed at call time).
+Tensor placeholder(std::vector<Expr> shape, DataType dtype, std::string name);
+
+// A reduction axis over [begin, end).
+IterVar reduce_axis(Expr begin, Expr end, std::string name);
+
+namespace detail {
+Operation make_compute(const std::vector<Expr>& shape, const std::vector<IterVar>& axis,
+                       std::vector<Expr> body, std::string name);
+std::vector<IterVar> make_axes(const std::vector<Expr>& shape, const std::vector<std::string>& names);
+
+template <class F, size_t... I>
+auto invoke_with_axes(F& f, const std::vector<IterVar>& axes, std::index_sequence<I...>) {
+    return f(Expr(axes[I].var())...);
+}
+
+// The arity (1..6) of a callable taking Exprs.
+template <class F>
+constexpr int expr_arity() {
+    if constexpr (std::is_invocable_v<F&, Expr>) return 1;
+    else if constexpr (std::is_invocable_v<F&, Expr, Expr>) return 2;
+    else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr>) return 3;
+    else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr>) return 4;
+    else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr>) return 5;
+    else if constexpr (std::is_invocable_v<F&, Expr, Expr, Expr, Expr, Expr, Expr>) return 6;
+    else return 0;
+}
+}  // namespace detail
+
+// A tensor whose element (i, j, ...) is fcompute(i, j, ...). The lambda's arity (1 to 6) is
+// deduced at compile time and must equal the number of dimensions (checked at run time
+// too, with the tensor's name). A lambda returning std::vector<Expr> defines several
+// outputs over the same domain (see compute_multi).
+template <class F>
+Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",
+               const std::vector<std::string>& axis_names = {}) {
+    constexpr int arity = detail::expr_arity<F>();
+    static_assert(arity >= 1, "compute: the lambda must take between 1 and 6 Expr arguments");
+    WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
+               " indices but the shape has ", shape.size(), " dimensions");
+    auto axes = detail::make_axes(shape, axis_names);
+    Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
+    return detail::make_compute(shape, axes, {body}, std::move(name)).output(0);
+}
+
+// Several outputs computed together (e.g. argmax's index and value).
+template <class F>
+std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",
+                                  const std::vector<std::string>& axis_names = {}) {
+    constexpr int arity = detail::expr_arity<F>();
+    static_assert(arity >= 1, "compute_multi: the lambda must take between 1 and 6 Expr arguments");
+    WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
+               " indices but the shape has ", shape.size(), " dimensions");
+    auto axes = detail::make_axes(shape, axis_names);
+    std::vector<Expr> body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
+    Operation op = detail::make_compute(shape, axes, std::move(body), std::move(name));
+    std::vector<Tensor> out;
+    for (int i = 0; i < op->num_outputs(); ++i) out.push_back(op.output(i));
+    return out;
+}
+
+// A commutative, associative reduction: combine(lhs, rhs) -> result and the identity,
+// each over one or more values (argmax combines (index, value) pairs).
+class Reducer {
+public:
+    using Combine = std::function<std::vector<Expr>(const std::vector<Expr>& lhs, const std::vector<Expr>& rhs)>;
+    using Identity = std::function<std::vector<Expr>(const std::vector<DataType>& types)>;
+    Reducer(Combine combine, Identity identity, std::string name = "reducer")
+        : combine_(std::move(combine)), identity_(std::move(identity)), name_(std::move(name)) {}
+
+    // Reduce one value over axes (only where `where` holds, if given).
+    Expr operator()(Expr source, const std::vector<IterVar>& axes, Expr where = Expr()) const;
+    // Reduce several values together; returns one expression per value.
+    std::vector<Expr> operator()(const std::vector<Expr>& sources, const std::vector<IterVar>& axes,
+                                 Expr where = Expr()) const;
+    const std::string& name() const { return name_; }
+
+private:
+    Combine combine_;
+    Identity identity_;
+    std::string name_;
+};
+
+// A user-declared commutative reducer (see Reducer).
+inline Reducer comm_reducer(Reducer::Combine combine, Reducer::Identity identity, std::string name = "reducer") {
+    return Reducer(std::move(combine), std::move(identity), std::move(name));
+}
+
+Expr sum(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
+Expr prod(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
+Expr max(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
+Expr min(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
+
+}  // namespace weft::te
+
+// The user-facing names, in namespace weft.
+namespace weft {
+using ir::Expr;
+using ir::IterVar;
+using ir::Var;
+using ir::make_int;
+using ir::cast;
+using ir::select;
+using ir::if_then_else;
+using ir::exp;
+using ir::log;
+using ir::sqrt;
+using ir::rsqrt;
+using ir::tanh;
+using ir::sigmoid;
+using ir::erf;
+using ir::pow;
+using ir::abs;
+using ir::floor;
+using ir::ceil;
+using ir::round;
+using ir::truncdiv;
+using ir::truncmod;
+using ir::call_extern;
+using ir::min;
+using ir::max;
+using te::min;
+using te::max;
+using te::sum;
+using te::prod;
+using te::Reducer;
+using te::comm_reducer;
+using te::compute;
+using te::compute_multi;
+using te::placeholder;
+using te::reduce_axis;
+using te::Tensor;
+using te::Operation;
+}  // namespace weft

@@ -1,0 +1,26 @@
+// weft: a tensor compiler as a C++20 embedded DSL.
+//
+//   Tensor C = compute({M, N}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); });
+//   Schedule s = create_schedule(C);            // how to compute it: split, tile, ...
+//   std::cout << lower(s, {A, B, C});           // the loop program
+//   Kernel mm = build(s, {A, B, C});            // JIT-compiled for this CPU
+//   mm(a, b, c);                                // Buffer<float> a, b, c
+//
+// This header never includes LLVM: the implementation is compiled once per project
+// (CMake's weft::weft does it; see README.md).
+#pragma once
+#include "weft/ir/equality.hpp"
+#include "weft/ir/op.hpp"
+#include "weft/ir/printer.hpp"
+#include "weft/ir/target.hpp"
+#include "weft/te/compute.hpp"
+#include "weft/schedule/schedule.hpp"
+#include "weft/lower/lower.hpp"
+#include "weft/runtime/buffer.hpp"
+#include "weft/runtime/kernel.hpp"
+#include "weft/runtime/thread_pool.hpp"
+#include "weft/codegen/build.hpp"
+
+namespace weft {
+using ir::operator<<;
+}  // namespace weft
