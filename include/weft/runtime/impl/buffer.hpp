@@ -1,0 +1,116 @@
+// Definitions for runtime/buffer.hpp.
+#pragma once
+#include <cstring>
+#include <sstream>
+
+#include "weft/runtime/buffer.hpp"
+
+namespace weft {
+
+std::string detail::shape_string(const std::vector<int64_t>& v) {
+    std::ostringstream os;
+    os << "{";
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+    os << "}";
+    return os.str();
+}
+
+namespace {
+using detail::shape_string;
+
+// Every extent >= 1 and the element count fits in int64; returns the count.
+int64_t checked_size(const std::vector<int64_t>& shape) {
+    int64_t size = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        WEFT_CHECK(shape[d] >= 1, "buffer shape ", shape_string(shape), ": dimension ", d, " has extent ", shape[d],
+                   "; every extent must be at least 1");
+        WEFT_CHECK(!__builtin_mul_overflow(size, shape[d], &size), "buffer shape ", shape_string(shape),
+                   " has more elements than fit in int64");
+    }
+    return size;
+}
+
+}  // namespace
+
+std::string cpp_buffer_type_name(DataType t) {
+    const char* name = nullptr;
+    if (t == boolean) name = "bool";
+    else if (t == f32) name = "float";
+    else if (t == f64) name = "double";
+    else if (t.is_scalar() && (t.is_int() || t.is_uint())) return "Buffer<" + t.str() + "_t>";
+    return name ? std::string("Buffer<") + name + ">" : "buffer of " + t.str();
+}
+
+BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides)
+    : data_(data), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)) {
+    WEFT_CHECK(data != nullptr, "cannot wrap a null pointer in a buffer of shape ", shape_string(shape_),
+               "; pass the address of the data, or construct an owning Buffer from the shape alone");
+    size_ = checked_size(shape_);
+    if (strides_.empty() && !shape_.empty()) strides_ = compact_strides(shape_);
+    WEFT_CHECK(strides_.size() == shape_.size(), "buffer of shape ", shape_string(shape_), " was given ",
+               strides_.size(), " strides ", shape_string(strides_), "; pass one stride (in elements) per dimension");
+}
+
+BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape) {
+    int64_t size = checked_size(shape);
+    WEFT_CHECK(size <= INT64_MAX / dtype.bytes(), "buffer shape ", shape_string(shape), " needs more bytes than fit in int64");
+    int64_t bytes = size * dtype.bytes();
+    void* p = weft_runtime_alloc(bytes);
+    if (!p) detail::throw_user_error(detail::concat("out of memory allocating a buffer of ", bytes, " bytes (shape ",
+                                                    shape_string(shape), ")"));
+    std::memset(p, 0, static_cast<size_t>(bytes));
+    BufferRef b(p, dtype, std::move(shape));
+    b.storage_ = std::shared_ptr<void>(p, weft_runtime_free);
+    return b;
+}
+
+int64_t BufferRef::dim(int i) const {
+    WEFT_CHECK(i >= 0 && i < ndim(), "dim(", i, ") of a buffer with ", ndim(), " dimensions (shape ",
+               shape_string(shape_), ")");
+    return shape_[i];
+}
+
+std::vector<int64_t> BufferRef::compact_strides(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size());
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+        s[d] = stride;
+        stride *= shape[d];
+    }
+    return s;
+}
+
+bool BufferRef::is_compact() const {
+    int64_t stride = 1;
+    for (size_t d = shape_.size(); d-- > 0;) {
+        // A dimension of extent 1 may carry any stride without leaving gaps.
+        if (shape_[d] != 1 && strides_[d] != stride) return false;
+        stride *= shape_[d];
+    }
+    return true;
+}
+
+WeftTensorArg BufferRef::tensor_arg() const {
+    return WeftTensorArg{data_,
+                         shape_.data(),
+                         strides_.data(),
+                         static_cast<int32_t>(shape_.size()),
+                         static_cast<uint8_t>(dtype_.code),
+                         dtype_.bits,
+                         dtype_.lanes};
+}
+
+int64_t BufferRef::offset_of(const int64_t* index, int count) const {
+    WEFT_CHECK(defined(), "indexing an undefined (default-constructed) buffer; give it a shape first");
+    WEFT_CHECK(count == ndim(), "a buffer of shape ", shape_string(shape_), " takes ", ndim(), " indices but ", count,
+               " were given");
+    int64_t offset = 0;
+    for (int d = 0; d < count; ++d) {
+        WEFT_CHECK(index[d] >= 0 && index[d] < shape_[d], "index ", index[d], " is out of range for dimension ", d,
+                   " (extent ", shape_[d], ") of a buffer of shape ", shape_string(shape_));
+        offset += index[d] * strides_[d];
+    }
+    return offset;
+}
+
+}  // namespace weft

@@ -1,0 +1,225 @@
+// Definitions for runtime/kernel.hpp: the signature digest and the checked call.
+#pragma once
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/runtime/c_runtime.hpp"
+#include "weft/runtime/impl/c_runtime.hpp"
+#include "weft/runtime/kernel.hpp"
+
+namespace weft::runtime::detail {
+
+// What the call checks need from the signature, computed once per Kernel.
+struct KernelPlan {
+    struct Dim {
+        enum class Kind : uint8_t { Constant, Symbol, Unchecked } kind;
+        int64_t value = 0;  // Constant: the extent
+        int slot = -1;      // Symbol: index into the call's symbol values
+    };
+    struct Arg {
+        std::vector<Dim> dims;
+        int scalar_slot = -1;  // a scalar argument that is also a symbolic dimension
+    };
+    ir::PrimFunc func;
+    std::vector<Arg> args;
+    std::vector<std::string> symbol_names;
+    std::string arg_list;  // "A, B, C"
+};
+
+// Fixed inline storage for the common case, the heap only for unusually long argument lists.
+template <class T, size_t N>
+class SmallArray {
+public:
+    explicit SmallArray(size_t n) : ptr_(n <= N ? inline_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
+    T& operator[](size_t i) { return ptr_[i]; }
+    T* data() { return ptr_; }
+
+private:
+    T inline_[N];
+    std::unique_ptr<T[]> heap_;
+    T* ptr_;
+};
+
+inline std::shared_ptr<const KernelPlan> make_plan(ir::PrimFunc func) {
+    auto plan = std::make_shared<KernelPlan>();
+    std::unordered_map<const ir::VarNode*, int> slots;
+    auto slot_of = [&](const ir::VarNode* v) {
+        auto [it, fresh] = slots.emplace(v, static_cast<int>(plan->symbol_names.size()));
+        if (fresh) plan->symbol_names.push_back(v->name);
+        return it->second;
+    };
+    for (const ir::KernelArg& a : func.args) {
+        KernelPlan::Arg arg;
+        if (a.kind == ir::KernelArg::Kind::Tensor) {
+            for (const ir::Expr& e : a.shape) {
+                KernelPlan::Dim d{KernelPlan::Dim::Kind::Unchecked};
+                if (const auto* imm = e.as<ir::IntImm>()) {
+                    d.kind = KernelPlan::Dim::Kind::Constant;
+                    d.value = imm->value;
+                } else if (const auto* v = e.as<ir::VarNode>()) {
+                    d.kind = KernelPlan::Dim::Kind::Symbol;
+                    d.slot = slot_of(v);
+                }
+                // Any other expression (n * 2, say) is left to the entry's own checks.
+                arg.dims.push_back(d);
+            }
+        } else if (a.type.is_integer() && a.var.defined()) {
+            arg.scalar_slot = slot_of(a.var.node());
+        }
+        if (!plan->arg_list.empty()) plan->arg_list += ", ";
+        plan->arg_list += a.name;
+        plan->args.push_back(std::move(arg));
+    }
+    plan->func = std::move(func);
+    return plan;
+}
+
+}  // namespace weft::runtime::detail
+
+namespace weft {
+
+Kernel::Kernel(std::shared_ptr<const KernelModule> module, ir::PrimFunc signature) : module_(std::move(module)) {
+    WEFT_ICHECK(module_ != nullptr, "a Kernel needs a compiled module");
+    plan_ = runtime::detail::make_plan(std::move(signature));
+}
+
+const std::string& Kernel::name() const {
+    static const std::string empty;
+    return plan_ ? plan_->func.name : empty;
+}
+
+const ir::PrimFunc& Kernel::signature() const {
+    WEFT_CHECK(plan_ != nullptr, "signature() of an empty Kernel; get a kernel from weft::build(...) first");
+    return plan_->func;
+}
+
+namespace {
+
+using runtime::detail::KernelPlan;
+
+// Where a symbolic dimension first got its value in this call (for the mismatch message).
+std::string first_setter(const KernelPlan& plan, int slot) {
+    for (size_t i = 0; i < plan.args.size(); ++i) {
+        const auto& arg = plan.args[i];
+        const std::string& name = plan.func.args[i].name;
+        if (arg.scalar_slot == slot) return "scalar argument '" + name + "'";
+        for (size_t d = 0; d < arg.dims.size(); ++d)
+            if (arg.dims[d].slot == slot) return detail::concat("argument '", name, "' dimension ", d);
+    }
+    WEFT_ICHECK(false, "symbol slot ", slot, " is set by no argument");
+}
+
+bool fits_scalar(DataType t, int64_t v) {
+    if (t.is_bool()) return v == 0 || v == 1;
+    if (t.bits >= 64) return t.is_int() || v >= 0;
+    int64_t lo = t.is_int() ? -(int64_t(1) << (t.bits - 1)) : 0;
+    int64_t hi = t.is_int() ? (int64_t(1) << (t.bits - 1)) - 1 : (int64_t(1) << t.bits) - 1;
+    return v >= lo && v <= hi;
+}
+
+}  // namespace
+
+void Kernel::call(std::span<const KernelArgValue> args) const {
+    WEFT_CHECK(defined(), "calling an empty (default-constructed) Kernel; get one from weft::build(...)");
+    const KernelPlan& plan = *plan_;
+    const std::string& kname = plan.func.name;
+    const size_t n = args.size();
+    WEFT_CHECK(n == plan.args.size(), "kernel '", kname, "' takes ", plan.args.size(), " arguments (", plan.arg_list,
+               ") but ", n, " were passed");
+
+    runtime::detail::SmallArray<WeftValue, 16> values(n);
+    runtime::detail::SmallArray<int32_t, 16> codes(n);
+    runtime::detail::SmallArray<WeftTensorArg, 16> tensors(n);
+    const size_t nsym = plan.symbol_names.size();
+    runtime::detail::SmallArray<int64_t, 16> symbol(nsym);
+    runtime::detail::SmallArray<bool, 16> symbol_set(nsym);
+    for (size_t s = 0; s < nsym; ++s) symbol_set[s] = false;
+
+    // Binds a symbol on first sight; afterwards the value must agree. `dim` < 0 means the
+    // scalar argument itself. (The message is only built on failure: no allocation here.)
+    auto bind = [&](int slot, int64_t value, size_t arg, int64_t dim) {
+        if (!symbol_set[slot]) {
+            symbol_set[slot] = true;
+            symbol[slot] = value;
+            return;
+        }
+        if (symbol[slot] == value) return;
+        const std::string& arg_name = plan.func.args[arg].name;
+        std::string where = dim < 0 ? "scalar argument '" + arg_name + "'"
+                                    : detail::concat("argument '", arg_name, "' dimension ", dim);
+        detail::throw_user_error(detail::concat("kernel '", kname, "': ", where, " is '", plan.symbol_names[slot],
+                                                "', which ", first_setter(plan, slot), " set to ", symbol[slot],
+                                                ", but here it is ", value, "; every use of '",
+                                                plan.symbol_names[slot], "' must have the same size"));
+    };
+
+    for (size_t i = 0; i < n; ++i) {
+        const ir::KernelArg& sig = plan.func.args[i];
+        const KernelPlan::Arg& arg = plan.args[i];
+        const KernelArgValue& v = args[i];
+        const bool want_tensor = sig.kind == ir::KernelArg::Kind::Tensor;
+        if (want_tensor) {
+            WEFT_CHECK(v.kind() == KernelArgValue::Kind::Tensor, "kernel '", kname, "': argument '", sig.name,
+                       "' (#", i + 1, ") is a tensor of ", sig.type.str(), " but a scalar (", v.cpp_type(),
+                       ") was passed; pass a ", cpp_buffer_type_name(sig.type));
+            const BufferRef& b = v.buffer();
+            WEFT_CHECK(b.defined(), "kernel '", kname, "': argument '", sig.name,
+                       "' is an undefined (default-constructed) buffer; give it a shape");
+            WEFT_CHECK(b.dtype() == sig.type, "kernel '", kname, "': argument '", sig.name, "' has dtype ", sig.type.str(),
+                       " but a ", cpp_buffer_type_name(b.dtype()), " was passed; pass a ",
+                       cpp_buffer_type_name(sig.type));
+            WEFT_CHECK(b.ndim() == static_cast<int>(arg.dims.size()), "kernel '", kname, "': argument '", sig.name,
+                       "' has ", arg.dims.size(), " dimensions but the buffer passed has ", b.ndim(), " (shape ",
+                       detail::shape_string(b.shape()), ")");
+            for (size_t d = 0; d < arg.dims.size(); ++d) {
+                const KernelPlan::Dim& dim = arg.dims[d];
+                const int64_t extent = b.shape()[d];
+                if (dim.kind == KernelPlan::Dim::Kind::Constant) {
+                    WEFT_CHECK(extent == dim.value, "kernel '", kname, "': argument '", sig.name, "' dimension ", d,
+                               " must be ", dim.value, " but the buffer passed has ", extent, " (shape ",
+                               detail::shape_string(b.shape()), ")");
+                } else if (dim.kind == KernelPlan::Dim::Kind::Symbol) {
+                    bind(dim.slot, extent, i, static_cast<int64_t>(d));
+                }
+            }
+            tensors[i] = b.tensor_arg();
+            values[i].v_handle = &tensors[i];
+            codes[i] = WEFT_ARG_TENSOR;
+        } else {
+            WEFT_CHECK(v.kind() != KernelArgValue::Kind::Tensor, "kernel '", kname, "': argument '", sig.name, "' (#",
+                       i + 1, ") is a scalar of ", sig.type.str(), " but a ", cpp_buffer_type_name(v.buffer().dtype()),
+                       " was passed");
+            if (sig.type.is_float()) {
+                // An integer converts to a float parameter without loss of meaning.
+                values[i].v_float = v.kind() == KernelArgValue::Kind::Float ? v.float_value()
+                                                                           : static_cast<double>(v.int_value());
+                codes[i] = WEFT_ARG_FLOAT;
+            } else {
+                WEFT_CHECK(sig.type.is_integer() && sig.type.is_scalar(), "kernel '", kname, "': argument '", sig.name,
+                           "' has type ", sig.type.str(), ", which cannot be passed from C++");
+                WEFT_CHECK(v.kind() == KernelArgValue::Kind::Int, "kernel '", kname, "': argument '", sig.name,
+                           "' is a scalar of ", sig.type.str(), " but a ", v.cpp_type(),
+                           " was passed; pass an integer (a float is not rounded silently)");
+                WEFT_CHECK(fits_scalar(sig.type, v.int_value()), "kernel '", kname, "': argument '", sig.name,
+                           "' is ", sig.type.str(), " but the value passed, ", v.int_value(), ", does not fit in it");
+                if (arg.scalar_slot >= 0) bind(arg.scalar_slot, v.int_value(), i, -1);
+                values[i].v_int = v.int_value();
+                codes[i] = WEFT_ARG_INT;
+            }
+        }
+    }
+
+    WeftKernelFn entry = module_->entry();
+    WEFT_ICHECK(entry != nullptr, "kernel '", kname, "' has no entry point");
+    runtime::detail::last_error_slot().clear();  // a stale message must not be blamed on this call
+    const int32_t rc = entry(values.data(), codes.data(), static_cast<int32_t>(n));
+    if (rc != 0) {
+        std::string message = runtime::take_last_error();
+        if (message.rfind("weft: ", 0) == 0) message.erase(0, 6);
+        if (message.empty()) message = detail::concat("error code ", rc, " (the kernel gave no message)");
+        detail::throw_user_error(detail::concat("kernel '", kname, "' failed: ", message));
+    }
+}
+
+}  // namespace weft

@@ -1,0 +1,106 @@
+// Definitions for runtime/kernel_cache.hpp.
+#pragma once
+#include "weft/ir/equality.hpp"
+#include "weft/runtime/kernel_cache.hpp"
+
+namespace weft {
+namespace {
+
+// One statement holding every variable of the signature, in argument order, followed by
+// the body: structural equality on it matches variables across signature and body.
+ir::Stmt signature_and_body(const ir::PrimFunc& f) {
+    std::vector<ir::Stmt> parts;
+    for (const ir::KernelArg& a : f.args) {
+        if (a.var.defined()) parts.push_back(ir::Evaluate::make(a.var));
+        for (const ir::Expr& e : a.shape) parts.push_back(ir::Evaluate::make(e));
+    }
+    parts.push_back(f.body);
+    return ir::Seq::make(std::move(parts));
+}
+
+// Everything else that makes two kernels differ, as text.
+std::string describe(const ir::PrimFunc& f, const Target& target) {
+    std::string s = f.name + (f.fast_math ? " fast_math" : "") + " | " + target.str();
+    for (const ir::KernelArg& a : f.args) {
+        s += detail::concat(" | ", a.kind == ir::KernelArg::Kind::Tensor ? "tensor " : "scalar ", a.name, " ",
+                            a.type.str(), " rank ", a.shape.size());
+    }
+    return s;
+}
+
+}  // namespace
+
+KernelCache& KernelCache::global() {
+    static KernelCache cache;
+    return cache;
+}
+
+std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc& func, const Target& target,
+                                                              const Builder& build) {
+    ir::Stmt structure = signature_and_body(func);
+    std::string description = describe(func, target);
+    const uint64_t key = ir::structural_hash(structure) ^ (std::hash<std::string>()(description) * 0x9e3779b97f4a7c15ull);
+
+    std::shared_future<std::shared_ptr<const KernelModule>> found;
+    std::promise<std::shared_ptr<const KernelModule>> promise;
+    uint64_t id = 0;
+    {
+        std::lock_guard lock(mutex_);
+        for (const Entry& e : entries_[key]) {
+            if (e.description == description && ir::structural_equal(e.structure, structure)) {
+                found = e.module;
+                break;
+            }
+        }
+        if (found.valid()) {
+            hits_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+            misses_.fetch_add(1, std::memory_order_relaxed);
+            id = next_id_++;
+            entries_[key].push_back(Entry{structure, description, promise.get_future().share(), id});
+        }
+    }
+    // A hit waits (outside the lock) in case another thread is still building the kernel.
+    if (found.valid()) return found.get();
+
+    try {
+        std::shared_ptr<const KernelModule> module = build();
+        WEFT_ICHECK(module != nullptr, "the builder of kernel '", func.name, "' returned no module");
+        promise.set_value(module);
+        return module;
+    } catch (...) {
+        // Forget the failed entry so a later call tries again, then tell any waiters.
+        {
+            std::lock_guard lock(mutex_);
+            auto it = entries_.find(key);
+            if (it != entries_.end()) {
+                auto& list = it->second;
+                for (auto e = list.begin(); e != list.end(); ++e) {
+                    if (e->id == id) {
+                        list.erase(e);
+                        break;
+                    }
+                }
+                if (list.empty()) entries_.erase(it);
+            }
+        }
+        promise.set_exception(std::current_exception());
+        throw;
+    }
+}
+
+size_t KernelCache::size() const {
+    std::lock_guard lock(mutex_);
+    size_t n = 0;
+    for (const auto& [key, list] : entries_) n += list.size();
+    return n;
+}
+
+void KernelCache::clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+    hits_.store(0, std::memory_order_relaxed);
+    misses_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace weft

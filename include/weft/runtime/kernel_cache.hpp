@@ -1,0 +1,64 @@
+// The process-wide cache of compiled kernels: building the same lowered program for the
+// same target twice costs a hash and a structural comparison, not a compile.
+//
+// The key is the whole function up to renaming of variables: its name, each argument's
+// kind, name, dtype and shape, the body, fast_math and target.str(). The argument
+// variables are compared *with* the body (they come first in one token stream), so two
+// functions whose bodies match but take their arguments in another order are different
+// kernels. A hash hit is confirmed by structural equality, so a collision can never hand
+// back the wrong kernel. Names are part of the key because the generated code reports
+// them in its error messages.
+//
+// Thread-safe. When two threads ask for the same missing kernel, one builds it and the
+// other waits for that result instead of compiling it again.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/ir/function.hpp"
+#include "weft/ir/target.hpp"
+#include "weft/runtime/module.hpp"
+
+namespace weft {
+
+class KernelCache {
+public:
+    using Builder = std::function<std::shared_ptr<const KernelModule>()>;
+
+    static KernelCache& global();
+
+    // The module compiled from `func` for `target`: the cached one, or the one `build`
+    // makes (and the cache keeps). If `build` throws, nothing is cached and the exception
+    // reaches every caller waiting for this kernel.
+    std::shared_ptr<const KernelModule> get_or_build(const ir::PrimFunc& func, const Target& target,
+                                                     const Builder& build);
+
+    uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+    uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+    size_t size() const;
+    // Forgets every kernel (kernels already handed out stay alive) and zeroes the counters.
+    void clear();
+
+private:
+    struct Entry {
+        // The comparison key: the signature-and-body statement plus the flat description.
+        ir::Stmt structure;
+        std::string description;
+        std::shared_future<std::shared_ptr<const KernelModule>> module;
+        uint64_t id;  // identifies the entry a failed build must remove
+    };
+
+    mutable std::mutex mutex_;
+    std::unordered_map<uint64_t, std::vector<Entry>> entries_;
+    std::atomic<uint64_t> hits_{0}, misses_{0};
+    uint64_t next_id_ = 0;  // guarded by mutex_
+};
+
+}  // namespace weft

@@ -1,0 +1,114 @@
+// KernelCache: hits for structurally equal functions, misses for anything that changes the
+// kernel, and one build when several threads ask at once.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "weft/ir/op.hpp"
+#include "weft/runtime/kernel_cache.hpp"
+
+using namespace weft;
+
+namespace {
+
+class NullModule : public KernelModule {
+public:
+    WeftKernelFn entry() const override { return nullptr; }
+};
+
+// out[i] = lhs[i] - rhs[i] * scale, i in [0, extent), over fresh variables every time.
+// With swap, the function takes (rhs, lhs, out): the same body, other argument order.
+ir::PrimFunc make_func(int64_t extent, double scale = 2.0, bool swap = false) {
+    ir::Var lhs("lhs", DataType::handle()), rhs("rhs", DataType::handle()), out("out", DataType::handle());
+    ir::Var i("i");
+    ir::Expr value = ir::Load::make(f32, lhs, i) - ir::Load::make(f32, rhs, i) * ir::make_const(f32, scale);
+    ir::PrimFunc f;
+    f.name = "sub";
+    auto arg = [&](const char* name, const ir::Var& v) {
+        return ir::KernelArg{ir::KernelArg::Kind::Tensor, name, v, f32, {ir::make_int(extent)}};
+    };
+    f.args = swap ? std::vector<ir::KernelArg>{arg("a", rhs), arg("b", lhs), arg("c", out)}
+                  : std::vector<ir::KernelArg>{arg("a", lhs), arg("b", rhs), arg("c", out)};
+    f.body = ir::For::make(i, ir::make_int(0), ir::make_int(extent), ir::ForKind::Serial,
+                           ir::Store::make(out, value, i));
+    return f;
+}
+
+Target cpu(const std::string& name = "x86-64") {
+    Target t;
+    t.triple = "x86_64-pc-linux-gnu";
+    t.cpu = name;
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("structurally equal functions share one module; any difference builds another") {
+    KernelCache cache;
+    int builds = 0;
+    auto build = [&] {
+        ++builds;
+        return std::make_shared<NullModule>();
+    };
+    auto first = cache.get_or_build(make_func(16), cpu(), build);
+    auto again = cache.get_or_build(make_func(16), cpu(), build);  // distinct but equal PrimFunc
+    CHECK(again == first);
+    CHECK(builds == 1);
+    CHECK(cache.hits() == 1);
+    CHECK(cache.misses() == 1);
+
+    CHECK(cache.get_or_build(make_func(17), cpu(), build) != first);            // another constant
+    CHECK(cache.get_or_build(make_func(16, 3.0), cpu(), build) != first);       // another float constant
+    CHECK(cache.get_or_build(make_func(16, 2.0, true), cpu(), build) != first); // arguments reordered
+    CHECK(cache.get_or_build(make_func(16), cpu("skylake"), build) != first);   // another target
+    ir::PrimFunc fast = make_func(16);
+    fast.fast_math = true;
+    CHECK(cache.get_or_build(fast, cpu(), build) != first);
+    ir::PrimFunc renamed = make_func(16);
+    renamed.name = "sub2";
+    CHECK(cache.get_or_build(renamed, cpu(), build) != first);
+    CHECK(builds == 7);
+    CHECK(cache.misses() == 7);
+    CHECK(cache.size() == 7);
+
+    cache.clear();
+    CHECK(cache.size() == 0);
+    CHECK(cache.hits() == 0);
+    cache.get_or_build(make_func(16), cpu(), build);
+    CHECK(builds == 8);
+}
+
+TEST_CASE("a failed build is not cached and reaches the caller") {
+    KernelCache cache;
+    auto failing = []() -> std::shared_ptr<const KernelModule> { throw Error("weft: codegen failed"); };
+    CHECK_THROWS_WITH_AS(cache.get_or_build(make_func(8), cpu(), failing), "weft: codegen failed", Error);
+    CHECK(cache.size() == 0);
+    auto m = cache.get_or_build(make_func(8), cpu(), [] { return std::make_shared<NullModule>(); });
+    CHECK(m != nullptr);
+    CHECK(cache.size() == 1);
+}
+
+TEST_CASE("concurrent requests for one kernel build it once") {
+    KernelCache cache;
+    std::atomic<int> builds{0};
+    std::vector<std::shared_ptr<const KernelModule>> got(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            got[size_t(t)] = cache.get_or_build(make_func(32), cpu(), [&] {
+                builds.fetch_add(1);
+                std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                return std::make_shared<NullModule>();
+            });
+        });
+    for (auto& t : threads) t.join();
+    CHECK(builds.load() == 1);
+    for (auto& m : got) CHECK(m == got[0]);
+    CHECK(cache.hits() == 3);
+}
+
+TEST_CASE("the global cache is one object") {
+    CHECK(&KernelCache::global() == &KernelCache::global());
+}
