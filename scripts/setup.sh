@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for weft and builds it: installs the missing apt packages
+# (a machine that has them all skips apt-get entirely), configures with clang-19 + Ninja
+# and builds. Run it as root, or as a user with sudo (used only for apt-get).
+#
+#   scripts/setup.sh                 build/       Release, the tests and examples
+#   WEFT_SANITIZE=1 scripts/setup.sh build-asan/  RelWithDebInfo, -DWEFT_SANITIZE=ON
+#
+# Environment: WEFT_BUILD_DIR (override the build folder), WEFT_JOBS (parallel jobs,
+# default 2), WEFT_CMAKE_ARGS (extra configure arguments, e.g. -DWEFT_BUILD_BENCHMARKS=ON).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(
+  cmake ninja-build g++ python3
+  clang-19 lld-19 llvm-19-dev          # compiler, linker, the LLVM backend (libLLVM.so.19.1)
+  doctest-dev                          # tests
+  libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers
+  nlohmann-json3-dev                   # schedule / tuning records
+)
+# Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
+# require them, and weft links only the shared libLLVM, which carries its own dependencies.
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+jobs="${WEFT_JOBS:-2}"
+if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then
+  build="${WEFT_BUILD_DIR:-build-asan}"
+  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON)
+else
+  build="${WEFT_BUILD_DIR:-build}"
+  config=(-DCMAKE_BUILD_TYPE=Release)
+fi
+# shellcheck disable=SC2206  # WEFT_CMAKE_ARGS is split on spaces on purpose
+extra=(${WEFT_CMAKE_ARGS:-})
+
+cmake -S . -B "$build" -G Ninja \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+  "${config[@]}" "${extra[@]}"
+cmake --build "$build" --parallel "$jobs"
