@@ -1,0 +1,71 @@
+// compile_llvm (codegen/llvm/codegen_llvm.hpp): emit → verify → O3 → JIT, timed.
+#pragma once
+#include <chrono>
+#include <mutex>
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "weft/codegen/llvm/codegen_llvm.hpp"
+#include "weft/codegen/llvm/impl/assembly.hpp"
+#include "weft/codegen/llvm/impl/emit_kernel.hpp"
+#include "weft/codegen/llvm/impl/jit_session.hpp"
+#include "weft/codegen/llvm/impl/optimize.hpp"
+
+namespace weft::codegen {
+namespace detail {
+
+class LLVMKernelModule final : public KernelModule {
+public:
+    LLVMKernelModule(JitSession::Loaded loaded, std::string ir, Target target, double ms)
+        : loaded_(std::move(loaded)), ir_(std::move(ir)), target_(std::move(target)), ms_(ms) {}
+    ~LLVMKernelModule() override { llvm::consumeError(loaded_.tracker->remove()); }
+
+    WeftKernelFn entry() const override { return loaded_.entry; }
+    std::string llvm_ir() const override { return ir_; }
+    std::string assembly() const override {
+        std::call_once(assembly_once_, [&] { assembly_ = assembly_of(ir_, target_); });
+        return assembly_;
+    }
+    double compile_ms() const override { return ms_; }
+
+private:
+    JitSession::Loaded loaded_;
+    std::string ir_;
+    Target target_;
+    double ms_;
+    mutable std::once_flag assembly_once_;
+    mutable std::string assembly_;
+};
+
+}  // namespace detail
+
+std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Target& requested) {
+    auto start = std::chrono::steady_clock::now();
+    // A default-constructed Target names no machine: take it to mean this one.
+    const Target target = requested.is_cpu() && requested.triple.empty() ? Target::host() : requested;
+    detail::check_runs_on_host(target);
+    detail::JitSession& jit = detail::JitSession::get();
+    std::string symbol = jit.unique_symbol(f.name);
+
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(symbol, *ctx);
+    auto tm = detail::make_target_machine(target);
+    m->setTargetTriple(target.triple);
+    m->setDataLayout(tm->createDataLayout());
+    detail::emit_kernel(f, target, symbol, *m);
+    std::string broken;
+    llvm::raw_string_ostream why(broken);
+    WEFT_ICHECK(!llvm::verifyModule(*m, &why), "the LLVM IR of kernel ", f.name, " is invalid: ", broken);
+
+    detail::optimize_module(*m, *tm);
+    std::string ir;
+    llvm::raw_string_ostream ir_text(ir);
+    m->print(ir_text, nullptr);
+
+    auto loaded = jit.add(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)), symbol, f.name);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), std::move(ir), target, ms);
+}
+
+}  // namespace weft::codegen

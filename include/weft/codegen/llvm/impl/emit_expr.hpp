@@ -1,0 +1,289 @@
+// CodeGenLLVM: expressions (see codegen.hpp).
+#pragma once
+#include "weft/codegen/llvm/impl/codegen.hpp"
+#include "weft/ir/op.hpp"
+
+namespace weft::codegen::detail {
+
+inline llvm::Value* CodeGenLLVM::emit(const ir::Expr& e) {
+    WEFT_ICHECK(e.defined(), "undefined expression in kernel ", func_.name);
+    switch (e.kind()) {
+#define WEFT_CASE(N) \
+    case ir::NodeKind::N: return emit_(static_cast<const ir::node_type::N*>(e.get()));
+        WEFT_EXPR_NODES(WEFT_CASE)
+#undef WEFT_CASE
+        default: WEFT_ICHECK(false, "not an expression: ", ir::kind_name(e.kind()));
+    }
+    return nullptr;
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::IntImm* op) {
+    return llvm::ConstantInt::get(type_of(op->type), uint64_t(op->value), /*isSigned=*/true);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::FloatImm* op) { return llvm::ConstantFP::get(type_of(op->type), op->value); }
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::StringImm* op) { return b_.CreateGlobalString(op->value, "weft.str"); }
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::VarNode* op) {
+    auto it = fs_.vars.find(op);
+    WEFT_ICHECK(it != fs_.vars.end(), "variable ", op->name, " is used outside of its definition in kernel ",
+                func_.name);
+    return it->second;
+}
+
+// Signed integers of 32 bits and more do not overflow (as in C and Halide): nsw lets LLVM
+// widen and vectorize index arithmetic. Narrower ones wrap.
+inline bool no_signed_wrap(DataType t) { return t.is_int() && t.bits >= 32; }
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Add* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    if (op->type.is_float()) return b_.CreateFAdd(a, b);
+    return b_.CreateAdd(a, b, "", false, no_signed_wrap(op->type));
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Sub* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    if (op->type.is_float()) return b_.CreateFSub(a, b);
+    return b_.CreateSub(a, b, "", false, no_signed_wrap(op->type));
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Mul* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    if (op->type.is_float()) return b_.CreateFMul(a, b);
+    return b_.CreateMul(a, b, "", false, no_signed_wrap(op->type));
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Div* op) {
+    if (op->type.is_float()) return b_.CreateFDiv(emit(op->a), emit(op->b));
+    return emit_floor_div(op);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Mod* op) {
+    if (op->type.is_float()) {  // x - floor(x / y) * y
+        llvm::Value *a = emit(op->a), *b = emit(op->b);
+        llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));
+        return b_.CreateFSub(a, b_.CreateFMul(q, b));
+    }
+    return emit_floor_mod(op);
+}
+
+// The value of a constant divisor (a scalar immediate or a broadcast one).
+inline bool constant_divisor(const ir::Expr& e, int64_t* value) {
+    if (auto* bc = e.as<ir::Broadcast>()) return ir::as_const_int(bc->value, value);
+    return ir::as_const_int(e, value);
+}
+
+inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+inline int log2_of(int64_t v) {
+    int k = 0;
+    while ((int64_t(1) << k) < v) ++k;
+    return k;
+}
+
+// Integer division rounding toward negative infinity (ir/expr.hpp).
+inline llvm::Value* CodeGenLLVM::emit_floor_div(const ir::Div* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    llvm::Type* t = a->getType();
+    int64_t c = 0;
+    bool constant = constant_divisor(op->b, &c);
+    if (constant && is_power_of_two(c)) {
+        auto* shift = llvm::ConstantInt::get(t, log2_of(c));
+        return op->type.is_int() ? b_.CreateAShr(a, shift) : b_.CreateLShr(a, shift);
+    }
+    if (!op->type.is_int()) return b_.CreateUDiv(a, b);
+    llvm::Value* q = b_.CreateSDiv(a, b);
+    llvm::Value* r = b_.CreateSRem(a, b);
+    llvm::Value* zero = llvm::Constant::getNullValue(t);
+    // C's quotient is one too large when the remainder is non-zero and has the sign
+    // opposite to the divisor's; for a positive constant divisor that is just r < 0.
+    llvm::Value* round_down = constant && c > 0 ? b_.CreateICmpSLT(r, zero)
+                                                : b_.CreateAnd(b_.CreateICmpNE(r, zero),
+                                                               b_.CreateICmpNE(b_.CreateICmpSLT(r, zero),
+                                                                               b_.CreateICmpSLT(b, zero)));
+    return b_.CreateSelect(round_down, b_.CreateSub(q, llvm::ConstantInt::get(t, 1)), q);
+}
+
+// The remainder of floor division: has the divisor's sign.
+inline llvm::Value* CodeGenLLVM::emit_floor_mod(const ir::Mod* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    llvm::Type* t = a->getType();
+    int64_t c = 0;
+    bool constant = constant_divisor(op->b, &c);
+    if (constant && is_power_of_two(c)) return b_.CreateAnd(a, llvm::ConstantInt::get(t, c - 1));
+    if (!op->type.is_int()) return b_.CreateURem(a, b);
+    llvm::Value* r = b_.CreateSRem(a, b);
+    llvm::Value* zero = llvm::Constant::getNullValue(t);
+    llvm::Value* add_divisor = constant && c > 0 ? b_.CreateICmpSLT(r, zero)
+                                                 : b_.CreateAnd(b_.CreateICmpNE(r, zero),
+                                                                b_.CreateICmpNE(b_.CreateICmpSLT(r, zero),
+                                                                                b_.CreateICmpSLT(b, zero)));
+    return b_.CreateSelect(add_divisor, b_.CreateAdd(r, b), r);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Min* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    if (op->type.is_float()) return b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);  // minps on x86
+    return b_.CreateBinaryIntrinsic(op->type.is_int() ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Max* op) {
+    llvm::Value *a = emit(op->a), *b = emit(op->b);
+    if (op->type.is_float()) return b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
+    return b_.CreateBinaryIntrinsic(op->type.is_int() ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_compare(const ir::Expr& a_expr, const ir::Expr& b_expr,
+                                              llvm::CmpInst::Predicate signed_int,
+                                              llvm::CmpInst::Predicate unsigned_int, llvm::CmpInst::Predicate fp) {
+    llvm::Value *a = emit(a_expr), *b = emit(b_expr);
+    DataType t = a_expr.type();
+    if (t.is_float()) return b_.CreateFCmp(fp, a, b);
+    return b_.CreateICmp(t.is_int() ? signed_int : unsigned_int, a, b);
+}
+
+using Pred = llvm::CmpInst::Predicate;
+inline llvm::Value* CodeGenLLVM::emit_(const ir::EQ* op) {
+    return emit_compare(op->a, op->b, Pred::ICMP_EQ, Pred::ICMP_EQ, Pred::FCMP_OEQ);
+}
+inline llvm::Value* CodeGenLLVM::emit_(const ir::NE* op) {  // NaN != NaN, as in C
+    return emit_compare(op->a, op->b, Pred::ICMP_NE, Pred::ICMP_NE, Pred::FCMP_UNE);
+}
+inline llvm::Value* CodeGenLLVM::emit_(const ir::LT* op) {
+    return emit_compare(op->a, op->b, Pred::ICMP_SLT, Pred::ICMP_ULT, Pred::FCMP_OLT);
+}
+inline llvm::Value* CodeGenLLVM::emit_(const ir::LE* op) {
+    return emit_compare(op->a, op->b, Pred::ICMP_SLE, Pred::ICMP_ULE, Pred::FCMP_OLE);
+}
+inline llvm::Value* CodeGenLLVM::emit_(const ir::GT* op) {
+    return emit_compare(op->a, op->b, Pred::ICMP_SGT, Pred::ICMP_UGT, Pred::FCMP_OGT);
+}
+inline llvm::Value* CodeGenLLVM::emit_(const ir::GE* op) {
+    return emit_compare(op->a, op->b, Pred::ICMP_SGE, Pred::ICMP_UGE, Pred::FCMP_OGE);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::And* op) { return b_.CreateAnd(emit(op->a), emit(op->b)); }
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Or* op) { return b_.CreateOr(emit(op->a), emit(op->b)); }
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Not* op) { return b_.CreateNot(emit(op->a)); }
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Select* op) {
+    // A scalar condition with vector values is a valid LLVM select as it is.
+    return b_.CreateSelect(emit(op->condition), emit(op->true_value), emit(op->false_value));
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Cast* op) { return emit_cast(op->value.type(), op->type, emit(op->value)); }
+
+inline llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Value* v) {
+    llvm::Type* target = type_of(to);
+    if (from == to) return v;
+    if (to.is_bool()) {  // nonzero is true
+        if (from.is_float()) return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
+        if (from.is_handle()) return b_.CreateIsNotNull(v);
+        return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    }
+    if (from.is_handle()) return to.is_handle() ? v : b_.CreatePtrToInt(v, target);
+    if (to.is_handle()) return b_.CreateIntToPtr(v, target);
+    if (from.is_float() && to.is_float()) {
+        // half <-> bfloat have the same width: go through float.
+        if (from.bits == to.bits) return b_.CreateFPTrunc(b_.CreateFPExt(v, type_of(f32.with_lanes(to.lanes))), target);
+        return b_.CreateFPCast(v, target);
+    }
+    if (from.is_float()) return to.is_int() ? b_.CreateFPToSI(v, target) : b_.CreateFPToUI(v, target);
+    if (to.is_float()) return from.is_int() ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
+    return b_.CreateIntCast(v, target, from.is_int());
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Call* op) {
+    switch (op->call_kind) {
+        case ir::Call::CallKind::Intrinsic: return emit_weft_intrinsic(op);
+        case ir::Call::CallKind::PureIntrinsic: return emit_pure_intrinsic(op);
+        case ir::Call::CallKind::Extern: return emit_extern_call(op);
+    }
+    return nullptr;
+}
+
+inline llvm::Value* CodeGenLLVM::emit_pure_intrinsic(const ir::Call* op) {
+    const std::string& n = op->name;
+    if (n == "if_then_else") return emit_if_then_else(op);
+    if (n == "truncdiv" || n == "truncmod") {  // C semantics
+        llvm::Value *a = emit(op->args[0]), *b = emit(op->args[1]);
+        bool is_signed = op->type.is_int();
+        if (n == "truncdiv") return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
+        return is_signed ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
+    }
+    WEFT_ICHECK(MathEmitter::handles(n), "the LLVM backend does not know the intrinsic ", n);
+    std::vector<llvm::Value*> args;
+    for (auto& a : op->args) args.push_back(emit(a));
+    return math_.emit(n, args, op->type);
+}
+
+// Only the chosen branch runs: a guarded load must not touch memory when its guard fails.
+inline llvm::Value* CodeGenLLVM::emit_if_then_else(const ir::Call* op) {
+    WEFT_ICHECK(op->args.size() == 3, "if_then_else takes 3 arguments");
+    llvm::Value* cond = emit(op->args[0]);
+    if (cond->getType()->isVectorTy())  // per-lane: both sides (the vectorizer guarantees they are safe)
+        return b_.CreateSelect(cond, emit(op->args[1]), emit(op->args[2]));
+    llvm::Function* fn = fs_.fn;
+    auto* then_bb = llvm::BasicBlock::Create(ctx_, "ite.then", fn);
+    auto* else_bb = llvm::BasicBlock::Create(ctx_, "ite.else", fn);
+    auto* merge_bb = llvm::BasicBlock::Create(ctx_, "ite.end", fn);
+    b_.CreateCondBr(cond, then_bb, else_bb);
+    b_.SetInsertPoint(then_bb);
+    llvm::Value* t = emit(op->args[1]);
+    llvm::BasicBlock* then_end = b_.GetInsertBlock();
+    b_.CreateBr(merge_bb);
+    b_.SetInsertPoint(else_bb);
+    llvm::Value* f = emit(op->args[2]);
+    llvm::BasicBlock* else_end = b_.GetInsertBlock();
+    b_.CreateBr(merge_bb);
+    b_.SetInsertPoint(merge_bb);
+    llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
+    phi->addIncoming(t, then_end);
+    phi->addIncoming(f, else_end);
+    return phi;
+}
+
+// A C function found by symbol name when the JIT links the kernel.
+inline llvm::Value* CodeGenLLVM::emit_extern_call(const ir::Call* op) {
+    std::vector<llvm::Value*> args;
+    std::vector<llvm::Type*> params;
+    for (auto& a : op->args) {
+        args.push_back(emit(a));
+        params.push_back(args.back()->getType());
+    }
+    auto callee = module_.getOrInsertFunction(op->name, llvm::FunctionType::get(type_of(op->type), params, false));
+    return b_.CreateCall(callee, args);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Ramp* op) {
+    llvm::Value* base = b_.CreateVectorSplat(op->lanes, emit(op->base));
+    llvm::Value* stride = b_.CreateVectorSplat(op->lanes, emit(op->stride));
+    std::vector<llvm::Constant*> steps;
+    llvm::Type* elem = type_of(op->base.type());
+    for (int i = 0; i < op->lanes; ++i) steps.push_back(llvm::ConstantInt::get(elem, i));
+    DataType t = op->type;
+    return b_.CreateAdd(base, b_.CreateMul(stride, llvm::ConstantVector::get(steps), "", false, no_signed_wrap(t)), "",
+                        false, no_signed_wrap(t));
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Broadcast* op) { return b_.CreateVectorSplat(op->lanes, emit(op->value)); }
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Let* op) {
+    llvm::Value* previous = bind(op->var, emit(op->value));
+    llvm::Value* v = emit(op->body);
+    unbind(op->var, previous);
+    return v;
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Reduce*) {
+    WEFT_ICHECK(false, "a Reduce node reached the LLVM backend; lowering must remove it");
+    return nullptr;
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::ProducerLoad* op) {
+    WEFT_ICHECK(false, "a ProducerLoad of ", op->name, " reached the LLVM backend; storage flattening must remove it");
+    return nullptr;
+}
+
+}  // namespace weft::codegen::detail

@@ -1,0 +1,20 @@
+// The seam between the two LLVM translation units: the JIT side (llvm_jit.hpp) creates a
+// module for the target and asks the emitter (llvm_emit.hpp) to fill it.
+#pragma once
+#include <string>
+
+#include "weft/ir/function.hpp"
+#include "weft/ir/target.hpp"
+
+namespace llvm {
+class Module;
+}
+
+namespace weft::codegen::detail {
+
+// Emits f into m (whose triple and data layout are already set) as an externally visible
+// function named `symbol` with the WeftKernelFn signature, plus the internal functions it
+// needs (outlined parallel bodies). Unoptimized; throws weft::Error on unsupported input.
+void emit_kernel(const ir::PrimFunc& f, const Target& target, const std::string& symbol, llvm::Module& m);
+
+}  // namespace weft::codegen::detail

@@ -1,0 +1,114 @@
+// CodeGenLLVM: loads, stores and allocations (see codegen.hpp).
+//
+// A buffer variable is an untyped pointer; the access's type says what an element is. A
+// vector index Ramp(base, 1, n) is one contiguous vector access, Broadcast(i, n) one scalar
+// load splat to n lanes, and any other vector index a masked gather / scatter.
+#pragma once
+#include "weft/codegen/llvm/impl/codegen.hpp"
+#include "weft/ir/op.hpp"
+
+namespace weft::codegen::detail {
+
+// Allocations that live on the stack of the kernel (or of one parallel task): small enough
+// to never threaten a worker thread's stack.
+inline constexpr int64_t kMaxStackAllocationBytes = 32 * 1024;
+// What weft_runtime_alloc guarantees (ir/abi.hpp).
+inline constexpr uint64_t kHeapAlignment = 64;
+
+inline llvm::Value* CodeGenLLVM::buffer(const ir::Var& buffer_var) {
+    WEFT_ICHECK(buffer_var.type().is_handle(), "buffer ", buffer_var.name(), " is not a handle");
+    return emit(buffer_var);
+}
+
+inline bool is_dense_ramp(const ir::Expr& index) {
+    auto* ramp = index.as<ir::Ramp>();
+    return ramp && ir::is_one(ramp->stride);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_(const ir::Load* op) {
+    DataType t = op->type;
+    llvm::Type* elem = memory_type(ctx_, t.element_of());
+    llvm::Align align(t.element_of().bytes());
+    llvm::Value* base = buffer(op->buffer);
+    const ir::VarNode* buf = op->buffer.node();
+    auto to_register = [&](llvm::Value* v) {  // bytes back to i1 for bool
+        return t.is_bool() ? b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
+    };
+    if (t.is_scalar() || op->index.as<ir::Broadcast>()) {
+        const ir::Expr& index = t.is_scalar() ? op->index : op->index.as<ir::Broadcast>()->value;
+        llvm::LoadInst* load = b_.CreateAlignedLoad(elem, b_.CreateInBoundsGEP(elem, base, emit(index)), align);
+        alias_.annotate(load, buf);
+        llvm::Value* v = to_register(load);
+        return t.is_scalar() ? v : b_.CreateVectorSplat(t.lanes, v);
+    }
+    llvm::Type* vector = memory_type(ctx_, t);
+    if (is_dense_ramp(op->index)) {
+        llvm::Value* address = b_.CreateInBoundsGEP(elem, base, emit(op->index.as<ir::Ramp>()->base));
+        llvm::LoadInst* load = b_.CreateAlignedLoad(vector, address, align);
+        alias_.annotate(load, buf);
+        return to_register(load);
+    }
+    llvm::Value* addresses = b_.CreateInBoundsGEP(elem, base, emit(op->index));
+    llvm::CallInst* gather = b_.CreateMaskedGather(vector, addresses, align);
+    alias_.annotate(gather, buf);
+    return to_register(gather);
+}
+
+inline void CodeGenLLVM::emit_(const ir::Store* op) {
+    DataType t = op->value.type();
+    llvm::Type* elem = memory_type(ctx_, t.element_of());
+    llvm::Align align(t.element_of().bytes());
+    llvm::Value* base = buffer(op->buffer);
+    llvm::Value* value = emit(op->value);
+    if (t.is_bool()) value = b_.CreateZExt(value, memory_type(ctx_, t));
+    llvm::Instruction* access = nullptr;
+    if (t.is_scalar()) {
+        access = b_.CreateAlignedStore(value, b_.CreateInBoundsGEP(elem, base, emit(op->index)), align);
+    } else if (is_dense_ramp(op->index)) {
+        llvm::Value* address = b_.CreateInBoundsGEP(elem, base, emit(op->index.as<ir::Ramp>()->base));
+        access = b_.CreateAlignedStore(value, address, align);
+    } else {
+        access = b_.CreateMaskedScatter(value, b_.CreateInBoundsGEP(elem, base, emit(op->index)), align);
+    }
+    alias_.annotate(access, op->buffer.node());
+}
+
+inline void CodeGenLLVM::emit_(const ir::Allocate* op) {
+    DataType t = op->type;
+    int64_t count = 1;
+    bool constant = true;
+    for (auto& e : op->extents) {
+        int64_t v = 0;
+        if (ir::as_const_int(e, &v)) count *= v;
+        else constant = false;
+    }
+    int64_t element_bytes = int64_t(t.bytes()) * t.lanes;
+    if (op->scope == "local" && constant && count * element_bytes <= kMaxStackAllocationBytes) {
+        auto* storage = entry_alloca(llvm::ArrayType::get(b_.getInt8Ty(), uint64_t(std::max<int64_t>(count, 1) * element_bytes)),
+                                     kHeapAlignment);
+        storage->setName(op->buffer.name());
+        llvm::Value* previous = bind(op->buffer, storage);
+        emit(op->body);
+        unbind(op->buffer, previous);
+        return;
+    }
+    llvm::Value* bytes = b_.getInt64(uint64_t(element_bytes));
+    for (auto& e : op->extents) bytes = b_.CreateMul(bytes, int_cast(emit(e), b_.getInt64Ty(), true));
+    emit_heap_allocate(op, bytes);
+}
+
+// "global" scope, or too big or symbolic for the stack: weft_runtime_alloc, freed after the
+// body and on every early return out of it.
+inline void CodeGenLLVM::emit_heap_allocate(const ir::Allocate* op, llvm::Value* bytes) {
+    llvm::Value* memory = b_.CreateCall(runtime_function("weft_runtime_alloc"), {bytes}, op->buffer.name());
+    fail_unless(b_.CreateIsNotNull(memory),
+                "out of memory allocating buffer '" + op->buffer.name() + "' in kernel " + func_.name);
+    llvm::Value* previous = bind(op->buffer, memory);
+    fs_.heap.push_back(memory);
+    emit(op->body);
+    fs_.heap.pop_back();
+    unbind(op->buffer, previous);
+    b_.CreateCall(runtime_function("weft_runtime_free"), {memory});
+}
+
+}  // namespace weft::codegen::detail

@@ -1,0 +1,142 @@
+// The math intrinsics of ir/op.hpp (exp, log, sqrt, rsqrt, tanh, sigmoid, erf, pow, abs,
+// floor, ceil, round) on scalars and vectors.
+//
+// Vectors of exp/log/pow/tanh/erf call glibc's libmvec directly (_ZGVeN16v_expf: one call
+// for 16 lanes instead of 16 calls to expf), split into the widest variant the target has;
+// lanes no variant covers are computed one by one with the scalar libm function.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/DynamicLibrary.h>
+
+#include "weft/codegen/llvm/impl/vector_pieces.hpp"
+#include "weft/ir/target.hpp"
+
+namespace weft::codegen::detail {
+
+// Whether glibc's vector math library in this process defines `symbol` (older glibc lacks
+// tanh and erf, for example).
+inline bool libmvec_has(const std::string& symbol) {
+    static llvm::sys::DynamicLibrary libmvec = llvm::sys::DynamicLibrary::getPermanentLibrary("libmvec.so.1");
+    return libmvec.isValid() && libmvec.getAddressOfSymbol(symbol.c_str()) != nullptr;
+}
+
+class MathEmitter {
+public:
+    MathEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const Target& target) : b_(b), m_(m) {
+        bool x86 = target.triple.rfind("x86_64", 0) == 0;
+        auto has = [&](const char* f) { return target.features.find(std::string("+") + f) != std::string::npos; };
+        // Vector-ABI ISA letters: 'b' SSE (xmm), 'd' AVX2 (ymm), 'e' AVX-512 (zmm).
+        if (x86 && target.vector_bits >= 512 && has("avx512f")) isas_.push_back({512, 'e'});
+        if (x86 && target.vector_bits >= 256 && has("avx2")) isas_.push_back({256, 'd'});
+        if (x86) isas_.push_back({128, 'b'});
+    }
+
+    static bool handles(const std::string& name) {
+        static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow", "abs",
+                                      "floor", "ceil", "round"};
+        for (auto* n : names)
+            if (name == n) return true;
+        return false;
+    }
+
+    // `args` are already emitted; t is the call's (and every argument's) type.
+    llvm::Value* emit(const std::string& name, const std::vector<llvm::Value*>& args, DataType t) {
+        if (name == "abs" && !t.is_float())
+            return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, args[0], b_.getFalse());
+        WEFT_CHECK(t.bits == 32 || t.bits == 64, "math intrinsic ", name, " on ", t.str(),
+                   " is not supported by the LLVM backend yet; cast the value to float32 first");
+        if (name == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
+        if (name == "floor") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, args[0]);
+        if (name == "ceil") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
+        if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, args[0]);  // half away from 0
+        if (name == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
+        if (name == "rsqrt") return b_.CreateFDiv(one(args[0]), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]));
+        if (name == "sigmoid") {
+            llvm::Value* e = libm("exp", {b_.CreateFNeg(args[0])}, t);
+            return b_.CreateFDiv(one(args[0]), b_.CreateFAdd(one(args[0]), e));
+        }
+        return libm(name, args, t);
+    }
+
+private:
+    llvm::Value* one(llvm::Value* like) { return llvm::ConstantFP::get(like->getType(), 1.0); }
+
+    // exp, log, pow, tanh, erf.
+    llvm::Value* libm(const std::string& name, const std::vector<llvm::Value*>& args, DataType t) {
+        if (t.is_scalar()) return scalar_libm(name, args, t);
+        int lanes = t.lanes;
+        std::vector<VectorPiece> pieces;
+        for (int at = 0; at < lanes;) {
+            std::string symbol;
+            int n = widest_variant(name, t.bits, lanes - at, &symbol);
+            if (n == 0) {  // no vector variant fits: one lane with the scalar function
+                std::vector<llvm::Value*> lane_args;
+                for (auto* a : args) lane_args.push_back(b_.CreateExtractElement(a, uint64_t(at)));
+                pieces.push_back({at, 1, scalar_libm(name, lane_args, t.element_of())});
+                at += 1;
+                continue;
+            }
+            std::vector<llvm::Value*> chunk_args;
+            for (auto* a : args) chunk_args.push_back(extract_lanes(b_, a, at, n));
+            auto fn = pure_function(symbol, chunk_args[0]->getType(), args.size());
+            pieces.push_back({at, n, b_.CreateCall(fn, chunk_args)});
+            at += n;
+        }
+        return assemble_lanes(b_, args[0]->getType(), pieces);
+    }
+
+    // The lane count of the widest libmvec variant of `name` for `bits`-bit floats that the
+    // target supports and that fits in `remaining` lanes; 0 when there is none.
+    int widest_variant(const std::string& name, int bits, int remaining, std::string* symbol) {
+        for (auto [width, isa] : isas_) {
+            int n = width / bits;
+            if (n > remaining) continue;
+            // _ZGV <isa> N <lanes> <one 'v' per vector argument> _ <scalar name>
+            std::string s = std::string("_ZGV") + isa + "N" + std::to_string(n) + (name == "pow" ? "vv" : "v") + "_" +
+                            scalar_name(name, bits);
+            if (!libmvec_has(s)) continue;
+            *symbol = s;
+            return n;
+        }
+        return 0;
+    }
+
+    static std::string scalar_name(const std::string& name, int bits) { return bits == 32 ? name + "f" : name; }
+
+    llvm::Value* scalar_libm(const std::string& name, const std::vector<llvm::Value*>& args, DataType t) {
+        // exp, log and pow as LLVM intrinsics: the loop vectorizer knows how to widen them.
+        if (name == "exp") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, args[0]);
+        if (name == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, args[0]);
+        if (name == "pow") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+        WEFT_ICHECK(name == "tanh" || name == "erf", "no libm lowering for ", name);
+        return b_.CreateCall(pure_function(scalar_name(name, t.bits), args[0]->getType(), args.size()), args);
+    }
+
+    // A math function without side effects (we do not read errno), so LLVM may hoist,
+    // combine or drop calls to it.
+    llvm::FunctionCallee pure_function(const std::string& symbol, llvm::Type* type, size_t arity) {
+        std::vector<llvm::Type*> params(arity, type);
+        auto callee = m_.getOrInsertFunction(symbol, llvm::FunctionType::get(type, params, false));
+        if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+            fn->setDoesNotAccessMemory();
+            fn->setDoesNotThrow();
+            fn->setWillReturn();
+        }
+        return callee;
+    }
+
+    struct Isa {
+        int width;
+        char letter;
+    };
+    llvm::IRBuilder<>& b_;
+    llvm::Module& m_;
+    std::vector<Isa> isas_;  // widest first
+};
+
+}  // namespace weft::codegen::detail

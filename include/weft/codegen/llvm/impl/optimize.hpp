@@ -1,0 +1,41 @@
+// The optimizer: LLVM's new pass manager, the standard O3 pipeline, tuned for the target
+// machine, with glibc's libmvec declared so the loop vectorizer can widen libm calls.
+#pragma once
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Target/TargetMachine.h>
+
+namespace weft::codegen::detail {
+
+inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    tuning.LoopUnrolling = true;
+    llvm::PassBuilder pb(&tm, tuning);
+
+    llvm::Triple triple(m.getTargetTriple());
+    llvm::TargetLibraryInfoImpl library(triple);
+    if (triple.getArch() == llvm::Triple::x86_64)
+        library.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
+
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+}
+
+}  // namespace weft::codegen::detail

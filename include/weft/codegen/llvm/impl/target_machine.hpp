@@ -1,0 +1,51 @@
+// An LLVM TargetMachine for a weft CPU Target, configured like the JIT's own (PIC, small
+// code model, -O3 code generation), so that the optimizer's cost model and the assembly a
+// user reads match the code that runs.
+#pragma once
+#include <memory>
+#include <mutex>
+
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "weft/ir/target.hpp"
+
+namespace weft::codegen::detail {
+
+inline void initialize_llvm() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+        llvm::InitializeNativeTargetAsmParser();
+    });
+}
+
+// Code for `target` runs in this process: it must be for the host's architecture.
+inline void check_runs_on_host(const Target& target) {
+    WEFT_CHECK(target.is_cpu(), "the LLVM backend compiles for CPU targets, not for ", target.str(),
+               "; use the CUDA backend for GPU targets");
+    llvm::Triple wanted(target.triple), host(llvm::sys::getProcessTriple());
+    WEFT_CHECK(wanted.getArch() == host.getArch() && wanted.getOS() == host.getOS(), "target triple '", target.triple,
+               "' cannot run in this process (the host is '", host.str(),
+               "'); the LLVM backend JIT-compiles for the host, e.g. Target::host()");
+}
+
+inline std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
+    initialize_llvm();
+    std::string error;
+    const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(target.triple, error);
+    WEFT_CHECK(backend != nullptr, "LLVM cannot generate code for the triple '", target.triple, "': ", error);
+    llvm::TargetOptions options;
+    std::unique_ptr<llvm::TargetMachine> tm(backend->createTargetMachine(
+        target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
+        llvm::CodeGenOptLevel::Aggressive, /*JIT=*/true));
+    WEFT_CHECK(tm != nullptr, "LLVM cannot create a target machine for ", target.str());
+    return tm;
+}
+
+}  // namespace weft::codegen::detail

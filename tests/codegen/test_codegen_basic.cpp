@@ -1,0 +1,121 @@
+// The LLVM backend on plain loops: scalar and vector, the assembly it produces, and
+// kernels that share a name.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "codegen/kernel_builder.hpp"
+
+using namespace weft;
+using namespace weft::ir;
+using weft::test::CallArgs;
+using weft::test::KernelBuilder;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, unsigned seed, float lo = -1, float hi = 1) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+// C[i] = A[i] * 2 + B[i] for i in [0, n), n a scalar argument.
+PrimFunc scalar_axpy(const std::string& name) {
+    KernelBuilder kb(name);
+    Var A = kb.tensor("A", f32), B = kb.tensor("B", f32), C = kb.tensor("C", f32);
+    Var n = kb.scalar("n", i64);
+    Var i("i");
+    Expr value = Load::make(f32, A, i) * 2.0f + Load::make(f32, B, i);
+    return kb.finish(For::make(i, make_int(0), n, ForKind::Serial, Store::make(C, value, i)));
+}
+
+// C[16*i .. 16*i+15] = A[...] + B[...] as float32x16 vectors.
+PrimFunc vector_add(int lanes) {
+    KernelBuilder kb("vadd");
+    Var A = kb.tensor("A", f32), B = kb.tensor("B", f32), C = kb.tensor("C", f32);
+    Var n = kb.scalar("n", i64);
+    Var i("i");
+    Expr index = Ramp::make(i * make_int(lanes), make_int(1), lanes);
+    Expr value = Load::make(f32.with_lanes(lanes), A, index) + Load::make(f32.with_lanes(lanes), B, index);
+    return kb.finish(For::make(i, make_int(0), n / make_int(lanes), ForKind::Serial, Store::make(C, value, index)));
+}
+
+}  // namespace
+
+TEST_CASE("a scalar loop computes what C++ computes") {
+    auto module = codegen::compile_llvm(scalar_axpy("axpy"), Target::host());
+    REQUIRE(static_cast<bool>(module->entry()));
+    const size_t n = 1003;
+    auto a = random_floats(n, 1), b = random_floats(n, 2);
+    std::vector<float> c(n, 0);
+    CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(int64_t(n)).call(module->entry()) == 0);
+    for (size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] * 2.0f + b[i]);
+    CHECK(module->llvm_ir().find("define") != std::string::npos);
+    CHECK(module->compile_ms() > 0);
+    MESSAGE("JIT compile time of a scalar loop kernel: " << module->compile_ms() << " ms");
+}
+
+TEST_CASE("a vector loop uses contiguous vector loads and, on AVX-512, zmm registers") {
+    auto module = codegen::compile_llvm(vector_add(16), Target::host());
+    const size_t n = 16 * 37;
+    auto a = random_floats(n, 3), b = random_floats(n, 4);
+    std::vector<float> c(n, 0);
+    CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(int64_t(n)).call(module->entry()) == 0);
+    for (size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+    CHECK(module->llvm_ir().find("<16 x float>") != std::string::npos);
+    CHECK(module->llvm_ir().find("gather") == std::string::npos);
+    std::string assembly = module->assembly();
+    CHECK(assembly.find("vadd") != std::string::npos);
+    if (weft::test::host_has_avx512()) {
+        CHECK(assembly.find("zmm") != std::string::npos);
+    } else {
+        MESSAGE("host lacks avx512f: not checking for zmm registers");
+    }
+    MESSAGE("JIT compile time of a float32x16 vector add kernel: " << module->compile_ms() << " ms");
+}
+
+TEST_CASE("a strided vector index becomes a gather") {
+    KernelBuilder kb("gather");
+    Var A = kb.tensor("A", f32), C = kb.tensor("C", f32);
+    Var i("i");
+    Expr src = Ramp::make(i * make_int(16), make_int(2), 8);   // every other element
+    Expr dst = Ramp::make(i * make_int(8), make_int(1), 8);
+    auto f = kb.finish(For::make(i, make_int(0), make_int(4), ForKind::Serial,
+                                 Store::make(C, Load::make(f32.with_lanes(8), A, src), dst)));
+    auto module = codegen::compile_llvm(f, Target::host());
+    auto a = random_floats(64, 5);
+    std::vector<float> c(32, 0);
+    CHECK(CallArgs().tensor(a).tensor(c).call(module->entry()) == 0);
+    for (size_t j = 0; j < 32; ++j) REQUIRE(c[j] == a[2 * j]);
+}
+
+TEST_CASE("two kernels with the same name coexist") {
+    // Same name, different code: y = 2x + z versus y = x - z.
+    KernelBuilder kb("same_name");
+    Var A = kb.tensor("A", f32), B = kb.tensor("B", f32), C = kb.tensor("C", f32);
+    Var n = kb.scalar("n", i64);
+    Var i("i");
+    auto minus = kb.finish(For::make(i, make_int(0), n, ForKind::Serial,
+                                     Store::make(C, Load::make(f32, A, i) - Load::make(f32, B, i), i)));
+    auto first = codegen::compile_llvm(scalar_axpy("same_name"), Target::host());
+    auto second = codegen::compile_llvm(minus, Target::host());
+    std::vector<float> a{1, 2, 3}, b{10, 20, 30}, c(3);
+    CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(3).call(first->entry()) == 0);
+    CHECK(c == std::vector<float>{12, 24, 36});
+    CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(3).call(second->entry()) == 0);
+    CHECK(c == std::vector<float>{-9, -18, -27});
+    // Releasing one leaves the other working.
+    first.reset();
+    CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(3).call(second->entry()) == 0);
+}
+
+TEST_CASE("Target::host describes this machine") {
+    Target t = Target::host();
+    CHECK(t.is_cpu());
+    CHECK(!t.triple.empty());
+    CHECK(!t.cpu.empty());
+    CHECK((t.vector_bits == 128 || t.vector_bits == 256 || t.vector_bits == 512));
+    CHECK((t.vector_bits == 512) == weft::test::host_has_avx512());
+}
