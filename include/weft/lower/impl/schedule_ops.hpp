@@ -68,6 +68,32 @@ const ir::For* find_loop(const Stmt& s, const Var& v) {
     return found;
 }
 
+// The ranges of the loops enclosing (and including) the loop over v.
+class EnclosingRanges : public ir::IRVisitor {
+public:
+    explicit EnclosingRanges(Var v) : v_(std::move(v)) {}
+    ir::arith::VarRanges result;
+    bool found = false;
+    using IRVisitor::visit;
+
+protected:
+    void visit_(const ir::For* op) override {
+        if (found) return;
+        path_.emplace_back(op->loop_var, ir::arith::Interval(op->min, op->min + op->extent - 1));
+        if (op->loop_var.same_as(v_)) {
+            found = true;
+            for (auto& [var, iv] : path_) result[var] = iv;
+        } else {
+            visit(op->body);
+        }
+        path_.pop_back();
+    }
+
+private:
+    Var v_;
+    std::vector<std::pair<Var, ir::arith::Interval>> path_;
+};
+
 // The union over all reads of `stage` in a statement of their index bounds, with every
 // variable bound inside the statement (loops, lets) ranging over its values.
 class RegionCollector : public ir::IRVisitor {
@@ -189,13 +215,19 @@ Stmt schedule_ops(const Schedule& s) {
             RegionCollector rc(idx, n);
             if (attach_body.defined()) rc.visit(attach_body);
             if (!rc.found) continue;  // nothing reads it: dead code
+            ir::arith::VarRanges outer;
+            if (n->attach == AttachType::Scope) {
+                EnclosingRanges er(n->attach_ivar.var());
+                er.visit(program);
+                outer = er.result;
+            }
             for (size_t d = 0; d < shape.size(); ++d) {
                 auto& iv = rc.region[d];
                 // Reads outside the domain can only come from guarded code; never compute them.
                 Expr lo = iv.has_lower() ? ir::max(iv.min, make_int(0)) : make_int(0);
                 Expr hi = iv.has_upper() ? ir::min(iv.max, shape[d] - 1) : shape[d] - 1;
-                lo = ir::arith::simplify(lo);
-                region.emplace_back(lo, ir::arith::simplify(hi - lo + 1));
+                lo = ir::arith::simplify(lo, outer);
+                region.emplace_back(lo, ir::arith::simplify(hi - lo + 1, outer));
             }
         }
         if (n->attach == AttachType::Scope && program.defined()) {
