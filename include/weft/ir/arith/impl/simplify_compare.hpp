@@ -1,0 +1,123 @@
+// min, max and comparisons of integers, decided from the range of a - b: a <= b when the
+// difference is never positive, and so on. Floats are only constant-folded (NaN makes
+// min(x, x) and !(a < b) differ from what the integer rules assume).
+#pragma once
+#include "weft/ir/arith/impl/simplifier.hpp"
+
+namespace weft::ir::arith::detail {
+
+// Guards the one level of recursion allowed from the simplifier into symbolic interval
+// analysis (which simplifies its results, which may ask again).
+inline thread_local int symbolic_proof_depth = 0;
+
+inline ConstRange intersect(ConstRange a, ConstRange b) { return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)}; }
+
+inline ConstRange Simplifier::range_of_linear(const LinearForm& f) {
+    ConstRange r = ConstRange::point(f.constant);
+    for (auto& [term, coeff] : f.terms) {
+        ConstRange part = const_range_impl::of_mul(range_of(term), ConstRange::point(coeff));
+        r = {xadd(r.lo, part.lo), xadd(r.hi, part.hi)};
+    }
+    return r;
+}
+
+inline ConstRange Simplifier::difference_range(const Expr& a, const Expr& b) {
+    // From the two ranges: exact for every type, as it works on true values.
+    ConstRange ra = range_of(a), rb = range_of(b);
+    ConstRange d{xadd(ra.lo, xneg(rb.hi)), xadd(ra.hi, xneg(rb.lo))};
+    // From the canonical form of a - b, where shared terms cancel (x + 1 vs x): only where
+    // a - b cannot overflow.
+    if (has_linear_form(a) && no_overflow_type(a.type())) {
+        LinearForm f = linear_form_of(a);
+        f.add(linear_form_of(b), -1);
+        d = intersect(d, range_of_linear(f));
+    }
+    return d;
+}
+
+// Symbolic interval analysis of a - b: it knows what constant ranges cannot, that i < n
+// when i ranges over [0, n - 1]. Asked only when a variable of a - b has a symbolic range.
+inline std::optional<ConstRange> Simplifier::symbolic_difference_range(const Expr& a, const Expr& b) {
+    if (symbolic_proof_depth > 0 || !has_linear_form(a) || !no_overflow_type(a.type())) return std::nullopt;
+    LinearForm f = linear_form_of(a);
+    f.add(linear_form_of(b), -1);
+    Expr diff = to_expr(f);
+    if (!env_.mentions_ranged_var(diff, /*symbolic_only=*/true)) return std::nullopt;
+    ++symbolic_proof_depth;
+    Interval bounds = symbolic_bounds(diff, env_);
+    --symbolic_proof_depth;
+    i128 lo, hi;
+    ConstRange r;
+    if (bounds.has_lower() && as_true_const(bounds.min, &lo)) r.lo = lo;
+    if (bounds.has_upper() && as_true_const(bounds.max, &hi)) r.hi = hi;
+    return r;
+}
+
+template <class Decide>
+auto Simplifier::decide_on_difference(const Expr& a, const Expr& b, Decide decide) -> decltype(decide(ConstRange{})) {
+    ConstRange d = difference_range(a, b);
+    if (auto answer = decide(d)) return answer;
+    if (auto symbolic = symbolic_difference_range(a, b)) return decide(intersect(d, *symbolic));
+    return std::nullopt;
+}
+
+inline Expr Simplifier::rewrite_min_max(NodeKind kind, const Expr& a, const Expr& b) {
+    bool is_min = kind == NodeKind::Min;
+    auto make = [&](const Expr& x, const Expr& y) { return is_min ? Min::make(x, y) : Max::make(x, y); };
+    if (!a.type().is_integer()) return make(a, b);
+    if (same_expr(a, b)) return a;
+    // Constants go right, so that nested constants meet: min(min(x, 3), 5).
+    if (is_const(a) && !is_const(b)) return rewrite_min_max(kind, b, a);
+    // When the ranges order the operands, min and max pick one.
+    auto a_is_smaller = decide_on_difference(a, b, [](ConstRange d) -> std::optional<bool> {
+        if (d.hi <= 0) return true;
+        if (d.lo >= 0) return false;
+        return std::nullopt;
+    });
+    if (a_is_smaller) return *a_is_smaller == is_min ? a : b;
+    // min(min(x, c1), c2) == min(x, min(c1, c2)), and the same for max.
+    if (auto* inner = is_min ? a.as<Min>() : nullptr; inner && is_const(inner->b) && is_const(b))
+        return rewrite_min_max(kind, inner->a, rewrite_min_max(kind, inner->b, b));
+    if (auto* inner = is_min ? nullptr : a.as<Max>(); inner && is_const(inner->b) && is_const(b))
+        return rewrite_min_max(kind, inner->a, rewrite_min_max(kind, inner->b, b));
+    return make(a, b);
+}
+
+inline Expr Simplifier::rewrite_compare(NodeKind kind, const Expr& a, const Expr& b) {
+    if (!a.type().is_integer()) return make_binary(kind, a, b);
+    DataType bool_type = DataType::bool_(a.type().lanes);
+    // a > b is b < a, a >= b is b <= a.
+    bool swapped = kind == NodeKind::GT || kind == NodeKind::GE;
+    const Expr& x = swapped ? b : a;
+    const Expr& y = swapped ? a : b;
+    NodeKind base = kind == NodeKind::GT ? NodeKind::LT : kind == NodeKind::GE ? NodeKind::LE : kind;
+    std::optional<bool> answer = decide_on_difference(x, y, [&](ConstRange d) -> std::optional<bool> {
+        switch (base) {  // d is the range of x - y
+            case NodeKind::LT:
+                if (d.hi <= -1) return true;
+                if (d.lo >= 0) return false;
+                break;
+            case NodeKind::LE:
+                if (d.hi <= 0) return true;
+                if (d.lo >= 1) return false;
+                break;
+            case NodeKind::EQ:
+            case NodeKind::NE: {
+                bool equal = d.lo == 0 && d.hi == 0;
+                bool different = d.hi <= -1 || d.lo >= 1;
+                if (equal || different) return (base == NodeKind::EQ) == equal;
+                break;
+            }
+            default: break;
+        }
+        return std::nullopt;
+    });
+    if (answer) return make_const(bool_type, *answer ? 1 : 0);
+    if (same_expr(a, b)) {
+        bool reflexive = kind == NodeKind::EQ || kind == NodeKind::LE || kind == NodeKind::GE;
+        return make_const(bool_type, reflexive ? 1 : 0);
+    }
+    return make_binary(kind, a, b);
+}
+
+}  // namespace weft::ir::arith::detail
