@@ -31,8 +31,11 @@ std::string describe(const ir::PrimFunc& f, const Target& target) {
 }  // namespace
 
 KernelCache& KernelCache::global() {
-    static KernelCache cache;
-    return cache;
+    // Never destroyed: the cached modules may hold JIT state owned by another static (the
+    // backend's JIT), whose destruction order relative to this one is not ours to fix. The
+    // memory stays reachable, so leak checkers do not report it.
+    static KernelCache* cache = new KernelCache;
+    return *cache;
 }
 
 std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc& func, const Target& target,
