@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <thread>
 
 #include "codegen/kernel_builder.hpp"
 
@@ -109,6 +110,23 @@ TEST_CASE("two kernels with the same name coexist") {
     // Releasing one leaves the other working.
     first.reset();
     CHECK(CallArgs().tensor(a).tensor(b).tensor(c).scalar(3).call(second->entry()) == 0);
+}
+
+TEST_CASE("kernels compile concurrently from several threads") {
+    std::vector<std::thread> threads;
+    std::vector<int> failures(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([t, &failures] {
+            for (int k = 0; k < 3; ++k) {
+                auto module = codegen::compile_llvm(scalar_axpy("concurrent"), Target::host());
+                std::vector<float> a{float(t), 1}, b{1, float(k)}, c(2);
+                if (CallArgs().tensor(a).tensor(b).tensor(c).scalar(2).call(module->entry()) != 0 ||
+                    c != std::vector<float>{2.0f * float(t) + 1, 2.0f + float(k)})
+                    ++failures[size_t(t)];
+            }
+        });
+    for (auto& th : threads) th.join();
+    CHECK(failures == std::vector<int>(4, 0));
 }
 
 TEST_CASE("Target::host describes this machine") {

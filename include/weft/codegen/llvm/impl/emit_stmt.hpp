@@ -3,6 +3,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include "weft/codegen/llvm/impl/codegen.hpp"
+#include "weft/ir/op.hpp"
 
 namespace weft::codegen::detail {
 

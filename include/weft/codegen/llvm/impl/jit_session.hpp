@@ -65,7 +65,12 @@ private:
         WEFT_CHECK(bool(builder), "LLVM does not support this host for JIT compilation: ",
                    message_of(builder.takeError()));
         builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-        auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+        // Concurrent compilation: kernels are built from any thread, and LLJIT's default
+        // compiler shares one TargetMachine between them (found by the concurrency test).
+        auto jit = llvm::orc::LLJITBuilder()
+                       .setJITTargetMachineBuilder(std::move(*builder))
+                       .setSupportConcurrentCompilation(true)
+                       .create();
         WEFT_CHECK(bool(jit), "could not create LLVM's ORC JIT: ", message_of(jit.takeError()));
         jit_ = std::move(*jit);
         define_runtime_functions();

@@ -15,6 +15,7 @@
 
 #include "weft/codegen/llvm/impl/vector_pieces.hpp"
 #include "weft/ir/target.hpp"
+#include "weft/ir/type.hpp"
 
 namespace weft::codegen::detail {
 

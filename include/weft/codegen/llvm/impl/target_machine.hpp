@@ -12,6 +12,7 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include "weft/ir/error.hpp"
 #include "weft/ir/target.hpp"
 
 namespace weft::codegen::detail {
