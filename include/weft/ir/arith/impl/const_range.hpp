@@ -52,12 +52,14 @@ inline ConstRange range_union(ConstRange a, ConstRange b) { return {std::min(a.l
 // shadowed.
 class RangeEnv {
 public:
-    explicit RangeEnv(const VarRanges& ranges) : symbolic_(ranges) {}
+    explicit RangeEnv(const VarRanges& ranges) {
+        for (auto& [v, i] : ranges) symbolic_.emplace(v, in_type_of(v, i));
+    }
 
-    void push(const Var& v, Interval i) {
+    void push(const Var& v, const Interval& i) {
         auto it = symbolic_.find(v);
         saved_.push_back({v, it == symbolic_.end() ? std::nullopt : std::optional<Interval>(it->second)});
-        symbolic_[v] = std::move(i);
+        symbolic_[v] = in_type_of(v, i);
         const_cache_.clear();
     }
     void pop() {
@@ -74,8 +76,7 @@ public:
     }
     const VarRanges& symbolic() const { return symbolic_; }
 
-    // Whether v's interval has an end that is not a constant: only then can symbolic bounds
-    // know more than constant ranges do.
+    // Whether v's interval has an end that is not a constant.
     bool has_symbolic_end(const Var& v) const {
         auto* i = find(v);
         if (!i) return false;
@@ -83,20 +84,19 @@ public:
         return symbolic_end(i->min) || symbolic_end(i->max);
     }
 
-    // Whether e mentions a variable with a range here (`symbolic_only`: one with a symbolic
-    // end, the only kind about which symbolic bounds know more than constant ranges).
-    bool mentions_ranged_var(const Expr& e, bool symbolic_only) const {
+    // Whether e mentions a variable whose range has a symbolic end: only about those can
+    // symbolic bounds know more than constant ranges do.
+    bool mentions_symbolic_range(const Expr& e) const {
         struct Finder : IRVisitor {
             const RangeEnv& env;
-            bool symbolic_only, found = false;
-            Finder(const RangeEnv& en, bool s) : env(en), symbolic_only(s) {}
+            bool found = false;
+            explicit Finder(const RangeEnv& en) : env(en) {}
             void visit(const Expr& x) override {
                 if (found || !x.defined()) return;
-                if (x.kind() != NodeKind::Var) return IRVisitor::visit(x);
-                Var v(x.ptr());
-                found = symbolic_only ? env.has_symbolic_end(v) : env.find(v) != nullptr;
+                if (x.kind() == NodeKind::Var) found = env.has_symbolic_end(Var(x.ptr()));
+                else IRVisitor::visit(x);
             }
-        } finder(*this, symbolic_only);
+        } finder(*this);
         finder.visit(e);
         return finder.found;
     }
@@ -109,6 +109,13 @@ public:
 
 private:
     VarRanges symbolic_;
+
+    // An interval whose ends have v's type: a range written with a C++ literal (an int32
+    // `0` for an int64 loop variable) is converted, so bound arithmetic never mixes types.
+    static Interval in_type_of(const Var& v, const Interval& i) {
+        auto convert = [&](const Expr& e) { return e.defined() && e.type() != v.type() ? cast(v.type(), e) : e; };
+        return {convert(i.min), convert(i.max)};
+    }
     std::vector<std::pair<Var, std::optional<Interval>>> saved_;
     std::unordered_map<const VarNode*, ConstRange> const_cache_;
 };

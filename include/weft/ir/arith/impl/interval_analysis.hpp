@@ -1,25 +1,71 @@
 // Symbolic interval analysis (ir/arith/interval.hpp): bounds as expressions of the
-// variables that are not ranged, built by interval arithmetic and simplified at the end.
+// variables that are not ranged, built by interval arithmetic and simplified.
 // Integer types that wrap (everything but signed 64-bit) take their constant range
 // instead: a symbolic bound of wrapping arithmetic could be wrong.
+//
+// Ranged variables are eliminated in rounds, inner ones first: with x in [0, n - 1] and
+// n in [1, 100], x - n is first bounded in x, giving [0 - n, n - 1 - n] = [-n, -1], and
+// only then in n, giving [-100, -1]. Replacing both at once would lose that the two n are
+// the same and give [-100, 98].
 #pragma once
+#include <unordered_set>
+
 #include "weft/ir/arith/impl/simplifier.hpp"
 
 namespace weft::ir::arith::detail {
 
+using VarSet = std::unordered_set<const VarNode*>;
+
+// The variables of e that are in `among` (all of them when `among` is null), each once,
+// in order of first appearance.
+inline std::vector<Var> vars_of(const Expr& e, const RangeEnv* among) {
+    struct Collector : IRVisitor {
+        const RangeEnv* among;
+        VarSet seen;
+        std::vector<Var> found;
+        explicit Collector(const RangeEnv* a) : among(a) {}
+        void visit(const Expr& x) override {
+            if (!x.defined()) return;
+            if (x.kind() != NodeKind::Var) return IRVisitor::visit(x);
+            Var v(x.ptr());
+            if ((!among || among->find(v)) && seen.insert(v.node()).second) found.push_back(v);
+        }
+    } collector(among);
+    collector.visit(e);
+    return std::move(collector.found);
+}
+
+inline bool mentions_any(const Expr& e, const VarSet& vars) {
+    struct Finder : IRVisitor {
+        const VarSet& vars;
+        bool found = false;
+        explicit Finder(const VarSet& v) : vars(v) {}
+        void visit(const Expr& x) override {
+            if (found || !x.defined()) return;
+            if (x.kind() == NodeKind::Var) found = vars.count(static_cast<const VarNode*>(x.get())) > 0;
+            else IRVisitor::visit(x);
+        }
+    } finder(vars);
+    finder.visit(e);
+    return finder.found;
+}
+
+// One round: bounds with the variables of `eliminated` replaced by their intervals; every
+// other variable stands for itself.
 class BoundsAnalyzer {
 public:
-    explicit BoundsAnalyzer(RangeEnv& env) : env_(env) {}
+    BoundsAnalyzer(RangeEnv& env, const VarSet& eliminated) : env_(env), eliminated_(eliminated) {}
 
     // Bounds of e's values (of its lanes, for a vector), not yet simplified.
     Interval bounds(const Expr& e) {
         DataType t = e.type();
-        if (t.is_scalar() && !env_.mentions_ranged_var(e, /*symbolic_only=*/false)) return Interval::single_point(e);
+        if (t.is_scalar() && !mentions_any(e, eliminated_)) return Interval::single_point(e);
         if (t.is_integer() && !no_overflow_type(t)) return of_const_range(const_range(e, env_), t.element_of());
         switch (e.kind()) {
             case NodeKind::IntImm: case NodeKind::FloatImm: return Interval::single_point(e);
             case NodeKind::Var: {
-                if (auto* i = env_.find(Var(e.ptr()))) return *i;
+                auto* i = env_.find(Var(e.ptr()));
+                if (i && eliminated_.count(static_cast<const VarNode*>(e.get()))) return *i;
                 return t.is_scalar() ? Interval::single_point(e) : Interval::everything();
             }
             case NodeKind::Add: {
@@ -73,7 +119,9 @@ public:
             case NodeKind::Let: {
                 auto* op = e.as<Let>();
                 env_.push(op->var, bounds(op->value));
+                eliminated_.insert(op->var.node());
                 Interval r = bounds(op->body);
+                eliminated_.erase(op->var.node());
                 env_.pop();
                 return r;
             }
@@ -83,6 +131,7 @@ public:
 
 private:
     RangeEnv& env_;
+    VarSet eliminated_;
 
     using Maker = Expr (*)(Expr, Expr);
     static Expr both(const Expr& a, const Expr& b, Maker make) {
@@ -190,10 +239,53 @@ private:
 };
 
 inline Interval symbolic_bounds(const Expr& e, RangeEnv& env) {
-    Interval raw = BoundsAnalyzer(env).bounds(e);
-    Simplifier s(env);
-    if (raw.min.same_as(raw.max) && raw.min.defined()) return Interval::single_point(s.mutate(raw.min));
-    return {s.mutate(raw.min), s.mutate(raw.max)};
+    // The ranged variables e depends on, directly or through other intervals, and for each
+    // the ranged variables its own interval mentions.
+    std::vector<Var> pending = vars_of(e, &env);
+    std::unordered_map<const VarNode*, VarSet> depends_on;
+    for (size_t k = 0; k < pending.size(); ++k) {
+        const Interval* i = env.find(pending[k]);
+        VarSet& deps = depends_on[pending[k].node()];
+        for (const Expr& end : {i->min, i->max}) {
+            if (!end.defined()) continue;
+            for (const Var& u : vars_of(end, &env)) {
+                deps.insert(u.node());
+                if (!depends_on.count(u.node()) &&
+                    std::none_of(pending.begin(), pending.end(), [&](const Var& p) { return p.same_as(u); }))
+                    pending.push_back(u);
+            }
+        }
+    }
+    Simplifier simplifier(env);
+    Interval current = Interval::single_point(e);
+    // A vector takes one round even with nothing to eliminate: its bounds are scalars.
+    bool first_round = e.type().is_vector();
+    while (!pending.empty() || first_round) {
+        first_round = false;
+        // This round takes the variables no other pending interval mentions; on a cycle,
+        // all of them (still sound: a bound may mention a ranged variable).
+        VarSet round;
+        for (const Var& v : pending) {
+            bool needed_by_other = std::any_of(pending.begin(), pending.end(), [&](const Var& u) {
+                return !u.same_as(v) && depends_on[u.node()].count(v.node());
+            });
+            if (!needed_by_other) round.insert(v.node());
+        }
+        if (round.empty())
+            for (const Var& v : pending) round.insert(v.node());
+        std::erase_if(pending, [&](const Var& v) { return round.count(v.node()) > 0; });
+
+        BoundsAnalyzer analyzer(env, round);
+        if (current.is_single_point()) {
+            current = analyzer.bounds(current.min);
+        } else {
+            current = {current.min.defined() ? analyzer.bounds(current.min).min : Expr(),
+                       current.max.defined() ? analyzer.bounds(current.max).max : Expr()};
+        }
+        if (current.is_single_point()) current = Interval::single_point(simplifier.mutate(current.min));
+        else current = {simplifier.mutate(current.min), simplifier.mutate(current.max)};
+    }
+    return current;
 }
 
 }  // namespace weft::ir::arith::detail
@@ -220,7 +312,8 @@ bool const_bounds(const Expr& e, const VarRanges& ranges, int64_t* lo, int64_t* 
     Simplifier s(env);
     Expr simplified = s.mutate(e);
     ConstRange r = const_range(simplified, env);
-    if (!r.has_lo() || !r.has_hi()) {
+    // Symbolic bounds are tighter when a range has a symbolic end (n - x for x in [0, n - 1]).
+    if (!r.has_lo() || !r.has_hi() || env.mentions_symbolic_range(simplified)) {
         Interval symbolic = symbolic_bounds(simplified, env);
         i128 v;
         if (symbolic.has_lower() && as_true_const(symbolic.min, &v)) r.lo = std::max(r.lo, v);

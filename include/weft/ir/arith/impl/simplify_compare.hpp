@@ -42,7 +42,7 @@ inline std::optional<ConstRange> Simplifier::symbolic_difference_range(const Exp
     LinearForm f = linear_form_of(a);
     f.add(linear_form_of(b), -1);
     Expr diff = to_expr(f);
-    if (!env_.mentions_ranged_var(diff, /*symbolic_only=*/true)) return std::nullopt;
+    if (!env_.mentions_symbolic_range(diff)) return std::nullopt;
     ++symbolic_proof_depth;
     Interval bounds = symbolic_bounds(diff, env_);
     --symbolic_proof_depth;

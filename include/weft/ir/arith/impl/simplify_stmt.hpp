@@ -19,7 +19,7 @@ inline Stmt Simplifier::visit_(const For* op, const Stmt& self) {
     ConstRange iterations = range_of(extent);
     if (iterations.hi <= 0) return make_no_op();
     if (iterations.is_point() && iterations.lo == 1 && op->for_kind != ForKind::ThreadBound)
-        return mutate(LetStmt::make(op->loop_var, min, op->body));
+        return mutate(LetStmt::make(op->loop_var, cast(op->loop_var.type(), min), op->body));
     env_.push(op->loop_var, Interval(min, mutate(min + extent - 1)));
     Stmt body = mutate(op->body);
     env_.pop();

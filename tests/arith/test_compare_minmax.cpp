@@ -1,0 +1,74 @@
+// min, max and comparisons decided by ranges; boolean identities; select.
+#include <doctest/doctest.h>
+
+#include "weft/ir/arith/simplify.hpp"
+#include "weft/ir/op.hpp"
+#include "weft/ir/printer.hpp"
+
+using namespace weft;
+using namespace weft::ir;
+using arith::Interval;
+using arith::simplify;
+using arith::VarRanges;
+
+namespace {
+Interval range(int64_t lo, int64_t hi) { return Interval(make_int(lo), make_int(hi)); }
+std::string s(const Expr& e, const VarRanges& r = {}) { return to_string(simplify(e, r)); }
+}  // namespace
+
+TEST_CASE("min and max fold when the ranges order the operands") {
+    Var x("x"), y("y");
+    CHECK(s(min(x, x + 1)) == "x");
+    CHECK(s(max(x - 2, x)) == "x");
+    CHECK(s(min(x, 10), {{x, range(0, 7)}}) == "x");
+    CHECK(s(max(x, 10), {{x, range(0, 7)}}) == "10");
+    CHECK(s(min(x, y), {{x, range(0, 7)}, {y, range(7, 9)}}) == "x");
+    CHECK(s(min(x, y), {{x, range(0, 8)}, {y, range(7, 9)}}) == "min(x, y)");
+    CHECK(s(min(min(x, 3), 5)) == "min(x, 3)");
+    CHECK(s(max(4, max(x, 2))) == "max(x, 4)");
+    CHECK(s(min(x, x)) == "x");
+}
+
+TEST_CASE("comparisons fold when the ranges decide them") {
+    Var x("x"), y("y"), n("n");
+    CHECK(s(x < x + 1) == "true");
+    CHECK(s(x + 1 <= x) == "false");
+    CHECK(s(x == x) == "true");
+    CHECK(s(x * 2 != x * 2) == "false");
+    CHECK(s(x < 8, {{x, range(0, 7)}}) == "true");
+    CHECK(s(x >= 8, {{x, range(0, 7)}}) == "false");
+    CHECK(s(x == 9, {{x, range(0, 7)}}) == "false");
+    CHECK(s(x < 7, {{x, range(0, 7)}}) == "x < 7");
+    // Symbolic ranges: i < n when i ranges over [0, n - 1].
+    CHECK(s(x < n, {{x, Interval(make_int(0), n - 1)}}) == "true");
+    CHECK(s(x <= n - 2, {{x, Interval(make_int(0), n - 1)}}) == "x <= n - 2");
+    CHECK(s(y * 8 + x < y * 8 + 8, {{x, range(0, 7)}}) == "true");
+    CHECK(arith::can_prove(x * 4 + 3 < n * 4, {{x, Interval(make_int(0), n - 1)}}));
+    CHECK_FALSE(arith::can_prove(x * 4 + 4 < n * 4, {{x, Interval(make_int(0), n - 1)}}));
+}
+
+TEST_CASE("boolean identities and select") {
+    Var x("x"), y("y");
+    Expr p = x < y;
+    CHECK(s(p && (x == x)) == "x < y");
+    CHECK(s(p || (x != x)) == "x < y");
+    CHECK(s(p && (x != x)) == "false");
+    CHECK(s(p || (x == x)) == "true");
+    CHECK(s(!!p) == "x < y");
+    CHECK(s(!(x < y)) == "x >= y");
+    CHECK(s(p && p) == "x < y");
+    CHECK(s(select(x < x + 1, x, y)) == "x");
+    CHECK(s(select(p, x + 1, 1 + x)) == "x + 1");
+    Var f("f", f32), g("g", f32);
+    CHECK(s(!(f < g)) == "!(f < g)");  // NaN: !(f < g) is not f >= g
+}
+
+TEST_CASE("can_prove is true only for provable conditions") {
+    Var x("x");
+    CHECK(arith::can_prove(x + 1 > x));
+    CHECK_FALSE(arith::can_prove(x > 0));
+    CHECK(arith::can_prove(x > 0, {{x, range(1, 5)}}));
+    CHECK(arith::can_prove(x % 8 < 8));
+    CHECK(arith::can_prove(x % 8 >= 0));
+    CHECK_FALSE(arith::can_prove(x % 8 > 0));
+}
