@@ -7,11 +7,14 @@ endif()
 
 find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 find_package(Threads REQUIRED)
+# Schedule records (Schedule::to_json/from_json); used only inside weft_core's implementation.
+find_package(nlohmann_json 3 REQUIRED)
 
 # The IR, schedule and lowering code (no LLVM headers: compiles in seconds).
 add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp)
 target_compile_features(weft_core PUBLIC cxx_std_20)
 target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
+target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json)
 set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # The LLVM backend, split in two translation units so that an edit to IR emission does not

@@ -20,4 +20,5 @@
 #include "weft/runtime/impl/kernel.hpp"
 #include "weft/runtime/impl/kernel_cache.hpp"
 #include "weft/schedule/impl/schedule.hpp"
+#include "weft/schedule/impl/serialize.hpp"
 #include "weft/lower/impl/lower.hpp"

@@ -107,14 +107,18 @@ static std::pair<IterVar, IterVar> do_split(StageNode& n, const IterVar& parent,
     return {outer, inner};
 }
 
+// Recorded after the split succeeded (a refused call leaves no step); parent keeps its
+// position, the split only appends to all_iter_vars.
 std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, std::source_location loc) {
+    auto r = do_split(*n_, parent, factor, false, loc);
     record(*n_, "split", {parent}, {factor});
-    return do_split(*n_, parent, factor, false, loc);
+    return r;
 }
 
 std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t nparts, std::source_location loc) {
+    auto r = do_split(*n_, parent, nparts, true, loc);
     record(*n_, "split_nparts", {parent}, {nparts});
-    return do_split(*n_, parent, nparts, true, loc);
+    return r;
 }
 
 std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y, int64_t xf, int64_t yf,
@@ -357,7 +361,8 @@ Tensor Schedule::cache_read(const Tensor& t, const std::string& scope, const std
     // The cache stage goes right after its source.
     auto it = std::find_if(n_->stages.begin(), n_->stages.end(), [&](const Stage& s) { return s.same_as(src); });
     n_->stages.insert(it + 1, Stage(cache_stage));
-    TraceStep step{src.name(), "cache_read", {}, {}, names};
+    // ints: which output of the source is cached (replay needs it for multi-output ops).
+    TraceStep step{src.name(), "cache_read", {}, {int64_t(t.value_index())}, names};
     n_->trace.push_back(step);
     return cache;
 }
