@@ -11,6 +11,11 @@
 #include <ctime>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <weft/weft.hpp>
+#include <weft/runtime/kernel_cache.hpp>
 
 namespace {
 
@@ -114,27 +119,86 @@ void BM_matmul_eigen(benchmark::State& state) {
 BENCHMARK(BM_matmul_eigen)->Unit(benchmark::kMillisecond);
 
 // ==== weft =============================================================================
-// TODO(lead): add the weft cases here once build() exists (DESIGN.md, "What a user
-// writes"), with the same counters as the peers:
-//
-//   void BM_matmul_weft(benchmark::State& state) {      // the tuned CPU schedule, 1 thread
-//       Tensor A = placeholder({N, N}, f32, "A"), B = placeholder({N, N}, f32, "B");
-//       IterVar k = reduce_axis(0, N, "k");
-//       Tensor C = compute({N, N}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
-//       Schedule s = create_schedule(C);  /* tile, reorder, vectorize as in examples/matmul.cpp */
-//       Kernel mm = build(s, {A, B, C}, Target::host());
-//       Buffer<float> a({N, N}), b({N, N}), c({N, N});
-//       LoopTimer timer;
-//       for (auto _ : state) mm(a, b, c);
-//       set_matmul_counters(state, timer.seconds());
-//   }
-//   BENCHMARK(BM_matmul_weft)->Unit(benchmark::kMillisecond);
-//
-//   void BM_jit_compile_matmul(benchmark::State& state) {  // lower + LLVM O3 + ORC link,
-//       for (auto _ : state) { /* build(s, ...) with the kernel cache bypassed */ }
-//   }
-//   BENCHMARK(BM_jit_compile_matmul)->Unit(benchmark::kMillisecond);
-// =======================================================================================
+// The schedule of examples/matmul.cpp: an 8x32 register tile accumulated in a "local"
+// cache, vectorized 32 wide along j, k split by 4, rows of tiles in parallel.
+weft::Schedule matmul_schedule(std::vector<weft::Argument>* args) {
+    using namespace weft;
+    Tensor A = placeholder({N, N}, f32, "A"), B = placeholder({N, N}, f32, "B");
+    IterVar k = reduce_axis(0, N, "k");
+    Tensor C = compute({N, N}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+    Schedule s = create_schedule(C);
+    Tensor CC = s.cache_write(C, "local");
+    auto [io, jo, ii, ji] = s[C].tile(C.axis(0), C.axis(1), 8, 32);
+    s[C].vectorize(ji);
+    s[C].parallel(io);
+    s[CC].compute_at(s[C], jo);
+    auto [ko, ki] = s[CC].split(k, 4);
+    s[CC].reorder({ko, ki, CC.axis(0), CC.axis(1)});
+    s[CC].unroll(CC.axis(0));
+    s[CC].vectorize(CC.axis(1));
+    *args = {A, B, C};
+    return s;
+}
+
+void BM_matmul_weft(benchmark::State& state) {
+    const int threads = int(state.range(0));
+    weft::set_num_threads(threads);
+    std::vector<weft::Argument> args;
+    weft::Schedule s = matmul_schedule(&args);
+    LoopTimer build_timer(LoopTimer::Clock::Wall);
+    weft::Kernel mm = weft::build(s, args, weft::Target::host());
+    // The first weft build in the process (Arg 1 runs first) also creates the JIT.
+    state.counters["build_ms"] = build_timer.seconds() * 1e3;
+    auto a = weft::Buffer<float>::random({N, N}, -1, 1, 1), b = weft::Buffer<float>::random({N, N}, -1, 1, 2);
+    weft::Buffer<float> c({N, N});
+    mm(a, b, c);
+    LoopTimer timer(threads == 1 ? LoopTimer::Clock::ThreadCpu : LoopTimer::Clock::Wall);
+    for (auto _ : state) {
+        mm(a, b, c);
+        benchmark::ClobberMemory();
+    }
+    set_matmul_counters(state, timer.seconds());
+    state.counters["threads"] = threads;
+    weft::set_num_threads(int(std::thread::hardware_concurrency()));
+}
+BENCHMARK(BM_matmul_weft)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_matmul_eigen_2threads(benchmark::State& state) {
+    Eigen::setNbThreads(2);
+    Eigen::MatrixXf a = Eigen::MatrixXf::Random(N, N), b = Eigen::MatrixXf::Random(N, N), c(N, N);
+    LoopTimer timer(LoopTimer::Clock::Wall);
+    for (auto _ : state) {
+        c.noalias() = a * b;
+        benchmark::DoNotOptimize(c.data());
+        benchmark::ClobberMemory();
+    }
+    set_matmul_counters(state, timer.seconds());
+    Eigen::setNbThreads(1);
+}
+BENCHMARK(BM_matmul_eigen_2threads)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// JIT compile time of the tiled matmul: lower + LLVM O3 + ORC link, the kernel cache
+// emptied before each build so every iteration compiles. (The first build in a process
+// also creates the JIT; BM_matmul_weft/1's build_ms counter shows that first build.)
+void BM_jit_compile_matmul(benchmark::State& state) {
+    std::vector<weft::Argument> args;
+    weft::Schedule s = matmul_schedule(&args);
+    weft::build(s, args);  // the JIT exists before timing
+    for (auto _ : state) {
+        weft::KernelCache::global().clear();
+        benchmark::DoNotOptimize(weft::build(s, args).defined());
+    }
+}
+BENCHMARK(BM_jit_compile_matmul)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A rebuild of the same program served by the kernel cache: lowering plus a hash lookup.
+void BM_build_cached_matmul(benchmark::State& state) {
+    std::vector<weft::Argument> args;
+    weft::Schedule s = matmul_schedule(&args);
+    weft::build(s, args);
+    for (auto _ : state) benchmark::DoNotOptimize(weft::build(s, args).defined());
+}
+BENCHMARK(BM_build_cached_matmul)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -27,7 +27,8 @@ public:
 
 protected:
     void visit_(const ir::For* op) override {
-        ranges_[op->loop_var] = ir::arith::Interval(op->min, ir::arith::simplify(op->min + op->extent - 1));
+        ranges_[op->loop_var] = ir::arith::Interval(ir::arith::bounds_of(op->min, ranges_).min,
+                                                    ir::arith::bounds_of(op->min + op->extent - 1, ranges_).max);
         visit(op->body);
         ranges_.erase(op->loop_var);
     }

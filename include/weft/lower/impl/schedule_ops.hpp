@@ -107,7 +107,9 @@ protected:
     void visit_(const ir::For* op) override {
         visit(op->min);
         visit(op->extent);
-        ranges_[op->loop_var] = ir::arith::Interval(op->min, ir::arith::simplify(op->min + op->extent - 1));
+        // A loop's min may depend on enclosing inner loops: bound it through their ranges.
+        ranges_[op->loop_var] = ir::arith::Interval(ir::arith::bounds_of(op->min, ranges_).min,
+                                                    ir::arith::bounds_of(op->min + op->extent - 1, ranges_).max);
         visit(op->body);
     }
     void visit_(const ir::LetStmt* op) override {
@@ -227,7 +229,8 @@ Stmt schedule_ops(const Schedule& s) {
                 Expr lo = iv.has_lower() ? ir::max(iv.min, make_int(0)) : make_int(0);
                 Expr hi = iv.has_upper() ? ir::min(iv.max, shape[d] - 1) : shape[d] - 1;
                 lo = ir::arith::simplify(lo, outer);
-                region.emplace_back(lo, ir::arith::simplify(hi - lo + 1, outer));
+                // Empty when every read is guarded away (a tail iteration past the end).
+                region.emplace_back(lo, ir::arith::simplify(ir::max(hi - lo + 1, make_int(0)), outer));
             }
         }
         if (n->attach == AttachType::Scope && program.defined()) {
