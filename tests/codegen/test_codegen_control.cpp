@@ -158,3 +158,17 @@ TEST_CASE("unrolled, vectorized and annotated loops run as serial loops") {
     REQUIRE(CallArgs().tensor(out).call(module->entry()) == 0);
     for (int64_t q = 0; q < 32; ++q) REQUIRE(out[size_t(q)] == 3 * q);
 }
+
+TEST_CASE("a heap allocation of negative size fails with a message naming the buffer") {
+    KernelBuilder kb("negative");
+    Var OUT = kb.tensor("OUT", f32);
+    Var n = kb.scalar("n", i64);
+    Var tmp("tmp", DataType::handle());
+    auto f = kb.finish(Allocate::make(tmp, f32, {n}, "global", Store::make(OUT, make_const(f32, 1), make_int(0))));
+    auto module = codegen::compile_llvm(f, Target::host());
+    std::vector<float> out(1, 0);
+    CHECK(CallArgs().tensor(out).scalar(-5).call(module->entry()) != 0);
+    CHECK(runtime::take_last_error() == "buffer 'tmp' of kernel negative has a negative size");
+    CHECK(CallArgs().tensor(out).scalar(5).call(module->entry()) == 0);
+    CHECK(out[0] == 1);
+}

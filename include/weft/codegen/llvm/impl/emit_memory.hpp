@@ -100,6 +100,9 @@ inline void CodeGenLLVM::emit_(const ir::Allocate* op) {
 // "global" scope, or too big or symbolic for the stack: weft_runtime_alloc, freed after the
 // body and on every early return out of it.
 inline void CodeGenLLVM::emit_heap_allocate(const ir::Allocate* op, llvm::Value* bytes) {
+    // Checked here so the message names the buffer (weft_runtime_alloc's would not).
+    fail_unless(b_.CreateICmpSGE(bytes, b_.getInt64(0)),
+                "buffer '" + op->buffer.name() + "' of kernel " + func_.name + " has a negative size");
     llvm::Value* memory = b_.CreateCall(runtime_function("weft_runtime_alloc"), {bytes}, op->buffer.name());
     fail_unless(b_.CreateIsNotNull(memory),
                 "out of memory allocating buffer '" + op->buffer.name() + "' in kernel " + func_.name);
