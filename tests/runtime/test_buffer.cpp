@@ -8,7 +8,7 @@
 
 using namespace weft;
 
-TEST_CASE("an owning buffer is compact, row-major, zero-filled and 64-byte aligned") {
+TEST_CASE("an owning buffer is compact row-major zero-filled and 64-byte aligned") {
     Buffer<float> b({3, 4, 5});
     CHECK(b.defined());
     CHECK(b.owns_memory());
@@ -36,7 +36,7 @@ TEST_CASE("element access follows the strides and is bounds-checked") {
     CHECK_THROWS_AS(b.dim(2), Error);
 }
 
-TEST_CASE("copies share storage; copy() makes a deep compact copy") {
+TEST_CASE("copies share storage and copy() makes a deep compact copy") {
     Buffer<double> a({4});
     Buffer<double> shared = a;
     shared(2) = 1.5;
@@ -52,7 +52,7 @@ TEST_CASE("copies share storage; copy() makes a deep compact copy") {
     CHECK(shared(2) == 1.5);
 }
 
-TEST_CASE("wrapping user memory, with default and explicit strides") {
+TEST_CASE("wrapping user memory with default and explicit strides") {
     std::vector<float> mem(12);
     for (size_t i = 0; i < mem.size(); ++i) mem[i] = float(i);
     Buffer<float> rowmajor(mem.data(), {3, 4});
@@ -106,7 +106,7 @@ TEST_CASE("an undefined buffer") {
     b.fill(1.0f);  // nothing to fill, no crash
 }
 
-TEST_CASE("BufferRef erases the element type; Buffer<T> views it back with a dtype check") {
+TEST_CASE("BufferRef erases the element type and Buffer<T> views it back with a dtype check") {
     BufferRef r = BufferRef::allocate(i16, {2, 5});
     CHECK(r.dtype() == i16);
     CHECK(r.size_bytes() == 20);

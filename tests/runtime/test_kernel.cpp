@@ -187,7 +187,7 @@ TEST_CASE("every mismatch is a weft::Error that names the kernel and the argumen
     mm(a, b, c, 1.0f);
 }
 
-TEST_CASE("integer scalars: exact type, range, and consistency with symbolic dimensions") {
+TEST_CASE("integer scalars: exact type and range and consistency with symbolic dimensions") {
     // k(X: int32[n], n: int64, s: int8): an entry that does nothing.
     ir::Var n("n");
     ir::PrimFunc f;

@@ -45,7 +45,7 @@ Target cpu(const std::string& name = "x86-64") {
 
 }  // namespace
 
-TEST_CASE("structurally equal functions share one module; any difference builds another") {
+TEST_CASE("structurally equal functions share one module and any difference builds another") {
     KernelCache cache;
     int builds = 0;
     auto build = [&] {

@@ -37,7 +37,7 @@ int32_t count_body(int64_t begin, int64_t end, void* closure) {
 
 }  // namespace
 
-TEST_CASE("parallel_for covers [0, n) exactly once for many n and thread counts") {
+TEST_CASE("parallel_for covers 0..n exactly once for many n and thread counts") {
     ThreadCountGuard guard;
     for (int threads : {1, 2, 3, 4, 7}) {
         set_num_threads(threads);
@@ -52,7 +52,7 @@ TEST_CASE("parallel_for covers [0, n) exactly once for many n and thread counts"
     }
 }
 
-TEST_CASE("parallel_for chunks are the static partition [n*t/T, n*(t+1)/T)") {
+TEST_CASE("parallel_for chunks are the static partition n*t/T .. n*(t+1)/T") {
     ThreadCountGuard guard;
     set_num_threads(3);
     std::mutex m;
@@ -64,7 +64,7 @@ TEST_CASE("parallel_for chunks are the static partition [n*t/T, n*(t+1)/T)") {
     CHECK(seen == std::set<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}, {6, 10}});
 }
 
-TEST_CASE("parallel_for uses several threads, the caller among them") {
+TEST_CASE("parallel_for uses several threads and the caller is one of them") {
     ThreadCountGuard guard;
     set_num_threads(4);
     std::mutex m;
@@ -156,7 +156,7 @@ TEST_CASE("parallel_for from several user threads at once") {
     CHECK(sum.load() == 4 * 50 * 30);
 }
 
-TEST_CASE("weft_runtime_alloc returns 64-byte aligned memory, even for 0 bytes") {
+TEST_CASE("weft_runtime_alloc returns 64-byte aligned memory even for 0 bytes") {
     for (int64_t bytes : {0, 1, 63, 64, 65, 1000, 1 << 20}) {
         void* p = weft_runtime_alloc(bytes);
         REQUIRE(p != nullptr);
