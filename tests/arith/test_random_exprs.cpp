@@ -4,6 +4,7 @@
 // constant bounds must contain every value.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/printer.hpp"
+#include "weft/ir/visitor.hpp"
 
 using namespace weft;
 using namespace weft::ir;
@@ -84,7 +86,8 @@ struct RandomExprs {
         }
     }
 
-    // Random ranges, negative ones included; sometimes a single point.
+    // Random ranges, negative ones included; sometimes a single point. For int64, w's (and
+    // sometimes z's) range may be symbolic: w in [x + a, x + b], z in [c, y + d].
     arith::VarRanges ranges() {
         arith::VarRanges r;
         bool is_unsigned = type.is_uint();
@@ -94,25 +97,51 @@ struct RandomExprs {
             int64_t hi = chance(10) ? lo : lo + uniform(0, 30);
             r[v] = arith::Interval(make_int(lo, type), make_int(hi, type));
         }
+        if (type == i64 && chance(40)) {
+            int64_t a = uniform(-10, 5);
+            r[vars[3]] = arith::Interval(vars[0] + a, vars[0] + (a + uniform(0, 12)));
+        }
+        if (type == i64 && chance(30)) {
+            int64_t c = uniform(-10, 0);
+            r[vars[2]] = arith::Interval(make_int(c), vars[1] + uniform(0, 8));
+        }
         return r;
     }
 
-    Env sample(const arith::VarRanges& r) {
+    // A point of the ranges: variables in order, so a symbolic range sees the values it
+    // mentions. An empty symbolic range gives no point.
+    std::optional<Env> sample(const arith::VarRanges& r) {
         Env env;
+        for (auto& v : vars) env[v.node()] = 0;
         for (auto& v : vars) {
             int64_t lo = type.is_uint() ? 0 : -25, hi = 25;
             if (auto it = r.find(v); it != r.end()) {
-                lo = it->second.min.as<IntImm>()->value;
-                hi = it->second.max.as<IntImm>()->value;
+                lo = *Evaluator(env).eval(it->second.min);
+                hi = *Evaluator(env).eval(it->second.max);
             }
+            if (lo > hi) return std::nullopt;
             env[v.node()] = wrap(type, uniform(lo, hi));
         }
         return env;
     }
 };
 
+// Whether v lies within the bound ends that are defined (evaluated at the same point).
+bool within(const arith::Interval& bounds, const Env& env, int64_t v, DataType t) {
+    auto less_equal = [&](int64_t a, int64_t b) { return t.is_uint() ? uint64_t(a) <= uint64_t(b) : a <= b; };
+    if (bounds.has_lower()) {
+        auto lo = Evaluator(env).eval(bounds.min);
+        if (lo && !less_equal(*lo, v)) return false;
+    }
+    if (bounds.has_upper()) {
+        auto hi = Evaluator(env).eval(bounds.max);
+        if (hi && !less_equal(v, *hi)) return false;
+    }
+    return true;
+}
+
 struct Tally {
-    int expressions = 0, evaluations = 0, bounded_checks = 0;
+    int expressions = 0, evaluations = 0, constant_bounds = 0, changed = 0;
 };
 
 void check_random(uint64_t seed, DataType t, int count, Tally& tally) {
@@ -129,8 +158,11 @@ void check_random(uint64_t seed, DataType t, int count, Tally& tally) {
         REQUIRE(in_ranges.type() == e.type());
         REQUIRE(anywhere.type() == e.type());
         ++tally.expressions;
+        if (to_string(in_ranges) != to_string(e)) ++tally.changed;
         for (int k = 0; k < 24; ++k) {
-            Env env = gen.sample(ranges);
+            auto point_env = gen.sample(ranges);
+            if (!point_env) continue;
+            Env& env = *point_env;
             auto expected = Evaluator(env).eval(e);
             if (!expected) continue;  // division by zero or signed 64-bit overflow
             ++tally.evaluations;
@@ -145,15 +177,9 @@ void check_random(uint64_t seed, DataType t, int count, Tally& tally) {
             CHECK(got == expected);
             CHECK(got_anywhere == expected);
             int64_t value = *expected;
-            if (auto* lo = bounds.min.as<IntImm>()) {
-                INFO("lower bound " << bounds.min);
-                CHECK((t.is_uint() ? uint64_t(lo->value) <= uint64_t(value) : lo->value <= value));
-                ++tally.bounded_checks;
-            }
-            if (auto* hi = bounds.max.as<IntImm>()) {
-                INFO("upper bound " << bounds.max);
-                CHECK((t.is_uint() ? uint64_t(value) <= uint64_t(hi->value) : value <= hi->value));
-            }
+            INFO("bounds [" << bounds.min << ", " << bounds.max << "]");
+            CHECK(within(bounds, env, value, t));
+            if (bounds.min.as<IntImm>() && bounds.max.as<IntImm>()) ++tally.constant_bounds;
             if (has_const_bounds) {
                 INFO("const bounds [" << clo << ", " << chi << "]");
                 CHECK(clo <= value);
@@ -168,7 +194,8 @@ void check_random(uint64_t seed, DataType t, int count, Tally& tally) {
 TEST_CASE("random int64 expressions: simplify keeps values, bounds contain them") {
     Tally tally;
     for (uint64_t seed = 1; seed <= 6; ++seed) check_random(seed, i64, 200, tally);
-    MESSAGE("int64: " << tally.expressions << " expressions, " << tally.evaluations << " evaluations");
+    MESSAGE("int64: " << tally.expressions << " expressions (" << tally.changed << " simplified), "
+                       << tally.evaluations << " evaluations, " << tally.constant_bounds << " with constant bounds");
     CHECK(tally.expressions == 1200);
 }
 
@@ -177,6 +204,7 @@ TEST_CASE("random expressions of wrapping types (int8, uint8, int32)") {
     check_random(101, i8, 200, tally);
     check_random(102, u8, 200, tally);
     check_random(103, i32, 200, tally);
-    MESSAGE("wrapping types: " << tally.expressions << " expressions, " << tally.evaluations << " evaluations");
+    MESSAGE("wrapping types: " << tally.expressions << " expressions (" << tally.changed << " simplified), "
+                                << tally.evaluations << " evaluations, " << tally.constant_bounds << " with constant bounds");
     CHECK(tally.expressions == 600);
 }

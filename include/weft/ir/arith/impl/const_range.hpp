@@ -36,9 +36,10 @@ inline ConstRange type_range(DataType t) {
 inline ConstRange fit_to_type(DataType t, ConstRange r) {
     if (!t.is_integer()) return r;
     if (no_overflow_type(t)) {
+        // A range entirely outside the type means certain overflow: nothing is known.
+        if (r.lo > type_max(t) || r.hi < type_min(t)) return ConstRange::everything();
         if (r.lo < type_min(t)) r.lo = -kInf;
         if (r.hi > type_max(t)) r.hi = kInf;
-        if (r.lo > r.hi) return ConstRange::everything();
         return r;
     }
     if (r.lo < type_min(t) || r.hi > type_max(t)) return type_range(t);
