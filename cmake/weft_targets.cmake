@@ -11,7 +11,7 @@ find_package(Threads REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 
 # The IR, schedule and lowering code (no LLVM headers: compiles in seconds).
-add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp)
+add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp)
 target_compile_features(weft_core PUBLIC cxx_std_20)
 target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
 target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json)

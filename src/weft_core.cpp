@@ -1,2 +1,3 @@
-// Compiles weft's non-LLVM implementation once (see include/weft/impl/core.hpp).
-#include <weft/impl/core.hpp>
+// Compiles weft's IR, arithmetic, tensor-expression and runtime code once (see
+// include/weft/impl/core_ir.hpp).
+#include <weft/impl/core_ir.hpp>

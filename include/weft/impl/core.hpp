@@ -1,24 +1,7 @@
-// The implementation of every non-LLVM part of weft. Include it in exactly one translation
-// unit (CMake's weft::weft does this for you in src/weft_core.cpp).
+// The implementation of every non-LLVM part of weft, in two halves that CMake's weft::weft
+// compiles in separate translation units (src/weft_core.cpp, src/weft_lower.cpp). Without
+// CMake, include this file in exactly one translation unit of your program, together with
+// weft/impl/llvm_emit.hpp and weft/impl/llvm_jit.hpp.
 #pragma once
-#include "weft/ir/impl/op.hpp"
-#include "weft/ir/impl/visitor.hpp"
-#include "weft/ir/impl/printer.hpp"
-#include "weft/ir/impl/equality.hpp"
-#include "weft/ir/arith/impl/simplify_arith.hpp"
-#include "weft/ir/arith/impl/simplify_divmod.hpp"
-#include "weft/ir/arith/impl/simplify_compare.hpp"
-#include "weft/ir/arith/impl/simplify_logic.hpp"
-#include "weft/ir/arith/impl/simplify_nodes.hpp"
-#include "weft/ir/arith/impl/simplify_stmt.hpp"
-#include "weft/ir/arith/impl/simplify_api.hpp"
-#include "weft/ir/arith/impl/interval_analysis.hpp"
-#include "weft/te/impl/operation.hpp"
-#include "weft/runtime/impl/c_runtime.hpp"
-#include "weft/runtime/impl/thread_pool.hpp"
-#include "weft/runtime/impl/buffer.hpp"
-#include "weft/runtime/impl/kernel.hpp"
-#include "weft/runtime/impl/kernel_cache.hpp"
-#include "weft/schedule/impl/schedule.hpp"
-#include "weft/schedule/impl/serialize.hpp"
-#include "weft/lower/impl/lower.hpp"
+#include "weft/impl/core_ir.hpp"
+#include "weft/impl/core_lower.hpp"

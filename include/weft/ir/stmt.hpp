@@ -31,7 +31,8 @@ struct Store : StmtNode {
 };
 
 // A buffer of `extents` elements of `type`, alive in `body`, in a storage scope
-// ("global": heap, "local": stack/registers, "shared": GPU shared memory).
+// ("global": kernel memory — the CPU backend uses the stack when the size is a constant up
+// to 32 KiB, the heap otherwise; "local": stack/registers; "shared": GPU shared memory).
 struct Allocate : StmtNode {
     WEFT_NODE_KIND(Allocate)
     Var buffer;

@@ -20,7 +20,7 @@ struct Argument {
 };
 
 struct LowerOptions {
-    std::string name = "kernel";
+    std::string name;           // the kernel's name in messages and dumps; default: the first output's
     bool print_passes = false;  // also on when the environment has WEFT_PRINT_PASSES=1
     bool fast_math = false;     // allow reassociation of float math in this kernel
     int max_unroll = 64;        // unrolled loops longer than this stay loops

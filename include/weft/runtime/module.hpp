@@ -18,7 +18,8 @@ public:
     // The optimized LLVM IR / assembly of the kernel, for users who want to see it.
     virtual std::string llvm_ir() const { return {}; }
     virtual std::string assembly() const { return {}; }
-    // Milliseconds spent generating code for this module (0 when served by the cache).
+    // Milliseconds spent generating code for this module, when it was compiled (a kernel
+    // served from the cache shares the module, and reports that original time).
     virtual double compile_ms() const { return 0; }
 };
 

@@ -42,7 +42,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
 
     // Arguments: one flat buffer (or scalar) each, in the caller's order.
     ir::PrimFunc f;
-    f.name = options.name;
+    f.name = options.name.empty() ? s.outputs().at(0).name() : options.name;
     f.fast_math = options.fast_math;
     std::unordered_map<const ir::Object*, const StageNode*> stage_of;
     for (auto& st : s.stages()) {
@@ -69,11 +69,16 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
             f.args.push_back({ir::KernelArg::Kind::Scalar, v.name(), v, v.type(), {}});
         }
     }
-    for (auto& out : s.outputs()) {
-        bool passed = false;
-        for (auto& a : f.args) passed |= a.kind == ir::KernelArg::Kind::Tensor && a.name == out.output(0).name();
-        WEFT_CHECK(passed, "lower: output '", out.name(), "' is not in the argument list; pass it so the kernel can write it");
-    }
+    // By identity, not by name: two tensors may share a name ("compute" by default).
+    for (auto& out : s.outputs())
+        for (int v = 0; v < out->num_outputs(); ++v) {
+            bool passed = false;
+            for (auto& a : args)
+                if (auto* t = std::get_if<Tensor>(&a.value))
+                    passed |= resolve(t->op().get(), t->value_index()) == resolve(out.get(), v);
+            WEFT_CHECK(passed, "lower: output '", out.output(v).name(),
+                       "' is not in the argument list; pass it so the kernel can write it");
+        }
 
     // 1. Bound inference, schedule -> loop nest, inlining (compute_inline stages vanish).
     ir::Stmt body = schedule_ops(s);

@@ -5,6 +5,7 @@
 #pragma once
 #include <unordered_set>
 
+#include "weft/ir/abi.hpp"
 #include "weft/ir/function.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/printer.hpp"
@@ -12,8 +13,51 @@
 
 namespace weft::lower_passes {
 
+// A variable the program reads that nothing binds (no loop, let, allocation or argument) is a
+// scalar the user forgot in the argument list: say so here, before codegen trips on it.
+inline void check_free_variables(const std::string& kernel, const std::vector<ir::KernelArg>& args,
+                                 const ir::Stmt& body) {
+    struct Finder : ir::IRVisitor {
+        std::unordered_set<const ir::Object*> bound;
+        std::vector<std::string> free;
+        using IRVisitor::visit;
+        void visit_(const ir::VarNode* op) override {
+            if (bound.insert(op).second) free.push_back(op->name);  // report each one once
+        }
+        void visit_(const ir::For* op) override {
+            bound.insert(op->loop_var.get());
+            IRVisitor::visit_(op);
+        }
+        void visit_(const ir::LetStmt* op) override {
+            bound.insert(op->var.get());
+            IRVisitor::visit_(op);
+        }
+        void visit_(const ir::Let* op) override {
+            bound.insert(op->var.get());
+            IRVisitor::visit_(op);
+        }
+        void visit_(const ir::Allocate* op) override {
+            bound.insert(op->buffer.get());
+            IRVisitor::visit_(op);
+        }
+    } finder;
+    for (auto& a : args) {
+        finder.bound.insert(a.var.get());
+        for (auto& d : a.shape)
+            if (d.as<ir::VarNode>()) finder.bound.insert(d.get());
+    }
+    finder.visit(body);
+    if (finder.free.empty()) return;
+    std::string names;
+    for (auto& n : finder.free) names += (names.empty() ? "'" : ", '") + n + "'";
+    detail::throw_user_error(detail::concat("kernel '", kernel, "': ", names,
+                                            " is used by the computation but is not an argument of the kernel "
+                                            "(nor a symbolic dimension of one); add it to the argument list"));
+}
+
 inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::KernelArg>& args, ir::Stmt body) {
     using namespace ir;
+    check_free_variables(kernel, args, body);
     using CK = Call::CallKind;
     auto intr = [](DataType t, const char* name, std::vector<Expr> a) { return Call::make(t, name, std::move(a), CK::Intrinsic); };
     auto pos = [](size_t i) { return make_int(int64_t(i)); };

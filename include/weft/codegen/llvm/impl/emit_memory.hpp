@@ -83,7 +83,10 @@ inline void CodeGenLLVM::emit_(const ir::Allocate* op) {
         else constant = false;
     }
     int64_t element_bytes = int64_t(t.bytes()) * t.lanes;
-    if (op->scope == "local" && constant && count * element_bytes <= kMaxStackAllocationBytes) {
+    // On a CPU both "local" and "global" intermediates are private to one kernel call; a
+    // small constant-size one lives on the stack either way (a heap allocation per
+    // iteration of an enclosing loop would dominate small compute_at stages).
+    if ((op->scope == "local" || op->scope == "global") && constant && count * element_bytes <= kMaxStackAllocationBytes) {
         auto* storage = entry_alloca(llvm::ArrayType::get(b_.getInt8Ty(), uint64_t(std::max<int64_t>(count, 1) * element_bytes)),
                                      kHeapAlignment);
         storage->setName(op->buffer.name());

@@ -1,0 +1,21 @@
+// The implementation of weft's IR, arithmetic, tensor expressions and runtime. Compiled
+// once in src/weft_core.cpp (see core.hpp).
+#pragma once
+#include "weft/ir/impl/op.hpp"
+#include "weft/ir/impl/visitor.hpp"
+#include "weft/ir/impl/printer.hpp"
+#include "weft/ir/impl/equality.hpp"
+#include "weft/ir/arith/impl/simplify_arith.hpp"
+#include "weft/ir/arith/impl/simplify_divmod.hpp"
+#include "weft/ir/arith/impl/simplify_compare.hpp"
+#include "weft/ir/arith/impl/simplify_logic.hpp"
+#include "weft/ir/arith/impl/simplify_nodes.hpp"
+#include "weft/ir/arith/impl/simplify_stmt.hpp"
+#include "weft/ir/arith/impl/simplify_api.hpp"
+#include "weft/ir/arith/impl/interval_analysis.hpp"
+#include "weft/te/impl/operation.hpp"
+#include "weft/runtime/impl/c_runtime.hpp"
+#include "weft/runtime/impl/thread_pool.hpp"
+#include "weft/runtime/impl/buffer.hpp"
+#include "weft/runtime/impl/kernel.hpp"
+#include "weft/runtime/impl/kernel_cache.hpp"
