@@ -3,6 +3,7 @@
 // steady-state loop without the guard and a tail loop that keeps it. Split tails come out
 // as [0, n / f) guard-free and one last, shorter iteration.
 #pragma once
+#include "weft/ir/arith/impl/expr_equal.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/equality.hpp"
 #include "weft/ir/visitor.hpp"
@@ -42,13 +43,15 @@ private:
     ir::arith::VarRanges ranges_;
 };
 
-// Replaces likely(c) by true where c is structurally `cond`.
+// Replaces likely(c) by true where c is `cond`: the same expression over the same variables.
+// (Not ir::structural_equal, which is up to renaming: it took `rx < 3` for `ry < 3` and
+// dropped the guard of one split's tail while partitioning the other's.)
 class ReplaceLikely : public ir::IRMutator {
 public:
     explicit ReplaceLikely(Expr c) : cond_(std::move(c)) {}
     using IRMutator::mutate;
     Expr visit_(const ir::Call* op, const Expr& self) override {
-        if (op->name == "likely" && ir::structural_equal(op->args[0], cond_)) return ir::make_const(boolean, 1);
+        if (op->name == "likely" && ir::arith::detail::same_expr(op->args[0], cond_)) return ir::make_const(boolean, 1);
         return IRMutator::visit_(op, self);
     }
 

@@ -21,6 +21,7 @@
 #pragma once
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -171,31 +172,38 @@ inline Plan plan_merges(std::vector<AllocInfo>& allocs) {
     return p;
 }
 
-// Step 3: drops merged Allocates, redirects their accesses, grows the targets.
+// Step 3: drops merged Allocates, redirects their accesses, grows the targets. Allocates are
+// met in the analysis's pre-order, so the i-th one here is allocs[i]. The plan is per
+// occurrence, not per node or buffer variable: unrolling copies a body, and the copies share
+// the buffer variable (and, where they do not depend on the unrolled loop, the very node);
+// one copy joining an enclosing buffer says nothing about the others. So the redirection
+// of a buffer variable holds only inside the body of the occurrence that was merged.
 class MergeRewriter : public ir::IRMutator {
 public:
-    MergeRewriter(const std::vector<AllocInfo>& allocs, const Plan& plan) {
-        for (size_t i = 0; i < allocs.size(); ++i) {
-            const ir::Allocate* node = allocs[i].node;
-            const AllocInfo& target = allocs[plan.target[i]];
-            if (plan.target[i] != i) {
-                removed_.insert(node);
-                buffer_of_[node->buffer.get()] = target.node->buffer;
-            } else if (plan.size[i] != allocs[i].size) {
-                new_size_[node] = plan.size[i];
-            }
-        }
-    }
+    MergeRewriter(const std::vector<AllocInfo>& allocs, const Plan& plan) : allocs_(allocs), plan_(plan) {}
     using IRMutator::mutate;
 
 protected:
     Stmt visit_(const ir::Allocate* op, const Stmt& self) override {
-        if (removed_.count(op)) return mutate(op->body);
-        auto grown = new_size_.find(op);
-        if (grown == new_size_.end()) return IRMutator::visit_(op, self);
-        DataType index_t = op->extents.empty() ? index_type : op->extents[0].type();
-        return ir::Allocate::make(op->buffer, op->type, {make_int(grown->second, index_t)}, op->scope,
-                                  mutate(op->body));
+        const size_t i = next_++;
+        WEFT_ICHECK(i < allocs_.size() && allocs_[i].node == op, "storage_rewrite: allocations visited out of order");
+        const size_t t = plan_.target[i];
+        const ir::Object* key = op->buffer.get();
+        auto saved = buffer_of_.find(key);
+        std::optional<Var> previous;
+        if (saved != buffer_of_.end()) previous = saved->second;
+        if (t != i) buffer_of_[key] = allocs_[t].node->buffer;
+        else buffer_of_.erase(key);
+        Stmt body = mutate(op->body);
+        if (previous) buffer_of_[key] = *previous;
+        else buffer_of_.erase(key);
+        if (t != i) return body;
+        if (plan_.size[i] != allocs_[i].size) {
+            DataType index_t = op->extents.empty() ? index_type : op->extents[0].type();
+            return ir::Allocate::make(op->buffer, op->type, {make_int(plan_.size[i], index_t)}, op->scope, body);
+        }
+        if (body.same_as(op->body)) return self;
+        return ir::Allocate::make(op->buffer, op->type, op->extents, op->scope, body);
     }
     Expr visit_(const ir::Load* op, const Expr& self) override {
         Expr e = IRMutator::visit_(op, self);
@@ -211,8 +219,9 @@ protected:
     }
 
 private:
-    std::unordered_set<const ir::Allocate*> removed_;
-    std::unordered_map<const ir::Allocate*, int64_t> new_size_;
+    const std::vector<AllocInfo>& allocs_;
+    const Plan& plan_;
+    size_t next_ = 0;
     std::unordered_map<const ir::Object*, Var> buffer_of_;
 };
 

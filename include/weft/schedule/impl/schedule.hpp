@@ -70,12 +70,27 @@ IterVar derived(const IterVar& from, const std::string& suffix, ir::IterKind kin
     return IterVar(ir::Range(), Var(from.name() + "." + suffix, index_type), kind);
 }
 
-// The operations `op` reads, following inlined stages through (they have no loops).
-bool reads_transitively(const Operation& consumer, const te::OperationNode* producer, int depth = 0) {
+// The stage that computes `op`: its current operation, its original one, or one that
+// cache_read/cache_write replaced (consumers built earlier still read those).
+const StageNode* stage_of_op(const ScheduleNode* sch, const te::OperationNode* op) {
+    for (auto& s : sch->stages) {
+        const StageNode* n = s.node().get();
+        if (n->op.get() == op || n->origin_op.get() == op) return n;
+        for (auto& p : n->previous_ops)
+            if (p.get() == op) return n;
+    }
+    return nullptr;
+}
+
+// Whether stage `consumer` reads stage `producer`, directly or through other stages
+// (inlined ones have no loops). Stages, not operations, are compared: after cache_read or
+// cache_write a consumer's body may still name an operation its producer's stage replaced.
+bool reads_transitively(const ScheduleNode* sch, const StageNode* consumer, const StageNode* producer, int depth = 0) {
     if (depth > 64) return false;
-    for (auto& t : consumer.input_tensors()) {
-        if (t.op().get() == producer) return true;
-        if (t.op()->is_compute() && reads_transitively(t.op(), producer, depth + 1)) return true;
+    for (auto& t : consumer->op.input_tensors()) {
+        const StageNode* st = stage_of_op(sch, t.op().get());
+        if (st == producer) return true;
+        if (st && st->op->is_compute() && reads_transitively(sch, st, producer, depth + 1)) return true;
     }
     return false;
 }
@@ -208,7 +223,7 @@ void Stage::compute_at(const Stage& parent, const IterVar& iv, std::source_locat
                   "' is an output of the schedule; outputs are computed at the root");
     WEFT_CHECK_AT(loc, !same_as(parent), "compute_at: stage '", name(), "' cannot be computed inside itself");
     leaf_position(*parent.n_, iv, "compute_at", loc);
-    WEFT_CHECK_AT(loc, reads_transitively(parent.op(), n_->op.get()), "compute_at: stage '", parent.name(),
+    WEFT_CHECK_AT(loc, reads_transitively(n_->schedule, parent.n_.get(), n_.get()), "compute_at: stage '", parent.name(),
                   "' does not read '", name(), "', so '", name(), "' cannot be computed inside its loop '", iv.name(),
                   "'; attach it to a stage that consumes it");
     record(*n_, "compute_at", {}, {}, {parent.name()});
