@@ -18,6 +18,7 @@
 #include "weft/lower/lower.hpp"
 #include "weft/runtime/buffer.hpp"
 #include "weft/runtime/kernel.hpp"
+#include "weft/runtime/kernel_cache.hpp"
 #include "weft/runtime/thread_pool.hpp"
 #include "weft/codegen/build.hpp"
 

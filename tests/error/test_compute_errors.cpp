@@ -17,7 +17,7 @@ TEST_CASE("exp of an int32 expression names the intrinsic and the type") {
 TEST_CASE("a compute lambda whose arity differs from the shape's rank names the tensor") {
     Tensor X = placeholder({4, 5}, f32, "X");
     CHECK_THROWS_WITH_AS(compute({4, 5}, [&](Expr i) { return X(i, 0) * 2.0f; }, "halves"),
-                         doctest::Contains("compute 'halves': the lambda takes 1 indices but the shape has 2"),
+                         doctest::Contains("compute 'halves': the lambda takes 1 index but the shape has 2"),
                          weft::Error);
     CHECK_THROWS_WITH_AS(compute({20}, [&](Expr i, Expr j) { return X(i, j); }, "flat"),
                          doctest::Contains("compute 'flat': the lambda takes 2 indices but the shape has 1"),

@@ -48,7 +48,8 @@ Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "c
     constexpr int arity = detail::expr_arity<F>();
     static_assert(arity >= 1, "compute: the lambda must take between 1 and 6 Expr arguments");
     WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
-               " indices but the shape has ", shape.size(), " dimensions");
+               arity == 1 ? " index" : " indices", " but the shape has ", shape.size(),
+               shape.size() == 1 ? " dimension" : " dimensions");
     auto axes = detail::make_axes(shape, axis_names);
     Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
     return detail::make_compute(shape, axes, {body}, std::move(name)).output(0);
@@ -61,7 +62,8 @@ std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, st
     constexpr int arity = detail::expr_arity<F>();
     static_assert(arity >= 1, "compute_multi: the lambda must take between 1 and 6 Expr arguments");
     WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
-               " indices but the shape has ", shape.size(), " dimensions");
+               arity == 1 ? " index" : " indices", " but the shape has ", shape.size(),
+               shape.size() == 1 ? " dimension" : " dimensions");
     auto axes = detail::make_axes(shape, axis_names);
     std::vector<Expr> body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
     Operation op = detail::make_compute(shape, axes, std::move(body), std::move(name));
@@ -101,6 +103,20 @@ Expr sum(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
 Expr prod(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
 Expr max(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
 Expr min(Expr source, const std::vector<IterVar>& axes, Expr where = Expr());
+// `max(x, {k})` must mean the reduction, not the element-wise max(Expr, Expr): a braced
+// list binds to std::initializer_list<IterVar> exactly, which beats converting {k} to Expr.
+inline Expr sum(Expr source, std::initializer_list<IterVar> axes, Expr where = Expr()) {
+    return sum(std::move(source), std::vector<IterVar>(axes), std::move(where));
+}
+inline Expr prod(Expr source, std::initializer_list<IterVar> axes, Expr where = Expr()) {
+    return prod(std::move(source), std::vector<IterVar>(axes), std::move(where));
+}
+inline Expr max(Expr source, std::initializer_list<IterVar> axes, Expr where = Expr()) {
+    return max(std::move(source), std::vector<IterVar>(axes), std::move(where));
+}
+inline Expr min(Expr source, std::initializer_list<IterVar> axes, Expr where = Expr()) {
+    return min(std::move(source), std::vector<IterVar>(axes), std::move(where));
+}
 
 }  // namespace weft::te
 

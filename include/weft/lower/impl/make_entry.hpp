@@ -90,7 +90,7 @@ inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::Kern
         }
         check(intr(i32, "weft.arg_type_code", {pos(i)}) == make_int(WEFT_ARG_TENSOR, i32), who + " must be a tensor");
         check(intr(i32, "weft.arg_ndim", {pos(i)}) == make_int(int64_t(a.shape.size()), i32),
-              who + " must have " + std::to_string(a.shape.size()) + " dimensions");
+              who + " must have " + std::to_string(a.shape.size()) + (a.shape.size() == 1 ? " dimension" : " dimensions"));
         check(intr(i32, "weft.arg_dtype_code", {pos(i)}) == make_int(int64_t(a.type.code), i32) &&
                   intr(i32, "weft.arg_dtype_bits", {pos(i)}) == make_int(a.type.bits, i32) &&
                   intr(i32, "weft.arg_dtype_lanes", {pos(i)}) == make_int(a.type.lanes, i32),

@@ -218,6 +218,9 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
         std::string message = runtime::take_last_error();
         if (message.rfind("weft: ", 0) == 0) message.erase(0, 6);
         if (message.empty()) message = detail::concat("error code ", rc, " (the kernel gave no message)");
+        // The generated argument checks already name the kernel; don't say it twice.
+        if (message.rfind("kernel '" + kname + "': ", 0) == 0)
+            detail::throw_user_error(message);
         detail::throw_user_error(detail::concat("kernel '", kname, "' failed: ", message));
     }
 }

@@ -141,6 +141,8 @@ std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, con
     leaf_position(*n_, x, "tile", loc);
     leaf_position(*n_, y, "tile", loc);
     WEFT_CHECK_AT(loc, !x.same_as(y), "tile on stage '", name(), "': x and y are the same axis '", x.name(), "'");
+    // Checked up front so a refused tile leaves the stage unchanged.
+    WEFT_CHECK_AT(loc, xf > 0 && yf > 0, "tile on stage '", name(), "': factors must be positive, got ", xf, " and ", yf);
     auto [xo, xi] = split(x, xf, loc);
     auto [yo, yi] = split(y, yf, loc);
     reorder({xo, yo, xi, yi}, loc);
@@ -357,7 +359,9 @@ Tensor Schedule::cache_read(const Tensor& t, const std::string& scope, const std
     Operation src_op = src.op();
     Tensor cache;
     {
-        auto axes = te::detail::make_axes(t.shape(), {});
+        std::vector<std::string> names;
+        for (size_t d = 0; d < t.shape().size(); ++d) names.push_back("ax" + std::to_string(d) + "." + scope);
+        auto axes = te::detail::make_axes(t.shape(), names);
         std::vector<Expr> idx;
         for (auto& a : axes) idx.push_back(a.var());
         std::vector<Expr> body;
@@ -453,7 +457,8 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
         os << "  loops:";
         for (auto& iv : n.leaf_iter_vars) {
             os << " " << iv.name();
-            if (auto* a = n.attr(iv); a && a->kind != ir::ForKind::Serial) os << "(" << ir::for_kind_name(a->kind) << ")";
+            if (auto* a = n.attr(iv); a && a->kind != ir::ForKind::Serial)
+                os << "(" << (a->thread_tag.empty() ? std::string(ir::for_kind_name(a->kind)) : a->thread_tag) << ")";
         }
         os << "\n";
     }
