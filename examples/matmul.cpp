@@ -21,9 +21,11 @@ int main() {
     // Accumulate an 8x32 tile in a local buffer (registers), then write it out once.
     Tensor CC = s.cache_write(C, "local");
     auto [io, jo, ii, ji] = s[C].tile(C.axis(0), C.axis(1), 8, 32);
+    // Columns of tiles outermost: one 128 KiB panel of B stays in L2 for all rows of tiles.
+    s[C].reorder({jo, io});
     s[C].vectorize(ji);
-    s[C].parallel(io);
-    s[CC].compute_at(s[C], jo);
+    s[C].parallel(jo);
+    s[CC].compute_at(s[C], io);
     auto [ci, cj] = std::pair{CC.axis(0), CC.axis(1)};
     auto [ko, ki] = s[CC].split(k, 4);
     s[CC].reorder({ko, ki, ci, cj});
