@@ -44,20 +44,7 @@ TEST_CASE("direct conv2d NCHW with padding matches the reference") {
     auto x = Buffer<float>::random({N, CI, H, W}, -1, 1, 3), w = Buffer<float>::random({CO, CI, KH, KW}, -1, 1, 4);
     Buffer<float> y({N, CO, H, W});
     conv(x, w, y);
-    std::vector<float> ref(size_t(N * CO * H * W));
-    for (int64_t co = 0; co < CO; ++co)
-        for (int64_t yy = 0; yy < H; ++yy)
-            for (int64_t xx = 0; xx < W; ++xx) {
-                double acc = 0;
-                for (int64_t c = 0; c < CI; ++c)
-                    for (int64_t dy = 0; dy < KH; ++dy)
-                        for (int64_t dx = 0; dx < KW; ++dx) {
-                            int64_t sy = yy + dy - 1, sx = xx + dx - 1;
-                            if (sy < 0 || sy >= H || sx < 0 || sx >= W) continue;
-                            acc += double(x(0, c, sy, sx)) * w(co, c, dy, dx);
-                        }
-                ref[size_t((co * H + yy) * W + xx)] = float(acc);
-            }
+    auto ref = ref_conv2d_nchw(x, w, 1);
     CHECK(max_rel_error(y, ref) < 1e-5);
 }
 
@@ -79,13 +66,7 @@ TEST_CASE("softmax (max, exp, sum, divide) matches the reference") {
     auto x = Buffer<float>::random({R, L}, -4, 4, 5);
     Buffer<float> y({R, L});
     k(x, y);
-    std::vector<float> ref(size_t(R * L));
-    for (int64_t i = 0; i < R; ++i) {
-        double m = -INFINITY, d = 0;
-        for (int64_t j = 0; j < L; ++j) m = std::max(m, double(x(i, j)));
-        for (int64_t j = 0; j < L; ++j) d += std::exp(double(x(i, j)) - m);
-        for (int64_t j = 0; j < L; ++j) ref[size_t(i * L + j)] = float(std::exp(double(x(i, j)) - m) / d);
-    }
+    auto ref = ref_softmax(x);
     CHECK(max_rel_error(y, ref) < 1e-5);
 }
 
