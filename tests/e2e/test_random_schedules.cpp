@@ -9,8 +9,10 @@
 // the failure prints the seed, the primitive calls and the schedule; rerun just that seed with
 //   WEFT_TEST_SEED=<seed> WEFT_RANDOM_SCHEDULES=1 ./test_e2e -tc='random schedules: <name>'
 // (WEFT_RANDOM_SCHEDULES=<n> runs n schedules per computation; default 50. With
-// WEFT_TEST_PRINT_LOWERED=1 a schedule that computes wrong numbers prints its loop program.)
+// WEFT_TEST_PRINT_LOWERED=1 a schedule that computes wrong numbers prints its loop program;
+// WEFT_TEST_VERBOSE=1 prints every schedule with its build and run times.)
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -81,7 +83,28 @@ bool is_reduce(const IterVar& iv) { return iv->iter_kind == ir::IterKind::Reduce
 // Splits, reorders and fuses the loops of one stage.
 void transform_loops(Stage st, Gen& g) {
     const std::string name = st.name();
+    // At most 3 splits per stage (a tile is 2): every non-dividing split adds a guard, and
+    // loop partitioning copies a loop body per guard, so deep stacks of tails compile slowly.
     int splits = g.uniform(0, 3);
+    if (splits >= 2 && g.chance(0.25)) {
+        splits -= 2;
+        // tile two distinct data loops (tile orders them xo, yo, xi, yi).
+        std::vector<IterVar> data;
+        for (auto& iv : st.leaf_iter_vars())
+            if (!is_reduce(iv)) data.push_back(iv);
+        if (data.size() >= 2) {
+            g.shuffle(data);
+            IterVar x = data[0], y = data[1];
+            int64_t ex = g.extent(x), ey = g.extent(y);
+            int64_t fx = g.pick(std::vector<int64_t>{1, 2, 4, 5, 8, ex + 1}), fy = g.pick(std::vector<int64_t>{1, 3, 4, 8, 16});
+            auto [xo, yo, xi, yi] = st.tile(x, y, fx, fy);
+            g.set_extent(xo, ceil_div(ex, fx));
+            g.set_extent(xi, fx);
+            g.set_extent(yo, ceil_div(ey, fy));
+            g.set_extent(yi, fy);
+            g.log << "s[" << name << "].tile(" << x.name() << ", " << y.name() << ", " << fx << ", " << fy << ");\n";
+        }
+    }
     for (int i = 0; i < splits; ++i) {
         IterVar iv = g.pick(st.leaf_iter_vars());
         int64_t e = g.extent(iv);
@@ -128,12 +151,13 @@ void transform_loops(Stage st, Gen& g) {
     }
 }
 
-// Loop kinds: parallel (root stages only: no nested parallel loops), vectorize, unroll.
+// Loop kinds: parallel (mostly of root stages; now and then a parallel loop nested in a
+// consumer's parallel loop), vectorize, unroll, and a pragma.
 void annotate_loops(Stage st, Gen& g, bool at_root) {
     const std::string name = st.name();
     const std::vector<IterVar> leaves = st.leaf_iter_vars();
     std::unordered_set<const void*> used;
-    if (at_root && g.chance(0.35)) {
+    if (g.chance(at_root ? 0.35 : 0.1)) {
         // A data loop with only data loops outside it (usually the outermost).
         size_t p = 0;
         while (p + 1 < leaves.size() && !is_reduce(leaves[p + 1]) && g.chance(0.25)) ++p;
@@ -162,6 +186,11 @@ void annotate_loops(Stage st, Gen& g, bool at_root) {
             st.unroll(u);
             g.log << "s[" << name << "].unroll(" << u.name() << ");\n";
         }
+    }
+    if (g.chance(0.1)) {
+        IterVar p = g.pick(leaves);
+        st.pragma(p, "random_note", g.uniform(0, 3));
+        g.log << "s[" << name << "].pragma(" << p.name() << ", \"random_note\");\n";
     }
 }
 
@@ -269,9 +298,15 @@ void check_random_schedules(const std::vector<Argument>& args, const std::functi
         INFO(describe(seed, g, s));  // evaluated only when a check fails
         try {
             s = make(g);
+            auto t0 = std::chrono::steady_clock::now();
             Kernel k = build(s, args);
+            auto t1 = std::chrono::steady_clock::now();
             const Buffer<float>& got = run(k);
+            auto t2 = std::chrono::steady_clock::now();
             double err = max_rel_error(got, want);
+            if (std::getenv("WEFT_TEST_VERBOSE"))
+                std::cerr << describe(seed, g, s) << "build " << std::chrono::duration<double>(t1 - t0).count()
+                          << " s, run " << std::chrono::duration<double>(t2 - t1).count() << " s\n\n";
             CHECK(err < tol);
             failures += !(err < tol);
             if (!(err < tol) && std::getenv("WEFT_TEST_PRINT_LOWERED")) std::cerr << lower(s, args).body;
