@@ -86,6 +86,15 @@ public:
     }
 
 private:
+    // Statements and expressions the partitioner may add to one kernel by copying bodies.
+    size_t growth_budget_ = 20000;
+
+    static size_t node_count(const Stmt& s) {
+        size_t n = 0;
+        ir::post_order_visit(s, [&](const ir::Object*) { ++n; });
+        return n;
+    }
+
     Stmt partition(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
                    const Stmt& body, int depth) {
         if (depth < 4) {
@@ -100,6 +109,11 @@ private:
                     // The guard holds everywhere.
                     return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1);
                 }
+                // Each split copies the body; past a budget, keep the guard instead (correct,
+                // slower) so deep nests of non-dividing splits cannot blow up compile time.
+                size_t cost = node_count(body);
+                if (cost > growth_budget_) continue;
+                growth_budget_ -= cost;
                 Stmt steady = partition(v, min, ir::arith::simplify(split - min), kind, tag,
                                         ReplaceLikely(cond).mutate(body), depth + 1);
                 Stmt tail = make_loop(v, split, ir::arith::simplify(stop - split), kind, tag, body);

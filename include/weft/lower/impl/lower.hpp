@@ -60,6 +60,10 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     for (auto& a : args) {
         if (auto* t = std::get_if<Tensor>(&a.value)) {
             WEFT_CHECK(t->defined(), "lower: an argument tensor is undefined");
+            if (auto it = stage_of.find(t->op().get()); it != stage_of.end())
+                WEFT_CHECK(!it->second->op->is_compute() || it->second->is_output, "lower: argument '", t->name(),
+                           "' is an intermediate stage of the schedule, not an output, so the kernel would never write "
+                           "it; pass it to create_schedule among the outputs to get it written");
             Var data(t->name(), DataType::handle());
             f.args.push_back({ir::KernelArg::Kind::Tensor, t->name(), data, t->dtype(), t->shape()});
             flattener.add_argument(resolve(t->op().get(), t->value_index()), data, t->dtype(), t->shape());
