@@ -236,13 +236,11 @@ Stmt schedule_ops(const Schedule& s) {
         if (n->attach == AttachType::Scope && program.defined()) {
             // A producer computed inside a loop must not also be read outside it.
             auto parent = n->attach_stage.lock();
-            const ir::For* loop = find_loop(program, n->attach_ivar.var());
             Stmt outside = InsertAtLoop(n->attach_ivar.var(), [](const Stmt&) { return ir::Evaluate::make(make_int(0, i32)); })
                                .mutate(program);
             WEFT_CHECK(!reads_stage(outside, idx, n), "compute_at: '", n->op.name(), "' is computed inside loop '",
                        n->attach_ivar.name(), "' of '", parent->op.name(),
                        "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
-            (void)loop;
         }
         Stmt nest = make_stage_nest(*n, bodies[n], region);
         auto wrap = [&](const Stmt& body) -> Stmt {
