@@ -1,18 +1,20 @@
 // Interval analysis.
 #include <doctest/doctest.h>
 
+#include "helpers.hpp"
+
 #include "weft/ir/arith/interval.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/printer.hpp"
 
 using namespace weft;
 using namespace weft::ir;
+using arith_test::range;
 using arith::bounds_of;
 using arith::Interval;
 using arith::VarRanges;
 
 namespace {
-Interval range(int64_t lo, int64_t hi) { return Interval(make_int(lo), make_int(hi)); }
 std::string str(const Interval& i) {
     return "[" + (i.has_lower() ? to_string(i.min) : std::string("-inf")) + ", " +
            (i.has_upper() ? to_string(i.max) : std::string("+inf")) + "]";

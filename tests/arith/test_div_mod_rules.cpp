@@ -1,20 +1,19 @@
 // Each division/modulo rule, and that it does not fire when its precondition fails.
 #include <doctest/doctest.h>
 
+#include "helpers.hpp"
+
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/printer.hpp"
 
 using namespace weft;
 using namespace weft::ir;
+using arith_test::range;
+using arith_test::s;
 using arith::Interval;
 using arith::simplify;
 using arith::VarRanges;
-
-namespace {
-Interval range(int64_t lo, int64_t hi) { return Interval(make_int(lo), make_int(hi)); }
-std::string s(const Expr& e, const VarRanges& r = {}) { return to_string(simplify(e, r)); }
-}  // namespace
 
 TEST_CASE("(x*c*k + y) / c == x*k + y / c and (x*c*k + y) % c == y % c for c > 0") {
     Var x("x"), y("y");

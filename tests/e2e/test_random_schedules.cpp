@@ -321,6 +321,26 @@ void check_random_schedules(const std::vector<Argument>& args, const std::functi
 // Fills an output with NaN so that elements a kernel forgets to write are caught.
 void poison(const Buffer<float>& b) { b.fill(std::numeric_limits<float>::quiet_NaN()); }
 
+// The usual `run` of check_random_schedules: poison `out`, call the kernel on the inputs
+// and `out`, return `out`. Buffers share storage, so capturing copies is cheap.
+template <class... In>
+std::function<const Buffer<float>&(const Kernel&)> run_into(const Buffer<float>& out, const In&... inputs) {
+    return [=](const Kernel& kern) -> const Buffer<float>& {
+        poison(out);
+        kern(inputs..., out);
+        return out;
+    };
+}
+
+// The usual `make`: a fresh schedule of `output` with random primitives and nothing else.
+std::function<Schedule(Gen&)> random_schedules_of(const Tensor& output) {
+    return [output](Gen& g) {
+        Schedule s = create_schedule(output);
+        random_schedule(s, g);
+        return s;
+    };
+}
+
 }  // namespace
 
 TEST_CASE("random schedules: matmul 37x45x29") {
@@ -350,11 +370,7 @@ TEST_CASE("random schedules: matmul 37x45x29") {
             random_schedule(s, g);
             return s;
         },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(c);
-            kern(a, b, c);
-            return c;
-        },
+        run_into(c, a, b),
         want);
 }
 
@@ -388,11 +404,7 @@ TEST_CASE("random schedules: direct conv2d NCHW with a padded input stage") {
             random_schedule(s, g);
             return s;
         },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(y);
-            kern(x, w, y);
-            return y;
-        },
+        run_into(y, x, w),
         want);
 }
 
@@ -410,16 +422,8 @@ TEST_CASE("random schedules: softmax (rowmax, exp, rowsum, divide)") {
     auto want = ref_softmax(x);
     check_random_schedules(
         {X, Y},
-        [&](Gen& g) {
-            Schedule s = create_schedule(Y);
-            random_schedule(s, g);
-            return s;
-        },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(y);
-            kern(x, y);
-            return y;
-        },
+        random_schedules_of(Y),
+        run_into(y, x),
         want);
 }
 
@@ -438,16 +442,8 @@ TEST_CASE("random schedules: element-wise chain of three stages") {
     }
     check_random_schedules(
         {X, Y},
-        [&](Gen& g) {
-            Schedule s = create_schedule(Y);
-            random_schedule(s, g);
-            return s;
-        },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(y);
-            kern(x, y);
-            return y;
-        },
+        random_schedules_of(Y),
+        run_into(y, x),
         want);
 }
 
@@ -475,11 +471,7 @@ TEST_CASE("random schedules: producer and a consumer reading a 3-point stencil o
             random_schedule(s, g);
             return s;
         },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(c);
-            kern(x, c);
-            return c;
-        },
+        run_into(c, x),
         want);
 }
 
@@ -502,11 +494,7 @@ TEST_CASE("random schedules: row reduction") {
             random_schedule(s, g);
             return s;
         },
-        [&](const Kernel& kern) -> const Buffer<float>& {
-            poison(out);
-            kern(x, out);
-            return out;
-        },
+        run_into(out, x),
         want);
 }
 
