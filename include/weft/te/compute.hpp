@@ -16,8 +16,8 @@ Tensor placeholder(std::vector<Expr> shape, DataType dtype, std::string name);
 IterVar reduce_axis(Expr begin, Expr end, std::string name);
 
 namespace detail {
-Operation make_compute(const std::vector<Expr>& shape, const std::vector<IterVar>& axis,
-                       std::vector<Expr> body, std::string name);
+// The output shape is the extents of `axis`.
+Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name);
 std::vector<IterVar> make_axes(const std::vector<Expr>& shape, const std::vector<std::string>& names);
 
 template <class F, size_t... I>
@@ -52,7 +52,7 @@ Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "c
                shape.size() == 1 ? " dimension" : " dimensions");
     auto axes = detail::make_axes(shape, axis_names);
     Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
-    return detail::make_compute(shape, axes, {body}, std::move(name)).output(0);
+    return detail::make_compute(axes, {body}, std::move(name)).output(0);
 }
 
 // Several outputs computed together (e.g. argmax's index and value).
@@ -66,7 +66,7 @@ std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, st
                shape.size() == 1 ? " dimension" : " dimensions");
     auto axes = detail::make_axes(shape, axis_names);
     std::vector<Expr> body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
-    Operation op = detail::make_compute(shape, axes, std::move(body), std::move(name));
+    Operation op = detail::make_compute(axes, std::move(body), std::move(name));
     std::vector<Tensor> out;
     for (int i = 0; i < op->num_outputs(); ++i) out.push_back(op.output(i));
     return out;

@@ -143,8 +143,6 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
     Stmt update;
     {
         std::vector<Stmt> stores;
-        VarMap m;
-        for (size_t v = 0; v < comb.lhs.size(); ++v) m[comb.lhs[v]] = comb.lhs[v];
         for (size_t v = 0; v < bodies.size(); ++v) stores.push_back(store(int(v), comb.result[v], out_index));
         update = ir::Seq::make(stores);
         // Bind lhs (current values) and rhs (this iteration's sources) before the stores.

@@ -53,7 +53,6 @@ protected:
         buffers_[key] = FlatBuffer{data, op->type, mins, compact_strides(shape)};
         Stmt body = mutate(op->body);
         buffers_.erase(key);
-        std::vector<Expr> extents;
         Expr total = make_int(1);
         for (auto& e : shape) total = total * e;
         return ir::Allocate::make(data, op->type, {ir::arith::simplify(total)}, op->scope, body);

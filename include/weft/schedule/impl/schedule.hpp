@@ -366,7 +366,7 @@ Tensor Schedule::cache_read(const Tensor& t, const std::string& scope, const std
         for (auto& a : axes) idx.push_back(a.var());
         std::vector<Expr> body;
         for (int v = 0; v < src_op->num_outputs(); ++v) body.push_back(src_op.output(v).at(idx));
-        cache = te::detail::make_compute(t.shape(), axes, body, t.op().name() + "." + scope).output(t.value_index());
+        cache = te::detail::make_compute(axes, body, t.op().name() + "." + scope).output(t.value_index());
     }
     auto cache_stage = make_stage(cache.op(), n_.get());
     cache_stage->scope = scope;

@@ -114,9 +114,7 @@ std::vector<IterVar> make_axes(const std::vector<Expr>& shape, const std::vector
     return axes;
 }
 
-Operation make_compute(const std::vector<Expr>& shape, const std::vector<IterVar>& axis, std::vector<Expr> body,
-                       std::string name) {
-    (void)shape;
+Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name) {
     WEFT_CHECK(!body.empty(), "compute '", name, "' has no output expression");
     std::vector<IterVar> raxis;
     for (size_t i = 0; i < body.size(); ++i) {
