@@ -25,7 +25,14 @@ target_include_directories(weft_llvm SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS})
 target_compile_definitions(weft_llvm PRIVATE ${LLVM_DEFINITIONS})
 set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
+# The operator inventory (topi/): compute definitions and default CPU schedules, one
+# translation unit per group of operators.
+add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
+            ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp)
+target_link_libraries(weft_topi PUBLIC weft_core)
+set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
 add_library(weft INTERFACE)
-target_link_libraries(weft INTERFACE weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
+target_link_libraries(weft INTERFACE weft_topi weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_features(weft INTERFACE cxx_std_20)
 add_library(weft::weft ALIAS weft)

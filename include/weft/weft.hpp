@@ -21,6 +21,7 @@
 #include "weft/runtime/kernel_cache.hpp"
 #include "weft/runtime/thread_pool.hpp"
 #include "weft/codegen/build.hpp"
+#include "weft/topi/topi.hpp"
 
 namespace weft {
 using ir::operator<<;

@@ -1,0 +1,60 @@
+// JIT compile time of a tiled GEMM kernel (lower + LLVM O3 + ORC link), the first one in the
+// process (which also creates the JIT; benchmarks/run.sh runs it in a process of its own) and
+// later ones (kernel cache emptied before each), and a rebuild served by the kernel cache.
+#include "harness.hpp"
+
+#include <weft/weft.hpp>
+
+namespace {
+
+// The register-tiled schedule of examples/matmul.cpp at 1024^3.
+weft::Schedule tiled_gemm(std::vector<weft::Argument>* args) {
+    using namespace weft;
+    const int64_t n = 1024;
+    Tensor A = placeholder({n, n}, f32, "A"), B = placeholder({n, n}, f32, "B");
+    IterVar k = reduce_axis(0, n, "k");
+    Tensor C = compute({n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+    Schedule s = create_schedule(C);
+    Tensor CC = s.cache_write(C, "local");
+    auto [io, jo, ii, ji] = s[C].tile(C.axis(0), C.axis(1), 8, 32);
+    s[C].reorder({jo, io});
+    s[C].vectorize(ji);
+    s[C].parallel(jo);
+    s[CC].compute_at(s[C], io);
+    auto [ko, ki] = s[CC].split(k, 4);
+    s[CC].reorder({ko, ki, CC.axis(0), CC.axis(1)});
+    s[CC].unroll(CC.axis(0));
+    s[CC].vectorize(CC.axis(1));
+    *args = {A, B, C};
+    return s;
+}
+
+void BM_jit_first_build(benchmark::State& state) {
+    for (auto _ : state) {
+        std::vector<weft::Argument> args;
+        weft::Schedule s = tiled_gemm(&args);
+        benchmark::DoNotOptimize(weft::build(s, args).defined());
+    }
+}
+BENCHMARK(BM_jit_first_build)->Name("jit/first_build/weft")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_jit_compile(benchmark::State& state) {
+    std::vector<weft::Argument> args;
+    weft::Schedule s = tiled_gemm(&args);
+    weft::build(s, args);  // the JIT exists before timing
+    for (auto _ : state) {
+        weft::KernelCache::global().clear();
+        benchmark::DoNotOptimize(weft::build(s, args).defined());
+    }
+}
+BENCHMARK(BM_jit_compile)->Name("jit/compile/weft")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_build_cached(benchmark::State& state) {
+    std::vector<weft::Argument> args;
+    weft::Schedule s = tiled_gemm(&args);
+    weft::build(s, args);
+    for (auto _ : state) benchmark::DoNotOptimize(weft::build(s, args).defined());
+}
+BENCHMARK(BM_build_cached)->Name("jit/cached_build/weft")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

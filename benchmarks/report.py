@@ -1,0 +1,91 @@
+"""Writes benchmarks/RESULTS.md from weft_bench's JSON output (see run.sh).
+
+Benchmarks are named <case>/<impl>/<threads>t (harness.hpp). For every case and thread count
+the table shows weft, the best peer (Eigen, OpenBLAS, oneDNN, or the hand loop where one is
+the reference) and Halide, with weft's ratio to each: > 1 means weft is faster."""
+import datetime, json, platform, subprocess, sys
+from collections import defaultdict
+
+
+def sh(c):
+    try:
+        return subprocess.run(c, shell=True, capture_output=True, text=True).stdout.strip()
+    except Exception:
+        return "?"
+
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except Exception:
+        return {"context": {}, "benchmarks": []}
+
+
+first, main, command = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+ctx = main["context"]
+lscpu = dict(l.split(":", 1) for l in sh("LC_ALL=C lscpu").splitlines() if ":" in l)
+flags = lscpu.get("Flags", "").split()
+isa = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile") if f in flags]
+
+print("# Benchmark results\n")
+print("Written by `benchmarks/run.sh`; do not edit by hand.\n")
+print(f"- date: {datetime.date.today()}")
+print(f"- machine: {lscpu.get('Model name', '?').strip()}, {ctx.get('num_cpus', '?')} CPUs at "
+      f"{ctx.get('mhz_per_cpu', '?')} MHz, {'+'.join(isa)}; {platform.system()} {platform.release()}")
+for t in (1, 2):
+    p, b = ctx.get(f"peak_GFLOP/s_{t}t"), ctx.get(f"triad_GB/s_{t}t")
+    if p:
+        print(f"- measured in the binary, {t} thread(s): fp32 FMA peak {float(p):.1f} GFLOP/s, "
+              f"triad {float(b):.1f} GB/s")
+print(f"- compiler: {sh('clang++-19 --version | head -1')}; LLVM {sh('llvm-config-19 --version')}")
+print(f"- peers: OpenBLAS {sh('dpkg-query -W -f=\"${Version}\" libopenblas0-pthread')}, "
+      f"oneDNN {sh('dpkg-query -W -f=\"${Version}\" libdnnl2')}, Eigen {sh('dpkg-query -W -f=\"${Version}\" libeigen3-dev')}, "
+      f"Halide {sh('dpkg-query -W -f=\"${Version}\" libhalide14-0')}")
+print(f"- command: `benchmarks/run.sh` = `{command}` (median of 3 repetitions), after a separate")
+print("  process for jit/first_build")
+print("- rate = work / wall time; % peak against the FMA loop (GFLOP/s) or the triad (GB/s) at the")
+print("  same thread count; ratio = weft's rate / the other's (> 1: weft is faster)\n")
+
+rows = defaultdict(dict)  # (case, threads) -> impl -> (rate, unit, %peak, ms)
+other = []
+for b in first["benchmarks"] + main["benchmarks"]:
+    if b.get("aggregate_name", "median") != "median":
+        continue
+    name = b.get("run_name", b["name"]).replace("/real_time", "").replace("/iterations:1", "")
+    unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
+    ms = b["real_time"] * unit
+    parts = name.split("/")
+    rate_unit = "GFLOP/s" if "GFLOP/s" in b else ("GB/s" if "GB/s" in b else None)
+    if rate_unit and len(parts) >= 3 and parts[-1].endswith("t"):
+        case, impl, threads = "/".join(parts[:-2]), parts[-2], int(parts[-1][:-1])
+        rows[(case, threads)][impl] = (b[rate_unit], rate_unit, b.get("%peak"), ms)
+    else:
+        other.append((name, ms))
+
+
+def fmt(x, f="%.1f"):
+    return f % x if x is not None else ""
+
+
+print("| case | threads | weft | % peak | best peer | peer rate | weft / peer | Halide | weft / Halide |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
+for (case, threads), impls in sorted(rows.items()):
+    w = impls.get("weft")
+    peers = {k: v for k, v in impls.items() if k not in ("weft", "halide")}
+    best = max(peers.items(), key=lambda kv: kv[1][0]) if peers else None
+    h = impls.get("halide")
+    u = (w or best or h)[1]
+    print(f"| {case} ({u}) | {threads} | {fmt(w and w[0])} | {fmt(w and w[2], '%.0f')} | "
+          f"{best[0] if best else ''} | {fmt(best and best[1][0])} | "
+          f"{fmt(w and best and w[0] / best[1][0], '%.2f')} | {fmt(h and h[0])} | {fmt(w and h and w[0] / h[0], '%.2f')} |")
+
+if other:
+    print("\n| benchmark | wall time (ms) |\n|---|---:|")
+    for name, ms in other:
+        print(f"| {name} | {ms:.3f} |")
+
+print("\nAll implementations per case:\n")
+print("| case | threads | impl | rate | % peak | wall (ms) |\n|---|---:|---|---:|---:|---:|")
+for (case, threads), impls in sorted(rows.items()):
+    for impl, (rate, u, peak, ms) in sorted(impls.items()):
+        print(f"| {case} | {threads} | {impl} | {rate:.1f} {u} | {fmt(peak, '%.0f')} | {ms:.3f} |")

@@ -1,0 +1,3 @@
+// The implementation of topi's conv2d (NCHW and blocked NCHW[x]c), depthwise conv2d, pooling and layout transforms. Compiled once in src/weft_topi_conv.cpp.
+#pragma once
+#include "weft/topi/conv.hpp"

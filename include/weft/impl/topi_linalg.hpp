@@ -1,0 +1,3 @@
+// The implementation of topi's dense, matmul and batch_matmul. Compiled once in src/weft_topi_linalg.cpp.
+#pragma once
+#include "weft/topi/linalg.hpp"

@@ -1,0 +1,7 @@
+// weft's operator inventory (TOPI: tensor operator inventory): for each operator a compute
+// definition in the tensor language plus a default CPU schedule chosen by shape. See
+// include/weft/topi/README.md for the conventions every operator follows.
+#pragma once
+#include "weft/topi/linalg.hpp"
+#include "weft/topi/conv.hpp"
+#include "weft/topi/nn.hpp"
