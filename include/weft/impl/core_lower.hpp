@@ -2,5 +2,6 @@
 // core.hpp); a separate translation unit so the two halves build in parallel.
 #pragma once
 #include "weft/schedule/impl/schedule.hpp"
+#include "weft/schedule/impl/rfactor.hpp"
 #include "weft/schedule/impl/serialize.hpp"
 #include "weft/lower/impl/lower.hpp"

@@ -139,6 +139,16 @@ public:
     Tensor cache_write(const Tensor& t, const std::string& scope,
                        std::source_location loc = std::source_location::current());
 
+    // Factors the reduction computing t over one of its reduce loops (TVM's rfactor): a new
+    // stage RF keeps `axis` (an original reduce axis of t, or a loop split from one) as a data
+    // axis at position `factor_axis` of its output (-1: last) and reduces over the other
+    // reduce loops; t becomes the reduction of RF over `axis`'s range. Use it to vectorize or
+    // parallelize a reduction without reassociating float math: each lane of RF keeps its own
+    // partial result. Comes before any primitive on t's stage other than splits of its reduce
+    // axes. Returns RF (schedule it with s[RF]).
+    Tensor rfactor(const Tensor& t, const IterVar& axis, int factor_axis = -1,
+                   std::source_location loc = std::source_location::current());
+
     const std::vector<Stage>& stages() const;
     const std::vector<Operation>& outputs() const;
     const std::vector<TraceStep>& trace() const;

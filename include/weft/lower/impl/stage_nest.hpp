@@ -6,7 +6,7 @@
 
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/visitor.hpp"
-#include "weft/schedule/schedule.hpp"
+#include "weft/schedule/relations.hpp"
 
 namespace weft::lower_passes {
 
@@ -15,62 +15,12 @@ namespace nest_detail {
 using ir::Stmt;
 using VarMap = std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq>;
 
-struct IvRange {
-    Expr min, extent;
-};
-
-struct NestInfo {
-    std::unordered_map<const void*, IvRange> range;  // per IterVar node
-    std::unordered_map<const void*, Expr> value;     // per IterVar node, in leaf loop vars
-    // Guards (value < min + extent) for splits that may not divide; `reduce` marks those
-    // that involve a reduction axis (they do not guard the init).
-    std::vector<std::pair<Expr, bool>> guards;
-};
-
-inline Expr ceil_div(const Expr& a, const Expr& b) { return ir::arith::simplify((a + b - 1) / b); }
+using schedule_detail::IvRange;
+using schedule_detail::NestInfo;
+using schedule_detail::ceil_div;
 
 inline NestInfo infer_nest(const StageNode& st, const std::vector<ir::Range>& region) {
-    NestInfo info;
-    auto& op = st.op;
-    for (size_t d = 0; d < op->axis.size(); ++d) info.range[op->axis[d].get()] = {region[d].min, region[d].extent};
-    for (auto& r : op->reduce_axis) info.range[r.get()] = {r.dom().min, r.dom().extent};
-    // Forward: ranges of derived axes.
-    for (auto& rel : st.relations) {
-        if (auto* sp = std::get_if<SplitRelation>(&rel)) {
-            auto pr = info.range.at(sp->parent.get());
-            Expr factor = sp->factor.defined() ? sp->factor : ceil_div(pr.extent, sp->nparts);
-            Expr nouter = sp->factor.defined() ? ceil_div(pr.extent, sp->factor) : sp->nparts;
-            info.range[sp->outer.get()] = {make_int(0), nouter};
-            info.range[sp->inner.get()] = {make_int(0), factor};
-        } else {
-            auto& f = std::get<FuseRelation>(rel);
-            auto ro = info.range.at(f.outer.get()), ri = info.range.at(f.inner.get());
-            info.range[f.fused.get()] = {make_int(0), ir::arith::simplify(ro.extent * ri.extent)};
-        }
-    }
-    // Backward: values of every axis from the leaf loop variables.
-    for (auto& iv : st.leaf_iter_vars) info.value[iv.get()] = iv.var();
-    for (auto it = st.relations.rbegin(); it != st.relations.rend(); ++it) {
-        if (auto* sp = std::get_if<SplitRelation>(&*it)) {
-            auto pr = info.range.at(sp->parent.get());
-            Expr factor = info.range.at(sp->inner.get()).extent;
-            info.value[sp->parent.get()] =
-                ir::arith::simplify(pr.min + info.value.at(sp->outer.get()) * factor + info.value.at(sp->inner.get()));
-            // Guard unless the split provably covers the parent exactly.
-            Expr covered = info.range.at(sp->outer.get()).extent * factor;
-            if (!ir::arith::can_prove(covered == pr.extent)) {
-                Expr cond = info.value.at(sp->parent.get()) < pr.min + pr.extent;
-                info.guards.emplace_back(cond, sp->parent->iter_kind == ir::IterKind::Reduce);
-            }
-        } else {
-            auto& f = std::get<FuseRelation>(*it);
-            auto ro = info.range.at(f.outer.get()), ri = info.range.at(f.inner.get());
-            Expr fv = info.value.at(f.fused.get());
-            info.value[f.outer.get()] = ir::arith::simplify(ro.min + fv / ri.extent);
-            info.value[f.inner.get()] = ir::arith::simplify(ri.min + fv % ri.extent);
-        }
-    }
-    return info;
+    return schedule_detail::solve_relations(st, region);
 }
 
 // `likely(cond)` marks a guard the loop partitioner should split loops on.
