@@ -1,0 +1,70 @@
+// The shape-driven choices shared by linalg's computes and schedules: the register tile
+// (mr rows x nr columns of accumulators) and whether the right-hand operand is packed.
+// The computes and the schedules must agree (the panel width of a packed operand is the
+// tile's nr), so both ask this one place.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "weft/ir/op.hpp"
+#include "weft/ir/target.hpp"
+
+namespace weft::topi::detail {
+
+// The value of a constant extent, or `fallback` for a symbolic one.
+inline int64_t const_or(const Expr& e, int64_t fallback) {
+    int64_t v = 0;
+    return ir::as_const_int(e, &v) ? v : fallback;
+}
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// What the host's vector unit holds: float32 lanes per register and how many vector
+// registers the accumulators may take (the rest hold a row of B and a broadcast of A).
+struct VectorUnit {
+    int64_t lanes;
+    int64_t accumulators;
+};
+
+inline VectorUnit host_vector_unit() {
+    static const VectorUnit unit = [] {
+        int64_t lanes = std::max(4, Target::host().natural_lanes(32));
+        // AVX-512 has 32 zmm registers, AVX2 16 ymm: leave room for the B row and A.
+        return VectorUnit{lanes, lanes >= 16 ? 24 : 12};
+    }();
+    return unit;
+}
+
+struct GemmTile {
+    int64_t mr;  // rows of the register tile (unrolled)
+    int64_t nr;  // columns (vectorized); also the panel width of a packed operand
+};
+
+// Symbolic extents are planned as if they were this large.
+inline constexpr int64_t kUnknownExtent = 1024;
+
+// The register tile for C[M, N] (+= over K). nr: four vectors wide when N allows (fewer
+// loads of A per FMA), else N rounded to whole vectors; mr fills the accumulator budget.
+// `panel` forces nr (an operand already packed with that width).
+inline GemmTile choose_gemm_tile(int64_t M, int64_t N, int64_t panel = 0) {
+    const VectorUnit v = host_vector_unit();
+    int64_t nr = panel > 0 ? panel : N >= 4 * v.lanes ? 4 * v.lanes : N > v.lanes ? round_up(N, v.lanes) : N;
+    int64_t vectors = std::max<int64_t>(1, (nr + v.lanes - 1) / v.lanes);
+    int64_t mr = std::clamp<int64_t>(v.accumulators / vectors, 1, 12);
+    return {std::min(mr, std::max<int64_t>(M, 1)), nr};
+}
+
+// A few rows (at most one register tile) read each element of B once: packing it would
+// only add a second pass over memory, so B is read in place, in wider column strips that
+// keep enough independent accumulators to hide the FMA latency.
+inline bool gemm_packs_rhs(int64_t M, int64_t N) { return M > choose_gemm_tile(M, N).mr; }
+
+inline GemmTile choose_unpacked_tile(int64_t M, int64_t N) {
+    const VectorUnit v = host_vector_unit();
+    int64_t rows = std::max<int64_t>(M, 1);
+    int64_t vectors = std::clamp<int64_t>(v.accumulators / rows, 1, 8);
+    int64_t nr = std::min(vectors * v.lanes, N > v.lanes ? round_up(N, v.lanes) : N);
+    return {rows, nr};
+}
+
+}  // namespace weft::topi::detail

@@ -1,0 +1,143 @@
+// linalg's default CPU schedules: one loop nest for matmul, dense and batch_matmul (see
+// topi/linalg.hpp for the recipe), tiles from linalg_plan.hpp.
+#pragma once
+#include "weft/runtime/thread_pool.hpp"
+#include "weft/topi/impl/linalg_compute.hpp"
+
+namespace weft::topi {
+namespace detail {
+
+// The stages of one GEMM-like computation, found from the tensor its compute returned.
+struct GemmParts {
+    Tensor core;        // the reduction C[(b,) i, j] = sum_k ...
+    Tensor pack;        // the in-kernel packing of the right operand, if any
+    int64_t panel = 0;  // the panel width of a packed right operand (0: read in place)
+    int batch_dims = 0;
+};
+
+inline GemmParts find_gemm_parts(const Tensor& op, int batch_dims, const char* what) {
+    WEFT_CHECK(op.defined() && op.op()->is_compute(), what, ": the operator's output is undefined or a placeholder");
+    GemmParts parts{.batch_dims = batch_dims};
+    if (op.op()->is_reduction()) {
+        parts.core = op;
+    } else {  // dense's bias stage over its reduction
+        for (const Tensor& t : op.op().input_tensors())
+            if (t.op()->is_compute() && t.op()->is_reduction()) parts.core = t;
+    }
+    WEFT_CHECK(parts.core.defined() && parts.core.ndim() == batch_dims + 2, what, ": '", op.name(),
+               "' is not the output of the matching compute (no ", batch_dims + 2, "-dimensional reduction found)");
+    for (const Tensor& t : parts.core.op().input_tensors()) {
+        if (t.ndim() != parts.core.ndim() + 1) continue;  // the panels carry one more dimension
+        parts.panel = const_or(t.shape().back(), 0);
+        if (is_pack_stage(t)) parts.pack = t;
+    }
+    return parts;
+}
+
+inline bool same_shape(const Tensor& a, const Tensor& b) {
+    auto x = a.shape(), y = b.shape();
+    if (x.size() != y.size()) return false;
+    for (size_t d = 0; d < x.size(); ++d)
+        if (!same_extent(x[d], y[d])) return false;
+    return true;
+}
+
+// The register tile, in a local accumulator computed at one tile of `dst`: the reduction
+// outermost (split by 4 for LLVM to interleave), rows unrolled, columns vectorized.
+inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims, int64_t K) {
+    Stage a = s[acc];
+    std::vector<IterVar> leaves = a.leaf_iter_vars();
+    IterVar i = leaves[size_t(batch_dims)], j = leaves[size_t(batch_dims) + 1], k = leaves.back();
+    if (K >= 8) {
+        auto [ko, ki] = a.split(k, 4);
+        a.reorder({ko, ki, i, j});
+    } else {
+        a.reorder({k, i, j});
+    }
+    a.unroll(i);
+    a.vectorize(j);
+}
+
+inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what) {
+    Tensor dst = out.defined() ? out : op;
+    WEFT_CHECK(same_shape(dst, g.core), what, ": the output '", dst.name(), "' must be an element-wise epilogue of '",
+               g.core.name(), "' (shape ", shape_str(g.core), "), got shape ", shape_str(dst));
+    if (!op.same_as(g.core) && !op.same_as(dst)) s[op].compute_inline();  // dense's bias, under a later epilogue
+    Tensor acc;
+    if (dst.same_as(g.core)) {
+        acc = s.cache_write(g.core, "local");
+    } else {
+        s[g.core].set_scope("local");
+        acc = g.core;
+    }
+
+    const int nb = g.batch_dims;
+    auto shape = g.core.shape();
+    int64_t batch = nb ? const_or(shape[0], kUnknownExtent) : 1;
+    int64_t M = const_or(shape[size_t(nb)], kUnknownExtent), N = const_or(shape[size_t(nb) + 1], kUnknownExtent);
+    int64_t K = const_or(g.core.op()->reduce_axis[0]->dom.extent, kUnknownExtent);
+    GemmTile tile = g.panel ? choose_gemm_tile(M, N, g.panel) : choose_unpacked_tile(M, N);
+
+    Stage d = s[dst];
+    auto [io, ii] = d.split(dst.axis(nb), tile.mr);
+    auto [jo, ji] = d.split(dst.axis(nb + 1), tile.nr);
+    std::vector<IterVar> order = {jo, io, ii, ji};
+    if (nb) order.insert(order.begin(), dst.axis(0));
+    d.reorder(order);
+    d.vectorize(ji);
+
+    // Parallel over column panels (each packed once, in L2, for all its rows) when there
+    // are enough of them for every thread; else over panels and row blocks together, the
+    // panels packed up front.
+    int64_t panels = (N + tile.nr - 1) / tile.nr, threads = std::max(1, num_threads());
+    bool by_panel = threads == 1 || batch * panels >= 2 * threads || M <= tile.mr;
+    IterVar panel = nb ? d.fuse(dst.axis(0), jo) : jo;
+    IterVar tile_loop = io;
+    if (by_panel) {
+        d.parallel(panel);
+    } else {
+        tile_loop = d.fuse(panel, io);
+        d.parallel(tile_loop);
+    }
+    s[acc].compute_at(d, tile_loop);
+    schedule_micro_kernel(s, acc, nb, K);
+
+    if (g.pack.defined()) {
+        Stage p = s[g.pack];
+        std::vector<IterVar> axes = p.leaf_iter_vars();  // [b], panel, k, column
+        p.vectorize(axes.back());
+        if (by_panel) {
+            p.compute_at(d, panel);
+        } else {
+            p.parallel(nb ? p.fuse(axes[0], axes[1]) : axes[0]);
+        }
+    }
+}
+
+}  // namespace detail
+
+void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
+    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_matmul"), op, out, "schedule_matmul");
+}
+
+void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out) {
+    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_dense"), op, out, "schedule_dense");
+}
+
+void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
+    detail::schedule_gemm(s, detail::find_gemm_parts(op, 1, "schedule_batch_matmul"), op, out,
+                          "schedule_batch_matmul");
+}
+
+void schedule_dense_pack_weight(Schedule& s, const Tensor& packed_W) {
+    WEFT_CHECK(packed_W.defined() && packed_W.op()->is_compute() && !packed_W.op()->is_reduction() &&
+                   packed_W.ndim() == 3,
+               "schedule_dense_pack_weight: '", packed_W.defined() ? packed_W.name() : "?",
+               "' is not the output of dense_pack_weight");
+    Stage p = s[packed_W];
+    std::vector<IterVar> axes = p.leaf_iter_vars();
+    p.vectorize(axes[2]);
+    p.parallel(axes[0]);
+}
+
+}  // namespace weft::topi
