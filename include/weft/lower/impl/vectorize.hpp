@@ -40,6 +40,11 @@ protected:
         bool changed = false;
         auto args = mutate_all(op->args, &changed);
         if (!changed) return self;
+        // A condition the same in every lane picks one side for the whole vector, so only that
+        // side still runs (a padded copy's guarded load, vectorized along its channels).
+        if (op->name == "if_then_else" && args[0].type().lanes == 1)
+            return ir::Call::make(op->type.with_lanes(lanes_), op->name,
+                                  {args[0], widen(args[1], lanes_), widen(args[2], lanes_)}, op->call_kind);
         if (op->name == "if_then_else" || op->name == "likely" || op->call_kind != ir::Call::CallKind::PureIntrinsic)
             throw CannotVectorize{};
         for (auto& a : args) a = widen(a, lanes_);
