@@ -1,6 +1,117 @@
 // topi: conv2d (NCHW and blocked NCHW[x]c), depthwise conv2d, pooling and layout transforms.
+//
+// Shapes must be constant. Every compute checks ranks, shapes, dtypes and attributes and
+// throws weft::Error naming the operator and the mismatch. Each schedule follows the topi
+// convention schedule_<op>(s, op, out = op): `out` may be an element-wise epilogue of `op`
+// (bias_add_*, relu, ...) whose intermediate stages the caller has inlined; it is computed
+// in the operator's tile loop nest.
 #pragma once
-#include "weft/te/compute.hpp"
-#include "weft/schedule/schedule.hpp"
+#include <string>
 
-namespace weft::topi {}  // namespace weft::topi
+#include "weft/schedule/schedule.hpp"
+#include "weft/te/compute.hpp"
+
+namespace weft::topi {
+
+// Zero padding of the two spatial dimensions, in elements.
+struct Pad2d {
+    int64_t top = 0, left = 0, bottom = 0, right = 0;
+    static Pad2d all(int64_t p) { return {p, p, p, p}; }
+    static Pad2d symmetric(int64_t ph, int64_t pw) { return {ph, pw, ph, pw}; }
+    bool none() const { return top == 0 && left == 0 && bottom == 0 && right == 0; }
+};
+
+// (height, width) pairs.
+struct Size2d {
+    int64_t h = 1, w = 1;
+};
+
+struct Conv2dParams {
+    Size2d stride{1, 1};
+    Pad2d padding{};
+    Size2d dilation{1, 1};
+    int64_t groups = 1;
+};
+
+// ---- conv2d, NCHW ----
+
+// out[n, o, y, x] = sum over c < C/groups, kh, kw of
+//   data[n, g * C/groups + c, y*sh + kh*dh - top, x*sw + kw*dw - left] * weight[o, c, kh, kw]
+// with g = o / (O/groups) and zeros outside the input. data [N, C, H, W], weight
+// [O, C/groups, KH, KW]; out [N, O, OH, OW], OH = (H + top + bottom - dh*(KH-1) - 1)/sh + 1.
+Tensor conv2d_nchw(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},
+                   const std::string& name = "conv2d_nchw");
+// Depthwise: weight [C * multiplier, 1, KH, KW], i.e. conv2d_nchw with groups = C.
+Tensor depthwise_conv2d_nchw(const Tensor& data, const Tensor& weight, Conv2dParams params = {},
+                             const std::string& name = "depthwise_conv2d_nchw");
+// The usual conv epilogue: out[n, o, y, x] = conv[n, o, y, x] + bias[o] (bias [O]), then
+// max(., 0) if `relu`.
+Tensor bias_add_nchw(const Tensor& conv, const Tensor& bias, bool relu = false, const std::string& name = "bias_add");
+
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_conv2d_nchw(s, op, op); }
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_depthwise_conv2d_nchw(s, op, op); }
+
+// ---- the blocked layout NCHW[x]c of the TVM paper ----
+
+// Channel block sizes for a conv2d with C input and O output channels, chosen by shape for
+// the host's vector width (oc_bn is the vector axis; ic_bn the innermost reduction).
+struct Conv2dBlocking {
+    int64_t ic_bn = 1, oc_bn = 1;
+};
+Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width);
+
+// NCHW [N, C, H, W] -> NCHW[bn]c [N, ceil(C/bn), H, W, bn]; channels past C are zeros.
+Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name = "to_nchwc");
+// NCHW[bn]c [N, C/bn, H, W, bn] -> NCHW [N, channels, H, W] (channels <= C/bn * bn; the
+// padding channels are dropped).
+Tensor layout_transform_nchwc_to_nchw(const Tensor& data, int64_t channels, const std::string& name = "to_nchw");
+// OIHW [O, I, KH, KW] -> OIHW[ic_bn]i[oc_bn]o [ceil(O/oc_bn), ceil(I/ic_bn), KH, KW, ic_bn, oc_bn];
+// channels past O and I are zeros.
+Tensor pack_conv2d_weight_nchwc(const Tensor& weight, int64_t ic_bn, int64_t oc_bn,
+                                const std::string& name = "weight_nchwc");
+// Depthwise OIHW [C, 1, KH, KW] -> [ceil(C/bn), 1, KH, KW, 1, bn] (channels past C are zeros).
+Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::string& name = "weight_nchwc");
+// Vectorized, parallel schedule of any layout transform or weight packing above.
+void schedule_layout_transform(Schedule& s, const Tensor& op);
+
+// data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn]
+// -> out [N, O/oc_bn, OH, OW, oc_bn]. groups must be 1 (depthwise has its own op).
+Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},
+                    const std::string& name = "conv2d_nchwc");
+// data [N, C/bn, H, W, bn], weight [C/bn, 1, KH, KW, 1, bn] -> out [N, C/bn, OH, OW, bn].
+Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},
+                              const std::string& name = "depthwise_conv2d_nchwc");
+// out[n, oc, y, x, ob] = conv[n, oc, y, x, ob] + bias[oc, ob] (bias [O/oc_bn, oc_bn]), then
+// max(., 0) if `relu`.
+Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu = false, const std::string& name = "bias_add");
+
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op) { schedule_conv2d_nchwc(s, op, op); }
+void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op) {
+    schedule_depthwise_conv2d_nchwc(s, op, op);
+}
+
+// ---- pooling, NCHW ----
+
+struct Pool2dParams {
+    Size2d kernel{1, 1};
+    Size2d stride{1, 1};
+    Pad2d padding{};
+    // avg_pool2d: divide by the whole window (true) or by its part inside the input (false).
+    bool count_include_pad = false;
+};
+// Padding never wins a max: the window is only its part inside the input.
+Tensor max_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "max_pool2d");
+Tensor avg_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "avg_pool2d");
+// [N, C, H, W] -> [N, C, 1, 1], the mean over H x W.
+Tensor global_avg_pool2d(const Tensor& data, const std::string& name = "global_avg_pool2d");
+
+void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_pool2d(Schedule& s, const Tensor& op) { schedule_pool2d(s, op, op); }
+void schedule_global_pool2d(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_global_pool2d(Schedule& s, const Tensor& op) { schedule_global_pool2d(s, op, op); }
+
+}  // namespace weft::topi

@@ -1,0 +1,84 @@
+// Shared by the conv and pooling computes: constant shapes with checked ranks, attribute
+// checks, output sizes, and the zero-padded view of an input.
+#pragma once
+#include <vector>
+
+#include "weft/ir/op.hpp"
+#include "weft/topi/conv.hpp"
+
+namespace weft::topi::conv_detail {
+
+// The shape of t as integers; t must have `rank` dimensions, all constant, and a float dtype.
+// `what` describes the expected layout in the message ("data [N, C, H, W]").
+std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what) {
+    std::vector<Expr> shape = t.shape();
+    WEFT_CHECK(shape.size() == rank, op, ": ", what, " must have ", rank, " dimensions but '", t.name(), "' has ",
+               shape.size());
+    std::vector<int64_t> out(rank);
+    for (size_t i = 0; i < rank; ++i)
+        WEFT_CHECK(ir::as_const_int(shape[i], &out[i]), op, ": dimension ", i, " of '", t.name(),
+                   "' must be a constant (symbolic shapes are not supported)");
+    WEFT_CHECK(t.dtype().is_float(), op, ": '", t.name(), "' must have a float dtype, got ", t.dtype().str());
+    return out;
+}
+
+void check_same_dtype(const std::string& op, const Tensor& a, const Tensor& b) {
+    WEFT_CHECK(a.dtype() == b.dtype(), op, ": '", a.name(), "' is ", a.dtype().str(), " but '", b.name(), "' is ",
+               b.dtype().str());
+}
+
+void check_dim(const std::string& op, const Tensor& t, const std::string& dim, int64_t got, int64_t want,
+               const std::string& why) {
+    WEFT_CHECK(got == want, op, ": ", dim, " of '", t.name(), "' must be ", want, " (", why, ") but is ", got);
+}
+
+void check_window(const std::string& op, Size2d stride, Pad2d pad, Size2d dilation) {
+    WEFT_CHECK(stride.h >= 1 && stride.w >= 1, op, ": stride must be positive, got ", stride.h, "x", stride.w);
+    WEFT_CHECK(dilation.h >= 1 && dilation.w >= 1, op, ": dilation must be positive, got ", dilation.h, "x",
+               dilation.w);
+    WEFT_CHECK(pad.top >= 0 && pad.left >= 0 && pad.bottom >= 0 && pad.right >= 0, op,
+               ": padding must not be negative, got top ", pad.top, " left ", pad.left, " bottom ", pad.bottom,
+               " right ", pad.right);
+}
+
+// Output extent of a sliding window; at least one window must fit.
+int64_t out_extent(const std::string& op, const char* dim, int64_t in, int64_t kernel, int64_t stride,
+                   int64_t dilation, int64_t pad_lo, int64_t pad_hi) {
+    int64_t span = dilation * (kernel - 1) + 1;
+    WEFT_CHECK(in + pad_lo + pad_hi >= span, op, ": the ", dim, " window (", kernel, " taps, dilation ", dilation,
+               ", so ", span, " wide) does not fit in the padded input (", in, " + ", pad_lo, " + ", pad_hi, ")");
+    return (in + pad_lo + pad_hi - span) / stride + 1;
+}
+
+// The output height and width of a convolution over an H x W input, once the window's
+// attributes are checked.
+Size2d conv_out_size(const std::string& op, int64_t H, int64_t W, int64_t KH, int64_t KW, const Conv2dParams& p) {
+    check_window(op, p.stride, p.padding, p.dilation);
+    return {out_extent(op, "height", H, KH, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom),
+            out_extent(op, "width", W, KW, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
+}
+
+// data with `pad` zeros around its spatial dimensions (h_axis, h_axis + 1); data itself when
+// there is no padding. The bounds test is on the padded stage, so a schedule can compute it
+// per tile instead of inlining the test into the reduction.
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name) {
+    if (pad.none()) return data;
+    std::vector<Expr> shape = data.shape();
+    int64_t H = 0, W = 0;
+    ir::as_const_int(shape[size_t(h_axis)], &H);
+    ir::as_const_int(shape[size_t(h_axis + 1)], &W);
+    shape[size_t(h_axis)] = make_int(H + pad.top + pad.bottom);
+    shape[size_t(h_axis + 1)] = make_int(W + pad.left + pad.right);
+    auto value = [=](std::vector<Expr> idx) {
+        Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
+        idx[size_t(h_axis)] = y - pad.top;
+        idx[size_t(h_axis + 1)] = x - pad.left;
+        Expr inside = y >= pad.top && y < pad.top + H && x >= pad.left && x < pad.left + W;
+        return if_then_else(inside, data.at(idx), ir::make_zero(data.dtype()));
+    };
+    if (shape.size() == 4)
+        return compute(shape, [&](Expr a, Expr b, Expr c, Expr d) { return value({a, b, c, d}); }, name);
+    return compute(shape, [&](Expr a, Expr b, Expr c, Expr d, Expr e) { return value({a, b, c, d, e}); }, name);
+}
+
+}  // namespace weft::topi::conv_detail

@@ -1,0 +1,168 @@
+// conv2d and depthwise conv2d in the blocked layout NCHW[x]c (the TVM paper's CPU layout):
+// the output-channel block is the vector axis, the input-channel block the innermost
+// reduction, so the inner loop is one weight vector times a broadcast input per output pixel.
+#pragma once
+#include "weft/topi/impl/conv_checks.hpp"
+#include "weft/topi/impl/conv_schedule_util.hpp"
+
+namespace weft::topi {
+
+Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width) {
+    WEFT_CHECK(in_channels >= 1 && out_channels >= 1 && out_width >= 1,
+               "conv2d_nchwc_blocking: channels and width must be positive, got ", in_channels, ", ", out_channels,
+               ", ", out_width);
+    const int64_t lanes = conv_detail::host_lanes();
+    Conv2dBlocking b;
+    // Narrow rows leave too few output pixels for a register tile that hides the FMA
+    // latency: two vectors of output channels per pixel then.
+    b.oc_bn = out_channels % (2 * lanes) == 0 && out_width <= 7 ? 2 * lanes
+              : out_channels >= lanes                            ? lanes
+                                                                 : out_channels;
+    b.ic_bn = in_channels >= lanes ? lanes : in_channels;
+    return b;
+}
+
+Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p, const std::string& name) {
+    using namespace conv_detail;
+    const std::string op = "conv2d_nchwc '" + name + "'";
+    auto d = const_shape(op, data, 5, "data [N, C/ic_bn, H, W, ic_bn]");
+    auto w = const_shape(op, weight, 6, "weight [O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn]");
+    check_same_dtype(op, data, weight);
+    WEFT_CHECK(p.groups == 1, op, ": groups must be 1 in the blocked layout (got ", p.groups,
+               "); use depthwise_conv2d_nchwc or conv2d_nchw");
+    check_dim(op, weight, "dimension 1 (C/ic_bn)", w[1], d[1], "the input channel blocks of the data");
+    check_dim(op, weight, "dimension 4 (ic_bn)", w[4], d[4], "the input channel block of the data");
+    const int64_t KH = w[2], KW = w[3], oc_bn = w[5];
+    const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
+    const int64_t OH = os.h, OW = os.w;
+    Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad");
+    IterVar ico = reduce_axis(0, d[1], "ic.outer"), ici = reduce_axis(0, d[4], "ic.inner");
+    IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
+    return compute(
+        {d[0], w[0], OH, OW, oc_bn},
+        [&](Expr n, Expr ob, Expr y, Expr x, Expr o) {
+            return sum(padded(n, ico, y * p.stride.h + kh * p.dilation.h, x * p.stride.w + kw * p.dilation.w, ici) *
+                           weight(ob, ico, kh, kw, ici, o),
+                       {ico, kh, kw, ici});
+        },
+        name);
+}
+
+Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p,
+                              const std::string& name) {
+    using namespace conv_detail;
+    const std::string op = "depthwise_conv2d_nchwc '" + name + "'";
+    auto d = const_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    auto w = const_shape(op, weight, 6, "weight [C/bn, 1, KH, KW, 1, bn]");
+    check_same_dtype(op, data, weight);
+    WEFT_CHECK(p.groups == 1 || p.groups == d[1] * d[4], op, ": groups is the number of channels (", d[1] * d[4],
+               "), got ", p.groups);
+    check_dim(op, weight, "dimension 0 (C/bn)", w[0], d[1], "the channel blocks of the data");
+    check_dim(op, weight, "dimension 1", w[1], 1, "one input channel per output channel");
+    check_dim(op, weight, "dimension 4", w[4], 1, "one input channel per output channel");
+    check_dim(op, weight, "dimension 5 (bn)", w[5], d[4], "the channel block of the data");
+    const int64_t KH = w[2], KW = w[3];
+    const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
+    const int64_t OH = os.h, OW = os.w;
+    Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad");
+    IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
+    return compute(
+        {d[0], d[1], OH, OW, d[4]},
+        [&](Expr n, Expr cb, Expr y, Expr x, Expr c) {
+            return sum(padded(n, cb, y * p.stride.h + kh * p.dilation.h, x * p.stride.w + kw * p.dilation.w, c) *
+                           weight(cb, 0, kh, kw, 0, c),
+                       {kh, kw});
+        },
+        name);
+}
+
+Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu, const std::string& name) {
+    using namespace conv_detail;
+    const std::string op = "bias_add_nchwc '" + name + "'";
+    auto c = const_shape(op, conv, 5, "the input [N, O/oc_bn, H, W, oc_bn]");
+    auto b = const_shape(op, bias, 2, "bias [O/oc_bn, oc_bn]");
+    check_same_dtype(op, conv, bias);
+    check_dim(op, bias, "dimension 0", b[0], c[1], "the output channel blocks");
+    check_dim(op, bias, "dimension 1", b[1], c[4], "the output channel block");
+    return compute(
+        {c[0], c[1], c[2], c[3], c[4]},
+        [&](Expr n, Expr ob, Expr y, Expr x, Expr o) {
+            Expr v = conv(n, ob, y, x, o) + bias(ob, o);
+            return relu ? max(v, ir::make_zero(v.type())) : v;
+        },
+        name);
+}
+
+namespace conv_detail {
+// Output pixels per register tile: enough accumulators (pixels x vectors per block) to hide
+// the FMA latency, few enough to stay in the 32 (16 without AVX-512) vector registers.
+int64_t conv_row_tile(int64_t out_width, int64_t oc_bn) {
+    const int64_t lanes = host_lanes();
+    const int64_t vectors = std::max<int64_t>(1, (oc_bn + lanes - 1) / lanes);
+    const int64_t registers = lanes >= 16 ? 32 : 16;
+    return tile_extent(out_width, std::max<int64_t>(1, (registers - 4) / vectors));
+}
+}  // namespace conv_detail
+
+// Parallel over (batch, output-channel block, output row); per row, tiles of ow pixels x
+// oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile
+// unrolled and the channel block vectorized. The padded input is copied per tile and
+// input-channel block (a few KiB, vectorized along the channels), never whole.
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
+    using namespace conv_detail;
+    check_epilogue("schedule_conv2d_nchwc", op, out);
+    int64_t OW = 0, oc_bn = 0;
+    ir::as_const_int(op.shape()[3], &OW);
+    ir::as_const_int(op.shape()[4], &oc_bn);
+    Tensor pad = pad_stage_of(op);
+    Tensor acc = tile_accumulator(s, op, out);
+
+    auto [xo, xi] = s[out].split(out.axis(3), conv_row_tile(OW, oc_bn));
+    s[out].reorder({out.axis(0), out.axis(1), out.axis(2), xo, xi, out.axis(4)});
+    s[out].vectorize(out.axis(4));
+    IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2));
+    s[out].parallel(rows);
+
+    s[acc].compute_at(s[out], xo);
+    IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
+    s[acc].reorder({ico, kh, kw, ici, acc.axis(3), acc.axis(4)});
+    s[acc].unroll(acc.axis(3));
+    s[acc].vectorize(acc.axis(4));
+    if (pad.defined()) {
+        s[pad].compute_at(s[acc], ico);
+        s[pad].vectorize(pad.axis(4));
+    }
+}
+
+// Parallel over (batch, channel block, chunk of output rows); the chunk's padded rows are
+// copied once, then each tile of pixels accumulates its taps (unrolled) in registers.
+void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
+    using namespace conv_detail;
+    check_epilogue("schedule_depthwise_conv2d_nchwc", op, out);
+    int64_t OH = 0, OW = 0, bn = 0;
+    ir::as_const_int(op.shape()[2], &OH);
+    ir::as_const_int(op.shape()[3], &OW);
+    ir::as_const_int(op.shape()[4], &bn);
+    Tensor pad = pad_stage_of(op);
+    Tensor acc = tile_accumulator(s, op, out);
+
+    auto [yo, yi] = s[out].split(out.axis(2), tile_extent(OH, 8));
+    auto [xo, xi] = s[out].split(out.axis(3), conv_row_tile(OW, bn));
+    s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
+    s[out].vectorize(out.axis(4));
+    IterVar chunks = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), yo);
+    s[out].parallel(chunks);
+
+    s[acc].compute_at(s[out], xo);
+    IterVar kh = acc.reduce_axis(0), kw = acc.reduce_axis(1);
+    s[acc].reorder({kh, kw, acc.axis(3), acc.axis(4)});
+    s[acc].unroll(kw);
+    s[acc].unroll(acc.axis(3));
+    s[acc].vectorize(acc.axis(4));
+    if (pad.defined()) {
+        s[pad].compute_at(s[out], chunks);
+        s[pad].vectorize(pad.axis(4));
+    }
+}
+
+}  // namespace weft::topi

@@ -1,0 +1,152 @@
+// The blocked layout: layout transforms (round trip, zero-filled padding channels), weight
+// packing, conv2d_nchwc and depthwise_conv2d_nchwc with their default schedules against the
+// NCHW reference, with channels that do not fill a block and the fused epilogue.
+#include "conv_reference.hpp"
+
+using namespace weft;
+using namespace conv_test;
+
+namespace {
+
+// Runs a one-output computation with the given inputs into a new buffer of out's shape.
+template <class... In>
+Buffer<float> run(Schedule& s, const std::vector<Argument>& args, const Tensor& out, const In&... in) {
+    Kernel k = build(s, args);
+    Buffer<float> y(shape_of(out));
+    k(in..., y);
+    return y;
+}
+
+Buffer<float> transform(const Tensor& in_t, const Tensor& out, const Buffer<float>& in) {
+    Schedule s = create_schedule(out);
+    topi::schedule_layout_transform(s, out);
+    return run(s, {in_t, out}, out, in);
+}
+
+struct BlockedCase {
+    int64_t N, C, H, W, O, KH, KW, ic_bn, oc_bn;
+    Conv2dParams p;
+};
+
+// NCHW data and OIHW weights go through the transforms (outside the checked kernel, as a
+// caller would), the blocked conv runs with its default schedule, the result comes back
+// to NCHW and is compared with the reference.
+void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed) {
+    CAPTURE(k.N); CAPTURE(k.C); CAPTURE(k.H); CAPTURE(k.W); CAPTURE(k.O); CAPTURE(k.KH); CAPTURE(k.KW);
+    CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.dilation.h);
+    CAPTURE(k.p.padding.top); CAPTURE(k.p.padding.left); CAPTURE(k.p.padding.bottom); CAPTURE(k.p.padding.right);
+    auto x = random_buffer({k.N, k.C, k.H, k.W}, seed), w = random_buffer({k.O, k.C, k.KH, k.KW}, seed + 1);
+    auto bias = random_buffer({k.O}, seed + 2);
+
+    Tensor X = placeholder({k.N, k.C, k.H, k.W}, f32, "X"), Wt = placeholder({k.O, k.C, k.KH, k.KW}, f32, "W");
+    Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, k.ic_bn);
+    Tensor Wc = topi::pack_conv2d_weight_nchwc(Wt, k.ic_bn, k.oc_bn);
+    Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
+
+    const int64_t OB = (k.O + k.oc_bn - 1) / k.oc_bn;
+    Buffer<float> bc({OB, k.oc_bn});  // bias in blocks; the padding channels get a bias too
+    for (int64_t o = 0; o < OB * k.oc_bn; ++o) bc.data()[o] = o < k.O ? bias.data()[o] : 0.25f;
+
+    Tensor XcIn = placeholder({k.N, (k.C + k.ic_bn - 1) / k.ic_bn, k.H, k.W, k.ic_bn}, f32, "Xc");
+    Tensor WcIn = placeholder(Wc.shape(), f32, "Wc"), B = placeholder({OB, k.oc_bn}, f32, "B");
+    Tensor conv = topi::conv2d_nchwc(XcIn, WcIn, k.p);
+    Tensor out = epilogue ? topi::bias_add_nchwc(conv, B, true) : conv;
+    Schedule s = create_schedule(out);
+    topi::schedule_conv2d_nchwc(s, conv, out);
+    Buffer<float> yc = epilogue ? run(s, {XcIn, WcIn, B, out}, out, xc, wc, bc) : run(s, {XcIn, WcIn, out}, out, xc, wc);
+
+    Tensor YcIn = placeholder(out.shape(), f32, "Yc");
+    Buffer<float> y = transform(YcIn, topi::layout_transform_nchwc_to_nchw(YcIn, k.O), yc);
+    CHECK(max_rel_error(y.data(), ref_conv2d(x, w, k.p, epilogue ? bias.data() : nullptr, epilogue)) < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("layout transforms: NCHW to NCHWc and back with a partial last block") {
+    for (int64_t bn : {1, 4, 16}) {
+        CAPTURE(bn);
+        const int64_t N = 2, C = 7, H = 3, W = 5;
+        auto x = random_buffer({N, C, H, W}, 3);
+        Tensor X = placeholder({N, C, H, W}, f32, "X");
+        Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, bn);
+        Buffer<float> xc = transform(X, Xc, x);
+        // Element (n, c, y, x) sits at block c / bn, lane c % bn; the rest of the last block is 0.
+        const int64_t CB = (C + bn - 1) / bn;
+        bool placed = true;
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < CB * bn; ++c)
+                for (int64_t i = 0; i < H; ++i)
+                    for (int64_t j = 0; j < W; ++j)
+                        placed = placed && xc(n, c / bn, i, j, c % bn) == (c < C ? x(n, c, i, j) : 0.f);
+        CHECK(placed);
+        Tensor XcIn = placeholder(Xc.shape(), f32, "Xc");
+        Buffer<float> back = transform(XcIn, topi::layout_transform_nchwc_to_nchw(XcIn, C), xc);
+        CHECK(std::equal(back.data(), back.data() + back.size(), x.data()));
+    }
+}
+
+TEST_CASE("pack_conv2d_weight_nchwc: blocks of input and output channels") {
+    const int64_t O = 5, I = 3, KH = 2, KW = 3, ic_bn = 2, oc_bn = 4;
+    auto w = random_buffer({O, I, KH, KW}, 5);
+    Tensor Wt = placeholder({O, I, KH, KW}, f32, "W");
+    Buffer<float> wc = transform(Wt, topi::pack_conv2d_weight_nchwc(Wt, ic_bn, oc_bn), w);
+    bool placed = true;
+    for (int64_t o = 0; o < 2 * oc_bn; ++o)
+        for (int64_t i = 0; i < 2 * ic_bn; ++i)
+            for (int64_t a = 0; a < KH; ++a)
+                for (int64_t b = 0; b < KW; ++b)
+                    placed = placed && wc(o / oc_bn, i / ic_bn, a, b, i % ic_bn, o % oc_bn) ==
+                                           (o < O && i < I ? w(o, i, a, b) : 0.f);
+    CHECK(placed);
+}
+
+TEST_CASE("conv2d_nchwc: ResNet-like layers in miniature") {
+    auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
+    check_conv2d_nchwc({1, 32, 14, 14, 32, 3, 3, 16, 16, pad1}, false, 1);   // 3x3 pad 1
+    check_conv2d_nchwc({1, 32, 9, 9, 64, 1, 1, 16, 16, {}}, true, 2);        // 1x1, epilogue
+    check_conv2d_nchwc({1, 16, 7, 7, 64, 3, 3, 16, 32, pad1}, true, 3);      // narrow rows, oc_bn 32
+    check_conv2d_nchwc({1, 3, 23, 23, 16, 7, 7, 3, 16, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}}, false, 4);
+}
+
+TEST_CASE("conv2d_nchwc: random shapes, attributes and blocks") {
+    Dice dice(11);
+    for (int i = 0; i < 6; ++i) {
+        BlockedCase k{};
+        k.N = dice(1, 2);
+        k.C = dice(1, 19);
+        k.O = dice(1, 19);
+        k.ic_bn = dice(1, 8);
+        k.oc_bn = std::vector<int64_t>{1, 3, 8, 16}[size_t(dice(0, 3))];
+        k.KH = dice(1, 3);
+        k.KW = dice(1, 3);
+        k.p.stride = {dice(1, 2), dice(1, 2)};
+        k.p.dilation = {dice(1, 2), dice(1, 2)};
+        k.p.padding = {dice(0, 2), dice(0, 1), dice(0, 1), dice(0, 2)};
+        k.H = dice(1, 9) + (k.KH - 1) * k.p.dilation.h;
+        k.W = dice(1, 37) + (k.KW - 1) * k.p.dilation.w;
+        check_conv2d_nchwc(k, i % 2 == 1, 200 + uint64_t(i));
+    }
+}
+
+TEST_CASE("depthwise_conv2d_nchwc: 3x3 with padding, stride 1 and 2, a partial block") {
+    for (int64_t stride : {1, 2}) {
+        const int64_t N = 1, C = 21, H = 17, W = 29, bn = 16;
+        Conv2dParams p{.stride = {stride, stride}, .padding = {1, 1, 1, 0}};
+        auto x = random_buffer({N, C, H, W}, 21), w = random_buffer({C, 1, 3, 3}, 22);
+        Tensor X = placeholder({N, C, H, W}, f32, "X"), Wt = placeholder({C, 1, 3, 3}, f32, "W");
+        Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, bn);
+        Tensor Wc = topi::pack_depthwise_weight_nchwc(Wt, bn);
+        Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
+
+        Tensor XcIn = placeholder(Xc.shape(), f32, "Xc"), WcIn = placeholder(Wc.shape(), f32, "Wc");
+        Tensor out = topi::depthwise_conv2d_nchwc(XcIn, WcIn, p);
+        Schedule s = create_schedule(out);
+        topi::schedule_depthwise_conv2d_nchwc(s, out);
+        Buffer<float> yc = run(s, {XcIn, WcIn, out}, out, xc, wc);
+
+        Tensor YcIn = placeholder(out.shape(), f32, "Yc");
+        Buffer<float> y = transform(YcIn, topi::layout_transform_nchwc_to_nchw(YcIn, C), yc);
+        p.groups = C;
+        CHECK(max_rel_error(y.data(), ref_conv2d(x, w, p)) < 1e-4);
+    }
+}
