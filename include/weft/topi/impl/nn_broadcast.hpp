@@ -1,0 +1,117 @@
+// Definitions of topi/broadcast.hpp: numpy broadcasting and the binary arithmetic on it.
+#pragma once
+#include "weft/topi/broadcast.hpp"
+#include "weft/topi/impl/nn_detail.hpp"
+
+namespace weft::topi {
+
+namespace {
+
+std::string shape_str(const std::vector<Expr>& shape) {
+    std::ostringstream os;
+    os << "{";
+    for (size_t d = 0; d < shape.size(); ++d) os << (d ? ", " : "") << shape[d];
+    os << "}";
+    return os.str();
+}
+
+bool is_one_dim(const Expr& e) { return ir::is_one(e); }
+
+// The index into a tensor of shape `in` (right-aligned in the broadcast result) for the
+// result's indices `out_idx`: missing leading dimensions dropped, dimensions of 1 read at 0.
+std::vector<Expr> broadcast_index(const std::vector<Expr>& in, const std::vector<Expr>& out_shape,
+                                  const std::vector<Expr>& out_idx) {
+    size_t skip = out_idx.size() - in.size();
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < in.size(); ++d)
+        idx.push_back(is_one_dim(in[d]) && !is_one_dim(out_shape[skip + d]) ? make_int(0) : out_idx[skip + d]);
+    return idx;
+}
+
+using Combine = std::function<Expr(Expr, Expr)>;
+
+Tensor broadcast_binary(const Tensor& a, const Tensor& b, const Combine& f, const std::string& op) {
+    nn_detail::check_defined(a, op, "first");
+    nn_detail::check_defined(b, op, "second");
+    WEFT_CHECK(a.dtype() == b.dtype(), op, ": '", a.name(), "' has dtype ", a.dtype().str(), " but '", b.name(),
+               "' has ", b.dtype().str(), "; cast one of them first");
+    std::vector<Expr> sa = a.shape(), sb = b.shape();
+    std::vector<Expr> shape = broadcast_shape(sa, sb, op);
+    return nn_detail::compute_nd(
+        shape, [&](const std::vector<Expr>& i) {
+            return f(a.at(broadcast_index(sa, shape, i)), b.at(broadcast_index(sb, shape, i)));
+        },
+        op);
+}
+
+Tensor with_scalar(const Tensor& a, const Expr& scalar, bool scalar_first, const Combine& f, const std::string& op) {
+    nn_detail::check_defined(a, op);
+    WEFT_CHECK(scalar.defined(), op, ": the scalar operand is undefined");
+    WEFT_CHECK(scalar.type().is_scalar() && !scalar.type().is_handle(), op, ": the scalar operand has type ",
+               scalar.type().str(), "; it must be a number or a scalar Var");
+    return nn_detail::compute_nd(
+        a.shape(), [&](const std::vector<Expr>& i) { return scalar_first ? f(scalar, a.at(i)) : f(a.at(i), scalar); },
+        op);
+}
+
+Expr add_e(Expr x, Expr y) { return x + y; }
+Expr sub_e(Expr x, Expr y) { return x - y; }
+Expr mul_e(Expr x, Expr y) { return x * y; }
+Expr div_e(Expr x, Expr y) { return x / y; }
+Expr pow_e(Expr x, Expr y) { return ir::pow(x, y); }
+Expr max_e(Expr x, Expr y) { return ir::max(x, y); }
+Expr min_e(Expr x, Expr y) { return ir::min(x, y); }
+
+}  // namespace
+
+std::vector<Expr> broadcast_shape(const std::vector<Expr>& a, const std::vector<Expr>& b, const std::string& op) {
+    size_t n = std::max(a.size(), b.size());
+    std::vector<Expr> out(n);
+    for (size_t k = 0; k < n; ++k) {  // k counts from the last dimension
+        bool has_a = k < a.size(), has_b = k < b.size();
+        Expr da = has_a ? a[a.size() - 1 - k] : Expr(), db = has_b ? b[b.size() - 1 - k] : Expr();
+        Expr& o = out[n - 1 - k];
+        if (!has_a) o = db;
+        else if (!has_b) o = da;
+        else if (is_one_dim(da)) o = db;
+        else if (is_one_dim(db)) o = da;
+        else if (nn_detail::same_extent(da, db)) o = da;
+        else {
+            int64_t va, vb;
+            bool both_const = ir::as_const_int(da, &va) && ir::as_const_int(db, &vb);
+            WEFT_CHECK(false, op, ": shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast: dimension ",
+                       int64_t(n - 1 - k), " of the result would need ", da, " == ", db,
+                       both_const ? " (each pair of trailing dimensions must be equal or 1)"
+                                  : " (symbolic dimensions broadcast only with 1 or the same Var)");
+        }
+    }
+    return out;
+}
+
+#define WEFT_TOPI_BINARY(NAME, FN)                                                                        \
+    Tensor NAME(const Tensor& a, const Tensor& b) { return broadcast_binary(a, b, FN, #NAME); }          \
+    Tensor NAME(const Tensor& a, Expr b) { return with_scalar(a, b, false, FN, #NAME); }                 \
+    Tensor NAME(Expr a, const Tensor& b) { return with_scalar(b, a, true, FN, #NAME); }
+
+WEFT_TOPI_BINARY(add, add_e)
+WEFT_TOPI_BINARY(sub, sub_e)
+WEFT_TOPI_BINARY(mul, mul_e)
+WEFT_TOPI_BINARY(div, div_e)
+WEFT_TOPI_BINARY(maximum, max_e)
+WEFT_TOPI_BINARY(minimum, min_e)
+#undef WEFT_TOPI_BINARY
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+    nn_detail::check_float(a, "pow", "first");
+    return broadcast_binary(a, b, pow_e, "pow");
+}
+Tensor pow(const Tensor& a, Expr b) {
+    nn_detail::check_float(a, "pow", "base");
+    return with_scalar(a, b, false, pow_e, "pow");
+}
+Tensor pow(Expr a, const Tensor& b) {
+    nn_detail::check_float(b, "pow", "exponent");
+    return with_scalar(b, a, true, pow_e, "pow");
+}
+
+}  // namespace weft::topi

@@ -1,0 +1,189 @@
+// Definitions of topi/reduction.hpp: sum, mean, max, min, prod over axes, and their schedule.
+#pragma once
+#include <algorithm>
+
+#include "weft/topi/impl/nn_detail.hpp"
+#include "weft/topi/impl/nn_injective.hpp"
+#include "weft/topi/reduction.hpp"
+
+namespace weft::topi {
+
+namespace nn_detail {
+
+using ReduceFn = Expr (*)(Expr, const std::vector<IterVar>&, Expr);
+
+// The reduction of x over `axes` (see reduction.hpp for the conventions).
+inline Tensor reduce(const Tensor& x, std::vector<int> axes, bool keepdims, ReduceFn fn, const std::string& op) {
+    check_defined(x, op);
+    const int ndim = x.ndim();
+    if (axes.empty())
+        for (int d = 0; d < ndim; ++d) axes.push_back(d);
+    std::vector<bool> reduced(size_t(ndim), false);
+    for (int a : axes) {
+        int d = normalize_axis(a, ndim, op);
+        WEFT_CHECK(!reduced[size_t(d)], op, ": axis ", a, " is listed twice (as dimension ", d, ")");
+        reduced[size_t(d)] = true;
+    }
+    std::vector<Expr> in_shape = x.shape(), shape;
+    std::vector<IterVar> raxes = std::vector<IterVar>(size_t(ndim));
+    for (int d = 0; d < ndim; ++d) {
+        if (reduced[size_t(d)]) {
+            raxes[size_t(d)] = te::reduce_axis(make_int(0), in_shape[size_t(d)], "k" + std::to_string(d));
+            if (keepdims) shape.push_back(make_int(1));
+        } else {
+            shape.push_back(in_shape[size_t(d)]);
+        }
+    }
+    const bool all_dropped = shape.empty();
+    if (all_dropped) shape.push_back(make_int(1));
+    return compute_nd(
+        shape, [&](const std::vector<Expr>& out) {
+            std::vector<Expr> idx;
+            std::vector<IterVar> over;
+            size_t o = 0;
+            for (int d = 0; d < ndim; ++d) {
+                if (reduced[size_t(d)]) {
+                    idx.push_back(raxes[size_t(d)].var());
+                    over.push_back(raxes[size_t(d)]);
+                    if (keepdims) ++o;
+                } else {
+                    idx.push_back(out[o++]);
+                }
+            }
+            return fn(x.at(idx), over, Expr());
+        },
+        op);
+}
+
+inline Expr sum_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::sum(e, a, w); }
+inline Expr max_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::max(e, a, w); }
+inline Expr min_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::min(e, a, w); }
+inline Expr prod_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::prod(e, a, w); }
+
+// The reduce axis of `red` that its source reads in the last dimension of some tensor
+// (the one to vectorize along), if any.
+inline IterVar innermost_reduce_axis(const Tensor& red) {
+    IterVar found;
+    for (auto& body : red.op()->body)
+        ir::post_order_visit(body, [&](const ir::Object* node) {
+            if (node->kind != ir::NodeKind::ProducerLoad) return;
+            auto* load = static_cast<const ir::ProducerLoad*>(node);
+            if (load->indices.empty()) return;
+            for (auto& k : red.op()->reduce_axis)
+                if (load->indices.back().get() == k.var().get()) found = k;
+        });
+    return found;
+}
+
+// Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension)
+// without reassociating: rfactor keeps one partial result per vector lane, reduced over the
+// other reduce loops with the lanes innermost; `red` then combines the lanes. Returns the
+// factored tensor, or an undefined one when k's extent is not a multiple of the vector width
+// (the partial results' guard would depend on the lane, which stays serial).
+inline Tensor rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k) {
+    const int lanes = vector_lanes(red.dtype());
+    int64_t extent;
+    if (!const_extent(k.dom().extent, &extent) || extent % lanes != 0 || extent < 2 * lanes) return Tensor();
+    auto [ko, ki] = s[red].split(k, lanes);
+    Tensor rf = s.rfactor(red, ki);
+    Stage st = s[rf];
+    std::vector<IterVar> leaves = st.leaf_iter_vars();
+    IterVar kept = rf.op()->axis.back();
+    std::vector<IterVar> order;
+    for (auto& iv : leaves)
+        if (!iv.same_as(kept)) order.push_back(iv);
+    order.push_back(kept);
+    st.reorder(order);
+    st.vectorize(kept);
+    return rf;
+}
+
+// The reduction stage of an op: the op itself, or the reduction it reads (mean).
+inline Tensor find_reduction(const Tensor& op, const std::string& who) {
+    if (op.op()->is_reduction()) return op;
+    for (auto& in : compute_inputs(op))
+        if (in.op()->is_reduction()) return in;
+    WEFT_CHECK(false, who, ": '", op.name(), "' is not a reduction and reads none");
+    return Tensor();
+}
+
+}  // namespace nn_detail
+
+Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+    return nn_detail::reduce(x, axes, keepdims, nn_detail::sum_fn, "sum");
+}
+
+Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+    nn_detail::check_float(x, "mean");
+    Tensor total = nn_detail::reduce(x, axes, keepdims, nn_detail::sum_fn, "mean.sum");
+    int64_t in = nn_detail::const_size(x.shape()), out = nn_detail::const_size(total.shape());
+    Expr count;
+    if (in > 0 && out > 0) {
+        count = ir::make_const(x.dtype(), double(in / out));
+    } else {  // symbolic: the product of the reduced extents
+        count = ir::make_const(x.dtype(), 1.0);
+        std::vector<Expr> shape = x.shape();
+        std::vector<int> list = axes;
+        if (list.empty())
+            for (int d = 0; d < x.ndim(); ++d) list.push_back(d);
+        for (int a : list) count = count * ir::cast(x.dtype(), shape[size_t(nn_detail::normalize_axis(a, x.ndim(), "mean"))]);
+    }
+    return nn_detail::compute_nd(total.shape(), [&](const std::vector<Expr>& i) { return total.at(i) / count; }, "mean");
+}
+
+Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+    return nn_detail::reduce(x, axes, keepdims, nn_detail::max_fn, "max");
+}
+
+Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+    return nn_detail::reduce(x, axes, keepdims, nn_detail::min_fn, "min");
+}
+
+Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+    return nn_detail::reduce(x, axes, keepdims, nn_detail::prod_fn, "prod");
+}
+
+void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out) {
+    using namespace nn_detail;
+    check_defined(op, "schedule_reduce", "op");
+    check_defined(out, "schedule_reduce", "output");
+    Tensor red = find_reduction(op, "schedule_reduce");
+    inline_injective_inputs(s, red);  // the producers of the reduction fuse into it
+    if (!out.same_as(red)) inline_injective_inputs(s, out);
+    const int64_t work = const_size(red.op().input_tensors().at(0).shape());
+    const bool parallel = work < 0 || work >= kMinParallelElements;
+
+    IterVar k = innermost_reduce_axis(red);
+    if (k.defined()) {
+        // The reduction runs along memory: one row loop over the output, the reduction
+        // (vectorized by lanes) inside it.
+        Tensor rf = rfactor_lanes(s, red, k);
+        std::vector<IterVar> axes;
+        for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
+        IterVar rows = fuse_all(s[out], axes);
+        if (parallel) s[out].parallel(rows);
+        if (!out.same_as(red)) s[red].compute_at(s[out], rows);
+        if (rf.defined()) s[rf].compute_at(s[out], rows);
+        return;
+    }
+    // The reduction runs across memory: the innermost data axis is the vector axis, inside
+    // the reduce loops, which stream whole vectors of the input.
+    InjectiveLoops loops = vectorize_injective(s, out, false);
+    auto lane_innermost = [](Stage st, const IterVar& lane) {
+        std::vector<IterVar> order;
+        for (auto& iv : st.leaf_iter_vars())
+            if (!iv.same_as(lane)) order.push_back(iv);
+        order.push_back(lane);
+        st.reorder(order);
+    };
+    if (out.same_as(red)) {
+        lane_innermost(s[red], loops.lane);
+        return;
+    }
+    s[red].compute_at(s[out], loops.block);
+    IterVar last = red.op()->axis.back();
+    lane_innermost(s[red], last);
+    s[red].vectorize(last);
+}
+
+}  // namespace weft::topi

@@ -1,0 +1,105 @@
+// Row-wise building blocks shared by softmax, log_softmax and layer_norm: the shape of the
+// per-row statistics, indexing them, and scheduling the statistics inside a row loop.
+#pragma once
+#include "weft/topi/impl/nn_reduction.hpp"
+
+namespace weft::topi::nn_detail {
+
+// `shape` without dimension `axis` ({1} when nothing is left).
+inline std::vector<Expr> drop_axis(const std::vector<Expr>& shape, int axis) {
+    std::vector<Expr> out;
+    for (int d = 0; d < int(shape.size()); ++d)
+        if (d != axis) out.push_back(shape[size_t(d)]);
+    if (out.empty()) out.push_back(make_int(1));
+    return out;
+}
+
+// Indices `idx` without position `axis` ({0} when nothing is left), to read a statistic.
+inline std::vector<Expr> drop_index(const std::vector<Expr>& idx, int axis) {
+    std::vector<Expr> out;
+    for (int d = 0; d < int(idx.size()); ++d)
+        if (d != axis) out.push_back(idx[size_t(d)]);
+    if (out.empty()) out.push_back(make_int(0));
+    return out;
+}
+
+// `idx` with `k` inserted at position `axis` (idx comes from drop_axis's shape).
+inline std::vector<Expr> with_index(const std::vector<Expr>& idx, int axis, int ndim, Expr k) {
+    std::vector<Expr> out;
+    if (ndim == 1) return {k};
+    for (int d = 0, o = 0; d < ndim; ++d) out.push_back(d == axis ? k : idx[size_t(o++)]);
+    return out;
+}
+
+// A statistic `red` of each row, computed inside the row loop `rows` of `out`. Vectorized
+// along the row by rfactor (one partial result per lane) when the row is contiguous and its
+// length allows it; across rows (its last data axis the vector, inside the reduce loops)
+// when the reduced axis is not the innermost one.
+inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows) {
+    IterVar k = innermost_reduce_axis(red);
+    Tensor rf = k.defined() ? rfactor_lanes(s, red, k) : Tensor();
+    if (!k.defined()) {
+        Stage st = s[red];
+        auto [o, lane] = st.split(red.axis(red.ndim() - 1), vector_lanes(red.dtype()));
+        std::vector<IterVar> order;
+        for (auto& iv : st.leaf_iter_vars())
+            if (!iv.same_as(lane)) order.push_back(iv);
+        order.push_back(lane);
+        st.reorder(order);
+        st.vectorize(lane);
+    }
+    if (rows.defined()) {
+        s[red].compute_at(s[out], rows);
+        if (rf.defined()) s[rf].compute_at(s[out], rows);
+    }
+}
+
+// An element-wise stage of a whole row (shape = out's), computed inside the row loop and
+// vectorized along its last axis.
+inline void elementwise_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
+    if (rows.defined()) s[t].compute_at(s[out], rows);
+    auto [o, lane] = s[t].split(t.axis(t.ndim() - 1), vector_lanes(t.dtype()));
+    s[t].vectorize(lane);
+}
+
+// A one-value-per-row stage computed inside the row loop.
+inline void scalar_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
+    if (rows.defined()) s[t].compute_at(s[out], rows);
+}
+
+// The compute stage among `t`'s inputs named `name` (the statistics' stages are named
+// "<op>.<what>" by their operator).
+inline Tensor input_named(const Tensor& t, const std::string& name, const std::string& who) {
+    std::vector<Tensor> todo{t};
+    while (!todo.empty()) {
+        Tensor cur = todo.back();
+        todo.pop_back();
+        for (auto& in : compute_inputs(cur)) {
+            if (in.op()->name == name) return in;
+            todo.push_back(in);
+        }
+    }
+    WEFT_CHECK(false, who, ": '", t.name(), "' does not read a stage named '", name,
+               "'; pass the tensor the operator returned");
+    return Tensor();
+}
+
+// The row loop of `out` over its first `lead` axes (fused, parallel when there is enough
+// work; undefined when lead == 0), and its remaining axes fused and split into vectors.
+inline IterVar row_loops(Schedule& s, const Tensor& out, int lead) {
+    Stage st = s[out];
+    std::vector<IterVar> axes;
+    for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
+    IterVar rows;
+    if (lead > 0) {
+        rows = fuse_all(st, std::vector<IterVar>(axes.begin(), axes.begin() + lead));
+        int64_t size = const_size(out.shape());
+        if (size < 0 || size >= kMinParallelElements) st.parallel(rows);
+    }
+    IterVar row = fuse_all(st, std::vector<IterVar>(axes.begin() + lead, axes.end()));
+    auto [o, lane] = st.split(row, vector_lanes(out.dtype()));
+    st.vectorize(lane);
+    return rows;
+}
+
+}  // namespace weft::topi::nn_detail

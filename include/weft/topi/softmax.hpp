@@ -1,0 +1,21 @@
+// topi: softmax and log_softmax along one axis, numerically stable (the maximum along the
+// axis is subtracted before exp).
+#pragma once
+#include "weft/schedule/schedule.hpp"
+#include "weft/te/compute.hpp"
+
+namespace weft::topi {
+
+// exp(x - max) / sum(exp(x - max)) along `axis` (negative counts from the end). Float only.
+Tensor softmax(const Tensor& x, int axis = -1);
+// x - max - log(sum(exp(x - max))) along `axis`.
+Tensor log_softmax(const Tensor& x, int axis = -1);
+
+// Default CPU schedules: parallel over the rows (the other axes), one vectorized pass per
+// statistic, computed inside the row loop. `out` is `op` or an element-wise epilogue of it.
+void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_softmax(Schedule& s, const Tensor& op) { schedule_softmax(s, op, op); }
+void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_log_softmax(Schedule& s, const Tensor& op) { schedule_log_softmax(s, op, op); }
+
+}  // namespace weft::topi

@@ -1,0 +1,108 @@
+// softmax and log_softmax with their default schedules against double references.
+#include "nn_test_util.hpp"
+
+using namespace nn_test;
+
+namespace {
+
+// Softmax (or log-softmax) of x along `axis`, in double.
+std::vector<double> ref_softmax(const Buffer<float>& x, const Shape& shape, int axis, bool log_form) {
+    const int64_t n = shape[size_t(axis)];
+    int64_t inner = 1;
+    for (size_t d = size_t(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    const int64_t outer = numel(shape) / (n * inner);
+    std::vector<double> y(size_t(numel(shape)));
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+            auto at = [&](int64_t k) { return size_t((o * n + k) * inner + in); };
+            double mx = -INFINITY, total = 0;
+            for (int64_t k = 0; k < n; ++k) mx = std::max(mx, double(x.data()[at(k)]));
+            for (int64_t k = 0; k < n; ++k) total += std::exp(double(x.data()[at(k)]) - mx);
+            for (int64_t k = 0; k < n; ++k) {
+                double v = double(x.data()[at(k)]) - mx;
+                y[at(k)] = log_form ? v - std::log(total) : std::exp(v) / total;
+            }
+        }
+    return y;
+}
+
+void check_softmax(const Shape& shape, int axis, bool log_form, float lo, float hi, unsigned seed) {
+    Tensor X = placeholder(exprs(shape), f32, "X");
+    Tensor Y = log_form ? topi::log_softmax(X, axis) : topi::softmax(X, axis);
+    auto x = random_buffer(shape, seed, lo, hi);
+    auto y = run({X}, Y,
+                 [&](Schedule& s) { log_form ? topi::schedule_log_softmax(s, Y) : topi::schedule_softmax(s, Y); },
+                 {x}, shape);
+    int nd = int(shape.size());
+    auto want = ref_softmax(x, shape, axis < 0 ? axis + nd : axis, log_form);
+    std::string what = std::string(log_form ? "log_softmax " : "softmax ") + str(shape) + " axis " +
+                       std::to_string(axis);
+    check_close(y, want, what, 2e-5, log_form ? 2e-5 : 1e-7);
+}
+
+}  // namespace
+
+TEST_CASE("topi softmax along the last axis") {
+    unsigned seed = 1;
+    for (bool log_form : {false, true}) {
+        check_softmax({6, 1024}, -1, log_form, -3, 3, seed++);  // vectorized rows, rfactor
+        check_softmax({5, 17}, -1, log_form, -3, 3, seed++);    // a prime row length
+        check_softmax({3, 7}, 1, log_form, -3, 3, seed++);      // shorter than a vector
+        check_softmax({1, 1}, -1, log_form, -3, 3, seed++);
+        check_softmax({13}, 0, log_form, -3, 3, seed++);        // one row, no row loop
+        check_softmax({2, 3, 64}, -1, log_form, -3, 3, seed++);
+    }
+}
+
+TEST_CASE("topi softmax along other axes") {
+    unsigned seed = 20;
+    for (bool log_form : {false, true}) {
+        check_softmax({4, 9, 16}, 1, log_form, -3, 3, seed++);
+        check_softmax({7, 5}, 0, log_form, -3, 3, seed++);
+        check_softmax({2, 3, 5, 7}, -3, log_form, -3, 3, seed++);
+    }
+}
+
+TEST_CASE("topi softmax is stable for large inputs") {
+    // exp(200) overflows float32: only the max-subtracted form gets these right.
+    check_softmax({4, 64}, -1, false, 150, 200, 7);
+    check_softmax({4, 64}, -1, true, -200, -150, 8);
+}
+
+TEST_CASE("topi softmax on random shapes") {
+    std::mt19937 rng(5);
+    for (int rep = 0; rep < 4; ++rep) {
+        Shape shape = random_shape(rng, 1, 3, 4096);
+        int axis = std::uniform_int_distribution<int>(0, int(shape.size()) - 1)(rng);
+        check_softmax(shape, axis, rep % 2 == 1, -4, 4, 40 + unsigned(rep));
+    }
+}
+
+TEST_CASE("topi softmax schedule with an epilogue") {
+    const Shape shape{8, 48};
+    Tensor X = placeholder(exprs(shape), f32, "X");
+    Tensor P = topi::softmax(X);
+    Tensor Y = topi::mul(P, 3.0f);
+    auto x = random_buffer(shape, 9);
+    auto y = run({X}, Y, [&](Schedule& s) { topi::schedule_softmax(s, P, Y); }, {x}, shape);
+    auto want = ref_softmax(x, shape, 1, false);
+    for (auto& w : want) w *= 3;
+    check_close(y, want, "3 * softmax");
+}
+
+TEST_CASE("topi softmax schedule runs rows in parallel with vectorized statistics") {
+    Tensor X = placeholder({512, 1024}, f32, "X");
+    Tensor Y = topi::softmax(X);
+    Schedule s = create_schedule(Y);
+    topi::schedule_softmax(s, Y);
+    CHECK(stage_text(s, "softmax").find("i(parallel)") != std::string::npos);
+    // Each statistic: per-lane partial results (rfactor) in a vector, inside the row loop.
+    for (const char* stat : {"softmax.max.rf", "softmax.sum.rf", "softmax.exp"}) {
+        std::string text = stage_text(s, stat);
+        INFO(text);
+        CHECK(text.find("@softmax.i") != std::string::npos);
+        CHECK(text.find("(vectorized)") != std::string::npos);
+    }
+    std::string body = lowered(s, {X, Y});
+    CHECK(body.find("exp(X[ramp(") != std::string::npos);  // vector exp on whole vectors of x
+}
