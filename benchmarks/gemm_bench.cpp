@@ -1,0 +1,193 @@
+// SGEMM, C[M, N] = A[M, K] * B[K, N], all row-major float32: weft's topi::matmul with its
+// default schedule (B packed inside the kernel, as the peers pack it inside their calls)
+// against OpenBLAS (cblas_sgemm), oneDNN (the matmul primitive), Eigen (for 2 threads,
+// rows split over 2 std::threads: Eigen is built without OpenMP) and Halide 14 (JIT, a
+// hand-written schedule: B packed into column panels, register tiles, parallel panels).
+// Every set-up allocates and fills its own operands and compiles outside the timing.
+#include <Halide.h>
+#include <cblas.h>
+
+#include <Eigen/Core>
+#include <cstdlib>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <thread>
+#include <vector>
+#include <weft/topi/linalg.hpp>
+#include <weft/weft.hpp>
+
+#include "harness.hpp"
+
+namespace {
+
+struct Gemm {
+    int64_t M, N, K;
+    std::string name() const {
+        return "sgemm/" + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    }
+    double flops() const { return 2.0 * double(M) * double(N) * double(K); }
+};
+
+// The square sizes, the FC layer of a ResNet head (batch 1, 2048 -> 1000), a BERT-base
+// feed-forward layer (128 tokens, 768 -> 3072) and a 1x1 convolution of ResNet as a GEMM
+// (56 x 56 pixels, 576 -> 64).
+const Gemm kShapes[] = {{256, 256, 256},   {512, 512, 512},   {1024, 1024, 1024}, {2048, 2048, 2048},
+                        {1, 1000, 2048},   {128, 3072, 768},  {3136, 64, 576}};
+
+// 64-byte aligned float storage (a cache line; what weft's own buffers get).
+struct AlignedFloats {
+    explicit AlignedFloats(int64_t n)
+        : p(static_cast<float*>(std::aligned_alloc(64, size_t(n * 4 + 63) / 64 * 64)), std::free), size(size_t(n)) {}
+    float* data() const { return p.get(); }
+    std::unique_ptr<float, void (*)(void*)> p;
+    size_t size;
+};
+
+// The operands, row-major, filled once per set-up; every peer gets the same alignment.
+struct Operands {
+    AlignedFloats a, b, c;
+    explicit Operands(const Gemm& g) : a(g.M * g.K), b(g.K * g.N), c(g.M * g.N) {
+        bench::fill_random(a.data(), a.size, -1.f, 1.f, 1);
+        bench::fill_random(b.data(), b.size, -1.f, 1.f, 2);
+    }
+};
+
+// ---- weft -----------------------------------------------------------------------------
+
+bench::Runner weft_gemm(const Gemm& g) {
+    using namespace weft;
+    Tensor A = placeholder({g.M, g.K}, f32, "A"), B = placeholder({g.K, g.N}, f32, "B");
+    Tensor C = topi::matmul(A, B);
+    Schedule s = create_schedule(C);
+    topi::schedule_matmul(s, C);
+    auto kernel = std::make_shared<Kernel>(build(s, {A, B, C}));
+    auto ops = std::make_shared<Operands>(g);
+    auto a = std::make_shared<Buffer<float>>(ops->a.data(), std::vector<int64_t>{g.M, g.K});
+    auto b = std::make_shared<Buffer<float>>(ops->b.data(), std::vector<int64_t>{g.K, g.N});
+    auto c = std::make_shared<Buffer<float>>(ops->c.data(), std::vector<int64_t>{g.M, g.N});
+    return [kernel, ops, a, b, c] { (*kernel)(*a, *b, *c); };  // ops owns the memory
+}
+
+// ---- OpenBLAS -------------------------------------------------------------------------
+
+bench::Runner openblas_gemm(const Gemm& g) {
+    auto ops = std::make_shared<Operands>(g);
+    return [g, ops] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(g.M), int(g.N), int(g.K), 1.f, ops->a.data(),
+                    int(g.K), ops->b.data(), int(g.N), 0.f, ops->c.data(), int(g.N));
+    };
+}
+
+// ---- oneDNN ---------------------------------------------------------------------------
+
+bench::Runner onednn_gemm(const Gemm& g) {
+    using namespace dnnl;
+    using tag = memory::format_tag;
+    using dt = memory::data_type;
+    auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
+    auto strm = std::make_shared<stream>(*eng);
+    memory::desc a_md({g.M, g.K}, dt::f32, tag::ab), b_md({g.K, g.N}, dt::f32, tag::ab), c_md({g.M, g.N}, dt::f32, tag::ab);
+    matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), *eng);
+    auto ops = std::make_shared<Operands>(g);
+    auto a = std::make_shared<memory>(a_md, *eng, ops->a.data());
+    auto b = std::make_shared<memory>(b_md, *eng, ops->b.data());
+    auto c = std::make_shared<memory>(c_md, *eng, ops->c.data());
+    auto mm = std::make_shared<matmul>(pd);
+    return [=] {
+        (void)ops;  // owns the memory
+        mm->execute(*strm, {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *b}, {DNNL_ARG_DST, *c}});
+        strm->wait();
+    };
+}
+
+// ---- Eigen ----------------------------------------------------------------------------
+
+bench::Runner eigen_gemm(const Gemm& g, int threads) {
+    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using Map = Eigen::Map<Matrix>;
+    auto ops = std::make_shared<Operands>(g);
+    // One part per thread: row blocks, or column blocks for a single row.
+    auto part = [g, ops, threads](int t) {
+        Map a(ops->a.data(), g.M, g.K), b(ops->b.data(), g.K, g.N), c(ops->c.data(), g.M, g.N);
+        if (g.M >= threads) {
+            int64_t lo = g.M * t / threads, hi = g.M * (t + 1) / threads;
+            c.middleRows(lo, hi - lo).noalias() = a.middleRows(lo, hi - lo) * b;
+        } else {
+            int64_t lo = g.N * t / threads, hi = g.N * (t + 1) / threads;
+            c.middleCols(lo, hi - lo).noalias() = a * b.middleCols(lo, hi - lo);
+        }
+    };
+    if (threads == 1) return [part] { part(0); };
+    return [part, threads] {
+        std::vector<std::thread> others;
+        for (int t = 1; t < threads; ++t) others.emplace_back(part, t);
+        part(0);
+        for (auto& th : others) th.join();
+    };
+}
+
+// ---- Halide ---------------------------------------------------------------------------
+
+// The JIT runtime's thread count (it exists once a pipeline has been compiled).
+void set_halide_threads(int n) {
+    for (auto& m : Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_jit_target_from_environment(), false)) {
+        auto sym = m.find_symbol_by_name("halide_set_num_threads");
+        if (sym.address) reinterpret_cast<int (*)(int)>(sym.address)(n);
+    }
+}
+
+// Halide's buffers are indexed innermost first: A is a(k, i), B b(j, k), C c(j, i). B is
+// packed into panels of 64 columns, computed per panel; each 64 x 6 tile of C accumulates
+// in registers over the whole K (columns vectorized, rows unrolled); panels in parallel.
+bench::Runner halide_gemm(const Gemm& g, int threads) {
+    using namespace Halide;
+    const int M = int(g.M), N = int(g.N), K = int(g.K);
+    const int vec = 16, nr = N >= 64 ? 64 : N >= vec ? vec : N, mr = std::min(M, 6);
+    auto a = std::make_shared<Buffer<float>>(K, M);
+    auto b = std::make_shared<Buffer<float>>(N, K);
+    auto c = std::make_shared<Buffer<float>>(N, M);
+    bench::fill_random(a->data(), size_t(a->number_of_elements()), -1.f, 1.f, 1);
+    bench::fill_random(b->data(), size_t(b->number_of_elements()), -1.f, 1.f, 2);
+
+    Var x("x"), y("y"), xi("xi"), yi("yi"), xo("xo"), yo("yo"), p("p"), k("k");
+    Func b_zero = BoundaryConditions::constant_exterior(*b, 0.f);
+    Func packed("packed");
+    packed(xi, k, p) = b_zero(p * nr + xi, k);
+    RDom r(0, K, "r");
+    Func prod("prod");
+    prod(xi, y, p) = 0.f;
+    prod(xi, y, p) += (*a)(r, y) * packed(xi, r, p);
+    Func out("out");
+    out(x, y) = prod(x % nr, y, x / nr);
+
+    out.split(x, xo, xi, nr, TailStrategy::GuardWithIf)
+        .split(y, yo, yi, mr, TailStrategy::GuardWithIf)
+        .reorder(xi, yi, yo, xo)
+        .vectorize(xi, std::min(nr, vec), TailStrategy::GuardWithIf)
+        .parallel(xo);
+    prod.compute_at(out, yo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
+    prod.update().reorder(xi, y, r).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
+    packed.compute_at(out, xo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec));
+    out.compile_jit(get_jit_target_from_environment());
+    set_halide_threads(threads);
+    auto fn = std::make_shared<Func>(out);
+    return [fn, c] { fn->realize(*c); };
+}
+
+void register_gemms() {
+    bench::on_set_threads(set_halide_threads);
+    for (const Gemm& g : kShapes) {
+        bench::Case c{g.name(), bench::Unit::Flops, g.flops()};
+        for (int t : {1, 2}) {
+            bench::add(c, "weft", t, [g] { return weft_gemm(g); });
+            bench::add(c, "openblas", t, [g] { return openblas_gemm(g); });
+            bench::add(c, "onednn", t, [g] { return onednn_gemm(g); });
+            bench::add(c, "eigen", t, [g, t] { return eigen_gemm(g, t); });
+            bench::add(c, "halide", t, [g, t] { return halide_gemm(g, t); });
+        }
+    }
+}
+
+const bool registered = (register_gemms(), true);
+
+}  // namespace
