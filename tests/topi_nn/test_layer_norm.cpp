@@ -34,6 +34,7 @@ void check_layer_norm(const Shape& shape, int normalized, double eps, unsigned s
 TEST_CASE("topi layer_norm over trailing axes") {
     check_layer_norm({6, 1024}, 1, 1e-5, 1);   // vectorized rows, rfactor
     check_layer_norm({5, 17}, 1, 1e-5, 2);     // a prime row length
+    check_layer_norm({3, 40}, 1, 1e-5, 7);     // 8 partial results per row
     check_layer_norm({3, 5, 32}, 2, 1e-3, 3);  // two normalized axes
     check_layer_norm({13}, 1, 1e-5, 4);        // no row axes
     check_layer_norm({2, 3, 7}, 1, 0.0, 5);

@@ -103,4 +103,10 @@ TEST_CASE("topi schedule_reduce vectorizes a row sum with rfactor") {
     INFO(text);
     CHECK(text.find("(vectorized)") != std::string::npos);
     CHECK(lowered(s, {X, Y}).find("X[ramp(") != std::string::npos);
+    // A row of 40 = 5 x 8: 8 partial sums (ymm), not a serial loop.
+    Tensor X40 = placeholder({64, 40}, f32, "X");
+    Tensor Y40 = topi::sum(X40, {1});
+    Schedule s40 = create_schedule(Y40);
+    topi::schedule_reduce(s40, Y40);
+    CHECK(lowered(s40, {X40, Y40}).find("X[ramp(i * 40 + k1.outer * 8, 1, 8)]") != std::string::npos);
 }

@@ -47,6 +47,7 @@ TEST_CASE("topi softmax along the last axis") {
     for (bool log_form : {false, true}) {
         check_softmax({6, 1024}, -1, log_form, -3, 3, seed++);  // vectorized rows, rfactor
         check_softmax({5, 17}, -1, log_form, -3, 3, seed++);    // a prime row length
+        check_softmax({4, 40}, -1, log_form, -3, 3, seed++);    // 8 partial results per row
         check_softmax({3, 7}, 1, log_form, -3, 3, seed++);      // shorter than a vector
         check_softmax({1, 1}, -1, log_form, -3, 3, seed++);
         check_softmax({13}, 0, log_form, -3, 3, seed++);        // one row, no row loop

@@ -77,13 +77,16 @@ inline IterVar innermost_reduce_axis(const Tensor& red) {
 
 // Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension)
 // without reassociating: rfactor keeps one partial result per vector lane, reduced over the
-// other reduce loops with the lanes innermost; `red` then combines the lanes. Returns the
-// factored tensor, or an undefined one when k's extent is not a multiple of the vector width
-// (the partial results' guard would depend on the lane, which stays serial).
+// other reduce loops with the lanes innermost; `red` then combines the lanes. The lane count
+// is the widest power of two up to the host width that divides k's extent (a split that did
+// not divide would guard each lane, which stays serial). Returns the factored tensor, or an
+// undefined one when no width of at least 4 lanes fits.
 inline Tensor rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k) {
-    const int lanes = vector_lanes(red.dtype());
     int64_t extent;
-    if (!const_extent(k.dom().extent, &extent) || extent % lanes != 0 || extent < 2 * lanes) return Tensor();
+    if (!const_extent(k.dom().extent, &extent)) return Tensor();
+    int lanes = vector_lanes(red.dtype());
+    while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
+    if (lanes < 4) return Tensor();
     auto [ko, ki] = s[red].split(k, lanes);
     Tensor rf = s.rfactor(red, ki);
     Stage st = s[rf];
