@@ -79,6 +79,14 @@ Expr round(Expr x);  // halfway cases away from zero, like std::round
 // A call to a C function `name` (resolved at JIT time) returning `type`.
 Expr call_extern(DataType type, std::string name, std::vector<Expr> args);
 
+// A scalar repeated in `lanes` lanes.
+Expr broadcast(Expr v, int lanes);
+// The bits of v as type t (same total width: i8x64 <-> i32x16, f32 <-> i32).
+Expr reinterpret(DataType t, Expr v);
+// A call to an LLVM intrinsic by its full name, e.g. "llvm.x86.avx512.vpdpbusd.512"; for tensor
+// intrinsics' lowerings (te/tensor_intrin.hpp). The CPU backend only; LLVM checks the signature.
+Expr call_llvm_intrin(DataType type, std::string name, std::vector<Expr> args);
+
 // The names of the pure math intrinsics the backends implement.
 bool is_math_intrinsic(const std::string& name);
 

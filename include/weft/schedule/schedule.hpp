@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "weft/te/compute.hpp"
+#include "weft/te/tensor_intrin.hpp"
 
 namespace weft {
 
@@ -101,6 +102,12 @@ public:
     void compute_inline(std::source_location loc = std::source_location::current());
     // Computes the whole stage at the top level of the kernel (the default).
     void compute_root(std::source_location loc = std::source_location::current());
+    // Replaces the loop nest from `axis` inward by a tensor intrinsic (te/tensor_intrin.hpp).
+    // The loops inside `axis` must match the intrinsic's axes in order and extent (data axes
+    // to its data axes, reduce loops to its reduce axes) and compute what its description
+    // computes; lowering checks that and says what differs. The last primitive on the stage's loops.
+    void tensorize(const IterVar& axis, const TensorIntrin& intrin,
+                   std::source_location loc = std::source_location::current());
     // "global" (heap), "local" (stack/registers), "shared" (GPU shared memory).
     void set_scope(const std::string& scope, std::source_location loc = std::source_location::current());
 
@@ -187,6 +194,9 @@ struct StageNode {
     std::weak_ptr<StageNode> attach_stage;
     IterVar attach_ivar;
     std::string scope = "global";
+    IterVar tensorize_axis;  // with tensorize_intrin: the loop nest from here inward is replaced
+    TensorIntrin tensorize_intrin;
+    std::source_location tensorize_loc;
     bool is_output = false;
     ScheduleNode* schedule = nullptr;
 

@@ -399,6 +399,26 @@ Expr call_extern(DataType type, std::string name, std::vector<Expr> args) {
     return Call::make(type, std::move(name), std::move(args), Call::CallKind::Extern);
 }
 
+Expr broadcast(Expr v, int lanes) {
+    WEFT_CHECK(v.defined() && v.type().is_scalar(), "broadcast: the value must be a defined scalar");
+    WEFT_CHECK(lanes >= 1, "broadcast: lanes must be positive, got ", lanes);
+    return lanes == 1 ? v : Broadcast::make(std::move(v), lanes);
+}
+
+Expr reinterpret(DataType t, Expr v) {
+    WEFT_CHECK(v.defined(), "reinterpret: the value is undefined");
+    WEFT_CHECK(int(t.bits) * t.lanes == int(v.type().bits) * v.type().lanes, "reinterpret: ", v.type().str(), " (",
+               int(v.type().bits) * v.type().lanes, " bits) cannot be reinterpreted as ", t.str(), " (",
+               int(t.bits) * t.lanes, " bits)");
+    if (t == v.type()) return v;
+    return Call::make(t, "reinterpret", {std::move(v)}, Call::CallKind::PureIntrinsic);
+}
+
+Expr call_llvm_intrin(DataType type, std::string name, std::vector<Expr> args) {
+    WEFT_CHECK(name.rfind("llvm.", 0) == 0, "call_llvm_intrin: '", name, "' is not an LLVM intrinsic name (llvm.*)");
+    return Call::make(type, std::move(name), std::move(args), Call::CallKind::PureIntrinsic);
+}
+
 bool is_math_intrinsic(const std::string& n) {
     static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow",
                                   "abs", "floor", "ceil", "round", "truncdiv", "truncmod", "if_then_else"};

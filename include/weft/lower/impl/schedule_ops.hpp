@@ -10,6 +10,7 @@
 #include "weft/ir/printer.hpp"
 #include "weft/ir/visitor.hpp"
 #include "weft/lower/impl/stage_nest.hpp"
+#include "weft/lower/impl/tensorize.hpp"
 #include "weft/lower/lower.hpp"
 
 namespace weft::lower_passes {
@@ -189,6 +190,7 @@ Stmt schedule_ops(const Schedule& s) {
     }
     // 2. Place stages, consumers first.
     Stmt program;
+    std::vector<TensorizeSite> tensorize_sites;
     const auto& stages = s.stages();
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
         auto* n = it->node().get();
@@ -242,7 +244,7 @@ Stmt schedule_ops(const Schedule& s) {
                        n->attach_ivar.name(), "' of '", parent->op.name(),
                        "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
         }
-        Stmt nest = make_stage_nest(*n, bodies[n], region);
+        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites);
         auto wrap = [&](const Stmt& body) -> Stmt {
             Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;
             if (n->is_output) return seq;
@@ -259,7 +261,8 @@ Stmt schedule_ops(const Schedule& s) {
         }
     }
     WEFT_ICHECK(program.defined(), "schedule produced no statement");
-    return program;
+    // 3. Tensor intrinsics replace the nests they were given, now that every read is placed.
+    return apply_tensorize(program, tensorize_sites);
 }
 
 }  // namespace weft::lower_passes

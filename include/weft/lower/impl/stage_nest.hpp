@@ -59,10 +59,44 @@ inline Stmt wrap_loops(const StageNode& st, const NestInfo& info, const std::vec
 
 }  // namespace nest_detail
 
+// A loop nest a tensor intrinsic replaces once every stage is placed (lower/impl/tensorize.hpp):
+// until then the ordinary loops stand in, inside AttrStmt("tensorize", site index), so that
+// bound inference sees the reads they make.
+struct TensorizeSite {
+    const StageNode* stage = nullptr;
+    std::vector<IterVar> loops;     // the replaced leaf loops, outer to inner
+    std::vector<Expr> out_index;    // the output's indices, in leaf loop variables
+    std::vector<Expr> sources;      // per output: the reduction's source or the element's value
+    ir::CommReducer combiner;       // null unless a reduction
+    std::vector<Expr> guards;       // split guards and the reduction's condition
+};
+
 // The loop nest computing `bodies` (one per output, inlining done) of stage `st` over `region`.
-inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bodies, const std::vector<ir::Range>& region) {
+// A tensorized stage records its site in `sites`.
+inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bodies, const std::vector<ir::Range>& region,
+                                std::vector<TensorizeSite>* sites = nullptr) {
     using namespace nest_detail;
     NestInfo info = infer_nest(st, region);
+    // Where a tensorized nest starts (leaves.size(): not tensorized).
+    size_t tz = st.leaf_iter_vars.size();
+    TensorizeSite site;
+    if (st.tensorize_intrin.defined()) {
+        WEFT_ICHECK(sites, "a tensorized stage outside schedule_ops");
+        for (size_t i = 0; i < st.leaf_iter_vars.size(); ++i)
+            if (st.leaf_iter_vars[i].same_as(st.tensorize_axis)) tz = i;
+        WEFT_CHECK_AT(st.tensorize_loc, tz < st.leaf_iter_vars.size(), "tensorize on stage '", st.op.name(), "': axis '",
+                      st.tensorize_axis.name(), "' is no longer a loop of the stage (it was split, fused or reordered "
+                      "after tensorize; tensorize must be the last primitive on the stage's loops)");
+        site.stage = &st;
+        site.loops.assign(st.leaf_iter_vars.begin() + long(tz), st.leaf_iter_vars.end());
+        for (auto& [c, red] : info.guards) site.guards.push_back(c);
+    }
+    // Wraps the loops from the tensorized axis inward and marks them for replacement.
+    auto mark = [&](Stmt body) {
+        Stmt loops = wrap_loops(st, info, site.loops, std::move(body));
+        sites->push_back(site);
+        return ir::AttrStmt::make("tensorize", make_int(int64_t(sites->size() - 1)), loops);
+    };
     VarMap root_values;
     std::vector<Expr> out_index;
     for (auto& a : st.op->axis) {
@@ -80,12 +114,19 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
     };
     auto load = [&](int v, const std::vector<Expr>& index) { return st.op.output(v).at(index); };
 
+    site.out_index = out_index;
     auto* red = bodies[0].as<ir::Reduce>();
     if (!red) {
         std::vector<Stmt> stores;
-        for (size_t v = 0; v < bodies.size(); ++v)
-            stores.push_back(store(int(v), ir::substitute(bodies[v], root_values), out_index));
-        return wrap_loops(st, info, st.leaf_iter_vars, guard(ir::Seq::make(stores), all_guards));
+        for (size_t v = 0; v < bodies.size(); ++v) {
+            Expr value = ir::substitute(bodies[v], root_values);
+            site.sources.push_back(value);
+            stores.push_back(store(int(v), value, out_index));
+        }
+        Stmt body = guard(ir::Seq::make(stores), all_guards);
+        if (tz == st.leaf_iter_vars.size()) return wrap_loops(st, info, st.leaf_iter_vars, body);
+        std::vector<IterVar> outer(st.leaf_iter_vars.begin(), st.leaf_iter_vars.begin() + long(tz));
+        return wrap_loops(st, info, outer, mark(body));
     }
 
     // Reduction: update = combine(current, source) under the guards and the where-condition.
@@ -102,13 +143,21 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
         }
         for (int v = int(comb.lhs.size()) - 1; v >= 0; --v)
             update = ir::LetStmt::make(comb.lhs[size_t(v)], load(v, out_index), update);
-        if (!ir::is_one(red->condition)) update = ir::IfThenElse::make(ir::substitute(red->condition, root_values), update);
+        if (!ir::is_one(red->condition)) {
+            update = ir::IfThenElse::make(ir::substitute(red->condition, root_values), update);
+            site.guards.push_back(ir::substitute(red->condition, root_values));
+        }
         update = guard(update, all_guards);
+        site.combiner = red->combiner;
+        for (size_t v = 0; v < bodies.size(); ++v)
+            site.sources.push_back(ir::substitute(bodies[v].as<ir::Reduce>()->source[v], root_values));
     }
-    // Loops outside the first reduction loop enclose both init and update.
+    // Loops outside the first reduction loop enclose both init and update. A tensorized
+    // nest is replaced whole, so its data loops get their init before it.
     size_t first_red = st.leaf_iter_vars.size();
     for (size_t i = 0; i < st.leaf_iter_vars.size(); ++i)
         if (st.leaf_iter_vars[i]->iter_kind == ir::IterKind::Reduce) { first_red = i; break; }
+    first_red = std::min(first_red, tz);
     std::vector<IterVar> outer(st.leaf_iter_vars.begin(), st.leaf_iter_vars.begin() + long(first_red));
     std::vector<IterVar> inner(st.leaf_iter_vars.begin() + long(first_red), st.leaf_iter_vars.end());
     std::vector<IterVar> init_loops;
@@ -122,7 +171,13 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
     for (size_t v = 0; v < bodies.size(); ++v) init_stores.push_back(store(int(v), comb.identity[v], out_index));
     Stmt init = ir::substitute(guard(ir::Seq::make(init_stores), data_guards), rename);
     init = wrap_loops(st, info, init_loops, init, rename);
-    Stmt upd = wrap_loops(st, info, inner, update);
+    Stmt upd;
+    if (tz == st.leaf_iter_vars.size()) {
+        upd = wrap_loops(st, info, inner, update);
+    } else {
+        std::vector<IterVar> between(st.leaf_iter_vars.begin() + long(first_red), st.leaf_iter_vars.begin() + long(tz));
+        upd = wrap_loops(st, info, between, mark(update));
+    }
     return wrap_loops(st, info, outer, ir::Seq::make({init, upd}));
 }
 

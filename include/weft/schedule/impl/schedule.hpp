@@ -218,6 +218,25 @@ void Stage::pragma(const IterVar& iv, const std::string& pname, int64_t value, s
     record(*n_, "pragma", {iv}, {value}, {pname});
 }
 
+void Stage::tensorize(const IterVar& axis, const TensorIntrin& intrin, std::source_location loc) {
+    size_t pos = leaf_position(*n_, axis, "tensorize", loc);
+    WEFT_CHECK_AT(loc, intrin.defined(), "tensorize on stage '", name(), "': the intrinsic is undefined");
+    WEFT_CHECK_AT(loc, !n_->tensorize_intrin.defined(), "tensorize on stage '", name(), "': already tensorized with '",
+                  n_->tensorize_intrin.name(), "'");
+    const auto& desc = *intrin->desc.op().get();
+    size_t data = 0, reduce = 0;
+    for (size_t i = pos; i < n_->leaf_iter_vars.size(); ++i)
+        (n_->leaf_iter_vars[i]->iter_kind == ir::IterKind::Reduce ? reduce : data)++;
+    WEFT_CHECK_AT(loc, data == desc.axis.size() && reduce == desc.reduce_axis.size(), "tensorize on stage '", name(),
+                  "' at '", axis.name(), "': the loops from there inward are ", data, " data-parallel and ", reduce,
+                  " reduce loops, but intrinsic '", intrin.name(), "' has ", desc.axis.size(), " data-parallel and ",
+                  desc.reduce_axis.size(), " reduce axes");
+    record(*n_, "tensorize", {axis}, {}, {intrin.name()});
+    n_->tensorize_axis = axis;
+    n_->tensorize_intrin = intrin;
+    n_->tensorize_loc = loc;
+}
+
 void Stage::compute_at(const Stage& parent, const IterVar& iv, std::source_location loc) {
     WEFT_CHECK_AT(loc, parent.defined(), "compute_at of '", name(), "': the parent stage is undefined");
     WEFT_CHECK_AT(loc, n_->op->is_compute(), "compute_at: '", name(), "' is a placeholder (an input), it is not computed");

@@ -30,7 +30,7 @@ constexpr PrimitiveArity kPrimitives[] = {
     {"vectorize", 1, 0, 0},      {"unroll", 1, 0, 0},       {"parallel", 1, 0, 0},     {"bind", 1, 0, 1},
     {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
     {"set_scope", 0, 0, 1},      {"cache_read", 0, 1, -1},  {"cache_write", 0, 0, 1},
-    {"rfactor", 1, 1, 0},
+    {"rfactor", 1, 1, 0},        {"tensorize", 1, 0, 1},
 };
 
 const PrimitiveArity* find_primitive(const std::string& name) {
@@ -138,6 +138,7 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     if (p == "split") st.split(ivs[0], step.ints[0]);
     else if (p == "split_nparts") st.split_nparts(ivs[0], step.ints[0]);
     else if (p == "fuse") st.fuse(ivs[0], ivs[1]);
+    else if (p == "tensorize") st.tensorize(ivs[0], lookup_tensor_intrin(step.strings[0]));
     else if (p == "rfactor") s.rfactor(st.op().output(0), ivs[0], int(step.ints[0]));
     else if (p == "reorder") st.reorder(ivs);
     else if (p == "vectorize") st.vectorize(ivs[0]);

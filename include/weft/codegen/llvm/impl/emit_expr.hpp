@@ -206,6 +206,8 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::Call* op) {
 inline llvm::Value* CodeGenLLVM::emit_pure_intrinsic(const ir::Call* op) {
     const std::string& n = op->name;
     if (n == "if_then_else") return emit_if_then_else(op);
+    if (n == "reinterpret") return b_.CreateBitCast(emit(op->args[0]), type_of(op->type));
+    if (n.rfind("llvm.", 0) == 0) return emit_extern_call(op);  // LLVM knows intrinsics by name
     if (n == "truncdiv" || n == "truncmod") {  // C semantics
         llvm::Value *a = emit(op->args[0]), *b = emit(op->args[1]);
         bool is_signed = op->type.is_int();
