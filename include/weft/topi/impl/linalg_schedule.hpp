@@ -76,7 +76,8 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     int64_t batch = nb ? const_or(shape[0], kUnknownExtent) : 1;
     int64_t M = const_or(shape[size_t(nb)], kUnknownExtent), N = const_or(shape[size_t(nb) + 1], kUnknownExtent);
     int64_t K = const_or(g.core.op()->reduce_axis[0]->dom.extent, kUnknownExtent);
-    GemmTile tile = g.panel ? choose_gemm_tile(M, N, g.panel) : choose_unpacked_tile(M, N);
+    const int64_t threads = std::max(1, num_threads());
+    GemmTile tile = g.panel ? choose_gemm_tile(M, N, g.panel) : choose_unpacked_tile(M, N, threads);
 
     Stage d = s[dst];
     auto [io, ii] = d.split(dst.axis(nb), tile.mr);
@@ -89,7 +90,7 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     // Parallel over column panels (each packed once, in L2, for all its rows) when there
     // are enough of them for every thread; else over panels and row blocks together, the
     // panels packed up front.
-    int64_t panels = (N + tile.nr - 1) / tile.nr, threads = std::max(1, num_threads());
+    int64_t panels = (N + tile.nr - 1) / tile.nr;
     bool by_panel = threads == 1 || batch * panels >= 2 * threads || M <= tile.mr;
     IterVar panel = nb ? d.fuse(dst.axis(0), jo) : jo;
     IterVar tile_loop = io;
