@@ -5,3 +5,4 @@
 #include "weft/topi/linalg.hpp"
 #include "weft/topi/conv.hpp"
 #include "weft/topi/nn.hpp"
+#include "weft/topi/x86.hpp"

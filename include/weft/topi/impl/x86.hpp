@@ -1,0 +1,166 @@
+// Definitions for topi/x86.hpp.
+#include "weft/ir/target.hpp"
+#include "weft/topi/x86.hpp"
+
+namespace weft::topi {
+namespace {
+
+int64_t const_dim(const Tensor& t, int d, const char* op) {
+    int64_t v = 0;
+    WEFT_CHECK(ir::as_const_int(t.shape()[size_t(d)], &v), op, ": dimension ", d, " of '", t.name(),
+               "' must be a constant");
+    return v;
+}
+
+void check_dtype(const Tensor& t, DataType want, const char* op, const char* role) {
+    WEFT_CHECK(t.dtype() == want, op, ": ", role, " '", t.name(), "' must be ", want.str(), ", got ", t.dtype().str());
+}
+
+// The largest divisor of n that is at most cap.
+int64_t divisor_at_most(int64_t n, int64_t cap) {
+    for (int64_t d = std::min(n, cap); d > 1; --d)
+        if (n % d == 0) return d;
+    return 1;
+}
+
+}  // namespace
+
+TensorIntrin vnni_dot_16x4() {
+    static const TensorIntrin intrin = [] {
+        Tensor a = placeholder({4}, u8, "a"), b = placeholder({16, 4}, i8, "b");
+        IterVar k = reduce_axis(0, 4, "k");
+        Tensor c = compute({16}, [&](Expr j) { return sum(cast(i32, a(k)) * cast(i32, b(j, k)), {k}); }, "c", {"j"});
+        return decl_tensor_intrin(c, [](const TensorIntrinCall& x) {
+            Expr zero = make_int(0);
+            Expr acc = x.output({zero}, 16);
+            Expr quad = reinterpret(i32, x.input(0, {zero}, 4));  // the 4 bytes of a as one int32
+            Expr bytes = reinterpret(i32.with_lanes(16), x.input(1, {zero, zero}, 64));
+            return x.store({zero}, call_llvm_intrin(acc.type(), "llvm.x86.avx512.vpdpbusd.512",
+                                                    {acc, broadcast(quad, 16), bytes}));
+        }, "x86.vnni_dot_16x4");
+    }();
+    return intrin;
+}
+
+bool host_has_vnni() { return Target::host().features.find("+avx512vnni") != std::string::npos; }
+
+Tensor pack_vnni_weight(const Tensor& b, std::string name) {
+    WEFT_CHECK(b.ndim() == 2, "pack_vnni_weight: '", b.name(), "' must be 2-D [K, N], has ", b.ndim(), " dimensions");
+    check_dtype(b, i8, "pack_vnni_weight", "weight");
+    int64_t K = const_dim(b, 0, "pack_vnni_weight"), N = const_dim(b, 1, "pack_vnni_weight");
+    WEFT_CHECK(K % 4 == 0 && N % 16 == 0, "pack_vnni_weight: '", b.name(), "' is ", K, " x ", N,
+               "; K must be a multiple of 4 and N of 16 (pad the weight)");
+    return compute({N / 16, K / 4, int64_t(16), int64_t(4)},
+                   [&](Expr no, Expr ko, Expr ni, Expr ki) { return b(ko * 4 + ki, no * 16 + ni); }, name);
+}
+
+Tensor matmul_u8s8(const Tensor& a, const Tensor& bp, std::string name) {
+    const char* op = "matmul_u8s8";
+    WEFT_CHECK(a.ndim() == 2, op, ": '", a.name(), "' must be 2-D [M, K], has ", a.ndim(), " dimensions");
+    WEFT_CHECK(bp.ndim() == 4, op, ": '", bp.name(), "' must be packed by pack_vnni_weight [N/16, K/4, 16, 4]");
+    check_dtype(a, u8, op, "input");
+    check_dtype(bp, i8, op, "weight");
+    int64_t K = const_dim(a, 1, op), K4 = const_dim(bp, 1, op);
+    WEFT_CHECK(K == 4 * K4 && const_dim(bp, 2, op) == 16 && const_dim(bp, 3, op) == 4, op, ": '", a.name(),
+               "' has K = ", K, " but the packed weight '", bp.name(), "' holds K = ", 4 * K4);
+    IterVar k = reduce_axis(0, K, "k");
+    return compute({a.shape()[0], const_dim(bp, 0, op) * 16}, [&](Expr i, Expr j) {
+        return sum(cast(i32, a(i, k)) * cast(i32, bp(j / 16, k / 4, j % 16, k % 4)), {k});
+    }, name);
+}
+
+void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
+    const int64_t N = const_dim(c, 1, "schedule_matmul_u8s8");
+    const int64_t nr = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;  // columns per tile (4 zmm)
+    Tensor cc = s.cache_write(c, "local");
+    auto [io, jo, ii, ji] = s[c].tile(c.axis(0), c.axis(1), 6, nr);
+    // Column panels outermost: the packed weight panel (nr x K bytes) stays in L2 while
+    // every row tile streams past it; panels split across threads.
+    s[c].reorder({jo, io, ii, ji});
+    s[c].parallel(jo);
+    s[c].vectorize(ji);
+    s[cc].compute_at(s[c], io);
+    auto [cjo, cji] = s[cc].split(cc.axis(1), 16);
+    auto [ko, ki] = s[cc].split(cc.reduce_axis(0), 4);
+    s[cc].reorder({ko, cc.axis(0), cjo, cji, ki});
+    s[cc].unroll(cc.axis(0));
+    s[cc].unroll(cjo);
+    s[cc].tensorize(cji, vnni_dot_16x4());
+}
+
+Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name) {
+    WEFT_CHECK(data.ndim() == 4, "layout_nchw_to_nchw4c: '", data.name(), "' must be NCHW");
+    int64_t C = const_dim(data, 1, "layout_nchw_to_nchw4c");
+    WEFT_CHECK(C % 4 == 0, "layout_nchw_to_nchw4c: '", data.name(), "' has ", C, " channels, not a multiple of 4");
+    auto sh = data.shape();
+    return compute({sh[0], make_int(C / 4), sh[2], sh[3], make_int(4)},
+                   [&](Expr n, Expr cb, Expr h, Expr w, Expr ci) { return data(n, cb * 4 + ci, h, w); }, name);
+}
+
+Tensor pack_conv2d_vnni_weight(const Tensor& w, std::string name) {
+    const char* op = "pack_conv2d_vnni_weight";
+    WEFT_CHECK(w.ndim() == 4, op, ": '", w.name(), "' must be OIHW");
+    check_dtype(w, i8, op, "weight");
+    int64_t O = const_dim(w, 0, op), I = const_dim(w, 1, op);
+    WEFT_CHECK(O % 16 == 0 && I % 4 == 0, op, ": '", w.name(), "' is ", O, " x ", I,
+               " (O x I); O must be a multiple of 16 and I of 4");
+    auto sh = w.shape();
+    std::vector<Expr> shape{make_int(O / 16), make_int(I / 4), sh[2], sh[3], make_int(16), make_int(4)};
+    return compute(shape, [&](Expr ob, Expr ib, Expr h, Expr w_, Expr oi, Expr ii) {
+        return w(ob * 16 + oi, ib * 4 + ii, h, w_);
+    }, name);
+}
+
+Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, int64_t stride, int64_t pad, std::string name) {
+    const char* op = "conv2d_nchwc_u8s8";
+    WEFT_CHECK(data.ndim() == 5 && const_dim(data, 4, op) == 4, op, ": data '", data.name(),
+               "' must be [N, C/4, H, W, 4] (layout_nchw_to_nchw4c)");
+    WEFT_CHECK(wp.ndim() == 6 && const_dim(wp, 4, op) == 16 && const_dim(wp, 5, op) == 4, op, ": weight '", wp.name(),
+               "' must be [O/16, I/4, KH, KW, 16, 4] (pack_conv2d_vnni_weight)");
+    check_dtype(data, u8, op, "data");
+    check_dtype(wp, i8, op, "weight");
+    WEFT_CHECK(stride >= 1 && pad >= 0, op, ": stride must be >= 1 and padding >= 0, got ", stride, " and ", pad);
+    const int64_t N = const_dim(data, 0, op), CB = const_dim(data, 1, op), H = const_dim(data, 2, op),
+                  W = const_dim(data, 3, op);
+    const int64_t OB = const_dim(wp, 0, op), KH = const_dim(wp, 2, op), KW = const_dim(wp, 3, op);
+    WEFT_CHECK(const_dim(wp, 1, op) == CB, op, ": data has ", CB * 4, " channels, the weight ", const_dim(wp, 1, op) * 4);
+    const int64_t OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    WEFT_CHECK(OH > 0 && OW > 0, op, ": a ", KH, "x", KW, " kernel does not fit a ", H, "x", W, " image padded by ", pad);
+    Tensor padded = data;
+    if (pad > 0)
+        padded = compute({N, CB, H + 2 * pad, W + 2 * pad, int64_t(4)}, [&](Expr n, Expr c, Expr y, Expr x, Expr ci) {
+            Expr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
+            return if_then_else(inside, data(n, c, y - pad, x - pad, ci), ir::make_const(u8, 0));
+        }, name + ".pad");
+    IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
+            ci = reduce_axis(0, 4, "ici");
+    return compute({N, OB, OH, OW, int64_t(16)}, [&](Expr n, Expr ob, Expr oy, Expr ox, Expr oc) {
+        Expr in = padded(n, ic, oy * stride + kh, ox * stride + kw, ci);
+        return sum(cast(i32, in) * cast(i32, wp(ob, ic, kh, kw, oc, ci)), {ic, kh, kw, ci});
+    }, name);
+}
+
+void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& out) {
+    const int64_t OB = const_dim(out, 1, "schedule_conv2d_nchwc_u8s8"), OW = const_dim(out, 3, "schedule_conv2d_nchwc_u8s8");
+    // A padded copy of the input, if any, is computed once before the convolution.
+    for (auto& in : out.op().input_tensors())
+        if (in.op()->is_compute()) s[in].compute_root();
+    // Register tile: ow_b output columns x ob_b blocks of 16 channels (<= 24 zmm accumulators).
+    const int64_t ob_b = OB % 2 == 0 ? 2 : 1, ow_b = divisor_at_most(OW, ob_b == 2 ? 12 : 24);
+    Tensor cc = s.cache_write(out, "local");
+    auto ax = [&](const Tensor& t, int d) { return t.axis(d); };
+    auto [obo, obi] = s[out].split(ax(out, 1), ob_b);
+    auto [owo, owi] = s[out].split(ax(out, 3), ow_b);
+    s[out].reorder({ax(out, 0), obo, ax(out, 2), owo, obi, owi, ax(out, 4)});
+    IterVar fused = s[out].fuse(s[out].fuse(ax(out, 0), obo), ax(out, 2));
+    s[out].parallel(fused);
+    s[out].vectorize(ax(out, 4));
+    s[cc].compute_at(s[out], owo);
+    IterVar icb = cc.reduce_axis(0), kh = cc.reduce_axis(1), kw = cc.reduce_axis(2), ici = cc.reduce_axis(3);
+    s[cc].reorder({ax(cc, 0), ax(cc, 2), icb, kh, kw, ax(cc, 1), ax(cc, 3), ax(cc, 4), ici});
+    s[cc].unroll(ax(cc, 1));
+    s[cc].unroll(ax(cc, 3));
+    s[cc].tensorize(ax(cc, 4), vnni_dot_16x4());
+}
+
+}  // namespace weft::topi

@@ -1,0 +1,40 @@
+// topi: x86 tensor intrinsics and the int8 operators built on them. AVX-512 VNNI's vpdpbusd
+// multiplies 4 unsigned bytes by 4 signed bytes and adds the 4 products into an int32 lane,
+// 16 lanes at once; the int8 matmul and conv2d here are scheduled so that their innermost
+// loops are exactly that instruction (Stage::tensorize), with the weights in the layout it
+// reads: 16 output channels x 4 reduction elements contiguous (64 bytes).
+#pragma once
+#include "weft/te/compute.hpp"
+#include "weft/te/tensor_intrin.hpp"
+#include "weft/schedule/schedule.hpp"
+
+namespace weft::topi {
+
+// c[16] (int32) += sum over k < 4 of int32(a[k]) * int32(b[j, k]), a u8[4], b s8[16, 4]:
+// one vpdpbusd. Registered as "x86.vnni_dot_16x4".
+TensorIntrin vnni_dot_16x4();
+
+// Whether this CPU executes AVX-512 VNNI (the kernels below need it at run time).
+bool host_has_vnni();
+
+// B s8[K, N] -> s8[N/16, K/4, 16, 4] (K a multiple of 4, N of 16): weights in the layout
+// vpdpbusd reads. Run once at build time for constant weights.
+Tensor pack_vnni_weight(const Tensor& b, std::string name = "b_vnni");
+
+// C s32[M, N] = A u8[M, K] x B, with B given packed by pack_vnni_weight.
+Tensor matmul_u8s8(const Tensor& a, const Tensor& b_packed, std::string name = "matmul_u8s8");
+// 6 x 64 register tile of int32 accumulators, K innermost as vpdpbusd, column panels in parallel.
+void schedule_matmul_u8s8(Schedule& s, const Tensor& op);
+
+// Blocked int8 layouts for conv2d: data u8 NCHW -> [N, C/4, H, W, 4]; weight s8 OIHW ->
+// [O/16, I/4, KH, KW, 16, 4] (C a multiple of 4, O of 16).
+Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name = "data_nchw4c");
+Tensor pack_conv2d_vnni_weight(const Tensor& weight, std::string name = "weight_vnni");
+
+// out s32[N, O/16, OH, OW, 16] = conv2d of blocked data (u8) and packed weights (s8),
+// zero padding `pad` on every side, stride `stride`.
+Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& weight_packed, int64_t stride, int64_t pad,
+                         std::string name = "conv2d_u8s8");
+void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op);
+
+}  // namespace weft::topi

@@ -1,0 +1,146 @@
+// int8 matmul and conv2d tensorized onto AVX-512 VNNI (vpdpbusd), against naive int32
+// references on random bytes; the intrinsic really is in the machine code; tensorize
+// refuses nests that do not match. Kernels only run where the CPU has VNNI.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+template <class T>
+Buffer<T> random_bytes(std::vector<int64_t> shape, unsigned seed) {
+    Buffer<T> b(shape);
+    std::mt19937 rng(seed);
+    for (int64_t i = 0; i < b.size(); ++i) b.data()[i] = T(int(rng() % 256) - (std::is_signed_v<T> ? 128 : 0));
+    return b;
+}
+
+bool skip_without_vnni() {
+    if (topi::host_has_vnni()) return false;
+    MESSAGE("skipped: this CPU has no AVX-512 VNNI");
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("int8 matmul tensorized with vpdpbusd matches an int32 reference") {
+    for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 16, 4}, {7, 48, 20}, {13, 64, 64}, {97, 128, 36}}) {
+        Tensor A = placeholder({M, K}, u8, "A"), B = placeholder({K, N}, i8, "B");
+        Tensor Bp = topi::pack_vnni_weight(B);
+        Tensor C = topi::matmul_u8s8(A, Bp);
+        Schedule s = create_schedule(C);
+        s[Bp].compute_root();
+        topi::schedule_matmul_u8s8(s, C);
+        CAPTURE(M);
+        CAPTURE(N);
+        CAPTURE(K);
+        std::string ir = ir::to_string(lower(s, {A, B, C}).body);
+        CHECK(ir.find("llvm.x86.avx512.vpdpbusd.512") != std::string::npos);
+        if (skip_without_vnni()) return;
+        Kernel f = build(s, {A, B, C});
+        CHECK(f.assembly().find("vpdpbusd") != std::string::npos);
+        auto a = random_bytes<uint8_t>({M, K}, 1);
+        auto b = random_bytes<int8_t>({K, N}, 2);
+        Buffer<int32_t> c({M, N});
+        f(a, b, c);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+                int32_t want = 0;
+                for (int64_t k = 0; k < K; ++k) want += int32_t(a(i, k)) * int32_t(b(k, j));
+                wrong += c(i, j) != want;
+            }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("int8 conv2d NCHW4c tensorized with vpdpbusd matches an int32 reference") {
+    struct Shape { int64_t C, O, H, W, KH, stride, pad; };
+    for (auto sh : {Shape{4, 16, 5, 7, 3, 1, 1}, Shape{8, 32, 9, 9, 3, 2, 1}, Shape{12, 16, 6, 11, 1, 1, 0}}) {
+        Tensor X = placeholder({1, sh.C, sh.H, sh.W}, u8, "X"), Wt = placeholder({sh.O, sh.C, sh.KH, sh.KH}, i8, "W");
+        Tensor Xb = topi::layout_nchw_to_nchw4c(X), Wp = topi::pack_conv2d_vnni_weight(Wt);
+        Tensor Y = topi::conv2d_nchwc_u8s8(Xb, Wp, sh.stride, sh.pad);
+        Schedule s = create_schedule(Y);
+        s[Xb].compute_root();
+        s[Wp].compute_root();
+        topi::schedule_conv2d_nchwc_u8s8(s, Y);
+        CAPTURE(sh.C);
+        CAPTURE(sh.stride);
+        if (skip_without_vnni()) return;
+        Kernel f = build(s, {X, Wt, Y});
+        auto x = random_bytes<uint8_t>({1, sh.C, sh.H, sh.W}, 3);
+        auto w = random_bytes<int8_t>({sh.O, sh.C, sh.KH, sh.KH}, 4);
+        const int64_t OH = (sh.H + 2 * sh.pad - sh.KH) / sh.stride + 1, OW = (sh.W + 2 * sh.pad - sh.KH) / sh.stride + 1;
+        Buffer<int32_t> y({1, sh.O / 16, OH, OW, 16});
+        f(x, w, y);
+        int64_t wrong = 0;
+        for (int64_t o = 0; o < sh.O; ++o)
+            for (int64_t oy = 0; oy < OH; ++oy)
+                for (int64_t ox = 0; ox < OW; ++ox) {
+                    int32_t want = 0;
+                    for (int64_t c = 0; c < sh.C; ++c)
+                        for (int64_t dy = 0; dy < sh.KH; ++dy)
+                            for (int64_t dx = 0; dx < sh.KH; ++dx) {
+                                int64_t iy = oy * sh.stride + dy - sh.pad, ix = ox * sh.stride + dx - sh.pad;
+                                if (iy < 0 || iy >= sh.H || ix < 0 || ix >= sh.W) continue;
+                                want += int32_t(x(0, c, iy, ix)) * int32_t(w(o, c, dy, dx));
+                            }
+                    wrong += y(0, o / 16, oy, ox, o % 16) != want;
+                }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("tensorize names what differs when the loop nest does not match the intrinsic") {
+    const int64_t M = 6, N = 32, K = 16;
+    Tensor A = placeholder({M, K}, u8, "A"), Bp = placeholder({N / 16, K / 4, 16, 4}, i8, "Bp");
+    IterVar k = reduce_axis(0, K, "k");
+    auto build_with = [&](auto body, int64_t jsplit, int64_t ksplit) {
+        Tensor C = compute({M, N}, body(k), "C");
+        Schedule s = create_schedule(C);
+        auto [jo, ji] = s[C].split(C.axis(1), jsplit);
+        auto [ko, ki] = s[C].split(k, ksplit);
+        s[C].reorder({C.axis(0), jo, ko, ji, ki});
+        s[C].tensorize(ji, topi::vnni_dot_16x4());
+        return lower(s, {A, Bp, C});
+    };
+    auto vnni_body = [&](IterVar kk) {
+        return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) * cast(i32, Bp(j / 16, kk / 4, j % 16, kk % 4)), {kk}); };
+    };
+    CHECK_NOTHROW(build_with(vnni_body, 16, 4));
+    // Wrong extents: 8 columns where the intrinsic does 16.
+    CHECK_THROWS_WITH_AS(build_with(vnni_body, 8, 4), doctest::Contains("runs 8 iterations, the intrinsic's axis 'j' 16"),
+                         Error);
+    // The weight's rows and columns swapped: indices move differently.
+    auto swapped = [&](IterVar kk) {
+        return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) * cast(i32, Bp(j / 16, kk / 4, kk % 4, j % 16)), {kk}); };
+    };
+    CHECK_THROWS_WITH_AS(build_with(swapped, 16, 4), doctest::Contains("moves as"), Error);
+    // Another expression: a product of the wrong widths.
+    auto plus = [&](IterVar kk) {
+        return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) + cast(i32, Bp(j / 16, kk / 4, j % 16, kk % 4)), {kk}); };
+    };
+    CHECK_THROWS_WITH_AS(build_with(plus, 16, 4), doctest::Contains("where the intrinsic computes"), Error);
+    // Wrong loop kinds at the primitive itself.
+    Tensor C = compute({M, N}, vnni_body(k), "C");
+    Schedule s = create_schedule(C);
+    CHECK_THROWS_WITH_AS(s[C].tensorize(C.axis(0), topi::vnni_dot_16x4()),
+                         doctest::Contains("2 data-parallel and 1 reduce loops, but intrinsic 'x86.vnni_dot_16x4' has 1"),
+                         Error);
+}
+
+TEST_CASE("a tensorized schedule replays from JSON through the intrinsic registry") {
+    Tensor A = placeholder({6, 8}, u8, "A"), B = placeholder({8, 32}, i8, "B");
+    Tensor C = topi::matmul_u8s8(A, topi::pack_vnni_weight(B));
+    Schedule s = create_schedule(C);
+    topi::schedule_matmul_u8s8(s, C);
+    Schedule replayed = Schedule::from_json(s.to_json(), {C});
+    CHECK(replayed == s);
+    CHECK(ir::to_string(lower(replayed, {A, B, C}).body) == ir::to_string(lower(s, {A, B, C}).body));
+    CHECK_THROWS_WITH_AS(lookup_tensor_intrin("no.such"), doctest::Contains("no tensor intrinsic named 'no.such'"), Error);
+}
