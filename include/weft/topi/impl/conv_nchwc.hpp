@@ -102,34 +102,47 @@ int64_t conv_row_tile(int64_t out_width, int64_t oc_bn) {
     const int64_t registers = lanes >= 16 ? 32 : 16;
     return tile_extent(out_width, std::max<int64_t>(1, (registers - 4) / vectors));
 }
+
+// Output-channel blocks per output row: as many as keep their weights within half of a
+// typical L2 (512 KiB), so a row's padded input is copied once for all of them.
+int64_t oc_blocks_per_row(int64_t oc_blocks, int64_t weight_block_bytes) {
+    const int64_t budget = 512 * 1024;
+    return largest_divisor_at_most(oc_blocks, std::max<int64_t>(1, budget / std::max<int64_t>(1, weight_block_bytes)));
+}
 }  // namespace conv_detail
 
-// Parallel over (batch, output-channel block, output row); per row, tiles of ow pixels x
-// oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile
-// unrolled and the channel block vectorized. The padded input is copied per tile and
-// input-channel block (a few KiB, vectorized along the channels), never whole.
+// Parallel over (batch, group of output-channel blocks, output row). Per row, the padded
+// input rows it reads are copied once (vectorized along the channel block; no padding is
+// materialized for the whole input), then for each block of the group, tiles of ow pixels x
+// oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile unrolled
+// and the channel block vectorized.
 void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
     using namespace conv_detail;
     check_epilogue("schedule_conv2d_nchwc", op, out);
-    int64_t OW = 0, oc_bn = 0;
+    std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
+    int64_t OW = 0;
     ir::as_const_int(op.shape()[3], &OW);
-    ir::as_const_int(op.shape()[4], &oc_bn);
+    const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
+    const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
 
+    auto [obo, obi] = s[out].split(out.axis(1), oc_blocks_per_row(OB, weight_block_bytes));
     auto [xo, xi] = s[out].split(out.axis(3), conv_row_tile(OW, oc_bn));
-    s[out].reorder({out.axis(0), out.axis(1), out.axis(2), xo, xi, out.axis(4)});
+    s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
     s[out].vectorize(out.axis(4));
-    IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2));
+    IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), obo), out.axis(2));
     s[out].parallel(rows);
 
     s[acc].compute_at(s[out], xo);
     IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
     s[acc].reorder({ico, kh, kw, ici, acc.axis(3), acc.axis(4)});
+    // A short channel block (an RGB input) would leave a loop of 3 iterations innermost.
+    if (ic_bn <= 4) s[acc].unroll(ici);
     s[acc].unroll(acc.axis(3));
     s[acc].vectorize(acc.axis(4));
     if (pad.defined()) {
-        s[pad].compute_at(s[acc], ico);
+        s[pad].compute_at(s[out], rows);
         s[pad].vectorize(pad.axis(4));
     }
 }

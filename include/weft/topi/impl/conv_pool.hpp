@@ -83,10 +83,14 @@ Tensor global_avg_pool2d(const Tensor& data, const std::string& name) {
 
 namespace conv_detail {
 // The window-sum stage under an average pool's division, or the max pool itself.
-Tensor pool_reduction(const Tensor& op) {
-    if (op.op()->is_reduction()) return op;
+Tensor pool_reduction(const std::string& sched, const Tensor& op) {
+    // A window reduction: 4 dimensions, reduced over the window's rows and columns.
+    auto is_window = [](const Tensor& t) {
+        return t.op()->is_compute() && t.ndim() == 4 && t.op()->reduce_axis.size() == 2;
+    };
+    if (is_window(op)) return op;
     std::vector<Tensor> inputs = op.op().input_tensors();
-    WEFT_CHECK(inputs.size() == 1 && inputs[0].op()->is_compute() && inputs[0].op()->is_reduction(), "'", op.name(),
+    WEFT_CHECK(inputs.size() == 1 && is_window(inputs[0]), sched, ": '", op.name(),
                "' is not the output of max_pool2d, avg_pool2d or global_avg_pool2d");
     return inputs[0];
 }
@@ -97,7 +101,7 @@ Tensor pool_reduction(const Tensor& op) {
 void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
     using namespace conv_detail;
     check_epilogue("schedule_pool2d", op, out);
-    Tensor red = pool_reduction(op);
+    Tensor red = pool_reduction("schedule_pool2d", op);
     IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2));
     s[out].parallel(rows);
     if (!red.same_as(out)) {
@@ -117,7 +121,7 @@ void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
 void schedule_global_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
     using namespace conv_detail;
     check_epilogue("schedule_global_pool2d", op, out);
-    Tensor red = pool_reduction(op);
+    Tensor red = pool_reduction("schedule_global_pool2d", op);
     IterVar planes = s[out].fuse(out.axis(0), out.axis(1));
     s[out].parallel(planes);
     if (!op.same_as(out)) s[op].compute_inline();

@@ -1,0 +1,69 @@
+// max_pool2d, avg_pool2d (with and without count_include_pad) and global_avg_pool2d with
+// their default schedules against the naive reference, on odd sizes, strides and
+// asymmetric padding; one with a fused epilogue.
+#include "conv_reference.hpp"
+
+using namespace weft;
+using namespace conv_test;
+
+namespace {
+
+void check_pool(int64_t N, int64_t C, int64_t H, int64_t W, const Pool2dParams& p, bool is_max, uint64_t seed) {
+    CAPTURE(N); CAPTURE(C); CAPTURE(H); CAPTURE(W); CAPTURE(p.kernel.h); CAPTURE(p.kernel.w);
+    CAPTURE(p.stride.h); CAPTURE(p.stride.w); CAPTURE(p.padding.top); CAPTURE(p.padding.left);
+    CAPTURE(p.padding.bottom); CAPTURE(p.padding.right); CAPTURE(p.count_include_pad); CAPTURE(is_max);
+    Tensor X = placeholder({N, C, H, W}, f32, "X");
+    Tensor out = is_max ? topi::max_pool2d(X, p) : topi::avg_pool2d(X, p);
+    Schedule s = create_schedule(out);
+    topi::schedule_pool2d(s, out);
+    Kernel k = build(s, {X, out});
+    auto x = random_buffer({N, C, H, W}, seed);
+    Buffer<float> y(shape_of(out));
+    k(x, y);
+    CHECK(max_rel_error(y.data(), ref_pool2d(x, p, is_max)) < 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("pool2d: 3x3 stride 2 pad 1 and 2x2 stride 2") {
+    for (bool is_max : {true, false}) {
+        check_pool(1, 4, 13, 17, {.kernel = {3, 3}, .stride = {2, 2}, .padding = topi::Pad2d::all(1)}, is_max, 1);
+        check_pool(2, 3, 8, 9, {.kernel = {2, 2}, .stride = {2, 2}}, is_max, 2);
+    }
+    check_pool(1, 2, 7, 11, {.kernel = {3, 3}, .stride = {2, 2}, .padding = topi::Pad2d::all(1), .count_include_pad = true},
+               false, 3);
+}
+
+TEST_CASE("pool2d: random windows, strides and asymmetric padding") {
+    Dice dice(5);
+    for (int i = 0; i < 6; ++i) {
+        Pool2dParams p;
+        p.kernel = {dice(1, 4), dice(1, 4)};
+        p.stride = {dice(1, 3), dice(1, 3)};
+        p.padding = {dice(0, p.kernel.h - 1), dice(0, p.kernel.w - 1), dice(0, p.kernel.h - 1), dice(0, p.kernel.w - 1)};
+        p.count_include_pad = i % 2 == 0;
+        check_pool(dice(1, 2), dice(1, 5), dice(p.kernel.h, 13), dice(p.kernel.w, 19), p, i % 3 == 0, 10 + uint64_t(i));
+    }
+}
+
+TEST_CASE("global_avg_pool2d: mean over each plane, with a fused scale epilogue") {
+    const int64_t N = 2, C = 5, H = 7, W = 11;
+    Tensor X = placeholder({N, C, H, W}, f32, "X");
+    Tensor mean = topi::global_avg_pool2d(X);
+    Tensor out = compute({N, C, 1, 1}, [&](Expr n, Expr c, Expr y, Expr x) { return mean(n, c, y, x) * 3.0f; }, "scaled");
+    Schedule s = create_schedule(out);
+    topi::schedule_global_pool2d(s, mean, out);
+    Kernel k = build(s, {X, out});
+    auto x = random_buffer({N, C, H, W}, 9);
+    Buffer<float> y({N, C, 1, 1});
+    k(x, y);
+    std::vector<double> want;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) {
+            double acc = 0;
+            for (int64_t i = 0; i < H; ++i)
+                for (int64_t j = 0; j < W; ++j) acc += x(n, c, i, j);
+            want.push_back(3.0 * acc / double(H * W));
+        }
+    CHECK(max_rel_error(y.data(), want) < 1e-5);
+}
