@@ -63,6 +63,22 @@ TEST_CASE("matmul's default schedule packs B into panels and keeps a register ti
     CHECK(program.find("if (") == std::string::npos);       // no guard in a dividing shape
 }
 
+TEST_CASE("with one panel and two threads the row blocks run in parallel and keep a fixed-size register tile") {
+    linalg_test::with_threads(2, [] {
+        std::string program = lowered_matmul({301, 64, 40});
+        CHECK(program.find("parallel for (i.outer") != std::string::npos);
+        // Every accumulator allocation has a constant size (a symbolic one would mean a
+        // heap buffer per tile and no unrolled rows).
+        for (size_t at = program.find("allocate matmul.local["); at != std::string::npos;
+             at = program.find("allocate matmul.local[", at + 1)) {
+            std::string line = program.substr(at, program.find('\n', at) - at);
+            CAPTURE(line);
+            CHECK(line.find("max(") == std::string::npos);
+            CHECK(line.find("min(") == std::string::npos);
+        }
+    });
+}
+
 TEST_CASE("a single-row matmul reads B in place") {
     std::string program = lowered_matmul({1, 1000, 256});
     CHECK(program.find("_packed") == std::string::npos);

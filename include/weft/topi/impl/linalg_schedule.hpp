@@ -88,19 +88,14 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     d.vectorize(ji);
 
     // Parallel over column panels (each packed once, in L2, for all its rows) when there
-    // are enough of them for every thread; else over panels and row blocks together, the
-    // panels packed up front.
+    // are enough of them for every thread; else over the row blocks of each panel, the
+    // panels packed up front. (Not over panels and rows fused: the fused loop's partial
+    // last row block would leave every tile with symbolic bounds, and no register tile.)
     int64_t panels = (N + tile.nr - 1) / tile.nr;
     bool by_panel = threads == 1 || batch * panels >= 2 * threads || M <= tile.mr;
     IterVar panel = nb ? d.fuse(dst.axis(0), jo) : jo;
-    IterVar tile_loop = io;
-    if (by_panel) {
-        d.parallel(panel);
-    } else {
-        tile_loop = d.fuse(panel, io);
-        d.parallel(tile_loop);
-    }
-    s[acc].compute_at(d, tile_loop);
+    d.parallel(by_panel ? panel : io);
+    s[acc].compute_at(d, io);
     schedule_micro_kernel(s, acc, nb, K);
 
     if (g.pack.defined()) {
