@@ -18,6 +18,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,16 @@ public:
     std::shared_ptr<const KernelModule> get_or_build(const ir::PrimFunc& func, const Target& target,
                                                      const Builder& build);
 
+    // A second, cheaper index for rebuilding the very same object (build() of a Schedule
+    // whose trace has not grown): `key` names the object's state, `owner` is the object, held
+    // weakly so a freed object whose address is reused never matches. A hit skips lowering.
+    struct Recalled {
+        std::shared_ptr<const KernelModule> module;
+        ir::PrimFunc func;
+    };
+    std::optional<Recalled> recall(const std::string& key, const std::shared_ptr<const void>& owner) const;
+    void remember(const std::string& key, const std::shared_ptr<const void>& owner, Recalled r);
+
     uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
     size_t size() const;
@@ -55,9 +66,15 @@ private:
         uint64_t id;  // identifies the entry a failed build must remove
     };
 
+    struct Memo {
+        std::weak_ptr<const void> owner;
+        Recalled kernel;
+    };
+
     mutable std::mutex mutex_;
     std::unordered_map<uint64_t, std::vector<Entry>> entries_;
-    std::atomic<uint64_t> hits_{0}, misses_{0};
+    std::unordered_map<std::string, Memo> memo_;
+    mutable std::atomic<uint64_t> hits_{0}, misses_{0};  // recall() counts its hits too
     uint64_t next_id_ = 0;  // guarded by mutex_
 };
 

@@ -1,4 +1,7 @@
 // Definitions for codegen/build.hpp.
+#include <cstdlib>
+#include <sstream>
+
 #include "weft/codegen/build.hpp"
 #include "weft/codegen/llvm/codegen_llvm.hpp"
 #include "weft/ir/visitor.hpp"
@@ -27,8 +30,26 @@ Kernel build(const ir::PrimFunc& func, const Target& target) {
 
 Kernel build(const Schedule& s, const std::vector<Argument>& args, const Target& target, const LowerOptions& options,
              std::source_location loc) {
+    // The same schedule object in the same state (its trace only grows), the same arguments,
+    // target and options: the kernel built last time, without lowering again.
+    const char* print = std::getenv("WEFT_PRINT_PASSES");
+    bool memo = !options.print_passes && !(print && std::string(print) == "1");
+    std::string key;
+    if (memo) {
+        std::ostringstream k;
+        k << s.node().get() << '/' << s.trace().size() << '/' << target.str() << '/' << options.name << '/'
+          << options.fast_math << '/' << options.max_unroll;
+        for (auto& a : args) {
+            if (auto* t = std::get_if<Tensor>(&a.value)) k << "/t" << t->op().get() << ":" << t->value_index();
+            else k << "/v" << std::get<Var>(a.value).get();
+        }
+        key = k.str();
+        if (auto r = KernelCache::global().recall(key, s.node())) return Kernel(r->module, r->func);
+    }
     check_target_support(s, target, loc);
-    return build(lower(s, args, options), target);
+    Kernel k = build(lower(s, args, options), target);
+    if (memo) KernelCache::global().remember(key, s.node(), {k.module(), k.signature()});
+    return k;
 }
 
 }  // namespace weft

@@ -99,9 +99,27 @@ size_t KernelCache::size() const {
     return n;
 }
 
+std::optional<KernelCache::Recalled> KernelCache::recall(const std::string& key,
+                                                        const std::shared_ptr<const void>& owner) const {
+    std::lock_guard lock(mutex_);
+    auto it = memo_.find(key);
+    if (it == memo_.end() || it->second.owner.lock() != owner) return std::nullopt;
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return it->second.kernel;
+}
+
+void KernelCache::remember(const std::string& key, const std::shared_ptr<const void>& owner, Recalled r) {
+    std::lock_guard lock(mutex_);
+    if (memo_.size() >= 4096) {  // objects come and go; drop the dead ones now and then
+        for (auto it = memo_.begin(); it != memo_.end();) it = it->second.owner.expired() ? memo_.erase(it) : std::next(it);
+    }
+    memo_[key] = Memo{owner, std::move(r)};
+}
+
 void KernelCache::clear() {
     std::lock_guard lock(mutex_);
     entries_.clear();
+    memo_.clear();
     hits_.store(0, std::memory_order_relaxed);
     misses_.store(0, std::memory_order_relaxed);
 }
