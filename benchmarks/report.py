@@ -38,9 +38,12 @@ for t in (1, 2):
         print(f"- measured in the binary, {t} thread(s): fp32 FMA peak {float(p):.1f} GFLOP/s, "
               f"triad {float(b):.1f} GB/s")
 print(f"- compiler: {sh('clang++-19 --version | head -1')}; LLVM {sh('llvm-config-19 --version')}")
-print(f"- peers: OpenBLAS {sh('dpkg-query -W -f=\"${Version}\" libopenblas0-pthread')}, "
-      f"oneDNN {sh('dpkg-query -W -f=\"${Version}\" libdnnl2')}, Eigen {sh('dpkg-query -W -f=\"${Version}\" libeigen3-dev')}, "
-      f"Halide {sh('dpkg-query -W -f=\"${Version}\" libhalide14-0')}")
+def version(pkg):
+    return sh("dpkg-query -W -f='${Version}' " + pkg)
+
+
+print(f"- peers: OpenBLAS {version('libopenblas0-pthread')}, oneDNN {version('libdnnl2')}, "
+      f"Eigen {version('libeigen3-dev')}, Halide {version('libhalide14-0')}")
 print(f"- command: `benchmarks/run.sh` = `{command}` (median of 3 repetitions), after a separate")
 print("  process for jit/first_build")
 print("- rate = work / wall time; % peak against the FMA loop (GFLOP/s) or the triad (GB/s) at the")
