@@ -187,7 +187,7 @@ static void set_kind(StageNode& n, const IterVar& iv, ir::ForKind kind, const ch
         WEFT_CHECK_AT(loc, iv->iter_kind != ir::IterKind::Reduce, prim, " on stage '", n.op.name(), "': axis '", iv.name(),
                       "' is a reduction axis; its iterations depend on each other, so they cannot run ",
                       kind == ir::ForKind::Parallel ? "in parallel" : "as vector lanes",
-                      " (split it and reorder a data axis inside instead)");
+                      " (reorder a data axis inside it, or use Schedule::rfactor to turn partial results into a data axis)");
     auto& a = n.attr_mut(iv);
     WEFT_CHECK_AT(loc, a.kind == ir::ForKind::Serial || a.kind == kind, prim, " on stage '", n.op.name(), "': axis '",
                   iv.name(), "' is already ", ir::for_kind_name(a.kind));
