@@ -128,14 +128,6 @@ bench::Runner eigen_gemm(const Gemm& g, int threads) {
 
 // ---- Halide ---------------------------------------------------------------------------
 
-// The JIT runtime's thread count (it exists once a pipeline has been compiled).
-void set_halide_threads(int n) {
-    for (auto& m : Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_jit_target_from_environment(), false)) {
-        auto sym = m.find_symbol_by_name("halide_set_num_threads");
-        if (sym.address) reinterpret_cast<int (*)(int)>(sym.address)(n);
-    }
-}
-
 // Halide's buffers are indexed innermost first: A is a(k, i), B b(j, k), C c(j, i). B is
 // packed into panels of 64 columns, computed per panel; each 64 x 6 tile of C accumulates
 // in registers over the whole K (columns vectorized, rows unrolled); panels in parallel.
@@ -169,13 +161,12 @@ bench::Runner halide_gemm(const Gemm& g, int threads) {
     prod.update().reorder(xi, y, r).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
     packed.compute_at(out, xo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec));
     out.compile_jit(get_jit_target_from_environment());
-    set_halide_threads(threads);
+    bench::set_halide_threads(threads);
     auto fn = std::make_shared<Func>(out);
     return [fn, c] { fn->realize(*c); };
 }
 
 void register_gemms() {
-    bench::on_set_threads(set_halide_threads);
     for (const Gemm& g : kShapes) {
         bench::Case c{g.name(), bench::Unit::Flops, g.flops()};
         for (int t : {1, 2}) {

@@ -2,6 +2,7 @@
 // registration with Google Benchmark.
 #include "harness.hpp"
 
+#include <Halide.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -152,10 +153,18 @@ std::vector<std::function<void(int)>>& thread_setters() {
 
 void on_set_threads(std::function<void(int)> setter) { thread_setters().push_back(std::move(setter)); }
 
+void set_halide_threads(int threads) {
+    for (auto& m : Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_jit_target_from_environment(), false)) {
+        auto sym = m.find_symbol_by_name("halide_set_num_threads");
+        if (sym.address) reinterpret_cast<int (*)(int)>(sym.address)(threads);
+    }
+}
+
 void set_threads(int threads) {
     weft::set_num_threads(threads);
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
+    set_halide_threads(threads);
     for (auto& setter : thread_setters()) setter(threads);
 }
 

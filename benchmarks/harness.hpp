@@ -36,6 +36,9 @@ void add(const Case& c, const std::string& impl, int threads, Setup setup);
 // registered a setter (Halide's JIT runtime does, in halide_*.cpp).
 void set_threads(int threads);
 void on_set_threads(std::function<void(int)> setter);
+// Halide's JIT runtime thread count (set_threads calls it; its runtime exists once a
+// pipeline has been JIT-compiled, so call it again after compile_jit).
+void set_halide_threads(int threads);
 
 // The machine's limits, measured once per thread count in this process.
 double peak_gflops(int threads);  // fp32 FMA loop
