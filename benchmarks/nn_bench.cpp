@@ -133,7 +133,8 @@ bench::Runner halide_chain(int threads) {
     Var i("i"), io("io"), ii("ii");
     Func f("chain");
     f(i) = max(kA * (*in)(i) + kB, 0.f) + kC;
-    f.split(i, io, ii, 16 * 1024).vectorize(ii, 16).parallel(io);
+    f.split(i, io, ii, 16 * 1024).vectorize(ii, 16);
+    if (threads > 1) f.parallel(io);  // at 1 thread no task system at all
     return halide_runner(f, out, threads);
 }
 
@@ -229,7 +230,8 @@ bench::Runner halide_softmax(int threads) {
     Func inv("inv"), y("softmax");
     inv(r) = 1.f / total.total(r);
     y(c, r) = e(c, r) * inv(r);
-    y.vectorize(c, 16).parallel(r);
+    y.vectorize(c, 16);
+    if (threads > 1) y.parallel(r);
     mx.compute_at(y, r);
     total.compute_at(y, r);
     e.compute_at(y, r).vectorize(c, 16);
@@ -315,7 +317,8 @@ bench::Runner halide_layer_norm(int threads) {
     HalideRowStat var_sum = halide_row_stat(dev2, false, "var_sum");
     rstd(r) = 1.f / sqrt(var_sum.total(r) * (1.f / float(kCols)) + kEps);
     y(c, r) = (x(c, r) - mean(r)) * rstd(r) * (*gamma)(c) + (*beta)(c);
-    y.vectorize(c, 16).parallel(r);
+    y.vectorize(c, 16);
+    if (threads > 1) y.parallel(r);
     total.compute_at(y, r);
     var_sum.compute_at(y, r);
     mean.compute_at(y, r);

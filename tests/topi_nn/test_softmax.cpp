@@ -1,5 +1,7 @@
-// softmax and log_softmax with their default schedules against double references.
+// softmax and log_softmax with their default schedules against double references, and the
+// inline exp they use.
 #include "nn_test_util.hpp"
+#include "weft/topi/impl/nn_exp.hpp"
 
 using namespace nn_test;
 
@@ -105,5 +107,57 @@ TEST_CASE("topi softmax schedule runs rows in parallel with vectorized statistic
         CHECK(text.find("(vectorized)") != std::string::npos);
     }
     std::string body = lowered(s, {X, Y});
-    CHECK(body.find("exp(X[ramp(") != std::string::npos);  // vector exp on whole vectors of x
+    // exp inline (nn_exp.hpp), on whole vectors of x: no call.
+    CHECK(body.find("X[ramp(") != std::string::npos);
+    CHECK(body.find("exp(") == std::string::npos);
+}
+
+TEST_CASE("topi softmax and layer_norm with a symbolic number of rows") {
+    Var rows("rows");
+    const int64_t n = 48;
+    Tensor X = placeholder({rows, make_int(n)}, f32, "X");
+    Tensor G = placeholder({make_int(n)}, f32, "gamma"), B = placeholder({make_int(n)}, f32, "beta");
+    Tensor P = topi::softmax(X), L = topi::layer_norm(X, G, B);
+    Schedule sp = create_schedule(P), sl = create_schedule(L);
+    topi::schedule_softmax(sp, P);
+    topi::schedule_layer_norm(sl, L);
+    Kernel kp = build(sp, {X, P}), kl = build(sl, {X, G, B, L});
+    for (int64_t r : {1, 23}) {
+        auto x = random_buffer({r, n}, unsigned(r)), g = random_buffer({n}, 2), b = random_buffer({n}, 3);
+        Buffer<float> p({r, n}), l({r, n});
+        kp(x, p);
+        kl(x, g, b, l);
+        check_close(p, ref_softmax(x, {r, n}, 1, false), "symbolic softmax", 2e-5, 1e-7);
+        std::vector<double> want;
+        for (int64_t i = 0; i < r; ++i) {
+            double mean = 0, var = 0;
+            for (int64_t k = 0; k < n; ++k) mean += x(i, k);
+            mean /= double(n);
+            for (int64_t k = 0; k < n; ++k) var += (x(i, k) - mean) * (x(i, k) - mean);
+            var /= double(n);
+            for (int64_t k = 0; k < n; ++k) want.push_back((x(i, k) - mean) / std::sqrt(var + 1e-5) * g(k) + b(k));
+        }
+        check_close(l, want, "symbolic layer_norm", 1e-4, 1e-4);
+    }
+}
+
+TEST_CASE("topi inline exp is within a few ulp of exp") {
+    const int64_t n = 4096;
+    Tensor X = placeholder({n}, f32, "x");
+    Tensor Y = compute({n}, [&](Expr i) { return topi::nn_detail::inline_exp(X(i)); }, "e");
+    Buffer<float> x({n});
+    for (int64_t i = 0; i < n; ++i) x(i) = -88.0f + 176.0f * float(i) / float(n);  // [-88, 88)
+    x(0) = -100.0f;  // below float32's range: 0
+    x(1) = 0.0f;
+    for (bool vector : {false, true}) {
+        auto y = run({X}, Y, [&](Schedule& s) {
+            if (vector) topi::schedule_injective(s, Y);
+        }, {x}, {n});
+        CHECK(y(0) == 0.0f);
+        CHECK(y(1) == 1.0f);
+        std::vector<double> want;
+        for (int64_t i = 0; i < n; ++i) want.push_back(i == 0 ? 0.0 : std::exp(double(x(i))));
+        // 4 ulp of float32, relative; exp(-88) is near the smallest normal float.
+        check_close(y, want, vector ? "vector inline exp" : "scalar inline exp", 4.8e-7, 1e-37);
+    }
 }

@@ -75,30 +75,49 @@ inline IterVar innermost_reduce_axis(const Tensor& red) {
     return found;
 }
 
-// Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension)
-// without reassociating: rfactor keeps one partial result per vector lane, reduced over the
-// other reduce loops with the lanes innermost; `red` then combines the lanes. The lane count
-// is the widest power of two up to the host width that divides k's extent (a split that did
-// not divide would guard each lane, which stays serial). Returns the factored tensor, or an
-// undefined one when no width of at least 4 lanes fits.
-inline Tensor rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k) {
-    int64_t extent;
-    if (!const_extent(k.dom().extent, &extent)) return Tensor();
-    int lanes = vector_lanes(red.dtype());
-    while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
-    if (lanes < 4) return Tensor();
-    auto [ko, ki] = s[red].split(k, lanes);
-    Tensor rf = s.rfactor(red, ki);
+// The stage rfactor made of `red` over `axis` (split from one of red's reduce loops),
+// with the kept axis as the vector, innermost, and the other reduce loops around it.
+inline Tensor rfactor_vectorized(Schedule& s, const Tensor& red, const IterVar& axis) {
+    Tensor rf = s.rfactor(red, axis);
     Stage st = s[rf];
-    std::vector<IterVar> leaves = st.leaf_iter_vars();
     IterVar kept = rf.op()->axis.back();
     std::vector<IterVar> order;
-    for (auto& iv : leaves)
+    for (auto& iv : st.leaf_iter_vars())
         if (!iv.same_as(kept)) order.push_back(iv);
     order.push_back(kept);
     st.reorder(order);
     st.vectorize(kept);
     return rf;
+}
+
+// Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension)
+// without reassociating: rfactor keeps one partial result per vector lane, reduced over the
+// other reduce loops with the lanes innermost; `red` then combines the lanes in order.
+//
+// The lane count is the widest power of two up to the host width that divides k's extent
+// (a split that did not divide would guard each lane, which stays serial); none when no
+// width of at least 4 lanes fits. A long row gets 4 vectors of partial results, so that 4
+// independent chains hide the latency of the adds (or maxes); a second rfactor folds them
+// into one vector before the lanes are combined. Returns the factored stages, outer first
+// (both are computed where the caller computes `red`).
+inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k) {
+    int64_t extent;
+    if (!const_extent(k.dom().extent, &extent)) return {};
+    int lanes = vector_lanes(red.dtype());
+    while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
+    if (lanes < 4) return {};
+    constexpr int kChains = 4;
+    if (extent % (kChains * lanes) != 0 || extent < 4 * kChains * lanes) {
+        auto [ko, ki] = s[red].split(k, lanes);
+        return {rfactor_vectorized(s, red, ki)};
+    }
+    auto [ko, ki] = s[red].split(k, kChains * lanes);
+    Tensor wide = rfactor_vectorized(s, red, ki);
+    // red now reduces the kChains * lanes partials over its only reduce axis.
+    IterVar partial_axis = s[red].leaf_iter_vars().back();
+    auto [po, pi] = s[red].split(partial_axis, lanes);
+    Tensor narrow = rfactor_vectorized(s, red, pi);
+    return {wide, narrow};
 }
 
 // The reduction stage of an op: the op itself, or the reduction it reads (mean).
@@ -160,13 +179,13 @@ void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out) {
     if (k.defined()) {
         // The reduction runs along memory: one row loop over the output, the reduction
         // (vectorized by lanes) inside it.
-        Tensor rf = rfactor_lanes(s, red, k);
+        std::vector<Tensor> partials = rfactor_lanes(s, red, k);
         std::vector<IterVar> axes;
         for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
         IterVar rows = fuse_all(s[out], axes);
         if (parallel) s[out].parallel(rows);
         if (!out.same_as(red)) s[red].compute_at(s[out], rows);
-        if (rf.defined()) s[rf].compute_at(s[out], rows);
+        for (auto& p : partials) s[p].compute_at(s[out], rows);
         return;
     }
     // The reduction runs across memory: the innermost data axis is the vector axis, inside

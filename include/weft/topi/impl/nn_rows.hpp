@@ -37,7 +37,7 @@ inline std::vector<Expr> with_index(const std::vector<Expr>& idx, int axis, int 
 // when the reduced axis is not the innermost one.
 inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows) {
     IterVar k = innermost_reduce_axis(red);
-    Tensor rf = k.defined() ? rfactor_lanes(s, red, k) : Tensor();
+    std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k) : std::vector<Tensor>{};
     if (!k.defined()) {
         Stage st = s[red];
         auto [o, lane] = st.split(red.axis(red.ndim() - 1), vector_lanes(red.dtype()));
@@ -50,7 +50,7 @@ inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, con
     }
     if (rows.defined()) {
         s[red].compute_at(s[out], rows);
-        if (rf.defined()) s[rf].compute_at(s[out], rows);
+        for (auto& p : partials) s[p].compute_at(s[out], rows);
     }
 }
 

@@ -1,10 +1,11 @@
 // Definitions of topi/softmax.hpp.
 //
-// softmax = e * (1 / sum(e)) with e = exp(x - max(x)); the four stages are named
+// softmax = e * (1 / sum(e)) with e = exp(x - max(x)) (exp inline: nn_exp.hpp); the four stages are named
 // "softmax.max", "softmax.exp", "softmax.sum", "softmax.inv" so the schedule finds them.
 // log_softmax = x - (max + log(sum(exp(x - max)))); its row stages are "log_softmax.max",
 // "log_softmax.sum", "log_softmax.lse" (exp is recomputed inside the sum, never stored).
 #pragma once
+#include "weft/topi/impl/nn_exp.hpp"
 #include "weft/topi/impl/nn_rows.hpp"
 #include "weft/topi/softmax.hpp"
 
@@ -56,7 +57,7 @@ Tensor softmax(const Tensor& x, int axis) {
     const int nd = x.ndim();
     Tensor mx = row_max(x, axis, "softmax");
     Tensor e = compute_nd(
-        x.shape(), [&](const std::vector<Expr>& i) { return ir::exp(x.at(i) - mx.at(drop_index(i, axis))); },
+        x.shape(), [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis))); },
         "softmax.exp");
     Tensor total = row_sum(x, axis, [&](const std::vector<Expr>& i) { return e.at(i); }, "softmax.sum");
     Tensor inv = compute_nd(
@@ -73,7 +74,7 @@ Tensor log_softmax(const Tensor& x, int axis) {
     axis = normalize_axis(axis, x.ndim(), "log_softmax");
     Tensor mx = row_max(x, axis, "log_softmax");
     Tensor total = row_sum(
-        x, axis, [&](const std::vector<Expr>& i) { return ir::exp(x.at(i) - mx.at(drop_index(i, axis))); },
+        x, axis, [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis))); },
         "log_softmax.sum");
     Tensor lse = compute_nd(
         total.shape(), [&](const std::vector<Expr>& r) { return mx.at(r) + ir::log(total.at(r)); },
