@@ -135,14 +135,6 @@ bench::Runner onednn_conv(const Layer& l, bool plain) {
 
 // ---- Halide --------------------------------------------------------------------------
 
-// The JIT runtime's thread count (it exists once a pipeline has been compiled).
-void halide_threads(int n) {
-    for (auto& m : Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_jit_target_from_environment(), false)) {
-        auto sym = m.find_symbol_by_name("halide_set_num_threads");
-        if (sym.address) reinterpret_cast<int (*)(int)>(sym.address)(n);
-    }
-}
-
 // Channels innermost (input c, x, y; weights co, ci, kx, ky), zero padding by a boundary
 // condition; tiles of (2 vectors of output channels) x (up to 14 pixels) accumulate in
 // registers over the whole reduction, parallel over rows.
@@ -186,13 +178,12 @@ bench::Runner halide_conv(const Layer& l, int threads) {
     conv.update().reorder(order).vectorize(co, vec).unroll(co).unroll(x);
     if (l.depthwise) conv.update().unroll(conv.rvars()[0]);
     result.compile_jit(get_jit_target_from_environment());
-    halide_threads(threads);
+    bench::set_halide_threads(threads);  // the JIT runtime exists now
     auto fn = std::make_shared<Func>(result);
     return [fn, out] { fn->realize(*out); };
 }
 
 void register_layers() {
-    bench::on_set_threads(halide_threads);
     for (const Layer& l : kLayers) {
         bench::Case c{l.name, bench::Unit::Flops, l.flops()};
         for (int t : {1, 2}) {
