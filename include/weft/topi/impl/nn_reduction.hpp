@@ -96,24 +96,23 @@ inline Tensor rfactor_vectorized(Schedule& s, const Tensor& red, const IterVar& 
 //
 // The lane count is the widest power of two up to the host width that divides k's extent
 // (a split that did not divide would guard each lane, which stays serial); none when no
-// width of at least 4 lanes fits. A long row gets 4 vectors of partial results, so that 4
-// independent chains hide the latency of the adds (or maxes); a second rfactor folds them
-// into one vector before the lanes are combined. Returns the factored stages, outer first
-// (both are computed where the caller computes `red`).
-inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k) {
+// width of at least 4 lanes fits. With chains > 1 a long row gets that many vectors of
+// partial results, independent chains that hide the latency of the adds (or maxes); a
+// second rfactor folds them into one vector before the lanes are combined. Returns the
+// factored stages, outer first (both are computed where the caller computes `red`).
+inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k, int chains = 4) {
     int64_t extent;
     if (!const_extent(k.dom().extent, &extent)) return {};
     int lanes = vector_lanes(red.dtype());
     while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
     if (lanes < 4) return {};
-    constexpr int kChains = 4;
-    if (extent % (kChains * lanes) != 0 || extent < 4 * kChains * lanes) {
+    if (chains <= 1 || extent % (chains * lanes) != 0 || extent < 4 * chains * lanes) {
         auto [ko, ki] = s[red].split(k, lanes);
         return {rfactor_vectorized(s, red, ki)};
     }
-    auto [ko, ki] = s[red].split(k, kChains * lanes);
+    auto [ko, ki] = s[red].split(k, chains * lanes);
     Tensor wide = rfactor_vectorized(s, red, ki);
-    // red now reduces the kChains * lanes partials over its only reduce axis.
+    // red now reduces the chains * lanes partials over its only reduce axis.
     IterVar partial_axis = s[red].leaf_iter_vars().back();
     auto [po, pi] = s[red].split(partial_axis, lanes);
     Tensor narrow = rfactor_vectorized(s, red, pi);

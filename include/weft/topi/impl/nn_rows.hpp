@@ -34,10 +34,10 @@ inline std::vector<Expr> with_index(const std::vector<Expr>& idx, int axis, int 
 // A statistic `red` of each row, computed inside the row loop `rows` of `out`. Vectorized
 // along the row by rfactor (one partial result per lane) when the row is contiguous and its
 // length allows it; across rows (its last data axis the vector, inside the reduce loops)
-// when the reduced axis is not the innermost one.
-inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows) {
+// when the reduced axis is not the innermost one. `chains`: see rfactor_lanes.
+inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows, int chains = 4) {
     IterVar k = innermost_reduce_axis(red);
-    std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k) : std::vector<Tensor>{};
+    std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k, chains) : std::vector<Tensor>{};
     if (!k.defined()) {
         Stage st = s[red];
         auto [o, lane] = st.split(red.axis(red.ndim() - 1), vector_lanes(red.dtype()));
