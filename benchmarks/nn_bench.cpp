@@ -45,19 +45,9 @@ void split_range(int threads, int64_t n, const F& f) {
     for (auto& th : others) th.join();
 }
 
-// ---- Halide thread count ----------------------------------------------------------------
-
-// The JIT runtime's thread count (it exists once a pipeline has been compiled).
-void halide_threads(int n) {
-    for (auto& m : Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_jit_target_from_environment(), false)) {
-        auto sym = m.find_symbol_by_name("halide_set_num_threads");
-        if (sym.address) reinterpret_cast<int (*)(int)>(sym.address)(n);
-    }
-}
-
 bench::Runner halide_runner(Halide::Func out, std::shared_ptr<Halide::Buffer<float>> dst, int threads) {
     out.compile_jit(Halide::get_jit_target_from_environment());
-    halide_threads(threads);
+    bench::set_halide_threads(threads);
     auto fn = std::make_shared<Halide::Func>(out);
     return [fn, dst] { fn->realize(*dst); };
 }
@@ -327,7 +317,6 @@ bench::Runner halide_layer_norm(int threads) {
 }
 
 void register_cases() {
-    bench::on_set_threads(halide_threads);
     const double chain_bytes = 2.0 * double(kChainN) * sizeof(float);
     const double row_bytes = 2.0 * double(kRows * kCols) * sizeof(float);
     bench::Case chain{"fused_chain/16M", bench::Unit::Bytes, chain_bytes};
