@@ -16,10 +16,9 @@ inline Expr inline_exp(Expr x) {
     DataType t = x.type();
     if (t.element_of() != f32) return ir::exp(x);  // the polynomial's constants are float32's
     auto c = [&](double v) { return ir::make_const(t, v); };
-    x = ir::min(ir::max(x, c(-88.3762626647949)), c(88.0));
+    // Named values (lets) keep the expression a chain instead of a tree that repeats them.
+    Var xc("exp.x", t), n("exp.n", t), r("exp.r", t);
     // x = n ln2 + r with |r| <= ln2 / 2; ln2 in two parts so that n ln2 is exact enough.
-    Expr n = ir::floor(x * c(1.44269504088896341) + c(0.5));
-    Expr r = x - n * c(0.693359375) - n * c(-2.12194440e-4);
     Expr p = c(1.9875691500e-4);
     for (double k : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
         p = p * r + c(k);
@@ -27,7 +26,9 @@ inline Expr inline_exp(Expr x) {
     // 2^n from its exponent bits: (n + 127) << 23, n in [-127, 127].
     DataType it = DataType::int_(32, t.lanes);
     Expr bits = (ir::cast(it, n) + ir::make_const(it, 127)) * ir::make_const(it, 1 << 23);
-    return er * ir::reinterpret(t, bits);
+    Expr body = ir::Let::make(r, xc - n * c(0.693359375) - n * c(-2.12194440e-4), er * ir::reinterpret(t, bits));
+    body = ir::Let::make(n, ir::floor(xc * c(1.44269504088896341) + c(0.5)), body);
+    return ir::Let::make(xc, ir::min(ir::max(x, c(-88.3762626647949)), c(88.0)), body);
 }
 
 }  // namespace weft::topi::nn_detail
