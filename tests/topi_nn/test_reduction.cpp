@@ -110,3 +110,31 @@ TEST_CASE("topi schedule_reduce vectorizes a row sum with rfactor") {
     topi::schedule_reduce(s40, Y40);
     CHECK(lowered(s40, {X40, Y40}).find("X[ramp(i * 40 + k1.outer * 8, 1, 8)]") != std::string::npos);
 }
+
+TEST_CASE("topi mean and max over a symbolic axis") {
+    Var n("n");
+    Tensor X = placeholder({make_int(6), n}, f32, "X");
+    Tensor M = topi::mean(X, {1}), Mx = topi::max(X, {-1}, true);
+    Schedule sm = create_schedule(M), sx = create_schedule(Mx);
+    topi::schedule_reduce(sm, M);
+    topi::schedule_reduce(sx, Mx);
+    Kernel km = build(sm, {X, M}), kx = build(sx, {X, Mx});
+    for (int64_t len : {1, 37}) {
+        auto x = random_buffer({6, len}, unsigned(len));
+        Buffer<float> m({6}), mx({6, 1});
+        km(x, m);
+        kx(x, mx);
+        std::vector<double> want_mean, want_max;
+        for (int64_t i = 0; i < 6; ++i) {
+            double total = 0, best = -INFINITY;
+            for (int64_t j = 0; j < len; ++j) {
+                total += x(i, j);
+                best = std::max(best, double(x(i, j)));
+            }
+            want_mean.push_back(total / double(len));
+            want_max.push_back(best);
+        }
+        check_close(m, want_mean, "symbolic mean");
+        check_close(mx, want_max, "symbolic max keepdims");
+    }
+}
