@@ -86,6 +86,26 @@ TEST_CASE("rfactor of a matmul reduction over the outer loop of a split") {
         }
 }
 
+TEST_CASE("rfactor twice on one reduction gives the partial stages distinct names") {
+    const int64_t M = 3, K = 256;
+    Tensor A = placeholder({M, K}, f32, "A");
+    IterVar k = reduce_axis(0, K, "k");
+    Tensor S = compute({M}, [&](Expr i) { return sum(A(i, k), {k}); }, "S");
+    Schedule s = create_schedule(S);
+    auto [ko, ki] = s[S].split(k, 16);
+    Tensor RF = s.rfactor(S, ki);
+    auto [vo, vi] = s[S].split(s[S].leaf_iter_vars().back(), 4);  // S now reduces RF over ki
+    Tensor RF2 = s.rfactor(S, vi);
+    CHECK(RF.name() == "S.rf");
+    CHECK(RF2.name() == "S.rf2");
+    Kernel f = build(s, {A, S});
+    auto a = Buffer<float>::random({M, K}, -1, 1, 9);
+    Buffer<float> out({M});
+    f(a, out);
+    auto want = row_sums(a, M, K);
+    for (int64_t i = 0; i < M; ++i) CHECK(std::abs(out(i) - want[size_t(i)]) < 1e-4 * (1 + std::abs(want[size_t(i)])));
+}
+
 TEST_CASE("rfactor records in the trace and replays from JSON") {
     const int64_t M = 8, K = 40;
     Tensor A = placeholder({M, K}, f32, "A");

@@ -79,7 +79,15 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis, int factor_axis, 
     std::vector<Expr> rf_body;
     for (size_t v = 0; v < op->body.size(); ++v)
         rf_body.push_back(ir::Reduce::make(first->combiner, sources, rf_reduce, cond, int(v)));
-    Operation rf_op = te::detail::make_compute(rf_axes, rf_body, op->name + ".rf");
+    // A second rfactor of the same reduction gets its own name (S.rf, S.rf2, ...).
+    std::string rf_name = op->name + ".rf";
+    for (int n_same = 2;; ++n_same) {
+        bool taken = false;
+        for (auto& other : n_->stages) taken |= other.name() == rf_name;
+        if (!taken) break;
+        rf_name = op->name + ".rf" + std::to_string(n_same);
+    }
+    Operation rf_op = te::detail::make_compute(rf_axes, rf_body, rf_name);
 
     // t reduces RF over the kept axis.
     IterVar rv(ir::Range(make_int(0), extent_of(axis)), Var(axis.name() + ".v", index_type), ir::IterKind::Reduce);
