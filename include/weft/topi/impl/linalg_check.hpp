@@ -6,6 +6,7 @@
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/printer.hpp"
 #include "weft/te/operation.hpp"
+#include "weft/topi/impl/same_extent.hpp"
 
 namespace weft::topi::detail {
 
@@ -17,12 +18,6 @@ inline std::string shape_str(const Tensor& t) {
 }
 
 // Equal extents: equal constants, or symbolic ones the simplifier proves equal.
-inline bool same_extent(const Expr& a, const Expr& b) {
-    int64_t x = 0, y = 0;
-    if (ir::as_const_int(a, &x) && ir::as_const_int(b, &y)) return x == y;
-    return ir::arith::can_prove(a == b);
-}
-
 inline void check_operand(const char* op, const char* role, const Tensor& t, int rank) {
     WEFT_CHECK(t.defined(), op, ": operand ", role, " is undefined");
     WEFT_CHECK(t.ndim() == rank, op, ": operand ", role, " ('", t.name(), "') must have ", rank,

@@ -10,6 +10,7 @@
 #include "weft/ir/visitor.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
+#include "weft/topi/impl/same_extent.hpp"
 
 namespace weft::topi::nn_detail {
 
@@ -43,11 +44,7 @@ inline int normalize_axis(int axis, int ndim, const std::string& op) {
 // A reduce axis's extent is stored as (end - begin): simplify before reading it.
 inline bool const_extent(const Expr& e, int64_t* v) { return ir::as_const_int(ir::arith::simplify(e), v); }
 
-// Whether two extents are provably equal (structural_equal would match n with m: it
-// compares up to renaming of variables).
-inline bool same_extent(const Expr& a, const Expr& b) {
-    return ir::is_zero(ir::arith::simplify(ir::cast(index_type, a) - ir::cast(index_type, b)));
-}
+using detail::same_extent;
 
 // Float lanes of one host vector register for this dtype (at least 1).
 inline int vector_lanes(DataType t) {
