@@ -171,7 +171,9 @@ bench::Runner halide_conv(const Layer& l, int threads) {
     result(co, x, y) = conv(co, x, y);
     const int ct = O % (2 * vec) == 0 && !l.depthwise ? 2 * vec : vec;
     result.split(co, co, coi, ct).split(x, x, xi, xt).reorder(coi, xi, x, co, y).vectorize(coi, vec).unroll(coi)
-        .unroll(xi).parallel(y);
+        .unroll(xi);
+    // At 1 thread no parallel loop at all: Halide's JIT thread pool ignores a later thread count.
+    if (threads > 1) result.parallel(y);
     conv.compute_at(result, x).vectorize(co, vec).unroll(co).unroll(x);
     std::vector<VarOrRVar> order{co, x};
     for (const RVar& rv : conv.rvars()) order.push_back(rv);

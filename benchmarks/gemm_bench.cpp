@@ -155,8 +155,9 @@ bench::Runner halide_gemm(const Gemm& g, int threads) {
     out.split(x, xo, xi, nr, TailStrategy::GuardWithIf)
         .split(y, yo, yi, mr, TailStrategy::GuardWithIf)
         .reorder(xi, yi, yo, xo)
-        .vectorize(xi, std::min(nr, vec), TailStrategy::GuardWithIf)
-        .parallel(xo);
+        .vectorize(xi, std::min(nr, vec), TailStrategy::GuardWithIf);
+    // At 1 thread no parallel loop at all: Halide's JIT thread pool ignores a later thread count.
+    if (threads > 1) out.parallel(xo);
     prod.compute_at(out, yo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
     prod.update().reorder(xi, y, r).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
     packed.compute_at(out, xo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec));

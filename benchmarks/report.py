@@ -75,9 +75,8 @@ def over(r):
     return " (over peak)" if r and r[1] == "GFLOP/s" and r[2] and r[2] > 105 else ""
 
 
-print("Halide's rates marked *over peak* exceed the FMA peak of the thread count: its JIT runtime")
-print("did not take the 1-thread setting (its thread pool already had 2 workers), so those ratios")
-print("compare 1 weft thread with 2 Halide threads.\n")
+print("A Halide rate marked *over peak* exceeds the FMA peak of its thread count: it used more")
+print("threads than asked, and its ratio is not a fair comparison.\n")
 print("| case | threads | weft | % peak | best peer | peer rate | weft / peer | Halide | weft / Halide |")
 print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
 for (case, threads), impls in sorted(rows.items()):
