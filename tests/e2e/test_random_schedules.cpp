@@ -321,6 +321,17 @@ void check_random_schedules(const std::vector<Argument>& args, const std::functi
 // Fills an output with NaN so that elements a kernel forgets to write are caught.
 void poison(const Buffer<float>& b) { b.fill(std::numeric_limits<float>::quiet_NaN()); }
 
+// Runs a kernel of the prod (x * 2) -> cons (+ 1) chain on random x and checks every element.
+void check_prod_cons(const Kernel& k, int64_t n, unsigned seed) {
+    auto x = Buffer<float>::random({n}, -1, 1, seed);
+    Buffer<float> c({n});
+    poison(c);
+    k(x, c);
+    std::vector<float> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) want[size_t(i)] = x(i) * 2 + 1;
+    CHECK(max_rel_error(c, want) < 1e-6);
+}
+
 // The usual `run` of check_random_schedules: poison `out`, call the kernel on the inputs
 // and `out`, return `out`. Buffers share storage, so capturing copies is cheap.
 template <class... In>
@@ -513,13 +524,7 @@ TEST_CASE("bug: a producer computed in an all-guarded split tail iteration got a
     auto [ioo, ioi] = s[C].split(io, 9);
     s[P].compute_at(s[C], ioi);
     Kernel k = build(s, {X, C});
-    auto x = Buffer<float>::random({n}, -1, 1, 71);
-    Buffer<float> c({n});
-    poison(c);
-    k(x, c);
-    std::vector<float> want(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) want[size_t(i)] = x(i) * 2 + 1;
-    CHECK(max_rel_error(c, want) < 1e-6);
+    check_prod_cons(k, n, 71);
 }
 
 TEST_CASE("bug: compute_at refused a consumer whose producer cache_read had rewritten") {
@@ -534,13 +539,7 @@ TEST_CASE("bug: compute_at refused a consumer whose producer cache_read had rewr
     s[P].compute_inline();
     REQUIRE_NOTHROW(s[XL].compute_at(s[C], C.axis(0)));
     Kernel k = build(s, {X, C});
-    auto x = Buffer<float>::random({n}, -1, 1, 72);
-    Buffer<float> c({n});
-    poison(c);
-    k(x, c);
-    std::vector<float> want(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) want[size_t(i)] = x(i) * 2 + 1;
-    CHECK(max_rel_error(c, want) < 1e-6);
+    check_prod_cons(k, n, 72);
 }
 
 TEST_CASE("bug: compute_at of a cache_write stage refused after cache_read rewrote that stage") {
