@@ -1,5 +1,6 @@
 // Definitions for topi/x86.hpp.
 #include "weft/ir/target.hpp"
+#include "weft/topi/impl/conv_schedule_util.hpp"
 #include "weft/topi/x86.hpp"
 
 namespace weft::topi {
@@ -14,13 +15,6 @@ int64_t const_dim(const Tensor& t, int d, const char* op) {
 
 void check_dtype(const Tensor& t, DataType want, const char* op, const char* role) {
     WEFT_CHECK(t.dtype() == want, op, ": ", role, " '", t.name(), "' must be ", want.str(), ", got ", t.dtype().str());
-}
-
-// The largest divisor of n that is at most cap.
-int64_t divisor_at_most(int64_t n, int64_t cap) {
-    for (int64_t d = std::min(n, cap); d > 1; --d)
-        if (n % d == 0) return d;
-    return 1;
 }
 
 }  // namespace
@@ -146,7 +140,7 @@ void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& out) {
     for (auto& in : out.op().input_tensors())
         if (in.op()->is_compute()) s[in].compute_root();
     // Register tile: ow_b output columns x ob_b blocks of 16 channels (<= 24 zmm accumulators).
-    const int64_t ob_b = OB % 2 == 0 ? 2 : 1, ow_b = divisor_at_most(OW, ob_b == 2 ? 12 : 24);
+    const int64_t ob_b = OB % 2 == 0 ? 2 : 1, ow_b = conv_detail::largest_divisor_at_most(OW, ob_b == 2 ? 12 : 24);
     Tensor cc = s.cache_write(out, "local");
     auto ax = [&](const Tensor& t, int d) { return t.axis(d); };
     auto [obo, obi] = s[out].split(ax(out, 1), ob_b);
