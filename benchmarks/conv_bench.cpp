@@ -10,6 +10,7 @@
 #include <weft/weft.hpp>
 
 #include "harness.hpp"
+#include "onednn_util.hpp"
 
 namespace {
 
@@ -104,8 +105,7 @@ bench::Runner onednn_conv(const Layer& l, bool plain) {
     using namespace dnnl;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
-    auto strm = std::make_shared<stream>(*eng);
+    auto ctx = std::make_shared<bench::OneDnn>();
     memory::dims src_dims{1, l.C, l.H, l.W}, dst_dims{1, l.O, l.OH(), l.OW()};
     memory::dims w_dims = l.depthwise ? memory::dims{l.C, 1, 1, l.K, l.K} : memory::dims{l.O, l.C, l.K, l.K};
     const tag w_plain = l.depthwise ? tag::goihw : tag::oihw;
@@ -114,23 +114,15 @@ bench::Runner onednn_conv(const Layer& l, bool plain) {
     memory::desc w_any(w_dims, dt::f32, tag::any);
     convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_any, w_any, dst_any,
                                 {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
-    convolution_forward::primitive_desc pd(d, *eng);
+    convolution_forward::primitive_desc pd(d, ctx->engine);
 
     auto src_user = random_vector(size_t(l.C * l.H * l.W), 1);
     auto w_user = random_vector(size_t(l.O * (l.C / l.groups()) * l.K * l.K), 2);
-    memory src_plain({src_dims, dt::f32, tag::nchw}, *eng, src_user.data());
-    memory w_plain_mem({w_dims, dt::f32, w_plain}, *eng, w_user.data());
-    auto src = std::make_shared<memory>(pd.src_desc(), *eng);
-    auto wts = std::make_shared<memory>(pd.weights_desc(), *eng);
-    auto dst = std::make_shared<memory>(pd.dst_desc(), *eng);
-    reorder(src_plain, *src).execute(*strm, src_plain, *src);
-    reorder(w_plain_mem, *wts).execute(*strm, w_plain_mem, *wts);
-    strm->wait();
-    auto conv = std::make_shared<convolution_forward>(pd);
-    return [=] {
-        conv->execute(*strm, {{DNNL_ARG_SRC, *src}, {DNNL_ARG_WEIGHTS, *wts}, {DNNL_ARG_DST, *dst}});
-        strm->wait();
-    };
+    memory src_plain({src_dims, dt::f32, tag::nchw}, ctx->engine, src_user.data());
+    memory w_plain_mem({w_dims, dt::f32, w_plain}, ctx->engine, w_user.data());
+    memory src = ctx->reordered(src_plain, pd.src_desc()), wts = ctx->reordered(w_plain_mem, pd.weights_desc());
+    memory dst(pd.dst_desc(), ctx->engine);
+    return bench::onednn_runner(ctx, convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}});
 }
 
 // ---- Halide --------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <weft/weft.hpp>
 
 #include "harness.hpp"
+#include "onednn_util.hpp"
 
 namespace {
 
@@ -84,20 +85,12 @@ bench::Runner onednn_gemm(const Gemm& g) {
     using namespace dnnl;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
-    auto strm = std::make_shared<stream>(*eng);
+    auto ctx = std::make_shared<bench::OneDnn>();
     memory::desc a_md({g.M, g.K}, dt::f32, tag::ab), b_md({g.K, g.N}, dt::f32, tag::ab), c_md({g.M, g.N}, dt::f32, tag::ab);
-    matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), *eng);
+    matmul::primitive_desc pd(matmul::desc(a_md, b_md, c_md), ctx->engine);
     auto ops = std::make_shared<Operands>(g);
-    auto a = std::make_shared<memory>(a_md, *eng, ops->a.data());
-    auto b = std::make_shared<memory>(b_md, *eng, ops->b.data());
-    auto c = std::make_shared<memory>(c_md, *eng, ops->c.data());
-    auto mm = std::make_shared<matmul>(pd);
-    return [=] {
-        (void)ops;  // owns the memory
-        mm->execute(*strm, {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *b}, {DNNL_ARG_DST, *c}});
-        strm->wait();
-    };
+    memory a(a_md, ctx->engine, ops->a.data()), b(b_md, ctx->engine, ops->b.data()), c(c_md, ctx->engine, ops->c.data());
+    return bench::onednn_runner(ctx, matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}}, ops);
 }
 
 // ---- Eigen ----------------------------------------------------------------------------

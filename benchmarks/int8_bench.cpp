@@ -2,12 +2,12 @@
 // oneDNN's int8 primitives (u8 x s8 -> s32). Weights (and for conv the input) are in each
 // library's preferred layout, reordered in the set-up, outside the timing. Rates count
 // 2 ops per multiply-add; "% peak" is against the fp32 FMA loop (VNNI's peak is 4x that).
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <memory>
 #include <random>
 
 #include "harness.hpp"
+#include "onednn_util.hpp"
 #include <weft/weft.hpp>
 
 namespace {
@@ -45,22 +45,14 @@ bench::Runner onednn_gemm(int64_t M, int64_t N, int64_t K) {
     using namespace dnnl;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
-    auto strm = std::make_shared<stream>(*eng);
+    auto ctx = std::make_shared<bench::OneDnn>();
     memory::desc a_md({M, K}, dt::u8, tag::ab), b_any({K, N}, dt::s8, tag::any), c_md({M, N}, dt::s32, tag::ab);
-    matmul::primitive_desc pd(matmul::desc(a_md, b_any, c_md), *eng);
-    auto a = std::make_shared<memory>(a_md, *eng), c = std::make_shared<memory>(c_md, *eng);
-    memory b_user({{K, N}, dt::s8, tag::ab}, *eng);
-    fill_bytes(static_cast<uint8_t*>(a->get_data_handle()), M * K, 1);
+    matmul::primitive_desc pd(matmul::desc(a_md, b_any, c_md), ctx->engine);
+    memory a(a_md, ctx->engine), c(c_md, ctx->engine), b_user({{K, N}, dt::s8, tag::ab}, ctx->engine);
+    fill_bytes(static_cast<uint8_t*>(a.get_data_handle()), M * K, 1);
     fill_bytes(static_cast<int8_t*>(b_user.get_data_handle()), K * N, 2);
-    auto b = std::make_shared<memory>(pd.weights_desc(), *eng);
-    reorder(b_user, *b).execute(*strm, b_user, *b);
-    strm->wait();
-    auto mm = std::make_shared<matmul>(pd);
-    return [=] {
-        mm->execute(*strm, {{DNNL_ARG_SRC, *a}, {DNNL_ARG_WEIGHTS, *b}, {DNNL_ARG_DST, *c}});
-        strm->wait();
-    };
+    memory b = ctx->reordered(b_user, pd.weights_desc());
+    return bench::onednn_runner(ctx, matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
 }
 
 // ---- conv2d ---------------------------------------------------------------------------
@@ -98,26 +90,18 @@ bench::Runner onednn_conv(const Conv& cv) {
     using namespace dnnl;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    auto eng = std::make_shared<engine>(engine::kind::cpu, 0);
-    auto strm = std::make_shared<stream>(*eng);
+    auto ctx = std::make_shared<bench::OneDnn>();
     memory::dims src{1, cv.C, cv.H, cv.H}, wei{cv.O, cv.C, cv.K, cv.K}, dst{1, cv.O, cv.out(), cv.out()};
     memory::desc src_any(src, dt::u8, tag::any), wei_any(wei, dt::s8, tag::any), dst_any(dst, dt::s32, tag::any);
     convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any, dst_any,
                                 {cv.stride, cv.stride}, {cv.pad, cv.pad}, {cv.pad, cv.pad});
-    convolution_forward::primitive_desc pd(d, *eng);
-    memory src_user({src, dt::u8, tag::nchw}, *eng), wei_user({wei, dt::s8, tag::oihw}, *eng);
+    convolution_forward::primitive_desc pd(d, ctx->engine);
+    memory src_user({src, dt::u8, tag::nchw}, ctx->engine), wei_user({wei, dt::s8, tag::oihw}, ctx->engine);
     fill_bytes(static_cast<uint8_t*>(src_user.get_data_handle()), cv.C * cv.H * cv.H, 3);
     fill_bytes(static_cast<int8_t*>(wei_user.get_data_handle()), cv.O * cv.C * cv.K * cv.K, 4);
-    auto s = std::make_shared<memory>(pd.src_desc(), *eng), w = std::make_shared<memory>(pd.weights_desc(), *eng);
-    auto o = std::make_shared<memory>(pd.dst_desc(), *eng);
-    reorder(src_user, *s).execute(*strm, src_user, *s);
-    reorder(wei_user, *w).execute(*strm, wei_user, *w);
-    strm->wait();
-    auto conv = std::make_shared<convolution_forward>(pd);
-    return [=] {
-        conv->execute(*strm, {{DNNL_ARG_SRC, *s}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, *o}});
-        strm->wait();
-    };
+    memory s = ctx->reordered(src_user, pd.src_desc()), w = ctx->reordered(wei_user, pd.weights_desc());
+    memory o(pd.dst_desc(), ctx->engine);
+    return bench::onednn_runner(ctx, convolution_forward(pd), {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, o}});
 }
 
 const bool registered = [] {
