@@ -33,6 +33,20 @@ TEST_CASE("dead branches go; a branch with a no-op then-case is inverted") {
     CHECK(to_string(simplify(never)) == to_string(Evaluate::make(make_int(0, i32))));
 }
 
+TEST_CASE("inside if (v < e) the variable's range is narrowed on each side") {
+    Var i("i");
+    // For i in [0, 10): below 6, min(i * 2, 11) is i * 2; from 6 on, max(i, 5) is i.
+    Stmt s = For::make(i, 0, 10, ForKind::Parallel,
+                       IfThenElse::make(i < 6, store(min(i * 2, 11)), store(max(i, 5))));
+    CHECK(to_string(simplify(s)) == to_string(For::make(i, 0, 10, ForKind::Parallel,
+                                                        IfThenElse::make(i < 6, store(i * 2), store(i)))));
+    // The narrowing is scoped: after the branch the loop's full range is back.
+    Stmt after = For::make(i, 0, 10, ForKind::Serial,
+                           Seq::make({IfThenElse::make(i < 6, store(min(i, 7))), store(min(i, 7))}));
+    CHECK(to_string(simplify(after)) ==
+          to_string(For::make(i, 0, 10, ForKind::Serial, Seq::make({IfThenElse::make(i < 6, store(i)), store(min(i, 7))}))));
+}
+
 TEST_CASE("loops that never run vanish; single-iteration loops become their body") {
     Var i("i"), j("j"), n("n");
     CHECK(to_string(simplify(For::make(i, 0, 0, ForKind::Serial, store(i)))) == to_string(Evaluate::make(make_int(0, i32))));

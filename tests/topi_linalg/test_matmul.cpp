@@ -85,6 +85,27 @@ TEST_CASE("a single-row matmul reads B in place") {
     CHECK(program.find("ramp(") != std::string::npos);
 }
 
+TEST_CASE("a few rows stream B row by row into column chunks that run in parallel") {
+    linalg_test::with_threads(2, [] {
+        std::string program = lowered_matmul({3, 1000, 256});
+        CAPTURE(program);
+        // One parallel loop over two column chunks (not a serial steady chunk and tail).
+        CHECK(program.find("parallel for (j.outer, 0, 2)") != std::string::npos);
+        // In each chunk the reduction is outermost: every row of B is read once, contiguously.
+        size_t k_loop = program.find("for (k.outer"), column_loop = program.find("for (j.c.outer, 0,", k_loop);
+        CHECK(k_loop != std::string::npos);
+        CHECK(column_loop != std::string::npos);
+        for (size_t at = program.find("allocate matmul.local["); at != std::string::npos;
+             at = program.find("allocate matmul.local[", at + 1)) {
+            std::string line = program.substr(at, program.find('\n', at) - at);
+            CAPTURE(line);
+            CHECK(line.find("min(") == std::string::npos);  // a constant-size chunk in each branch
+        }
+        for (const Shape& sh : std::vector<Shape>{{1, 1000, 64}, {6, 333, 40}, {2, 17, 9}, {4, 1000, 1}})
+            check_matmul(sh);
+    });
+}
+
 TEST_CASE("matmul with a bias and ReLU epilogue fused into the tile loop") {
     for (const Shape& sh : std::vector<Shape>{{50, 70, 33}, {7, 3, 11}, {1, 129, 20}, {64, 64, 64}}) {
         CAPTURE(sh.M);

@@ -1,7 +1,8 @@
 // Loop partitioning: a loop whose body has a guard `if (likely(a < b))` that holds for a
 // prefix of the loop's iterations (for every value of the loops inside) is split into a
 // steady-state loop without the guard and a tail loop that keeps it. Split tails come out
-// as [0, n / f) guard-free and one last, shorter iteration.
+// as [0, n / f) guard-free and one last, shorter iteration. A parallel loop stays one loop
+// whose body branches between the two copies.
 #pragma once
 #include "weft/ir/arith/impl/expr_equal.hpp"
 #include "weft/ir/arith/simplify.hpp"
@@ -82,7 +83,12 @@ public:
     using IRMutator::mutate;
     Stmt visit_(const ir::For* op, const Stmt& self) override {
         if (op->for_kind == ir::ForKind::ThreadBound) return IRMutator::visit_(op, self);
-        return partition(op->loop_var, op->min, op->extent, op->for_kind, op->thread_tag, op->body, 0);
+        // A parallel loop is not cut into a steady loop and a tail loop: they would run one
+        // after the other (a 2-iteration loop over 2 threads would become serial). Each
+        // iteration branches to a guard-free copy of the body instead.
+        bool parallel = op->for_kind == ir::ForKind::Parallel;
+        Stmt cut = partition(op->loop_var, op->min, op->extent, op->for_kind, op->thread_tag, op->body, 0, parallel);
+        return parallel ? ir::For::make(op->loop_var, op->min, op->extent, op->for_kind, cut, op->thread_tag) : cut;
     }
 
 private:
@@ -95,8 +101,11 @@ private:
         return n;
     }
 
+    // The loop over v in [min, min + extent), cut where a guard stops holding: into a steady
+    // loop and a tail loop (a Seq of loops), or, for `branch` (the body of a parallel loop),
+    // into `if (v < split) steady-body else tail-body`.
     Stmt partition(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
-                   const Stmt& body, int depth) {
+                   const Stmt& body, int depth, bool branch) {
         if (depth < 4) {
             LikelyFinder lf(v);
             lf.visit(body);
@@ -107,19 +116,26 @@ private:
                 Expr split = ir::arith::simplify(ir::min(ir::max(end, min), stop));
                 if (ir::arith::can_prove(split == stop)) {
                     // The guard holds everywhere.
-                    return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1);
+                    return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1, branch);
                 }
+                if (ir::arith::can_prove(split == min)) continue;  // it never holds
                 // Each split copies the body; past a budget, keep the guard instead (correct,
                 // slower) so deep nests of non-dividing splits cannot blow up compile time.
                 size_t cost = node_count(body);
                 if (cost > growth_budget_) continue;
                 growth_budget_ -= cost;
                 Stmt steady = partition(v, min, ir::arith::simplify(split - min), kind, tag,
-                                        ReplaceLikely(cond).mutate(body), depth + 1);
-                Stmt tail = make_loop(v, split, ir::arith::simplify(stop - split), kind, tag, body);
-                return ir::Seq::make({steady, tail});
+                                        ReplaceLikely(cond).mutate(body), depth + 1, branch);
+                Stmt tail = leaf(v, split, ir::arith::simplify(stop - split), kind, tag, body, branch);
+                return branch ? ir::IfThenElse::make(Expr(v) < split, steady, tail) : ir::Seq::make({steady, tail});
             }
         }
+        return leaf(v, min, extent, kind, tag, body, branch);
+    }
+    Stmt leaf(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
+              const Stmt& body, bool branch) {
+        // One value: substitute the loop variable so inner guards and bounds simplify.
+        if (branch) return mutate(ir::is_one(extent) ? ir::substitute(body, {{v, min}}) : body);
         return make_loop(v, min, extent, kind, tag, body);
     }
     Stmt make_loop(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,

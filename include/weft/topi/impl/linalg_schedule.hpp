@@ -58,6 +58,40 @@ inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims
     a.vectorize(j);
 }
 
+// A few rows with B read in place (see choose_stream_chunk): C in chunks of columns, in
+// parallel; each chunk's local accumulator runs over K outermost (split by 4, unrolled, so
+// four rows of B stream at once), then its rows (unrolled), then its vectors.
+inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& dst, const Tensor& acc, int64_t M,
+                                 int64_t N, int64_t K, int64_t threads) {
+    const int nb = g.batch_dims;
+    const int64_t lanes = host_vector_unit().lanes;
+    const int64_t chunk = std::min(choose_stream_chunk(M, N, threads), round_up(N, lanes));
+    Stage d = s[dst];
+    auto [jc, jr] = d.split(dst.axis(nb + 1), chunk);
+    auto [jo, ji] = d.split(jr, std::min(lanes, N));
+    std::vector<IterVar> order = {jc, dst.axis(nb), jo, ji};
+    if (nb) order.insert(order.begin(), dst.axis(0));
+    d.reorder(order);
+    d.vectorize(ji);
+    IterVar chunks = nb ? d.fuse(dst.axis(0), jc) : jc;
+    d.parallel(chunks);
+    s[acc].compute_at(d, chunks);
+
+    Stage a = s[acc];
+    std::vector<IterVar> leaves = a.leaf_iter_vars();
+    IterVar i = leaves[size_t(nb)], j = leaves[size_t(nb) + 1], k = leaves.back();
+    auto [vo, vi] = a.split(j, std::min(lanes, N));
+    if (K >= 8) {
+        auto [ko, ki] = a.split(k, 4);
+        a.reorder({ko, vo, i, ki, vi});
+        a.unroll(ki);
+    } else {
+        a.reorder({k, vo, i, vi});
+    }
+    if (M <= 8) a.unroll(i);
+    a.vectorize(vi);
+}
+
 inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what) {
     Tensor dst = out.defined() ? out : op;
     WEFT_CHECK(same_shape(dst, g.core), what, ": the output '", dst.name(), "' must be an element-wise epilogue of '",
@@ -77,7 +111,8 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     int64_t M = const_or(shape[size_t(nb)], kUnknownExtent), N = const_or(shape[size_t(nb) + 1], kUnknownExtent);
     int64_t K = const_or(g.core.op()->reduce_axis[0]->dom.extent, kUnknownExtent);
     const int64_t threads = std::max(1, num_threads());
-    GemmTile tile = g.panel ? choose_gemm_tile(M, N, g.panel) : choose_unpacked_tile(M, N, threads);
+    if (!g.panel) return schedule_gemm_stream(s, g, dst, acc, M, N, K, threads);
+    GemmTile tile = choose_gemm_tile(M, N, g.panel);
 
     Stage d = s[dst];
     auto [io, ii] = d.split(dst.axis(nb), tile.mr);

@@ -1,7 +1,7 @@
 // Statements: every expression is simplified with the ranges in scope (a loop's variable
 // ranges over [min, min + extent - 1] inside its body; a let's variable equals its value),
 // and statements proven dead or trivial go: loops that never run, branches that are never
-// taken, asserts that always hold, single-iteration loops (except GPU thread-bound ones,
+// taken (inside `if (v < e)`, v's range is narrowed on each side), asserts that always hold, single-iteration loops (except GPU thread-bound ones,
 // which name a hardware index), and sequences of no-ops.
 #pragma once
 #include "weft/ir/arith/impl/simplifier.hpp"
@@ -43,8 +43,22 @@ inline Stmt Simplifier::visit_(const IfThenElse* op, const Stmt& self) {
     Expr c = mutate(op->condition);
     if (is_const_true(c)) return mutate(op->then_case);
     if (is_const_false(c)) return op->else_case.defined() ? mutate(op->else_case) : make_no_op();
-    Stmt then_case = mutate(op->then_case);
-    Stmt else_case = mutate(op->else_case);
+    // `if (v < e)` with v a variable in scope: v is below e in the then branch and at least
+    // e in the else branch (loop partitioning of parallel loops branches this way).
+    auto* lt = c.as<LT>();
+    const Interval* known = lt && lt->a.as<VarNode>() ? env_.find(Var(lt->a.ptr())) : nullptr;
+    auto in_branch = [&](const Stmt& s, bool then) {
+        if (!s.defined() || !known || !known->is_bounded()) return mutate(s);
+        Var v(lt->a.ptr());
+        Interval narrowed = then ? Interval(known->min, mutate(ir::min(known->max, lt->b - 1)))
+                                 : Interval(mutate(ir::max(known->min, lt->b)), known->max);
+        env_.push(v, narrowed);
+        Stmt r = mutate(s);
+        env_.pop();
+        return r;
+    };
+    Stmt then_case = in_branch(op->then_case, true);
+    Stmt else_case = in_branch(op->else_case, false);
     if (else_case.defined() && is_no_op(else_case)) else_case = Stmt();
     if (is_no_op(then_case)) {
         if (!else_case.defined()) return make_no_op();
