@@ -32,7 +32,12 @@ add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOUR
 target_link_libraries(weft_topi PUBLIC weft_core)
 set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
+# The graph layer (graph/): Graph IR, operators, fusion, memory planning, executor.
+add_library(weft_graph STATIC ${WEFT_SOURCE_DIR}/weft_graph.cpp)
+target_link_libraries(weft_graph PUBLIC weft_topi weft_core)
+set_target_properties(weft_graph PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
 add_library(weft INTERFACE)
-target_link_libraries(weft INTERFACE weft_topi weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
+target_link_libraries(weft INTERFACE weft_graph weft_topi weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_features(weft INTERFACE cxx_std_20)
 add_library(weft::weft ALIAS weft)

@@ -40,19 +40,28 @@ constexpr int expr_arity() {
 
 // A tensor whose element (i, j, ...) is fcompute(i, j, ...). The lambda's arity (1 to 6) is
 // deduced at compile time and must equal the number of dimensions (checked at run time
-// too, with the tensor's name). A lambda returning std::vector<Expr> defines several
-// outputs over the same domain (see compute_multi).
+// too, with the tensor's name). A lambda taking `const std::vector<Expr>&` gets one index
+// per dimension, for a rank known only at run time. A lambda returning std::vector<Expr>
+// defines several outputs over the same domain (see compute_multi).
 template <class F>
 Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",
                const std::vector<std::string>& axis_names = {}) {
-    constexpr int arity = detail::expr_arity<F>();
-    static_assert(arity >= 1, "compute: the lambda must take between 1 and 6 Expr arguments");
-    WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
-               arity == 1 ? " index" : " indices", " but the shape has ", shape.size(),
-               shape.size() == 1 ? " dimension" : " dimensions");
-    auto axes = detail::make_axes(shape, axis_names);
-    Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
-    return detail::make_compute(axes, {body}, std::move(name)).output(0);
+    if constexpr (std::is_invocable_v<F&, const std::vector<Expr>&>) {
+        WEFT_CHECK(!shape.empty(), "compute '", name, "': the result would have no dimensions");
+        auto axes = detail::make_axes(shape, axis_names);
+        std::vector<Expr> index;
+        for (auto& a : axes) index.push_back(a.var());
+        return detail::make_compute(axes, {fcompute(index)}, std::move(name)).output(0);
+    } else {
+        constexpr int arity = detail::expr_arity<F>();
+        static_assert(arity >= 1, "compute: the lambda must take between 1 and 6 Expr arguments");
+        WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
+                   arity == 1 ? " index" : " indices", " but the shape has ", shape.size(),
+                   shape.size() == 1 ? " dimension" : " dimensions");
+        auto axes = detail::make_axes(shape, axis_names);
+        Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
+        return detail::make_compute(axes, {body}, std::move(name)).output(0);
+    }
 }
 
 // Several outputs computed together (e.g. argmax's index and value).
@@ -129,6 +138,7 @@ using ir::make_int;
 using ir::cast;
 using ir::select;
 using ir::if_then_else;
+using ir::likely;
 using ir::exp;
 using ir::log;
 using ir::sqrt;

@@ -17,11 +17,7 @@ namespace weft::topi::nn_detail {
 // compute() for a rank known only at run time: f gets one index per dimension.
 inline Tensor compute_nd(const std::vector<Expr>& shape, const std::function<Expr(const std::vector<Expr>&)>& f,
                          const std::string& name) {
-    WEFT_CHECK(!shape.empty(), name, ": the result would have no dimensions");
-    auto axes = te::detail::make_axes(shape, {});
-    std::vector<Expr> idx;
-    for (auto& a : axes) idx.push_back(a.var());
-    return te::detail::make_compute(axes, {f(idx)}, name).output(0);
+    return te::compute(shape, f, name);
 }
 
 inline void check_defined(const Tensor& x, const std::string& op, const char* what = "input") {

@@ -1,0 +1,200 @@
+// graph::Graph: a network as a DAG of operator nodes, the input of the graph layer's passes,
+// fusion, memory planning and executor (graph/module.hpp).
+//
+//   graph::Graph g;
+//   graph::Value x = g.input("x", {1, 3, 224, 224});
+//   graph::Value w = g.constant("w", weights);                  // a BufferRef, copied
+//   graph::Value y = g.relu(g.conv2d(x, w, {.stride = 2, .pad = 3}));
+//   g.output(y, "y");
+//   graph::Module m = graph::build(g);                           // graph/module.hpp
+//
+// Every node has one output tensor (a Value). Adding a node infers its shape and dtype at
+// once, so a mismatch is a weft::Error naming the node, its operator and what did not fit.
+// Nodes are stored in the order they were added; the builder only refers to nodes that
+// exist, so that order is topological. set_input() rewires an edge (importers, passes) and
+// may break the order or make a cycle: check() finds that, and build() calls check().
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "weft/ir/type.hpp"
+#include "weft/runtime/buffer.hpp"
+
+namespace weft::graph {
+
+// The output of node `id` of a graph.
+struct Value {
+    int id = -1;
+    bool defined() const { return id >= 0; }
+    bool operator==(const Value&) const = default;
+};
+
+struct TensorType {
+    std::vector<int64_t> shape;
+    DataType dtype = DataType::float_(32);
+    int64_t size() const;     // elements
+    int64_t bytes() const;    // size() * element bytes
+    std::string str() const;  // "float32[1, 64, 56, 56]"
+    bool operator==(const TensorType&) const = default;
+};
+
+// An attribute: an integer, a float, a string, or a list of integers or floats.
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+
+class Attrs {
+public:
+    Attrs() = default;
+    Attrs(std::initializer_list<std::pair<const std::string, AttrValue>> init) : values_(init) {}
+
+    Attrs& set(const std::string& key, AttrValue v) {
+        values_[key] = std::move(v);
+        return *this;
+    }
+    bool has(const std::string& key) const { return values_.count(key) != 0; }
+    // Typed reads: a missing key without a default, or a value of another kind, is a
+    // weft::Error naming the key. Integers read as floats where a float is asked for.
+    int64_t get_int(const std::string& key) const;
+    int64_t get_int(const std::string& key, int64_t fallback) const;
+    double get_float(const std::string& key) const;
+    double get_float(const std::string& key, double fallback) const;
+    std::string get_string(const std::string& key, const std::string& fallback = "") const;
+    std::vector<int64_t> get_ints(const std::string& key) const;
+    std::vector<int64_t> get_ints(const std::string& key, std::vector<int64_t> fallback) const;
+    std::vector<double> get_floats(const std::string& key, std::vector<double> fallback = {}) const;
+
+    const std::map<std::string, AttrValue>& items() const { return values_; }
+    std::string str() const;  // "{pads=[1, 1, 1, 1], strides=[2, 2]}"
+    bool operator==(const Attrs&) const = default;
+
+private:
+    std::map<std::string, AttrValue> values_;
+};
+
+struct Node {
+    std::string op;    // "input", "constant", or a registered operator (graph/op_registry.hpp)
+    std::string name;  // unique in the graph
+    std::vector<Value> inputs;
+    Attrs attrs;
+    TensorType type;  // the output's shape and dtype
+    BufferRef value;  // a constant's data (compact, owned by the graph)
+
+    bool is_input() const { return op == "input"; }
+    bool is_constant() const { return op == "constant"; }
+    bool is_op() const { return !is_input() && !is_constant(); }
+};
+
+// ---- attributes of the builder's operators --------------------------------------------
+// Scalars apply to both spatial dimensions; the lists, when given, override them:
+// strides/dilations {h, w}, pads {top, left, bottom, right}.
+
+struct Conv2dAttrs {
+    int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+    std::vector<int64_t> strides, pads, dilations;
+};
+
+struct Pool2dAttrs {
+    int64_t kernel = 1, stride = 1, pad = 0;
+    std::vector<int64_t> kernels, strides, pads;
+    bool count_include_pad = false;  // avg_pool2d: divide by the whole window
+};
+
+class Graph {
+public:
+    // ---- building -------------------------------------------------------------------
+    Value input(const std::string& name, std::vector<int64_t> shape, DataType dtype = DataType::float_(32));
+    // A constant (weights): its data is copied into compact storage the graph owns.
+    Value constant(const std::string& name, const BufferRef& data);
+    // A node of a registered operator; its type is inferred now. An empty name gets
+    // "<op>_<id>".
+    Value add_node(const std::string& op, std::vector<Value> inputs, Attrs attrs = {}, std::string name = "");
+    // Marks v as an output of the graph (an empty name takes the node's name).
+    void output(Value v, std::string name = "");
+
+    // ---- the builder: one function per operator (see docs/graph.md for each) ----------
+    Value conv2d(Value x, Value w, const Conv2dAttrs& a = {}, std::string name = "");
+    Value conv2d(Value x, Value w, Value bias, const Conv2dAttrs& a = {}, std::string name = "");
+    Value dense(Value x, Value w, std::string name = "");              // x [M, K] * w [N, K]^T
+    Value dense(Value x, Value w, Value bias, std::string name = "");  // + bias [N]
+    Value matmul(Value a, Value b, std::string name = "");
+    Value batch_matmul(Value a, Value b, std::string name = "");
+
+    Value add(Value a, Value b, std::string name = "");
+    Value sub(Value a, Value b, std::string name = "");
+    Value mul(Value a, Value b, std::string name = "");
+    Value div(Value a, Value b, std::string name = "");
+    Value pow(Value a, Value b, std::string name = "");
+    Value maximum(Value a, Value b, std::string name = "");
+    Value minimum(Value a, Value b, std::string name = "");
+
+    Value relu(Value x, std::string name = "");
+    Value leaky_relu(Value x, double alpha = 0.01, std::string name = "");
+    Value clip(Value x, double lo, double hi, std::string name = "");
+    Value sigmoid(Value x, std::string name = "");
+    Value tanh(Value x, std::string name = "");
+    Value gelu(Value x, std::string name = "");  // the erf form
+    Value hard_swish(Value x, std::string name = "");
+    Value exp(Value x, std::string name = "");
+    Value log(Value x, std::string name = "");
+    Value sqrt(Value x, std::string name = "");
+
+    // x + bias along `axis` (bias has x's extent there): conv2d's and dense's bias.
+    Value bias_add(Value x, Value bias, int64_t axis = 1, std::string name = "");
+    // Inference batch norm over axis 1: (x - mean) / sqrt(var + eps) * gamma + beta.
+    Value batch_norm(Value x, Value gamma, Value beta, Value mean, Value var, double epsilon = 1e-5,
+                     std::string name = "");
+    // Over the trailing gamma.ndim() axes.
+    Value layer_norm(Value x, Value gamma, Value beta, double epsilon = 1e-5, std::string name = "");
+    Value softmax(Value x, int axis = -1, std::string name = "");
+
+    Value max_pool2d(Value x, const Pool2dAttrs& a, std::string name = "");
+    Value avg_pool2d(Value x, const Pool2dAttrs& a, std::string name = "");
+    Value global_avg_pool2d(Value x, std::string name = "");
+
+    Value sum(Value x, std::vector<int64_t> axes = {}, bool keepdims = false, std::string name = "");
+    Value mean(Value x, std::vector<int64_t> axes = {}, bool keepdims = false, std::string name = "");
+    Value max(Value x, std::vector<int64_t> axes = {}, bool keepdims = false, std::string name = "");
+
+
+    // ---- reading ----------------------------------------------------------------------
+    int size() const { return int(nodes_.size()); }
+    const Node& node(Value v) const;
+    const Node& node(int id) const { return node(Value{id}); }
+    const std::vector<Node>& nodes() const { return nodes_; }
+    const TensorType& type(Value v) const { return node(v).type; }
+    // The graph's inputs (input nodes, in the order added) and outputs (name, value).
+    std::vector<Value> inputs() const;
+    const std::vector<std::pair<std::string, Value>>& outputs() const { return outputs_; }
+    // The node called `name`, if any.
+    std::optional<Value> find(const std::string& name) const;
+
+    // ---- checking and rewiring ----------------------------------------------------------
+    // Replaces input `slot` of node `id` (no inference: call check()).
+    void set_input(int id, int slot, Value v);
+    // The nodes in an order where every node follows its inputs; a cycle, an input that is
+    // not a node, an unknown operator or a type that no longer fits is a weft::Error naming
+    // the node. Re-infers every type.
+    std::vector<int> check();
+    // Is the stored order topological (every input an earlier node)?
+    bool is_ordered() const;
+
+    // One line per node: "%3 = conv2d(%1, %2) {strides=[2, 2]} : float32[1, 64, 112, 112]  // conv1".
+    std::string str() const;
+
+private:
+    Value append(Node n);
+    TensorType infer(const Node& n) const;
+    std::string unique_name(const std::string& wanted, const std::string& op) const;
+
+    std::vector<Node> nodes_;
+    std::vector<std::pair<std::string, Value>> outputs_;
+    std::map<std::string, int> by_name_;
+};
+
+// "node 'conv1' (conv2d)" — how messages name a node.
+std::string describe(const Node& n);
+
+}  // namespace weft::graph

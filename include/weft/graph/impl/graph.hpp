@@ -1,0 +1,297 @@
+// Definitions of graph/graph.hpp: attributes, the node store, inference, check() and printing.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "weft/graph/graph.hpp"
+#include "weft/graph/op_registry.hpp"
+
+namespace weft::graph {
+
+// ---- TensorType -------------------------------------------------------------------------
+
+int64_t TensorType::size() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+int64_t TensorType::bytes() const { return size() * dtype.bytes(); }
+
+std::string TensorType::str() const { return dtype.str() + weft::detail::shape_string(shape); }
+
+// ---- Attrs --------------------------------------------------------------------------------
+
+namespace detail {
+
+template <class T>
+const T* attr_as(const std::map<std::string, AttrValue>& values, const std::string& key, const char* kind) {
+    auto it = values.find(key);
+    if (it == values.end()) return nullptr;
+    const T* v = std::get_if<T>(&it->second);
+    WEFT_CHECK(v, "attribute '", key, "' must be ", kind);
+    return v;
+}
+
+inline void print_attr(std::ostream& os, const AttrValue& v) {
+    std::visit(
+        [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                os << '"' << x << '"';
+            } else if constexpr (std::is_arithmetic_v<T>) {
+                os << x;
+            } else {
+                os << '[';
+                for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+                os << ']';
+            }
+        },
+        v);
+}
+
+}  // namespace detail
+
+int64_t Attrs::get_int(const std::string& key) const {
+    const int64_t* v = detail::attr_as<int64_t>(values_, key, "an integer");
+    WEFT_CHECK(v, "attribute '", key, "' is missing");
+    return *v;
+}
+
+int64_t Attrs::get_int(const std::string& key, int64_t fallback) const {
+    const int64_t* v = detail::attr_as<int64_t>(values_, key, "an integer");
+    return v ? *v : fallback;
+}
+
+double Attrs::get_float(const std::string& key) const {
+    auto it = values_.find(key);
+    WEFT_CHECK(it != values_.end(), "attribute '", key, "' is missing");
+    return get_float(key, 0.0);
+}
+
+double Attrs::get_float(const std::string& key, double fallback) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    if (auto* i = std::get_if<int64_t>(&it->second)) return double(*i);
+    const double* v = std::get_if<double>(&it->second);
+    WEFT_CHECK(v, "attribute '", key, "' must be a number");
+    return *v;
+}
+
+std::string Attrs::get_string(const std::string& key, const std::string& fallback) const {
+    const std::string* v = detail::attr_as<std::string>(values_, key, "a string");
+    return v ? *v : fallback;
+}
+
+std::vector<int64_t> Attrs::get_ints(const std::string& key) const {
+    const auto* v = detail::attr_as<std::vector<int64_t>>(values_, key, "a list of integers");
+    WEFT_CHECK(v, "attribute '", key, "' is missing");
+    return *v;
+}
+
+std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t> fallback) const {
+    const auto* v = detail::attr_as<std::vector<int64_t>>(values_, key, "a list of integers");
+    return v ? *v : fallback;
+}
+
+std::vector<double> Attrs::get_floats(const std::string& key, std::vector<double> fallback) const {
+    const auto* v = detail::attr_as<std::vector<double>>(values_, key, "a list of numbers");
+    return v ? *v : fallback;
+}
+
+std::string Attrs::str() const {
+    std::ostringstream os;
+    os << '{';
+    bool first = true;
+    for (auto& [k, v] : values_) {
+        os << (first ? "" : ", ") << k << '=';
+        detail::print_attr(os, v);
+        first = false;
+    }
+    os << '}';
+    return os.str();
+}
+
+// ---- Graph ----------------------------------------------------------------------------------
+
+std::string describe(const Node& n) { return "node '" + n.name + "' (" + n.op + ")"; }
+
+const Node& Graph::node(Value v) const {
+    WEFT_CHECK(v.id >= 0 && v.id < size(), "graph: value %", v.id, " is not a node of this graph (it has ", size(),
+               " nodes)");
+    return nodes_[size_t(v.id)];
+}
+
+std::string Graph::unique_name(const std::string& wanted, const std::string& op) const {
+    std::string base = wanted.empty() ? op + "_" + std::to_string(size()) : wanted;
+    if (!by_name_.count(base)) return base;
+    for (int k = 1;; ++k)
+        if (!by_name_.count(base + "_" + std::to_string(k))) return base + "_" + std::to_string(k);
+}
+
+Value Graph::append(Node n) {
+    n.name = unique_name(n.name, n.op);
+    by_name_[n.name] = size();
+    nodes_.push_back(std::move(n));
+    return Value{size() - 1};
+}
+
+Value Graph::input(const std::string& name, std::vector<int64_t> shape, DataType dtype) {
+    WEFT_CHECK(!name.empty(), "graph: an input needs a name");
+    WEFT_CHECK(!by_name_.count(name), "graph: the name '", name, "' is taken");
+    for (int64_t d : shape)
+        WEFT_CHECK(d > 0, "graph: input '", name, "' has shape ", weft::detail::shape_string(shape),
+                   "; every dimension must be positive");
+    Node n{.op = "input", .name = name, .type = {std::move(shape), dtype}};
+    return append(std::move(n));
+}
+
+Value Graph::constant(const std::string& name, const BufferRef& data) {
+    WEFT_CHECK(data.defined(), "graph: constant '", name, "' has no data");
+    WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
+    BufferRef copy = BufferRef::allocate(data.dtype(), data.shape());
+    if (data.is_compact()) {
+        std::memcpy(copy.data(), data.data(), size_t(data.size_bytes()));
+    } else {  // gather a strided view element by element
+        const int64_t bytes = data.dtype().bytes();
+        std::vector<int64_t> index(size_t(data.ndim()), 0);
+        for (int64_t i = 0; i < data.size(); ++i) {
+            int64_t offset = 0;
+            for (int d = 0; d < data.ndim(); ++d) offset += index[size_t(d)] * data.strides()[size_t(d)];
+            std::memcpy(static_cast<char*>(copy.data()) + i * bytes, static_cast<const char*>(data.data()) + offset * bytes,
+                        size_t(bytes));
+            for (int d = data.ndim() - 1; d >= 0 && ++index[size_t(d)] == data.shape()[size_t(d)]; --d)
+                index[size_t(d)] = 0;
+        }
+    }
+    Node n{.op = "constant", .name = name.empty() ? "const" : name, .type = {data.shape(), data.dtype()}, .value = copy};
+    return append(std::move(n));
+}
+
+TensorType Graph::infer(const Node& n) const {
+    const OpDef* def = find_op(n.op);
+    WEFT_CHECK(def, describe(n), ": unknown operator '", n.op, "'");
+    int count = int(n.inputs.size());
+    WEFT_CHECK(count >= def->min_inputs && count <= def->max_inputs, describe(n), ": takes ",
+               def->min_inputs == def->max_inputs ? std::to_string(def->min_inputs)
+                                                  : std::to_string(def->min_inputs) + " to " + std::to_string(def->max_inputs),
+               " inputs, got ", count);
+    std::vector<TensorType> in;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+        Value v = n.inputs[i];
+        WEFT_CHECK(v.id >= 0 && v.id < size(), describe(n), ": input ", i, " is missing (%", v.id,
+                   " is not a node of this graph)");
+        in.push_back(nodes_[size_t(v.id)].type);
+    }
+    try {
+        return def->infer(in, n.attrs);
+    } catch (const Error& e) {
+        std::string what = e.what();
+        if (what.rfind("weft: ", 0) == 0) what = what.substr(6);
+        std::string types;
+        for (size_t i = 0; i < in.size(); ++i) types += (i ? ", " : "") + in[i].str();
+        ::weft::detail::throw_user_error(describe(n) + ": " + what + " (inputs: " + types + ")");
+    }
+}
+
+Value Graph::add_node(const std::string& op, std::vector<Value> inputs, Attrs attrs, std::string name) {
+    WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
+    Node n{.op = op, .name = name.empty() ? unique_name("", op) : name, .inputs = std::move(inputs),
+           .attrs = std::move(attrs)};
+    n.type = infer(n);
+    return append(std::move(n));
+}
+
+void Graph::output(Value v, std::string name) {
+    const Node& n = node(v);
+    outputs_.emplace_back(name.empty() ? n.name : std::move(name), v);
+}
+
+std::vector<Value> Graph::inputs() const {
+    std::vector<Value> r;
+    for (int i = 0; i < size(); ++i)
+        if (nodes_[size_t(i)].is_input()) r.push_back(Value{i});
+    return r;
+}
+
+std::optional<Value> Graph::find(const std::string& name) const {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) return std::nullopt;
+    return Value{it->second};
+}
+
+void Graph::set_input(int id, int slot, Value v) {
+    WEFT_CHECK(id >= 0 && id < size(), "graph: set_input: %", id, " is not a node");
+    Node& n = nodes_[size_t(id)];
+    WEFT_CHECK(slot >= 0 && slot < int(n.inputs.size()), describe(n), ": has no input ", slot);
+    n.inputs[size_t(slot)] = v;
+}
+
+bool Graph::is_ordered() const {
+    for (int i = 0; i < size(); ++i)
+        for (Value v : nodes_[size_t(i)].inputs)
+            if (v.id < 0 || v.id >= i) return false;
+    return true;
+}
+
+std::vector<int> Graph::check() {
+    const int n = size();
+    // Kahn's algorithm over the edges; what is left over lies on (or behind) a cycle.
+    std::vector<int> pending(size_t(n), 0);
+    std::vector<std::vector<int>> users(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const Node& node_i = nodes_[size_t(i)];
+        WEFT_CHECK(!node_i.is_op() || find_op(node_i.op), describe(node_i), ": unknown operator '", node_i.op, "'");
+        for (size_t k = 0; k < node_i.inputs.size(); ++k) {
+            Value v = node_i.inputs[k];
+            WEFT_CHECK(v.id >= 0 && v.id < n, describe(node_i), ": input ", k, " is missing (%", v.id,
+                       " is not a node of this graph)");
+            ++pending[size_t(i)];
+            users[size_t(v.id)].push_back(i);
+        }
+    }
+    std::vector<int> order, ready;
+    for (int i = n - 1; i >= 0; --i)
+        if (!pending[size_t(i)]) ready.push_back(i);
+    while (!ready.empty()) {
+        int i = ready.back();
+        ready.pop_back();
+        order.push_back(i);
+        for (int u : users[size_t(i)])
+            if (--pending[size_t(u)] == 0) ready.push_back(u);
+    }
+    if (int(order.size()) != n) {
+        int on_cycle = -1;
+        for (int i = 0; i < n && on_cycle < 0; ++i)
+            if (pending[size_t(i)]) on_cycle = i;
+        ::weft::detail::throw_user_error("graph: " + describe(nodes_[size_t(on_cycle)]) +
+                                         " is on a cycle (it depends on its own output)");
+    }
+    for (int i : order) {
+        Node& node_i = nodes_[size_t(i)];
+        if (node_i.is_op()) node_i.type = infer(node_i);
+    }
+    for (auto& [name, v] : outputs_)
+        WEFT_CHECK(v.id >= 0 && v.id < n, "graph: output '", name, "' is not a node of this graph");
+    return order;
+}
+
+std::string Graph::str() const {
+    std::ostringstream os;
+    for (int i = 0; i < size(); ++i) {
+        const Node& n = nodes_[size_t(i)];
+        os << '%' << i << " = " << n.op;
+        if (n.is_op()) {
+            os << '(';
+            for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << '%' << n.inputs[k].id;
+            os << ')';
+            if (!n.attrs.items().empty()) os << ' ' << n.attrs.str();
+        }
+        os << " : " << n.type.str() << "  // " << n.name << '\n';
+    }
+    for (auto& [name, v] : outputs_) os << "output " << name << " = %" << v.id << '\n';
+    return os.str();
+}
+
+}  // namespace weft::graph

@@ -1,0 +1,193 @@
+// Definitions of graph/module.hpp: build() (check, fuse, compile each group, plan and
+// allocate memory, pre-build every kernel's argument list) and the executor.
+#pragma once
+#include <cstring>
+
+#include "weft/graph/impl/compile_group.hpp"
+#include "weft/graph/memory_plan.hpp"
+#include "weft/graph/module.hpp"
+
+namespace weft::graph {
+
+struct Module::State {
+    Graph graph;
+    std::vector<FusedGroup> groups;
+    std::vector<KernelInfo> infos;
+    std::vector<Kernel> kernels;
+    std::vector<std::vector<KernelArgValue>> args;  // per kernel, pointing into `values`
+    std::vector<BufferRef> values;                  // per node: its storage (undefined: none)
+    BufferRef arena;                                // the planned intermediates
+    std::vector<int> input_ids, output_ids;
+    std::vector<std::string> input_names, output_names;
+    int64_t naive_bytes = 0;
+};
+
+namespace detail {
+
+inline int index_of(const std::vector<std::string>& names, const std::string& name, const char* what) {
+    for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return int(i);
+    std::string known;
+    for (auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    ::weft::detail::throw_user_error(std::string("graph::Module: no ") + what + " named '" + name + "' (" + what + "s: " +
+                                     known + ")");
+}
+
+// Whether a group may write its output over an input that dies at it: every node is
+// element-wise (the kernel reads each input element before writing the same element).
+inline bool is_elementwise_group(const Graph& g, const FusedGroup& group, int input) {
+    for (int id : group.nodes)
+        if (op_def(g.node(id).op).pattern != OpPattern::ElemWise &&
+            !(op_def(g.node(id).op).pattern == OpPattern::Broadcast && g.node(id).type == g.node(group.root()).type))
+            return false;
+    return g.node(input).type == g.node(group.root()).type;
+}
+
+}  // namespace detail
+
+Module::State& Module::state() const {
+    WEFT_CHECK(state_, "graph::Module: this module is empty (use graph::build)");
+    return *state_;
+}
+
+int Module::num_inputs() const { return int(state().input_ids.size()); }
+int Module::num_outputs() const { return int(state().output_ids.size()); }
+const std::vector<std::string>& Module::input_names() const { return state().input_names; }
+const std::vector<std::string>& Module::output_names() const { return state().output_names; }
+const Graph& Module::graph() const { return state().graph; }
+const std::vector<KernelInfo>& Module::kernels() const { return state().infos; }
+int64_t Module::memory_bytes() const { return state().arena.defined() ? state().arena.size_bytes() : 0; }
+int64_t Module::memory_naive_bytes() const { return state().naive_bytes; }
+
+const BufferRef& Module::input(int index) const {
+    State& s = state();
+    WEFT_CHECK(index >= 0 && index < int(s.input_ids.size()), "graph::Module: input index ", index,
+               " is out of range (the module has ", s.input_ids.size(), " inputs)");
+    return s.values[size_t(s.input_ids[size_t(index)])];
+}
+
+const BufferRef& Module::input(const std::string& name) const {
+    return input(detail::index_of(state().input_names, name, "input"));
+}
+
+void Module::set_input(int index, const BufferRef& data) {
+    const BufferRef& dst = input(index);
+    const std::string& name = state().input_names[size_t(index)];
+    WEFT_CHECK(data.defined(), "graph::Module: set_input('", name, "'): the buffer is undefined");
+    WEFT_CHECK(data.dtype() == dst.dtype() && data.shape() == dst.shape(), "graph::Module: set_input('", name,
+               "'): expected ", dst.dtype().str(), weft::detail::shape_string(dst.shape()), ", got ", data.dtype().str(),
+               weft::detail::shape_string(data.shape()));
+    WEFT_CHECK(data.is_compact(), "graph::Module: set_input('", name, "'): the buffer must be compact (row-major)");
+    std::memcpy(dst.data(), data.data(), size_t(dst.size_bytes()));
+}
+
+void Module::set_input(const std::string& name, const BufferRef& data) {
+    set_input(detail::index_of(state().input_names, name, "input"), data);
+}
+
+const BufferRef& Module::get_output(int index) const {
+    State& s = state();
+    WEFT_CHECK(index >= 0 && index < int(s.output_ids.size()), "graph::Module: output index ", index,
+               " is out of range (the module has ", s.output_ids.size(), " outputs)");
+    return s.values[size_t(s.output_ids[size_t(index)])];
+}
+
+const BufferRef& Module::get_output(const std::string& name) const {
+    return get_output(detail::index_of(state().output_names, name, "output"));
+}
+
+void Module::run() {
+    State& s = state();
+    for (size_t k = 0; k < s.kernels.size(); ++k)
+        s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+}
+
+Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
+    auto st = std::make_shared<Module::State>();
+    st->graph = graph;
+    Graph& g = st->graph;
+    std::vector<int> order = g.check();
+    WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
+    st->groups = fuse_ops(g, order, options.fuse);
+
+    // Compile every group.
+    std::vector<std::vector<int>> arg_ids;
+    for (const FusedGroup& group : st->groups) {
+        detail::CompiledGroup c = detail::compile_group(g, group, target);
+        st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms()});
+        st->kernels.push_back(std::move(c.kernel));
+        arg_ids.push_back(std::move(c.args));
+    }
+
+    // Storage: inputs and constants have their own; each group's output is planned.
+    st->values.resize(size_t(g.size()));
+    for (int id = 0; id < g.size(); ++id) {
+        const Node& n = g.node(id);
+        if (n.is_input()) {
+            st->values[size_t(id)] = BufferRef::allocate(n.type.dtype, n.type.shape);
+            st->input_ids.push_back(id);
+            st->input_names.push_back(n.name);
+        } else if (n.is_constant()) {
+            st->values[size_t(id)] = n.value;
+        }
+    }
+    const int steps = int(st->groups.size());
+    std::vector<int> request_of(size_t(g.size()), -1);
+    std::vector<BufferRequest> requests;
+    for (int k = 0; k < steps; ++k) {
+        int root = st->groups[size_t(k)].root();
+        request_of[size_t(root)] = int(requests.size());
+        requests.push_back({g.node(root).type.bytes(), k, k, -1});
+    }
+    for (int k = 0; k < steps; ++k)
+        for (int id : arg_ids[size_t(k)])
+            if (request_of[size_t(id)] >= 0) {
+                BufferRequest& r = requests[size_t(request_of[size_t(id)])];
+                r.last = std::max(r.last, k);
+            }
+    for (auto& [name, v] : g.outputs())
+        if (request_of[size_t(v.id)] >= 0) requests[size_t(request_of[size_t(v.id)])].last = steps;  // read after the run
+    if (options.plan_memory) {
+        for (int k = 0; k < steps; ++k) {
+            const FusedGroup& group = st->groups[size_t(k)];
+            for (int id : arg_ids[size_t(k)])
+                if (id != group.root() && request_of[size_t(id)] >= 0 &&
+                    requests[size_t(request_of[size_t(id)])].last == k && detail::is_elementwise_group(g, group, id)) {
+                    requests[size_t(request_of[size_t(group.root())])].inplace_of = request_of[size_t(id)];
+                    break;
+                }
+        }
+    }
+    MemoryPlan plan;
+    if (options.plan_memory) {
+        plan = plan_memory(requests);
+    } else {  // one buffer each, end to end
+        for (auto& r : requests) {
+            plan.offsets.push_back(plan.arena_bytes);
+            plan.arena_bytes += (r.bytes + 63) / 64 * 64;
+        }
+        plan.naive_bytes = plan.arena_bytes;
+    }
+    st->naive_bytes = plan.naive_bytes;
+    st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(plan.arena_bytes, 1)});
+    for (int id = 0; id < g.size(); ++id) {
+        int r = request_of[size_t(id)];
+        if (r < 0) continue;
+        const Node& n = g.node(id);
+        st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(r)], n.type.dtype,
+                                           n.type.shape);
+    }
+    for (auto& [name, v] : g.outputs()) {
+        st->output_ids.push_back(v.id);
+        st->output_names.push_back(name);
+    }
+    // The argument lists, built once: run() allocates nothing.
+    for (int k = 0; k < steps; ++k) {
+        std::vector<KernelArgValue> a;
+        for (int id : arg_ids[size_t(k)]) a.emplace_back(st->values[size_t(id)]);
+        st->args.push_back(std::move(a));
+    }
+    return Module(std::move(st));
+}
+
+}  // namespace weft::graph

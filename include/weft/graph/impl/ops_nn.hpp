@@ -1,0 +1,277 @@
+// The graph's neural-network operators: conv2d, dense, matmul, batch_matmul, pooling,
+// softmax, layer_norm, batch_norm, bias_add and the reductions.
+#pragma once
+#include "weft/graph/impl/op_helpers.hpp"
+#include "weft/topi/topi.hpp"
+
+namespace weft::graph::ops {
+
+// ---- conv2d ---------------------------------------------------------------------------------
+// Attributes: strides {h, w}, pads {top, left, bottom, right}, dilations {h, w}, groups.
+// x [N, C, H, W], w [O, C / groups, KH, KW].
+
+inline topi::Conv2dParams conv2d_params(const Attrs& a) {
+    auto s = pair_attr(a, "strides", 1), d = pair_attr(a, "dilations", 1), p = pads_attr(a);
+    return {.stride = {s[0], s[1]}, .padding = {p[0], p[1], p[2], p[3]}, .dilation = {d[0], d[1]},
+            .groups = a.get_int("groups", 1)};
+}
+
+// A depthwise convolution (groups = C, one input channel per group) gets topi's own kernel.
+inline bool is_depthwise(int64_t channels, const std::vector<int64_t>& w, int64_t groups) {
+    return groups > 1 && groups == channels && w[1] == 1 && w[0] % channels == 0;
+}
+
+inline TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &x = in[0], &w = in[1];
+    check_rank(x, 4, "the data");
+    check_rank(w, 4, "the weight");
+    check_float(x, "the data");
+    check_same_dtype(x, w, "the data", "the weight");
+    topi::Conv2dParams p = conv2d_params(a);
+    WEFT_CHECK(p.stride.h > 0 && p.stride.w > 0 && p.dilation.h > 0 && p.dilation.w > 0,
+               "strides and dilations must be positive");
+    int64_t g = p.groups;
+    WEFT_CHECK(g >= 1 && x.shape[1] % g == 0 && w.shape[0] % g == 0, "groups = ", g, " must divide the ",
+               x.shape[1], " input channels and the ", w.shape[0], " output channels");
+    WEFT_CHECK(w.shape[1] * g == x.shape[1], "the weight has ", w.shape[1], " input channels per group; data with ",
+               x.shape[1], " channels in ", g, " group(s) needs ", x.shape[1] / g);
+    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.dilation.h * (w.shape[2] - 1) - 1) / p.stride.h + 1;
+    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.dilation.w * (w.shape[3] - 1) - 1) / p.stride.w + 1;
+    WEFT_CHECK(oh > 0 && ow > 0, "the ", w.shape[2], "x", w.shape[3], " kernel does not fit the padded ", x.shape[2], "x",
+               x.shape[3], " input");
+    return {{x.shape[0], w.shape[0], oh, ow}, x.dtype};
+}
+
+inline Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a) {
+    topi::Conv2dParams p = conv2d_params(a);
+    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), p.groups))
+        return topi::depthwise_conv2d_nchw(in[0], in[1], p);
+    return topi::conv2d_nchw(in[0], in[1], p);
+}
+
+inline void schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& in,
+                            const Attrs& a) {
+    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
+        topi::schedule_depthwise_conv2d_nchw(s, op, out);
+    else
+        topi::schedule_conv2d_nchw(s, op, out);
+}
+
+// ---- bias_add, batch_norm ------------------------------------------------------------------
+
+inline TensorType infer_bias_add(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &x = in[0], &b = in[1];
+    int64_t axis = normalize_axis(a.get_int("axis", 1), x.shape.size());
+    WEFT_CHECK(b.shape.size() == 1 && b.shape[0] == x.shape[size_t(axis)], "the bias must have shape [",
+               x.shape[size_t(axis)], "] (the data's extent along axis ", axis, "), got ", b.str());
+    check_same_dtype(x, b, "the data", "the bias");
+    return x;
+}
+
+inline Tensor compute_bias_add(const std::vector<Tensor>& in, const Attrs& a) {
+    const Tensor &x = in[0], &b = in[1];
+    size_t axis = size_t(normalize_axis(a.get_int("axis", 1), size_t(x.ndim())));
+    return te::compute(
+        x.shape(), [&](const std::vector<Expr>& i) { return x.at(i) + b(i[axis]); }, "bias_add");
+}
+
+// Inputs x, gamma, beta, mean, var (each [C], C = x's axis 1); attribute epsilon.
+inline TensorType infer_batch_norm(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& x = in[0];
+    WEFT_CHECK(x.shape.size() >= 2, "the data must have at least 2 dimensions (N, C, ...), got ", x.str());
+    check_float(x, "the data");
+    const char* names[] = {"gamma", "beta", "mean", "var"};
+    for (size_t k = 1; k < 5; ++k) {
+        WEFT_CHECK(in[k].shape == std::vector<int64_t>{x.shape[1]}, names[k - 1], " must have shape [", x.shape[1],
+                   "], got ", in[k].str());
+        check_same_dtype(x, in[k], "the data", names[k - 1]);
+    }
+    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    return x;
+}
+
+inline Tensor compute_batch_norm(const std::vector<Tensor>& in, const Attrs& a) {
+    const Tensor &x = in[0], &gamma = in[1], &beta = in[2], &mean = in[3], &var = in[4];
+    Expr eps = ir::make_const(x.dtype(), a.get_float("epsilon", 1e-5));
+    return te::compute(
+        x.shape(),
+        [&](const std::vector<Expr>& i) {
+            Expr c = i[1];
+            return (x.at(i) - mean(c)) * (gamma(c) / ir::sqrt(var(c) + eps)) + beta(c);
+        },
+        "batch_norm");
+}
+
+// ---- dense, matmul, batch_matmul ----------------------------------------------------------
+
+inline TensorType infer_dense(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &x = in[0], &w = in[1];
+    check_rank(x, 2, "the data");
+    check_rank(w, 2, "the weight");
+    check_same_dtype(x, w, "the data", "the weight");
+    WEFT_CHECK(x.shape[1] == w.shape[1], "the data has ", x.shape[1], " features, the weight [N, K] expects K = ",
+               w.shape[1]);
+    return {{x.shape[0], w.shape[0]}, x.dtype};
+}
+
+inline TensorType infer_matmul(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &a = in[0], &b = in[1];
+    check_rank(a, 2, "A");
+    check_rank(b, 2, "B");
+    check_same_dtype(a, b, "A", "B");
+    WEFT_CHECK(a.shape[1] == b.shape[0], "A's columns (", a.shape[1], ") must equal B's rows (", b.shape[0], ")");
+    return {{a.shape[0], b.shape[1]}, a.dtype};
+}
+
+inline TensorType infer_batch_matmul(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &a = in[0], &b = in[1];
+    check_rank(a, 3, "A");
+    check_rank(b, 3, "B");
+    check_same_dtype(a, b, "A", "B");
+    WEFT_CHECK(a.shape[0] == b.shape[0] || a.shape[0] == 1 || b.shape[0] == 1, "batches ", a.shape[0], " and ",
+               b.shape[0], " differ");
+    WEFT_CHECK(a.shape[2] == b.shape[1], "A's columns (", a.shape[2], ") must equal B's rows (", b.shape[1], ")");
+    return {{std::max(a.shape[0], b.shape[0]), a.shape[1], b.shape[2]}, a.dtype};
+}
+
+// ---- pooling --------------------------------------------------------------------------------
+// Attributes: kernel {h, w} (required), strides, pads, count_include_pad (avg).
+
+inline topi::Pool2dParams pool_params(const Attrs& a) {
+    auto k = a.get_ints("kernel"), s = pair_attr(a, "strides", 1), p = pads_attr(a);
+    WEFT_CHECK(k.size() == 2, "attribute 'kernel' must have 2 values {h, w}");
+    return {.kernel = {k[0], k[1]}, .stride = {s[0], s[1]}, .padding = {p[0], p[1], p[2], p[3]},
+            .count_include_pad = a.get_int("count_include_pad", 0) != 0};
+}
+
+inline TensorType infer_pool2d(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& x = in[0];
+    check_rank(x, 4, "the data");
+    topi::Pool2dParams p = pool_params(a);
+    WEFT_CHECK(p.kernel.h > 0 && p.kernel.w > 0 && p.stride.h > 0 && p.stride.w > 0,
+               "kernel and strides must be positive");
+    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.kernel.h) / p.stride.h + 1;
+    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.kernel.w) / p.stride.w + 1;
+    WEFT_CHECK(oh > 0 && ow > 0, "the ", p.kernel.h, "x", p.kernel.w, " window does not fit the padded ", x.shape[2],
+               "x", x.shape[3], " input");
+    return {{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+}
+
+inline TensorType infer_global_pool(const std::vector<TensorType>& in, const Attrs&) {
+    check_rank(in[0], 4, "the data");
+    return {{in[0].shape[0], in[0].shape[1], 1, 1}, in[0].dtype};
+}
+
+// ---- softmax, layer_norm --------------------------------------------------------------------
+
+inline TensorType infer_softmax(const std::vector<TensorType>& in, const Attrs& a) {
+    check_float(in[0], "the data");
+    WEFT_CHECK(!in[0].shape.empty(), "the data must have at least one dimension");
+    normalize_axis(a.get_int("axis", -1), in[0].shape.size());
+    return in[0];
+}
+
+inline TensorType infer_layer_norm(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &x = in[0], &g = in[1], &b = in[2];
+    check_float(x, "the data");
+    WEFT_CHECK(g.shape.size() >= 1 && g.shape.size() <= x.shape.size() &&
+                   std::equal(g.shape.begin(), g.shape.end(), x.shape.end() - int64_t(g.shape.size())),
+               "gamma ", g.str(), " must have the shape of the data's trailing dimensions ", x.str());
+    WEFT_CHECK(b.shape == g.shape, "beta ", b.str(), " must have gamma's shape ", g.str());
+    check_same_dtype(x, g, "the data", "gamma");
+    check_same_dtype(x, b, "the data", "beta");
+    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    return x;
+}
+
+// ---- reductions -----------------------------------------------------------------------------
+// Attributes: axes (empty: all), keepdims.
+
+inline std::vector<int64_t> reduce_axes(const TensorType& x, const Attrs& a) {
+    std::vector<int64_t> axes = a.get_ints("axes", {});
+    for (int64_t& ax : axes) ax = normalize_axis(ax, x.shape.size());
+    if (axes.empty())
+        for (size_t d = 0; d < x.shape.size(); ++d) axes.push_back(int64_t(d));
+    return axes;
+}
+
+inline TensorType infer_reduce(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& x = in[0];
+    std::vector<int64_t> axes = reduce_axes(x, a);
+    bool keep = a.get_int("keepdims", 0) != 0;
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+        bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+        if (!reduced) shape.push_back(x.shape[d]);
+        else if (keep) shape.push_back(1);
+    }
+    return {shape, x.dtype};
+}
+
+template <Tensor (*F)(const Tensor&, const std::vector<int>&, bool)>
+Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a) {
+    return F(in[0], to_ints(a.get_ints("axes", {})), a.get_int("keepdims", 0) != 0);
+}
+
+// ---- registration ---------------------------------------------------------------------------
+
+inline void register_nn_ops() {
+    using P = OpPattern;
+    register_op({.name = "conv2d", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_conv2d, .compute = compute_conv2d, .schedule = schedule_conv2d});
+    register_op({.name = "bias_add", .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_bias_add, .compute = compute_bias_add});
+    register_op({.name = "batch_norm", .pattern = P::Broadcast, .min_inputs = 5, .max_inputs = 5,
+                 .infer = infer_batch_norm, .compute = compute_batch_norm});
+    register_op({.name = "dense", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_dense,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::dense(in[0], in[1]); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_dense(s, op, out); }});
+    register_op({.name = "matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_matmul,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::matmul(in[0], in[1]); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_matmul(s, op, out); }});
+    register_op({.name = "batch_matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_batch_matmul,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs&) { return topi::batch_matmul(in[0], in[1]); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_batch_matmul(s, op, out); }});
+    auto schedule_pool = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                            const Attrs&) { topi::schedule_pool2d(s, op, out); };
+    register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs& a) { return topi::max_pool2d(in[0], pool_params(a)); },
+                 .schedule = schedule_pool});
+    register_op({.name = "avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
+                 .schedule = schedule_pool});
+    register_op({.name = "global_avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_global_pool,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::global_avg_pool2d(in[0]); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_global_pool2d(s, op, out); }});
+    register_op({.name = "softmax", .pattern = P::Opaque, .infer = infer_softmax,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs& a) { return topi::softmax(in[0], int(a.get_int("axis", -1))); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_softmax(s, op, out); }});
+    register_op({.name = "layer_norm", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
+                 .infer = infer_layer_norm,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&) { topi::schedule_layer_norm(s, op, out); }});
+    auto schedule_reduce = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                              const Attrs&) { topi::schedule_reduce(s, op, out); };
+    register_op({.name = "sum", .pattern = P::CommReduce, .infer = infer_reduce,
+                 .compute = compute_reduce<topi::sum>, .schedule = schedule_reduce});
+    register_op({.name = "mean", .pattern = P::CommReduce, .infer = infer_reduce,
+                 .compute = compute_reduce<topi::mean>, .schedule = schedule_reduce});
+    register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
+                 .compute = compute_reduce<topi::max>, .schedule = schedule_reduce});
+}
+
+}  // namespace weft::graph::ops

@@ -1,0 +1,76 @@
+// graph::build compiles a Graph for a target; graph::Module runs it.
+//
+//   graph::Module m = graph::build(g);                // passes, fusion, one kernel per group,
+//                                                     // memory planned and allocated once
+//   m.set_input("x", x);                              // copied into the module's storage
+//   m.run();                                          // no allocation
+//   const BufferRef& y = m.get_output(0);             // valid until the next run()
+//
+// A Module is a shared handle: copies run the same compiled graph and storage, so use one
+// Module per thread that runs it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/graph/fuse.hpp"
+#include "weft/graph/graph.hpp"
+#include "weft/ir/target.hpp"
+#include "weft/runtime/kernel.hpp"
+
+namespace weft::graph {
+
+struct BuildOptions {
+    bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator
+    bool plan_memory = true;  // share intermediate storage (graph/memory_plan.hpp); off: one buffer each
+};
+
+// One compiled kernel of a module: a fused group.
+struct KernelInfo {
+    std::string name;        // "conv2d_bias_add_relu"
+    std::vector<int> nodes;  // the graph nodes it computes (last: the one it writes)
+    int master = -1;         // the node whose schedule it uses, or -1
+    double compile_ms = 0;   // JIT time (0 when served by the kernel cache)
+};
+
+class Module {
+public:
+    Module() = default;
+
+    int num_inputs() const;
+    int num_outputs() const;
+    const std::vector<std::string>& input_names() const;
+    const std::vector<std::string>& output_names() const;
+
+    // Copies `data` (shape and dtype checked) into input `name` / `index`.
+    void set_input(const std::string& name, const BufferRef& data);
+    void set_input(int index, const BufferRef& data);
+    // The module's own storage of an input: fill it in place instead of set_input's copy.
+    const BufferRef& input(const std::string& name) const;
+    const BufferRef& input(int index) const;
+
+    // Runs every kernel once, in order.
+    void run();
+
+    // An output after run(): a view of the module's storage, overwritten by the next run().
+    const BufferRef& get_output(const std::string& name) const;
+    const BufferRef& get_output(int index) const;
+
+    // ---- introspection ----------------------------------------------------------------
+    const Graph& graph() const;  // the graph as compiled (after the passes)
+    const std::vector<KernelInfo>& kernels() const;
+    int64_t memory_bytes() const;        // the arena of intermediates, as planned
+    int64_t memory_naive_bytes() const;  // one buffer per intermediate
+
+private:
+    struct State;
+    explicit Module(std::shared_ptr<State> s) : state_(std::move(s)) {}
+    State& state() const;
+    friend Module build(const Graph& g, const Target& target, const BuildOptions& options);
+
+    std::shared_ptr<State> state_;
+};
+
+Module build(const Graph& g, const Target& target = Target::host(), const BuildOptions& options = {});
+
+}  // namespace weft::graph

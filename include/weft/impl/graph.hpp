@@ -1,0 +1,10 @@
+// The implementation of the graph layer: the Graph, its operators, fusion, memory planning
+// and the executor. Compiled once in src/weft_graph.cpp.
+#pragma once
+#include "weft/graph/graph.hpp"
+#include "weft/graph/impl/builder.hpp"
+#include "weft/graph/impl/fuse.hpp"
+#include "weft/graph/impl/graph.hpp"
+#include "weft/graph/impl/memory_plan.hpp"
+#include "weft/graph/impl/module.hpp"
+#include "weft/graph/impl/op_registry.hpp"

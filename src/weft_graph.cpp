@@ -1,0 +1,2 @@
+// Compiles the graph layer once (see include/weft/impl/graph.hpp).
+#include <weft/impl/graph.hpp>
