@@ -194,6 +194,9 @@ private:
     std::map<std::string, int> by_name_;
 };
 
+// "[1, 64, 56, 56]" — how messages show a shape.
+std::string shape_str(const std::vector<int64_t>& shape);
+
 // "node 'conv1' (conv2d)" — how messages name a node.
 std::string describe(const Node& n);
 

@@ -19,7 +19,13 @@ int64_t TensorType::size() const {
 
 int64_t TensorType::bytes() const { return size() * dtype.bytes(); }
 
-std::string TensorType::str() const { return dtype.str() + weft::detail::shape_string(shape); }
+std::string shape_str(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+std::string TensorType::str() const { return dtype.str() + shape_str(shape); }
 
 // ---- Attrs --------------------------------------------------------------------------------
 
@@ -141,7 +147,7 @@ Value Graph::input(const std::string& name, std::vector<int64_t> shape, DataType
     WEFT_CHECK(!name.empty(), "graph: an input needs a name");
     WEFT_CHECK(!by_name_.count(name), "graph: the name '", name, "' is taken");
     for (int64_t d : shape)
-        WEFT_CHECK(d > 0, "graph: input '", name, "' has shape ", weft::detail::shape_string(shape),
+        WEFT_CHECK(d > 0, "graph: input '", name, "' has shape ", shape_str(shape),
                    "; every dimension must be positive");
     Node n{.op = "input", .name = name, .type = {std::move(shape), dtype}};
     return append(std::move(n));

@@ -75,8 +75,8 @@ void Module::set_input(int index, const BufferRef& data) {
     const std::string& name = state().input_names[size_t(index)];
     WEFT_CHECK(data.defined(), "graph::Module: set_input('", name, "'): the buffer is undefined");
     WEFT_CHECK(data.dtype() == dst.dtype() && data.shape() == dst.shape(), "graph::Module: set_input('", name,
-               "'): expected ", dst.dtype().str(), weft::detail::shape_string(dst.shape()), ", got ", data.dtype().str(),
-               weft::detail::shape_string(data.shape()));
+               "'): expected ", dst.dtype().str(), shape_str(dst.shape()), ", got ", data.dtype().str(),
+               shape_str(data.shape()));
     WEFT_CHECK(data.is_compact(), "graph::Module: set_input('", name, "'): the buffer must be compact (row-major)");
     std::memcpy(dst.data(), data.data(), size_t(dst.size_bytes()));
 }

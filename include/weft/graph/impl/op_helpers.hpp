@@ -9,8 +9,6 @@
 
 namespace weft::graph::ops {
 
-inline std::string shape_str(const std::vector<int64_t>& s) { return weft::detail::shape_string(s); }
-
 // The numpy broadcast of two shapes.
 inline std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
     size_t n = std::max(a.size(), b.size());

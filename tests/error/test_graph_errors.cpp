@@ -1,0 +1,75 @@
+// A malformed graph (shape mismatch, cycle, unknown operator, missing input, bad names and
+// module calls) gives a weft::Error naming the node and what is wrong; nothing crashes.
+#include <doctest/doctest.h>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+using doctest::Contains;
+
+TEST_CASE("a shape mismatch names the node its operator and the shapes") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 3, 8, 8});
+    graph::Value w = g.constant("w", Buffer<float>::random({4, 5, 3, 3}, -1.f, 1.f, 1));
+    CHECK_THROWS_WITH_AS(g.conv2d(x, w, {}, "conv1"), Contains("node 'conv1' (conv2d)"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.conv2d(x, w, {}, "conv1"), Contains("input channels"), weft::Error);
+    graph::Value a = g.input("a", {2, 3}), b = g.input("b", {4, 3});
+    CHECK_THROWS_WITH_AS(g.add(a, b, "sum1"), Contains("node 'sum1' (add): shapes [2, 3] and [4, 3] do not broadcast"),
+                         weft::Error);
+    graph::Value c = g.input("c", {2, 4});
+    CHECK_THROWS_WITH_AS(g.dense(a, c, "fc"), Contains("node 'fc' (dense): the data has 3 features"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.matmul(a, c, "mm"), Contains("A's columns (3) must equal B's rows (2)"), weft::Error);
+}
+
+TEST_CASE("an unknown operator and a wrong input count name the node") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    CHECK_THROWS_WITH_AS(g.add_node("frobnicate", {x}, {}, "f1"), Contains("node 'f1' (frobnicate): unknown operator"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(g.add_node("relu", {x, x}, {}, "r1"), Contains("node 'r1' (relu): takes 1 inputs, got 2"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(g.add_node("relu", {graph::Value{7}}, {}, "r2"), Contains("node 'r2' (relu): input 0 is missing"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(g.add_node("clip", {x}, {{"min", 1.0}}, "c1"), Contains("attribute 'max' is missing"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(g.add_node("softmax", {x}, {{"axis", std::string("last")}}, "s1"),
+                         Contains("attribute 'axis' must be an integer"), weft::Error);
+}
+
+TEST_CASE("a cycle made by rewiring is found by check and by build") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    graph::Value a = g.relu(x, "a");
+    graph::Value b = g.sigmoid(a, "b");
+    g.output(b);
+    g.set_input(a.id, 0, b);  // a reads b, b reads a
+    CHECK_FALSE(g.is_ordered());
+    CHECK_THROWS_WITH_AS(g.check(), Contains("is on a cycle"), weft::Error);
+    CHECK_THROWS_WITH_AS(graph::build(g), Contains("is on a cycle"), weft::Error);
+}
+
+TEST_CASE("a rewired input that is not a node and names taken twice are errors") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    graph::Value r = g.relu(x, "r");
+    g.output(r);
+    g.set_input(r.id, 0, graph::Value{42});
+    CHECK_THROWS_WITH_AS(g.check(), Contains("node 'r' (relu): input 0 is missing"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.input("x", {4}), Contains("the name 'x' is taken"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.input("y", {4, 0}), Contains("every dimension must be positive"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.set_input(r.id, 3, x), Contains("has no input 3"), weft::Error);
+}
+
+TEST_CASE("module calls with a wrong name shape or dtype are errors") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 3});
+    g.output(g.relu(x), "y");
+    CHECK_THROWS_WITH_AS(graph::build(graph::Graph()), Contains("no outputs"), weft::Error);
+    graph::Module m = graph::build(g);
+    CHECK_THROWS_WITH_AS(m.set_input("z", Buffer<float>({2, 3})), Contains("no input named 'z' (inputs: x)"), weft::Error);
+    CHECK_THROWS_WITH_AS(m.set_input("x", Buffer<float>({3, 2})), Contains("expected float32[2, 3], got float32[3, 2]"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(m.set_input("x", Buffer<int32_t>({2, 3})), Contains("got int32[2, 3]"), weft::Error);
+    CHECK_THROWS_WITH_AS(m.get_output(1), Contains("output index 1 is out of range"), weft::Error);
+    CHECK_THROWS_WITH_AS(graph::Module().run(), Contains("this module is empty"), weft::Error);
+}
