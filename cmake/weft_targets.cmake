@@ -28,7 +28,8 @@ set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # The operator inventory (topi/): compute definitions and default CPU schedules, one
 # translation unit per group of operators.
 add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
-            ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp ${WEFT_SOURCE_DIR}/weft_topi_x86.cpp)
+            ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp ${WEFT_SOURCE_DIR}/weft_topi_x86.cpp
+            ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp)
 target_link_libraries(weft_topi PUBLIC weft_core)
 set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
 

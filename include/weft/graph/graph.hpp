@@ -158,6 +158,33 @@ public:
     Value mean(Value x, std::vector<int64_t> axes = {}, bool keepdims = false, std::string name = "");
     Value max(Value x, std::vector<int64_t> axes = {}, bool keepdims = false, std::string name = "");
 
+    // Data movement and types (ONNX semantics; negative axes count from the end).
+    // shape: one entry may be -1 (inferred), 0 copies the input's extent there.
+    Value reshape(Value x, std::vector<int64_t> shape, std::string name = "");
+    // [product of the dimensions before axis, product of the rest].
+    Value flatten(Value x, int64_t axis = 1, std::string name = "");
+    // Output dimension d is x's dimension perm[d]; an empty perm reverses them.
+    Value transpose(Value x, std::vector<int64_t> perm = {}, std::string name = "");
+    Value concat(std::vector<Value> xs, int64_t axis, std::string name = "");
+    // Pieces of the given sizes along axis (they must add up to its extent): one slice node
+    // each, named "<name>_<k>".
+    std::vector<Value> split(Value x, int64_t axis, std::vector<int64_t> sizes, std::string name = "");
+    // Empty axes: 0, 1, ...; empty steps: 1s. Starts and ends are clamped (INT64_MAX: to the end).
+    Value slice(Value x, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes = {},
+                std::vector<int64_t> steps = {}, std::string name = "");
+    // Constant padding; pads {before_0, ..., before_{r-1}, after_0, ..., after_{r-1}} (negative crops).
+    Value pad(Value x, std::vector<int64_t> pads, double value = 0.0, std::string name = "");
+    // Empty axes: every dimension of extent 1.
+    Value squeeze(Value x, std::vector<int64_t> axes = {}, std::string name = "");
+    // axes are positions in the result.
+    Value unsqueeze(Value x, std::vector<int64_t> axes, std::string name = "");
+    // indices int32 or int64; negative ones count from the end, others out of range are clamped.
+    Value gather(Value data, Value indices, int64_t axis = 0, std::string name = "");
+    // cond (bool) ? a : b, the three broadcast together.
+    Value where(Value cond, Value a, Value b, std::string name = "");
+    Value cast(Value x, DataType dtype, std::string name = "");
+    Value erf(Value x, std::string name = "");
+
 
     // ---- reading ----------------------------------------------------------------------
     int size() const { return int(nodes_.size()); }

@@ -12,6 +12,8 @@ Tensor relu(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, double alpha = 0.01);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
+// The Gauss error function.
+Tensor erf(const Tensor& x);
 // The exact GELU, x * (1 + erf(x / sqrt(2))) / 2.
 Tensor gelu(const Tensor& x);
 // min(max(x, lo), hi); needs lo <= hi.

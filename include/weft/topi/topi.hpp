@@ -5,4 +5,5 @@
 #include "weft/topi/linalg.hpp"
 #include "weft/topi/conv.hpp"
 #include "weft/topi/nn.hpp"
+#include "weft/topi/transform.hpp"
 #include "weft/topi/x86.hpp"

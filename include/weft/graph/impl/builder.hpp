@@ -2,6 +2,7 @@
 // the operator's attributes and calls add_node.
 #pragma once
 #include "weft/graph/graph.hpp"
+#include "weft/graph/impl/op_helpers.hpp"
 
 namespace weft::graph {
 
@@ -110,5 +111,68 @@ Value Graph::mean(Value x, std::vector<int64_t> axes, bool keepdims, std::string
 Value Graph::max(Value x, std::vector<int64_t> axes, bool keepdims, std::string name) {
     return add_node("max", {x}, {{"axes", std::move(axes)}, {"keepdims", int64_t(keepdims)}}, std::move(name));
 }
+
+Value Graph::reshape(Value x, std::vector<int64_t> shape, std::string name) {
+    return add_node("reshape", {x}, {{"shape", std::move(shape)}}, std::move(name));
+}
+Value Graph::flatten(Value x, int64_t axis, std::string name) {
+    return add_node("flatten", {x}, {{"axis", axis}}, std::move(name));
+}
+Value Graph::transpose(Value x, std::vector<int64_t> perm, std::string name) {
+    return add_node("transpose", {x}, {{"perm", std::move(perm)}}, std::move(name));
+}
+Value Graph::concat(std::vector<Value> xs, int64_t axis, std::string name) {
+    return add_node("concat", std::move(xs), {{"axis", axis}}, std::move(name));
+}
+
+std::vector<Value> Graph::split(Value x, int64_t axis, std::vector<int64_t> sizes, std::string name) {
+    const Node& n = node(x);
+    const std::string what = "graph: split" + (name.empty() ? "" : " '" + name + "'") + " of " + describe(n) + ": ";
+    const int64_t rank = int64_t(n.type.shape.size());
+    WEFT_CHECK(axis >= -rank && axis < rank, what, "axis ", axis, " is out of range for ", rank, " dimensions");
+    const int64_t d = axis < 0 ? axis + rank : axis;
+    int64_t total = 0;
+    WEFT_CHECK(!sizes.empty(), what, "no sizes given");
+    for (int64_t s : sizes) {
+        WEFT_CHECK(s > 0, what, "sizes ", shape_str(sizes), " must be positive");
+        total += s;
+    }
+    WEFT_CHECK(total == n.type.shape[size_t(d)], what, "sizes ", shape_str(sizes), " add up to ", total,
+               " but axis ", axis, " of ", n.type.str(), " has extent ", n.type.shape[size_t(d)]);
+    std::vector<Value> pieces;
+    int64_t start = 0;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+        pieces.push_back(slice(x, {start}, {start + sizes[k]}, {d}, {}, name.empty() ? "" : name + "_" + std::to_string(k)));
+        start += sizes[k];
+    }
+    return pieces;
+}
+
+Value Graph::slice(Value x, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
+                   std::vector<int64_t> steps, std::string name) {
+    Attrs attrs{{"starts", std::move(starts)}, {"ends", std::move(ends)}};
+    if (!axes.empty()) attrs.set("axes", std::move(axes));
+    if (!steps.empty()) attrs.set("steps", std::move(steps));
+    return add_node("slice", {x}, std::move(attrs), std::move(name));
+}
+Value Graph::pad(Value x, std::vector<int64_t> pads, double value, std::string name) {
+    return add_node("pad", {x}, {{"pads", std::move(pads)}, {"value", value}}, std::move(name));
+}
+Value Graph::squeeze(Value x, std::vector<int64_t> axes, std::string name) {
+    return add_node("squeeze", {x}, {{"axes", std::move(axes)}}, std::move(name));
+}
+Value Graph::unsqueeze(Value x, std::vector<int64_t> axes, std::string name) {
+    return add_node("unsqueeze", {x}, {{"axes", std::move(axes)}}, std::move(name));
+}
+Value Graph::gather(Value data, Value indices, int64_t axis, std::string name) {
+    return add_node("gather", {data, indices}, {{"axis", axis}}, std::move(name));
+}
+Value Graph::where(Value cond, Value a, Value b, std::string name) {
+    return add_node("where", {cond, a, b}, {}, std::move(name));
+}
+Value Graph::cast(Value x, DataType dtype, std::string name) {
+    return add_node("cast", {x}, {{"dtype", dtype.str()}}, std::move(name));
+}
+Value Graph::erf(Value x, std::string name) { return add_node("erf", {x}, {}, std::move(name)); }
 
 }  // namespace weft::graph

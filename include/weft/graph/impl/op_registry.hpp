@@ -7,6 +7,7 @@
 
 #include "weft/graph/impl/ops_elementwise.hpp"
 #include "weft/graph/impl/ops_nn.hpp"
+#include "weft/graph/impl/ops_transform.hpp"
 #include "weft/graph/op_registry.hpp"
 
 namespace weft::graph {
@@ -28,6 +29,7 @@ inline void register_builtin_ops() {
     std::call_once(once, [] {
         ops::register_elementwise_ops();
         ops::register_nn_ops();
+        ops::register_transform_ops();
     });
 }
 

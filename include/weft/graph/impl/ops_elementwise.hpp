@@ -46,6 +46,7 @@ inline void register_elementwise_ops() {
     unary("exp", topi::exp, true);
     unary("log", topi::log, true);
     unary("sqrt", topi::sqrt, true);
+    unary("erf", topi::erf, true);
     register_op({.name = "leaky_relu", .pattern = P::ElemWise, .infer = same_type,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::leaky_relu(in[0], a.get_float("alpha", 0.01)); }});

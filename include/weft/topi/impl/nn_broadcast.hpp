@@ -17,16 +17,7 @@ std::string shape_str(const std::vector<Expr>& shape) {
 
 bool is_one_dim(const Expr& e) { return ir::is_one(e); }
 
-// The index into a tensor of shape `in` (right-aligned in the broadcast result) for the
-// result's indices `out_idx`: missing leading dimensions dropped, dimensions of 1 read at 0.
-std::vector<Expr> broadcast_index(const std::vector<Expr>& in, const std::vector<Expr>& out_shape,
-                                  const std::vector<Expr>& out_idx) {
-    size_t skip = out_idx.size() - in.size();
-    std::vector<Expr> idx;
-    for (size_t d = 0; d < in.size(); ++d)
-        idx.push_back(is_one_dim(in[d]) && !is_one_dim(out_shape[skip + d]) ? make_int(0) : out_idx[skip + d]);
-    return idx;
-}
+using nn_detail::broadcast_index;
 
 using Combine = std::function<Expr(Expr, Expr)>;
 

@@ -42,6 +42,17 @@ inline bool const_extent(const Expr& e, int64_t* v) { return ir::as_const_int(ir
 
 using detail::same_extent;
 
+// The index into a tensor of shape `in` (right-aligned in the broadcast result) for the
+// result's indices `out_idx`: missing leading dimensions dropped, dimensions of 1 read at 0.
+inline std::vector<Expr> broadcast_index(const std::vector<Expr>& in, const std::vector<Expr>& out_shape,
+                                         const std::vector<Expr>& out_idx) {
+    size_t skip = out_idx.size() - in.size();
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < in.size(); ++d)
+        idx.push_back(ir::is_one(in[d]) && !ir::is_one(out_shape[skip + d]) ? make_int(0) : out_idx[skip + d]);
+    return idx;
+}
+
 // Float lanes of one host vector register for this dtype (at least 1).
 inline int vector_lanes(DataType t) {
     static const int bits = Target::host().vector_bits;

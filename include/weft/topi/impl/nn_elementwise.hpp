@@ -38,6 +38,8 @@ Tensor sigmoid(const Tensor& x) { return unary(x, [](Expr v) { return ir::sigmoi
 
 Tensor tanh(const Tensor& x) { return unary(x, [](Expr v) { return ir::tanh(v); }, "tanh", true); }
 
+Tensor erf(const Tensor& x) { return unary(x, [](Expr v) { return ir::erf(v); }, "erf", true); }
+
 Tensor gelu(const Tensor& x) {
     nn_detail::check_float(x, "gelu");
     Expr half = constant_like(x, 0.5), one = constant_like(x, 1.0), rsqrt2 = constant_like(x, M_SQRT1_2);

@@ -1,0 +1,128 @@
+// The graph's data movement and type operators: reshape, flatten, transpose, concat, slice,
+// pad, squeeze, unsqueeze, gather (injective), where (broadcast), cast and erf (element-wise).
+// Type inference calls topi's shape functions (topi/transform.hpp), so the graph and the
+// compute check the same things with the same messages.
+#pragma once
+#include <limits>
+
+#include "weft/graph/impl/op_helpers.hpp"
+#include "weft/topi/topi.hpp"
+
+namespace weft::graph::ops {
+
+// ---- attributes -----------------------------------------------------------------------------
+// reshape: shape | flatten: axis (1) | transpose: perm ([]: reverse) | concat: axis
+// slice: starts, ends, axes ([]: 0, 1, ...), steps ([]: 1s) | pad: pads (ONNX layout), value (0)
+// squeeze: axes ([]: every extent-1 dimension) | unsqueeze: axes | gather: axis (0)
+// cast: dtype ("float32", "int64", "bool", ...)
+
+inline DataType cast_dtype(const Attrs& a) {
+    std::string name = a.get_string("dtype");
+    WEFT_CHECK(!name.empty(), "attribute 'dtype' is missing");
+    DataType t;
+    try {
+        t = DataType::parse(name);
+    } catch (const std::exception&) {
+        ::weft::detail::throw_user_error("attribute 'dtype' is \"" + name + "\", not a dtype (float32, int64, bool, ...)");
+    }
+    WEFT_CHECK(t.lanes == 1 && !t.is_handle() && t.code != DataType::Code::BFloat, "attribute 'dtype' is \"", name,
+               "\"; cast needs a scalar number or bool type");
+    return t;
+}
+
+inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &data = in[0], &indices = in[1];
+    WEFT_CHECK(indices.dtype == DataType::int_(32) || indices.dtype == DataType::int_(64),
+               "the indices must be int32 or int64, got ", indices.str());
+    return {topi::gather_shape(data.shape, indices.shape, a.get_int("axis", 0)), data.dtype};
+}
+
+inline TensorType infer_concat(const std::vector<TensorType>& in, const Attrs& a) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t k = 0; k < in.size(); ++k) {
+        WEFT_CHECK(in[k].dtype == in[0].dtype, "input ", k, " (", in[k].str(), ") and input 0 (", in[0].str(),
+                   ") must have the same dtype");
+        shapes.push_back(in[k].shape);
+    }
+    return {topi::concat_shape(shapes, a.get_int("axis")), in[0].dtype};
+}
+
+inline TensorType infer_where(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &cond = in[0], &x = in[1], &y = in[2];
+    WEFT_CHECK(cond.dtype == DataType::bool_(), "the condition must be bool, got ", cond.str());
+    check_same_dtype(x, y, "the first value", "the second value");
+    return {broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape), x.dtype};
+}
+
+// Output shapes from the first input's type and the attributes.
+inline std::vector<int64_t> reshape_shape(const TensorType& x, const Attrs& a) {
+    return topi::reshape_shape(x.shape, a.get_ints("shape"));
+}
+inline std::vector<int64_t> flatten_shape(const TensorType& x, const Attrs& a) {
+    return topi::flatten_shape(x.shape, a.get_int("axis", 1));
+}
+inline std::vector<int64_t> squeeze_shape(const TensorType& x, const Attrs& a) {
+    return topi::squeeze_shape(x.shape, a.get_ints("axes", {}));
+}
+inline std::vector<int64_t> unsqueeze_shape(const TensorType& x, const Attrs& a) {
+    return topi::unsqueeze_shape(x.shape, a.get_ints("axes"));
+}
+inline std::vector<int64_t> transpose_shape(const TensorType& x, const Attrs& a) {
+    std::vector<int64_t> shape;
+    for (int64_t d : topi::transpose_perm(x.shape.size(), a.get_ints("perm", {}))) shape.push_back(x.shape[size_t(d)]);
+    return shape;
+}
+inline std::vector<int64_t> slice_shape(const TensorType& x, const Attrs& a) {
+    std::vector<int64_t> shape;
+    for (auto& r : topi::slice_ranges(x.shape, a.get_ints("starts"), a.get_ints("ends"), a.get_ints("axes", {}),
+                                      a.get_ints("steps", {})))
+        shape.push_back(r.extent);
+    return shape;
+}
+inline std::vector<int64_t> pad_shape(const TensorType& x, const Attrs& a) {
+    return topi::pad_shape(x.shape, a.get_ints("pads"));
+}
+
+// The inference of an operator whose output has its input's dtype and the shape F gives.
+using ShapeFn = std::vector<int64_t> (*)(const TensorType&, const Attrs&);
+template <ShapeFn F>
+TensorType infer_shaped(const std::vector<TensorType>& in, const Attrs& a) {
+    return {F(in[0], a), in[0].dtype};
+}
+
+inline void register_transform_ops() {
+    using P = OpPattern;
+    using In = const std::vector<Tensor>&;
+    register_op({.name = "reshape", .pattern = P::Injective, .infer = infer_shaped<reshape_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::reshape(in[0], a.get_ints("shape")); }});
+    register_op({.name = "flatten", .pattern = P::Injective, .infer = infer_shaped<flatten_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::flatten(in[0], a.get_int("axis", 1)); }});
+    register_op({.name = "squeeze", .pattern = P::Injective, .infer = infer_shaped<squeeze_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::squeeze(in[0], a.get_ints("axes", {})); }});
+    register_op({.name = "unsqueeze", .pattern = P::Injective, .infer = infer_shaped<unsqueeze_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::unsqueeze(in[0], a.get_ints("axes")); }});
+    register_op({.name = "transpose", .pattern = P::Injective, .infer = infer_shaped<transpose_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::transpose(in[0], a.get_ints("perm", {})); }});
+    register_op({.name = "slice", .pattern = P::Injective, .infer = infer_shaped<slice_shape>,
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::slice(in[0], a.get_ints("starts"), a.get_ints("ends"), a.get_ints("axes", {}),
+                                        a.get_ints("steps", {}));
+                 }});
+    register_op({.name = "pad", .pattern = P::Injective, .infer = infer_shaped<pad_shape>,
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0));
+                 }});
+    register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
+                 .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,
+                 .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); }});
+    register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,
+                 .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); }});
+    register_op({.name = "where", .pattern = P::Broadcast, .min_inputs = 3, .max_inputs = 3, .infer = infer_where,
+                 .compute = [](In in, const Attrs&) { return topi::where(in[0], in[1], in[2]); }});
+    register_op({.name = "cast", .pattern = P::ElemWise,
+                 .infer = [](const std::vector<TensorType>& in,
+                             const Attrs& a) { return TensorType{in[0].shape, cast_dtype(a)}; },
+                 .compute = [](In in, const Attrs& a) { return topi::cast(in[0], cast_dtype(a)); }});
+}
+
+}  // namespace weft::graph::ops

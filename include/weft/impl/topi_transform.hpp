@@ -1,0 +1,6 @@
+// The implementation of topi's data movement and type operators (reshape, flatten, transpose,
+// concat, slice, pad, squeeze, unsqueeze, gather, where, cast). Compiled once in
+// src/weft_topi_transform.cpp.
+#pragma once
+#include "weft/topi/transform.hpp"
+#include "weft/topi/impl/transform.hpp"

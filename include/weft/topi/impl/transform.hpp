@@ -1,0 +1,446 @@
+// Definitions of topi/transform.hpp: shape functions (constant shapes, checked) and the
+// computes built on them. Every read is in bounds by construction: padded and concatenated
+// reads load at a clamped position and select, gathered indices are clamped.
+#pragma once
+#include <algorithm>
+#include <numeric>
+
+#include "weft/topi/broadcast.hpp"
+#include "weft/topi/impl/nn_detail.hpp"
+#include "weft/topi/transform.hpp"
+
+namespace weft::topi {
+
+namespace transform_detail {
+
+// "[2, 3, 4]": how these messages show shapes and integer lists (as the graph layer's do).
+inline std::string shape_string(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+inline int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+    int64_t p = 1;
+    for (size_t d = from; d < std::min(to, v.size()); ++d) p *= v[d];
+    return p;
+}
+
+// The tensor's shape as integers; a symbolic one is an error naming the operator.
+inline std::vector<int64_t> const_shape(const Tensor& x, const std::string& op, const char* what = "input") {
+    nn_detail::check_defined(x, op, what);
+    std::vector<int64_t> r;
+    for (const Expr& e : x.shape()) {
+        int64_t v = 0;
+        if (!nn_detail::const_extent(e, &v)) {
+            std::ostringstream os;
+            os << op << ": the " << what << " '" << x.name() << "' has a symbolic shape (dimension " << r.size()
+               << " is " << e << "); " << op << " needs constant shapes";
+            ::weft::detail::throw_user_error(os.str());
+        }
+        r.push_back(v);
+    }
+    return r;
+}
+
+// A result shape must be something a compute can produce.
+inline void check_result(const std::vector<int64_t>& shape, const std::string& op) {
+    WEFT_CHECK(!shape.empty(), op, ": the result would have no dimensions");
+    for (size_t d = 0; d < shape.size(); ++d)
+        WEFT_CHECK(shape[d] > 0, op, ": the result ", shape_string(shape), " would have extent ", shape[d],
+                   " in dimension ", d);
+}
+
+// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive`) made non-negative.
+inline size_t axis_index(int64_t axis, size_t rank, const std::string& op, bool inclusive = false) {
+    int64_t r = int64_t(rank), hi = inclusive ? r : r - 1;
+    WEFT_CHECK(axis >= -r && axis <= hi, op, ": axis ", axis, " is out of range for a ", r,
+               "-dimensional tensor (use ", -r, "..", hi, ")");
+    return size_t(axis < 0 ? axis + r : axis);
+}
+
+// Marks each listed axis (normalized) in a rank-sized mask; an axis listed twice is an error.
+inline std::vector<bool> axis_mask(const std::vector<int64_t>& axes, size_t rank, const std::string& op) {
+    std::vector<bool> mask(rank, false);
+    for (int64_t a : axes) {
+        size_t d = axis_index(a, rank, op);
+        WEFT_CHECK(!mask[d], op, ": axis ", a, " is listed twice (as dimension ", d, ")");
+        mask[d] = true;
+    }
+    return mask;
+}
+
+inline std::vector<Expr> exprs(const std::vector<int64_t>& v) {
+    std::vector<Expr> r;
+    for (int64_t x : v) r.push_back(make_int(x));
+    return r;
+}
+
+inline Expr clamp(Expr v, int64_t lo, int64_t hi) { return ir::min(ir::max(v, make_int(lo)), make_int(hi)); }
+
+// The reshape's index map. Dimensions of extent 1 are dropped (read at 0); the rest of the
+// two shapes is cut into blocks of equal products (the finest such cut), so a dimension that
+// only moves is read directly and only merged or split dimensions are flattened and divided
+// back.
+inline std::vector<Expr> reshape_index(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                       const std::vector<Expr>& o) {
+    std::vector<Expr> idx(in.size(), make_int(0));
+    std::vector<size_t> ii, jj;  // the dimensions of extent > 1
+    for (size_t d = 0; d < in.size(); ++d)
+        if (in[d] > 1) ii.push_back(d);
+    for (size_t d = 0; d < out.size(); ++d)
+        if (out[d] > 1) jj.push_back(d);
+    size_t i = 0, j = 0;
+    while (i < ii.size()) {  // equal products: both lists end together
+        size_t i0 = i, j0 = j;
+        int64_t pi = in[ii[i++]], po = out[jj[j++]];
+        while (pi != po) {
+            if (pi < po) pi *= in[ii[i++]];
+            else po *= out[jj[j++]];
+        }
+        if (i - i0 == 1 && j - j0 == 1) {
+            idx[ii[i0]] = o[jj[j0]];
+            continue;
+        }
+        Expr flat = o[jj[j0]];
+        for (size_t k = j0 + 1; k < j; ++k) flat = flat * make_int(out[jj[k]]) + o[jj[k]];
+        int64_t stride = pi;
+        for (size_t k = i0; k < i; ++k) {
+            stride /= in[ii[k]];
+            Expr v = stride == 1 ? flat : flat / make_int(stride);
+            idx[ii[k]] = k == i0 ? v : v % make_int(in[ii[k]]);
+        }
+    }
+    return idx;
+}
+
+}  // namespace transform_detail
+
+using namespace transform_detail;
+
+// ---- reshape, flatten, squeeze, unsqueeze --------------------------------------------------
+
+std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& shape) {
+    std::vector<int64_t> out = shape;
+    int inferred = -1;
+    int64_t known = 1;
+    for (size_t d = 0; d < out.size(); ++d) {
+        if (out[d] == -1) {
+            WEFT_CHECK(inferred < 0, "reshape: the new shape ", shape_string(shape),
+                       " has more than one -1 (at most one extent can be inferred)");
+            inferred = int(d);
+            continue;
+        }
+        if (out[d] == 0) {
+            WEFT_CHECK(d < in.size(), "reshape: the new shape ", shape_string(shape), " has 0 (copy the input's extent) at ",
+                       d, ", but the input ", shape_string(in), " has only ", in.size(), " dimensions");
+            out[d] = in[d];
+        }
+        WEFT_CHECK(out[d] > 0, "reshape: the new shape ", shape_string(shape), " has extent ", out[d], " at ", d,
+                   " (extents must be positive, -1 or 0)");
+        known *= out[d];
+    }
+    const int64_t size = product(in);
+    if (inferred >= 0) {
+        WEFT_CHECK(size % known == 0, "reshape: cannot infer the -1 in ", shape_string(shape), ": the input ",
+                   shape_string(in), " has ", size, " elements, not a multiple of ", known);
+        out[size_t(inferred)] = size / known;
+    }
+    WEFT_CHECK(product(out) == size, "reshape: the new shape ", shape_string(shape), " has ", product(out),
+               " elements but the input ", shape_string(in), " has ", size);
+    check_result(out, "reshape");
+    return out;
+}
+
+Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+    std::vector<int64_t> in = const_shape(x, "reshape"), out = reshape_shape(in, shape);
+    return nn_detail::compute_nd(
+        exprs(out), [&](const std::vector<Expr>& o) { return x.at(reshape_index(in, out, o)); }, "reshape");
+}
+
+std::vector<int64_t> flatten_shape(const std::vector<int64_t>& in, int64_t axis) {
+    size_t a = axis_index(axis, in.size(), "flatten", true);
+    return {product(in, 0, a), product(in, a)};
+}
+
+Tensor flatten(const Tensor& x, int64_t axis) {
+    return reshape(x, flatten_shape(const_shape(x, "flatten"), axis));
+}
+
+std::vector<int64_t> squeeze_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& axes) {
+    std::vector<bool> drop = axis_mask(axes, in.size(), "squeeze");
+    std::vector<int64_t> out;
+    for (size_t d = 0; d < in.size(); ++d) {
+        if (axes.empty()) drop[d] = in[d] == 1;
+        else WEFT_CHECK(!drop[d] || in[d] == 1, "squeeze: dimension ", d, " of ", shape_string(in), " has extent ",
+                        in[d], ", not 1");
+        if (!drop[d]) out.push_back(in[d]);
+    }
+    check_result(out, "squeeze");
+    return out;
+}
+
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes) {
+    return reshape(x, squeeze_shape(const_shape(x, "squeeze"), axes));
+}
+
+std::vector<int64_t> unsqueeze_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& axes) {
+    WEFT_CHECK(!axes.empty(), "unsqueeze: no axes given");
+    std::vector<bool> insert = axis_mask(axes, in.size() + axes.size(), "unsqueeze");
+    std::vector<int64_t> out;
+    size_t k = 0;
+    for (size_t d = 0; d < insert.size(); ++d) out.push_back(insert[d] ? 1 : in[k++]);
+    return out;
+}
+
+Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes) {
+    return reshape(x, unsqueeze_shape(const_shape(x, "unsqueeze"), axes));
+}
+
+// ---- transpose ------------------------------------------------------------------------------
+
+std::vector<int64_t> transpose_perm(size_t rank, const std::vector<int64_t>& perm) {
+    std::vector<int64_t> p = perm;
+    if (p.empty())
+        for (size_t d = rank; d-- > 0;) p.push_back(int64_t(d));
+    WEFT_CHECK(p.size() == rank, "transpose: perm ", shape_string(perm), " has ", perm.size(),
+               " entries; the input has ", rank, " dimensions");
+    std::vector<bool> seen(rank, false);
+    for (int64_t& a : p) {
+        WEFT_CHECK(a >= -int64_t(rank) && a < int64_t(rank), "transpose: perm ", shape_string(perm),
+                   " is not a permutation of 0..", rank - 1, " (", a, " is out of range)");
+        if (a < 0) a += int64_t(rank);
+        WEFT_CHECK(!seen[size_t(a)], "transpose: perm ", shape_string(perm), " is not a permutation of 0..", rank - 1,
+                   " (dimension ", a, " appears twice)");
+        seen[size_t(a)] = true;
+    }
+    return p;
+}
+
+Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+    nn_detail::check_defined(x, "transpose");
+    std::vector<Expr> in = x.shape(), out;
+    std::vector<int64_t> p = transpose_perm(in.size(), perm);
+    for (int64_t a : p) out.push_back(in[size_t(a)]);
+    return nn_detail::compute_nd(
+        out,
+        [&](const std::vector<Expr>& o) {
+            std::vector<Expr> idx(in.size());
+            for (size_t d = 0; d < p.size(); ++d) idx[size_t(p[d])] = o[d];
+            return x.at(idx);
+        },
+        "transpose");
+}
+
+// ---- concat ---------------------------------------------------------------------------------
+
+std::vector<int64_t> concat_shape(const std::vector<std::vector<int64_t>>& in, int64_t axis) {
+    WEFT_CHECK(!in.empty(), "concat: no inputs");
+    size_t a = axis_index(axis, in[0].size(), "concat");
+    std::vector<int64_t> out = in[0];
+    for (size_t k = 1; k < in.size(); ++k) {
+        bool fits = in[k].size() == out.size();
+        for (size_t d = 0; fits && d < out.size(); ++d) fits = d == a || in[k][d] == out[d];
+        WEFT_CHECK(fits, "concat: input ", k, " has shape ", shape_string(in[k]), " but input 0 has ",
+                   shape_string(in[0]), "; along axis ", a, " they may differ, elsewhere they must match");
+        out[a] += in[k][a];
+    }
+    return out;
+}
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+    WEFT_CHECK(!xs.empty(), "concat: no inputs");
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t k = 0; k < xs.size(); ++k) {
+        shapes.push_back(const_shape(xs[k], "concat"));
+        WEFT_CHECK(xs[k].dtype() == xs[0].dtype(), "concat: input ", k, " '", xs[k].name(), "' has dtype ",
+                   xs[k].dtype().str(), " but input 0 '", xs[0].name(), "' has ", xs[0].dtype().str());
+    }
+    std::vector<int64_t> out = concat_shape(shapes, axis);
+    size_t a = axis_index(axis, out.size(), "concat");
+    if (xs.size() == 1) return nn_detail::compute_nd(exprs(out), [&](const std::vector<Expr>& o) { return xs[0].at(o); }, "concat");
+    return nn_detail::compute_nd(
+        exprs(out),
+        [&](const std::vector<Expr>& o) {
+            // From the last input back: each earlier one takes the positions before its end.
+            std::vector<int64_t> begin(xs.size(), 0);
+            for (size_t k = 1; k < xs.size(); ++k) begin[k] = begin[k - 1] + shapes[k - 1][a];
+            Expr value;
+            for (size_t k = xs.size(); k-- > 0;) {
+                std::vector<Expr> idx = o;
+                idx[a] = clamp(o[a] - make_int(begin[k]), 0, shapes[k][a] - 1);
+                Expr v = xs[k].at(idx);
+                value = value.defined() ? ir::select(o[a] < make_int(begin[k + 1]), v, value) : v;
+            }
+            return value;
+        },
+        "concat");
+}
+
+// ---- slice ----------------------------------------------------------------------------------
+
+std::vector<SliceRange> slice_ranges(const std::vector<int64_t>& in, const std::vector<int64_t>& starts,
+                                     const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                                     const std::vector<int64_t>& steps) {
+    WEFT_CHECK(starts.size() == ends.size(), "slice: ", starts.size(), " starts but ", ends.size(), " ends");
+    WEFT_CHECK(axes.empty() || axes.size() == starts.size(), "slice: ", axes.size(), " axes for ", starts.size(),
+               " starts");
+    WEFT_CHECK(steps.empty() || steps.size() == starts.size(), "slice: ", steps.size(), " steps for ", starts.size(),
+               " starts");
+    WEFT_CHECK(axes.size() || starts.size() <= in.size(), "slice: ", starts.size(), " starts for a ", in.size(),
+               "-dimensional input");
+    std::vector<int64_t> listed = axes;
+    if (listed.empty())
+        for (size_t d = 0; d < starts.size(); ++d) listed.push_back(int64_t(d));
+    axis_mask(listed, in.size(), "slice");  // checks range and repeats
+    std::vector<SliceRange> r;
+    for (int64_t n : in) r.push_back({0, 1, n});
+    for (size_t k = 0; k < listed.size(); ++k) {
+        size_t d = axis_index(listed[k], in.size(), "slice");
+        const int64_t n = in[d], step = steps.empty() ? 1 : steps[k];
+        WEFT_CHECK(step != 0, "slice: step 0 along axis ", listed[k]);
+        int64_t start = starts[k], end = ends[k];
+        if (start < 0) start += n;
+        if (end < 0) end += n;  // no overflow: n > 0
+        int64_t extent;
+        if (step > 0) {
+            start = std::clamp<int64_t>(start, 0, n);
+            end = std::clamp<int64_t>(end, 0, n);
+            extent = end > start ? (end - start + step - 1) / step : 0;
+        } else {
+            start = std::clamp<int64_t>(start, 0, n - 1);
+            end = std::clamp<int64_t>(end, -1, n - 1);
+            extent = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+        }
+        WEFT_CHECK(extent > 0, "slice: along axis ", listed[k], " (extent ", n, ") start ", starts[k], ", end ", ends[k],
+                   ", step ", step, " select no element");
+        r[d] = {start, step, extent};
+    }
+    return r;
+}
+
+Tensor slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+             const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+    std::vector<SliceRange> r = slice_ranges(const_shape(x, "slice"), starts, ends, axes, steps);
+    std::vector<int64_t> out;
+    for (auto& s : r) out.push_back(s.extent);
+    return nn_detail::compute_nd(
+        exprs(out),
+        [&](const std::vector<Expr>& o) {
+            std::vector<Expr> idx;
+            for (size_t d = 0; d < r.size(); ++d)
+                idx.push_back(r[d].step == 1 && r[d].start == 0 ? o[d]
+                                                                : make_int(r[d].start) + o[d] * make_int(r[d].step));
+            return x.at(idx);
+        },
+        "slice");
+}
+
+// ---- pad ------------------------------------------------------------------------------------
+
+std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& pads) {
+    WEFT_CHECK(pads.size() == 2 * in.size(), "pad: ", pads.size(), " pads for a ", in.size(),
+               "-dimensional input; it needs ", 2 * in.size(), " (every dimension's before, then every one's after)");
+    std::vector<int64_t> out;
+    for (size_t d = 0; d < in.size(); ++d) out.push_back(in[d] + pads[d] + pads[d + in.size()]);
+    check_result(out, "pad");
+    return out;
+}
+
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value) {
+    std::vector<int64_t> in = const_shape(x, "pad"), out = pad_shape(in, pads);
+    Expr fill = ir::make_const(x.dtype(), value);
+    const size_t r = in.size();
+    return nn_detail::compute_nd(
+        exprs(out),
+        [&](const std::vector<Expr>& o) {
+            std::vector<Expr> idx;
+            Expr inside;
+            for (size_t d = 0; d < r; ++d) {
+                const int64_t before = pads[d], after = pads[d + r];
+                Expr i = before == 0 ? o[d] : o[d] - make_int(before);
+                Expr ok;
+                if (before > 0) ok = i >= make_int(0);
+                if (after > 0) ok = ok.defined() ? (ok && i < make_int(in[d])) : i < make_int(in[d]);
+                if (ok.defined()) {
+                    inside = inside.defined() ? (inside && ok) : ok;
+                    i = clamp(i, 0, in[d] - 1);
+                }
+                idx.push_back(i);
+            }
+            return inside.defined() ? ir::select(inside, x.at(idx), fill) : x.at(idx);
+        },
+        "pad");
+}
+
+// ---- gather ---------------------------------------------------------------------------------
+
+std::vector<int64_t> gather_shape(const std::vector<int64_t>& data, const std::vector<int64_t>& indices, int64_t axis) {
+    size_t a = axis_index(axis, data.size(), "gather");
+    std::vector<int64_t> out(data.begin(), data.begin() + int64_t(a));
+    out.insert(out.end(), indices.begin(), indices.end());
+    out.insert(out.end(), data.begin() + int64_t(a) + 1, data.end());
+    check_result(out, "gather");
+    return out;
+}
+
+Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis) {
+    std::vector<int64_t> ds = const_shape(data, "gather", "data"), is = const_shape(indices, "gather", "indices");
+    DataType it = indices.dtype();
+    WEFT_CHECK(it == i32 || it == i64, "gather: the indices '", indices.name(), "' have dtype ", it.str(),
+               "; they must be int32 or int64");
+    std::vector<int64_t> out = gather_shape(ds, is, axis);
+    const size_t a = axis_index(axis, ds.size(), "gather"), ni = is.size();
+    const int64_t n = ds[a];
+    return nn_detail::compute_nd(
+        exprs(out),
+        [&](const std::vector<Expr>& o) {
+            std::vector<Expr> at_indices(o.begin() + int64_t(a), o.begin() + int64_t(a + ni));
+            Expr k = ir::cast(i64, indices.at(at_indices));
+            k = clamp(ir::select(k < make_int(0), k + make_int(n), k), 0, n - 1);
+            std::vector<Expr> idx(o.begin(), o.begin() + int64_t(a));
+            idx.push_back(k);
+            idx.insert(idx.end(), o.begin() + int64_t(a + ni), o.end());
+            return data.at(idx);
+        },
+        "gather");
+}
+
+// ---- where, cast ----------------------------------------------------------------------------
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    nn_detail::check_defined(cond, "where", "condition");
+    nn_detail::check_defined(a, "where", "first value");
+    nn_detail::check_defined(b, "where", "second value");
+    WEFT_CHECK(cond.dtype() == DataType::bool_(), "where: the condition '", cond.name(), "' has dtype ",
+               cond.dtype().str(), "; it must be bool");
+    WEFT_CHECK(a.dtype() == b.dtype(), "where: '", a.name(), "' has dtype ", a.dtype().str(), " but '", b.name(),
+               "' has ", b.dtype().str(), "; cast one of them first");
+    std::vector<Expr> sc = cond.shape(), sa = a.shape(), sb = b.shape();
+    std::vector<Expr> shape = broadcast_shape(broadcast_shape(sc, sa, "where"), sb, "where");
+    return nn_detail::compute_nd(
+        shape,
+        [&](const std::vector<Expr>& i) {
+            using nn_detail::broadcast_index;
+            return ir::select(cond.at(broadcast_index(sc, shape, i)), a.at(broadcast_index(sa, shape, i)),
+                              b.at(broadcast_index(sb, shape, i)));
+        },
+        "where");
+}
+
+Tensor cast(const Tensor& x, DataType dtype) {
+    nn_detail::check_defined(x, "cast");
+    WEFT_CHECK(dtype.lanes == 1 && !dtype.is_handle(), "cast: the target dtype must be a scalar number or bool, got ",
+               dtype.str());
+    Expr zero = ir::make_zero(x.dtype());
+    return nn_detail::compute_nd(
+        x.shape(),
+        [&](const std::vector<Expr>& i) {
+            Expr v = x.at(i);
+            if (dtype == x.dtype()) return v;
+            return dtype == DataType::bool_() ? Expr(v != zero) : ir::cast(dtype, v);
+        },
+        "cast");
+}
+
+}  // namespace weft::topi

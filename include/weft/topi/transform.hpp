@@ -1,0 +1,87 @@
+// topi: data movement and type operators — reshape, flatten, transpose, concat, slice, pad,
+// squeeze, unsqueeze, gather, where, cast — with ONNX's semantics. Every result is injective
+// (each output element reads some input elements, computes nothing else): schedule it with
+// schedule_injective (injective.hpp), or inline it into a consumer.
+//
+// Axes may be negative (counting from the end, -1 the last). Operators that move elements
+// between dimensions (reshape, flatten, slice, pad, squeeze, concat, gather) need constant
+// shapes; transpose, unsqueeze, where and cast also take symbolic ones. A result must have at
+// least one dimension and no dimension of extent 0.
+//
+// The *_shape functions give an operator's output shape from constant input shapes, with the
+// same checks (and messages) as the compute: the graph layer's type inference uses them.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "weft/schedule/schedule.hpp"
+#include "weft/te/compute.hpp"
+
+namespace weft::topi {
+
+// x's elements in row-major order, read as `shape`. One entry may be -1 (inferred from the
+// others); 0 copies the input's extent at that position (ONNX's default, allowzero = 0).
+Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);
+std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& shape);
+
+// A 2-d view: [product of the dimensions before axis, product of the rest]; axis in
+// [-rank, rank] (0 gives [1, size]).
+Tensor flatten(const Tensor& x, int64_t axis = 1);
+std::vector<int64_t> flatten_shape(const std::vector<int64_t>& in, int64_t axis);
+
+// out dimension d is x's dimension perm[d]; an empty perm reverses the dimensions.
+Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {});
+// perm checked (a permutation of 0..rank-1, negative entries allowed) and made
+// non-negative; the reverse order when perm is empty.
+std::vector<int64_t> transpose_perm(size_t rank, const std::vector<int64_t>& perm);
+
+// The inputs joined along `axis`; every other dimension and the dtypes must match.
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
+std::vector<int64_t> concat_shape(const std::vector<std::vector<int64_t>>& in, int64_t axis);
+
+// ONNX Slice: for each listed axis (all of them, in order, when `axes` is empty) the elements
+// start, start + step, ... before end. Negative starts and ends count from the end; both are
+// clamped to the dimension (an end past it, e.g. INT64_MAX, means "to the end"; with a
+// negative step, INT64_MIN means "to the front"). steps default to 1 and must not be 0.
+Tensor slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+             const std::vector<int64_t>& axes = {}, const std::vector<int64_t>& steps = {});
+// What a slice reads along one dimension: start, start + step, ..., `extent` elements.
+struct SliceRange {
+    int64_t start = 0, step = 1, extent = 0;
+};
+// One range per dimension of `in` (unsliced dimensions: all of it).
+std::vector<SliceRange> slice_ranges(const std::vector<int64_t>& in, const std::vector<int64_t>& starts,
+                                     const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                                     const std::vector<int64_t>& steps);
+
+// Constant padding: pads in ONNX's layout {before_0, ..., before_{r-1}, after_0, ...,
+// after_{r-1}}; a negative pad crops. The new elements are `value`.
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0);
+std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& pads);
+
+// Removes the listed dimensions, each of extent 1 (every dimension of extent 1 when axes is
+// empty).
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes = {});
+std::vector<int64_t> squeeze_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& axes);
+
+// Inserts dimensions of extent 1 at `axes`, positions in the result (of rank
+// rank + axes.size(), so negative ones count from its end).
+Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes);
+std::vector<int64_t> unsqueeze_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& axes);
+
+// ONNX Gather: out[i.., j.., k..] = data[i.., indices[j..], k..] with the j dimensions those of
+// `indices` (int32 or int64) replacing data's dimension `axis`. A negative index counts from
+// the end; an index still outside [0, extent) is clamped to it, so no read leaves the buffer.
+Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis = 0);
+std::vector<int64_t> gather_shape(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
+                                  int64_t axis);
+
+// cond ? a : b, element by element, the three broadcast together (numpy rules); cond is
+// bool, a and b have the same dtype.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// x converted to dtype: float -> int truncates toward zero, anything -> bool is x != 0, bool ->
+// number is 0 or 1.
+Tensor cast(const Tensor& x, DataType dtype);
+
+}  // namespace weft::topi

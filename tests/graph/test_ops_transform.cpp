@@ -1,0 +1,475 @@
+// The graph's data movement and type operators (reshape, flatten, transpose, concat, split,
+// slice, pad, squeeze, unsqueeze, gather, where, cast, erf) through graph::build and
+// graph::Module against naive references, on random data, odd shapes and negative axes,
+// fused and unfused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+// A dense row-major array of doubles: the references' data.
+struct Array {
+    std::vector<int64_t> shape;
+    std::vector<double> v;
+
+    int64_t size() const { return int64_t(v.size()); }
+    std::vector<int64_t> strides() const {
+        std::vector<int64_t> s(shape.size(), 1);
+        for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+        return s;
+    }
+    double at(const std::vector<int64_t>& idx) const {
+        auto s = strides();
+        int64_t off = 0;
+        for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * s[d];
+        return v[size_t(off)];
+    }
+};
+
+int64_t count(const std::vector<int64_t>& shape) {
+    return std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<>());
+}
+
+// The multi-index of flat position `i` in `shape`.
+std::vector<int64_t> unravel(int64_t i, const std::vector<int64_t>& shape) {
+    std::vector<int64_t> idx(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    return idx;
+}
+
+// out[i] = f(multi-index of i) over `shape`.
+template <class F>
+Array tabulate(const std::vector<int64_t>& shape, F f) {
+    Array a{shape, {}};
+    for (int64_t i = 0; i < count(shape); ++i) a.v.push_back(f(unravel(i, shape)));
+    return a;
+}
+
+double element(const BufferRef& b, int64_t i) {
+    const void* p = b.data();
+    DataType t = b.dtype();
+    if (t == f32) return static_cast<const float*>(p)[i];
+    if (t == f64) return static_cast<const double*>(p)[i];
+    if (t == i32) return static_cast<const int32_t*>(p)[i];
+    if (t == i64) return double(static_cast<const int64_t*>(p)[i]);
+    if (t == DataType::bool_()) return static_cast<const bool*>(p)[i] ? 1 : 0;
+    FAIL("unexpected dtype ", t.str());
+    return 0;
+}
+
+Array to_array(const BufferRef& b) {
+    Array a{b.shape(), {}};
+    for (int64_t i = 0; i < b.size(); ++i) a.v.push_back(element(b, i));
+    return a;
+}
+
+// A compact copy that outlives the module it came from.
+BufferRef copy_of(const BufferRef& b) {
+    BufferRef c = BufferRef::allocate(b.dtype(), b.shape());
+    std::memcpy(c.data(), b.data(), size_t(b.size_bytes()));
+    return c;
+}
+
+Buffer<float> random_f32(std::vector<int64_t> shape, uint64_t seed) { return Buffer<float>::random(shape, -2.f, 2.f, seed); }
+
+// Builds g (fused or not), feeds `inputs` in order and returns every output.
+std::vector<BufferRef> run(const graph::Graph& g, const std::vector<BufferRef>& inputs, bool fuse = true) {
+    graph::Module m = graph::build(g, Target::host(), {.fuse = fuse});
+    REQUIRE(m.num_inputs() == int(inputs.size()));
+    for (size_t k = 0; k < inputs.size(); ++k) m.set_input(int(k), inputs[k]);
+    m.run();
+    std::vector<BufferRef> out;
+    for (int k = 0; k < m.num_outputs(); ++k) out.push_back(copy_of(m.get_output(k)));
+    return out;
+}
+
+void check_equal(const BufferRef& got, const Array& want, double tol = 0) {
+    REQUIRE(got.shape() == want.shape);
+    int bad = 0;
+    for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
+        double g = element(got, i), w = want.v[size_t(i)];
+        if (std::abs(g - w) > tol * std::max(1.0, std::abs(w))) {
+            ++bad;
+            CHECK_MESSAGE(false, "element ", i, ": got ", g, ", want ", w);
+        }
+    }
+}
+
+// One-input graph: x -> f(g, x) -> output; checked fused and unfused against `want`.
+template <class F>
+void check_unary(const BufferRef& xv, F f, const Array& want, double tol = 0) {
+    graph::Graph g;
+    graph::Value x = g.input("x", xv.shape(), xv.dtype());
+    g.output(f(g, x), "y");
+    for (bool fuse : {true, false}) {
+        CAPTURE(fuse);
+        check_equal(run(g, {xv}, fuse)[0], want, tol);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("graph reshape keeps row-major order with -1 and 0 entries") {
+    auto xv = random_f32({3, 5, 7}, 1);
+    Array x = to_array(xv);
+    for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{
+             {7, -1}, {0, 35}, {105}, {5, 3, 7}, {1, 15, 1, 7, 1}, {-1, 21}, {3, 5, 7}, {0, 0, 7, 1}}) {
+        CAPTURE(shape);
+        Array want = x;
+        want.shape.clear();
+        int64_t known = 1;
+        for (size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] != -1) known *= shape[d] == 0 ? x.shape[d] : shape[d];
+        for (size_t d = 0; d < shape.size(); ++d)
+            want.shape.push_back(shape[d] == -1 ? x.size() / known : shape[d] == 0 ? x.shape[d] : shape[d]);
+        check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.reshape(v, shape); }, want);
+    }
+    // Blocks that do not line up: [6, 10] -> [4, 15] -> [2, 5, 6].
+    auto yv = random_f32({6, 10}, 2);
+    Array y = to_array(yv);
+    graph::Graph g;
+    graph::Value in = g.input("y", {6, 10});
+    g.output(g.reshape(g.reshape(in, {4, 15}), {2, 5, 6}), "out");
+    y.shape = {2, 5, 6};
+    for (bool fuse : {true, false}) check_equal(run(g, {yv}, fuse)[0], y);
+}
+
+TEST_CASE("graph flatten at every axis including negative ones and the rank") {
+    auto xv = random_f32({2, 3, 5, 7}, 3);
+    Array x = to_array(xv);
+    for (int64_t axis : {0, 1, 2, 3, 4, -1, -3}) {
+        CAPTURE(axis);
+        int64_t a = axis < 0 ? axis + 4 : axis;
+        Array want = x;
+        int64_t lead = 1;
+        for (int64_t d = 0; d < a; ++d) lead *= x.shape[size_t(d)];
+        want.shape = {lead, x.size() / lead};
+        check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.flatten(v, axis); }, want);
+    }
+}
+
+TEST_CASE("graph transpose by default reverses and takes any permutation") {
+    auto xv = random_f32({3, 5, 7, 2}, 4);
+    Array x = to_array(xv);
+    for (std::vector<int64_t> perm : std::vector<std::vector<int64_t>>{
+             {}, {0, 2, 1, 3}, {-1, 0, -2, 1}, {0, 2, 3, 1}, {1, 0, 2, 3}, {0, 1, 2, 3}}) {
+        CAPTURE(perm);
+        std::vector<int64_t> p = perm;
+        if (p.empty()) p = {3, 2, 1, 0};
+        for (int64_t& a : p)
+            if (a < 0) a += 4;
+        std::vector<int64_t> shape;
+        for (int64_t a : p) shape.push_back(x.shape[size_t(a)]);
+        Array want = tabulate(shape, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> idx(4);
+            for (size_t d = 0; d < 4; ++d) idx[size_t(p[d])] = o[d];
+            return x.at(idx);
+        });
+        check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.transpose(v, perm); }, want);
+    }
+}
+
+TEST_CASE("graph concat of three inputs along the middle and the last axis") {
+    for (int64_t axis : {1, -1, 0}) {
+        CAPTURE(axis);
+        const int64_t a = axis < 0 ? axis + 3 : axis;
+        std::vector<std::vector<int64_t>> shapes;
+        for (int64_t len : {2, 5, 1}) {
+            std::vector<int64_t> s = {3, 4, 7};
+            s[size_t(a)] = len;
+            shapes.push_back(s);
+        }
+        std::vector<BufferRef> bufs;
+        std::vector<Array> arrays;
+        graph::Graph g;
+        std::vector<graph::Value> xs;
+        for (size_t k = 0; k < 3; ++k) {
+            bufs.push_back(random_f32(shapes[k], 10 + k));
+            arrays.push_back(to_array(bufs.back()));
+            xs.push_back(g.input("x" + std::to_string(k), shapes[k]));
+        }
+        g.output(g.concat(xs, axis), "y");
+        std::vector<int64_t> shape = shapes[0];
+        shape[size_t(a)] = 8;
+        Array want = tabulate(shape, [&](std::vector<int64_t> o) {
+            for (size_t k = 0;; ++k) {
+                if (o[size_t(a)] < shapes[k][size_t(a)]) return arrays[k].at(o);
+                o[size_t(a)] -= shapes[k][size_t(a)];
+            }
+        });
+        for (bool fuse : {true, false}) check_equal(run(g, bufs, fuse)[0], want);
+    }
+    // One input: a copy.
+    auto xv = random_f32({4, 3}, 13);
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.concat({v}, -2); }, to_array(xv));
+}
+
+TEST_CASE("graph split makes one slice node per piece") {
+    auto xv = random_f32({5, 9}, 14);
+    Array x = to_array(xv);
+    graph::Graph g;
+    graph::Value in = g.input("x", {5, 9});
+    std::vector<graph::Value> parts = g.split(in, -1, {2, 3, 4}, "part");
+    REQUIRE(parts.size() == 3);
+    for (size_t k = 0; k < 3; ++k) {
+        CHECK(g.node(parts[k]).op == "slice");
+        CHECK(g.node(parts[k]).name == "part_" + std::to_string(k));
+        g.output(parts[k]);
+    }
+    std::vector<graph::Value> rows = g.split(in, 0, {1, 4});
+    g.output(g.relu(rows[1]), "rows");
+    for (bool fuse : {true, false}) {
+        CAPTURE(fuse);
+        std::vector<BufferRef> out = run(g, {xv}, fuse);
+        int64_t start = 0;
+        for (size_t k = 0; k < 3; ++k) {
+            int64_t len = int64_t(k) + 2;
+            check_equal(out[k], tabulate({5, len}, [&](const std::vector<int64_t>& o) { return x.at({o[0], start + o[1]}); }));
+            start += len;
+        }
+        check_equal(out[3], tabulate({4, 9}, [&](const std::vector<int64_t>& o) {
+                        return std::max(0.0, x.at({o[0] + 1, o[1]}));
+                    }));
+    }
+}
+
+TEST_CASE("graph slice follows ONNX with negative and clamped indices and steps") {
+    auto xv = random_f32({7, 9, 11}, 15);
+    Array x = to_array(xv);
+    const int64_t big = std::numeric_limits<int64_t>::max(), small = std::numeric_limits<int64_t>::min();
+    struct Case {
+        std::vector<int64_t> starts, ends, axes, steps;
+        std::vector<int64_t> start, step, shape;  // the expected per-dimension read
+    };
+    std::vector<Case> cases = {
+        {{1, 2}, {5, -1}, {}, {}, {1, 2, 0}, {1, 1, 1}, {4, 6, 11}},
+        {{-1, 1}, {small, 100}, {0, 2}, {-2, 3}, {6, 0, 1}, {-2, 1, 3}, {4, 9, 4}},
+        {{-100}, {big}, {-2}, {}, {0, 0, 0}, {1, 1, 1}, {7, 9, 11}},
+        {{big, 3}, {-big, 0}, {-1, 1}, {-4, -1}, {0, 3, 10}, {1, -1, -4}, {7, 3, 3}},
+        {{2}, {3}, {0}, {5}, {2, 0, 0}, {1, 1, 1}, {1, 9, 11}},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.starts);
+        CAPTURE(c.ends);
+        CAPTURE(c.axes);
+        CAPTURE(c.steps);
+        Array want = tabulate(c.shape, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> idx(3);
+            for (size_t d = 0; d < 3; ++d) idx[d] = c.start[d] + c.step[d] * o[d];
+            return x.at(idx);
+        });
+        check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.slice(v, c.starts, c.ends, c.axes, c.steps); },
+                    want);
+    }
+}
+
+TEST_CASE("graph pad fills with a constant and crops with negative pads") {
+    auto xv = random_f32({3, 5, 4}, 16);
+    Array x = to_array(xv);
+    for (std::vector<int64_t> pads : std::vector<std::vector<int64_t>>{
+             {1, 0, 2, 0, 3, 1}, {0, 0, 0, 2, 2, 2}, {-1, 2, 0, 0, -2, 3}, {0, 0, 0, 0, 0, 0}}) {
+        CAPTURE(pads);
+        std::vector<int64_t> shape;
+        for (size_t d = 0; d < 3; ++d) shape.push_back(x.shape[d] + pads[d] + pads[d + 3]);
+        Array want = tabulate(shape, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> idx(3);
+            for (size_t d = 0; d < 3; ++d) {
+                idx[d] = o[d] - pads[d];
+                if (idx[d] < 0 || idx[d] >= x.shape[d]) return 1.5;
+            }
+            return x.at(idx);
+        });
+        check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.pad(v, pads, 1.5); }, want);
+    }
+}
+
+TEST_CASE("graph squeeze and unsqueeze with negative axes") {
+    auto xv = random_f32({1, 5, 1, 3}, 17);
+    Array x = to_array(xv);
+    auto reshaped = [&](std::vector<int64_t> shape) {
+        Array a = x;
+        a.shape = shape;
+        return a;
+    };
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.squeeze(v); }, reshaped({5, 3}));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.squeeze(v, {-2}); }, reshaped({1, 5, 3}));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.squeeze(v, {0, 2}); }, reshaped({5, 3}));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.unsqueeze(v, {0, -1}); },
+                reshaped({1, 1, 5, 1, 3, 1}));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.unsqueeze(v, {2, 3}); },
+                reshaped({1, 5, 1, 1, 1, 3}));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.unsqueeze(g.squeeze(v), {1}); },
+                reshaped({5, 1, 3}));
+}
+
+TEST_CASE("graph gather with int64 and int32 indices negative and out of range") {
+    auto dv = random_f32({5, 7, 3}, 18);
+    Array data = to_array(dv);
+    auto expect = [&](const Array& ind, int64_t axis) {
+        const int64_t a = axis < 0 ? axis + 3 : axis, n = data.shape[size_t(a)];
+        std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + a);
+        shape.insert(shape.end(), ind.shape.begin(), ind.shape.end());
+        shape.insert(shape.end(), data.shape.begin() + a + 1, data.shape.end());
+        return tabulate(shape, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> j(o.begin() + a, o.begin() + a + int64_t(ind.shape.size()));
+            int64_t k = int64_t(ind.at(j));
+            if (k < 0) k += n;
+            k = std::clamp<int64_t>(k, 0, n - 1);  // weft's guard for indices ONNX leaves undefined
+            std::vector<int64_t> idx(o.begin(), o.begin() + a);
+            idx.push_back(k);
+            idx.insert(idx.end(), o.begin() + a + int64_t(ind.shape.size()), o.end());
+            return data.at(idx);
+        });
+    };
+    Buffer<int64_t> i64v = Buffer<int64_t>::random({2, 4}, -7, 6, 19);
+    i64v(0, 0) = -1;
+    i64v(0, 1) = 100;   // past the end: clamped to the last row
+    i64v(1, 0) = -100;  // before the front: clamped to the first
+    Buffer<int32_t> i32v = Buffer<int32_t>::random({3}, -3, 2, 20);
+    struct Case {
+        BufferRef indices;
+        int64_t axis;
+    };
+    for (const Case& c : {Case{i64v, 1}, Case{i64v, -3}, Case{i32v, -1}, Case{i32v, 0}}) {
+        CAPTURE(c.axis);
+        CAPTURE(c.indices.dtype().str());
+        graph::Graph g;
+        graph::Value d = g.input("data", {5, 7, 3});
+        graph::Value i = g.input("indices", c.indices.shape(), c.indices.dtype());
+        g.output(g.gather(d, i, c.axis), "y");
+        Array want = expect(to_array(c.indices), c.axis);
+        for (bool fuse : {true, false}) check_equal(run(g, {dv, c.indices}, fuse)[0], want);
+    }
+    // Constant indices feeding an element-wise consumer.
+    graph::Graph g;
+    graph::Value d = g.input("data", {5, 7, 3});
+    g.output(g.relu(g.gather(d, g.constant("idx", i32v), 1)), "y");
+    Array want = expect(to_array(i32v), 1);
+    for (double& v : want.v) v = std::max(v, 0.0);
+    for (bool fuse : {true, false}) check_equal(run(g, {dv}, fuse)[0], want);
+}
+
+TEST_CASE("graph where broadcasts the condition and both values") {
+    Buffer<bool> cv = Buffer<bool>::random({4, 1, 6}, false, true, 21);
+    auto av = random_f32({5, 1}, 22), bv = random_f32({6}, 23);
+    Array c = to_array(cv), a = to_array(av), b = to_array(bv);
+    graph::Graph g;
+    graph::Value cond = g.input("cond", {4, 1, 6}, DataType::bool_());
+    graph::Value x = g.input("a", {5, 1}), y = g.input("b", {6});
+    g.output(g.where(cond, x, y), "w");
+    Array want = tabulate({4, 5, 6}, [&](const std::vector<int64_t>& o) {
+        return c.at({o[0], 0, o[2]}) != 0 ? a.at({o[1], 0}) : b.at({o[2]});
+    });
+    for (bool fuse : {true, false}) check_equal(run(g, {cv, av, bv}, fuse)[0], want);
+}
+
+TEST_CASE("graph cast between floats ints and bool") {
+    Buffer<float> xv = random_f32({3, 7}, 24);
+    xv(0, 0) = 0.f;  // bool(0) is false
+    xv(0, 1) = -1.75f;
+    Array x = to_array(xv);
+    auto mapped = [&](const Array& in, double (*f)(double)) {
+        Array a = in;
+        for (double& v : a.v) v = f(v);
+        return a;
+    };
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.cast(v, i32); },
+                mapped(x, [](double v) { return std::trunc(v); }));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.cast(v, DataType::bool_()); },
+                mapped(x, [](double v) { return v != 0 ? 1.0 : 0.0; }));
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.cast(v, f64); }, x);
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.cast(v, f32); }, x);
+    Buffer<bool> bv = Buffer<bool>::random({11}, false, true, 25);
+    check_unary(bv, [](graph::Graph& g, graph::Value v) { return g.cast(v, f32); }, to_array(bv));
+    Buffer<int32_t> iv = Buffer<int32_t>::random({2, 9}, -1000, 1000, 26);
+    check_unary(iv, [](graph::Graph& g, graph::Value v) { return g.cast(g.cast(v, f32), i64); }, to_array(iv));
+    // A round trip through int keeps the graph's type inference and the kernel's dtypes in step.
+    graph::Graph g;
+    graph::Value in = g.input("x", {3, 7});
+    graph::Value c = g.cast(in, i32);
+    CHECK(g.type(c).dtype == i32);
+    CHECK(g.type(c).shape == std::vector<int64_t>{3, 7});
+}
+
+TEST_CASE("graph erf matches std erf") {
+    auto xv = random_f32({5, 13}, 27);
+    Array want = to_array(xv);
+    for (double& v : want.v) v = std::erf(v);
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.erf(v); }, want, 1e-5);
+}
+
+TEST_CASE("graph add then transpose fuses into one kernel that matches the unfused graph") {
+    auto av = random_f32({3, 5, 7}, 28), bv = random_f32({7}, 29);
+    Array a = to_array(av), b = to_array(bv);
+    graph::Graph g;
+    graph::Value x = g.input("a", {3, 5, 7}), y = g.input("b", {7});
+    graph::Value t = g.transpose(g.add(x, y), {2, 0, 1});
+    g.output(g.reshape(g.pad(t, {0, 1, 1, 0, 0, 2}), {7, -1}), "out");  // [7, 4, 8] -> [7, 32]
+    Array want = tabulate({7, 4 * 8}, [&](const std::vector<int64_t>& o) {
+        int64_t i = o[1] / 8, j = o[1] % 8;
+        if (i < 1 || j < 1 || j > 5) return 0.0;
+        return a.at({i - 1, j - 1, o[0]}) + b.at({o[0]});
+    });
+    graph::Module fused = graph::build(g);
+    CHECK(fused.kernels().size() == 1u);
+    CHECK(graph::build(g, Target::host(), {.fuse = false}).kernels().size() == 4u);
+    for (bool fuse : {true, false}) check_equal(run(g, {av, bv}, fuse)[0], want, 1e-6);
+}
+
+TEST_CASE("graph conv relu reshape transpose concat chain fused and unfused agree") {
+    auto xv = random_f32({1, 3, 9, 11}, 30), wv = random_f32({4, 3, 3, 3}, 31), bv = random_f32({4}, 32);
+    auto sv = random_f32({4, 9 * 11}, 33);
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 3, 9, 11});
+    graph::Value s = g.input("skip", {4, 9 * 11});
+    graph::Value c = g.relu(g.conv2d(x, g.constant("w", wv), g.constant("b", bv), {.pad = 1}));  // [1, 4, 9, 11]
+    graph::Value r = g.squeeze(g.reshape(c, {1, 4, -1}), {0});                                      // [4, 99]
+    graph::Value cat = g.concat({r, g.sigmoid(s)}, 0);                                              // [8, 99]
+    graph::Value out = g.transpose(g.slice(cat, {1}, {-1}, {1}, {2}), {});                         // [49, 8]
+    g.output(out, "out");
+    g.output(g.cast(g.unsqueeze(g.flatten(c, 2), {-1}), f64), "flat");  // [4, 99, 1]... of [1, 4, 9, 11]
+    std::vector<BufferRef> fused = run(g, {xv, sv}, true), unfused = run(g, {xv, sv}, false);
+    REQUIRE(fused.size() == 2);
+    CHECK(fused[0].shape() == std::vector<int64_t>{49, 8});
+    CHECK(fused[1].shape() == std::vector<int64_t>{4, 99, 1});
+    CHECK(fused[1].dtype() == f64);
+    for (size_t k = 0; k < 2; ++k) check_equal(fused[k], to_array(unfused[k]), 1e-6);
+    // And the chain against a direct read of the conv output.
+    Array flat = to_array(fused[1]);
+    Array sa = to_array(sv);
+    Array want = tabulate({49, 8}, [&](const std::vector<int64_t>& o) {
+        int64_t row = o[1], col = 1 + 2 * o[0];
+        if (row < 4) return flat.at({row, col, 0});
+        return 1.0 / (1.0 + std::exp(-sa.at({row - 4, col})));
+    });
+    check_equal(fused[0], want, 1e-5);
+}
+
+TEST_CASE("graph registers every operator of the ONNX subset") {
+    std::vector<std::string> ops = graph::registered_ops();
+    for (const char* name :
+         {"conv2d", "dense", "matmul", "batch_matmul", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "relu",
+          "leaky_relu", "clip", "sigmoid", "tanh", "gelu", "hard_swish", "exp", "log", "sqrt", "erf", "batch_norm",
+          "layer_norm", "softmax", "max_pool2d", "avg_pool2d", "global_avg_pool2d", "sum", "mean", "max", "reshape",
+          "flatten", "transpose", "concat", "slice", "pad", "squeeze", "unsqueeze", "gather", "where", "cast"}) {
+        CAPTURE(name);
+        CHECK(std::find(ops.begin(), ops.end(), name) != ops.end());
+    }
+    CHECK(graph::op_def("reshape").pattern == graph::OpPattern::Injective);
+    CHECK(graph::op_def("gather").pattern == graph::OpPattern::Injective);
+    CHECK(graph::op_def("where").pattern == graph::OpPattern::Broadcast);
+    CHECK(graph::op_def("cast").pattern == graph::OpPattern::ElemWise);
+    CHECK(graph::op_def("erf").pattern == graph::OpPattern::ElemWise);
+}
