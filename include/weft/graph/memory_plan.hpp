@@ -2,7 +2,7 @@
 // one arena allocated at build time. Two tensors may share bytes only when their lifetimes
 // (the steps from the one that writes a tensor to the last one that reads it) do not
 // overlap — or, for an element-wise step, when the step's output may overwrite an input
-// that dies at that step (in place).
+// that dies at that step (in place: at the same offset).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,8 +27,8 @@ struct MemoryPlan {
 // Offsets for the requests, each aligned to `alignment` bytes.
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
 
-// Whether no two requests that are live at the same step share a byte (the in-place pairs
-// excepted) and every request fits in the arena: what the property tests check.
+// Whether no two requests that are live at the same step share a byte (except an in-place
+// pair at the same offset) and every request fits in the arena: what the property tests check.
 bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan);
 
 }  // namespace weft::graph

@@ -1,0 +1,76 @@
+// Test helpers of the graph tests: run a graph on given inputs and compare its outputs,
+// fused against unfused.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weft/weft.hpp"
+
+namespace graph_check {
+
+using namespace weft;
+
+// Random inputs for every input of g, uniform in [-1, 1), one seed each from `seed` on.
+inline std::map<std::string, BufferRef> random_inputs(const graph::Graph& g, uint64_t seed) {
+    std::map<std::string, BufferRef> inputs;
+    for (graph::Value v : g.inputs()) inputs[g.node(v).name] = Buffer<float>::random(g.type(v).shape, -1.f, 1.f, seed++);
+    return inputs;
+}
+
+// Builds g, sets the inputs, runs it once and returns a copy of every output (float32).
+inline std::vector<std::vector<float>> run_graph(graph::Module& m, const std::map<std::string, BufferRef>& inputs) {
+    for (auto& [name, data] : inputs) m.set_input(name, data);
+    m.run();
+    std::vector<std::vector<float>> outputs;
+    for (int i = 0; i < m.num_outputs(); ++i) {
+        const BufferRef& out = m.get_output(i);
+        const float* p = static_cast<const float*>(out.data());
+        outputs.emplace_back(p, p + out.size());
+    }
+    return outputs;
+}
+
+// max |a - b| / max(1, |b|) over the elements (b the reference).
+inline double max_error(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        double e = std::abs(double(a[i]) - double(b[i])) / std::max(1.0, std::abs(double(b[i])));
+        worst = std::max(worst, std::isnan(e) ? 1e30 : e);
+    }
+    return worst;
+}
+
+// Builds g fused and unfused, runs both on the same random inputs and checks every output
+// agrees within `tolerance`; returns the fused module (inputs set, run once).
+inline graph::Module check_fused_matches_unfused(const graph::Graph& g, double tolerance = 1e-4, uint64_t seed = 7) {
+    auto inputs = random_inputs(g, seed);
+    graph::Module fused = graph::build(g);
+    graph::Module unfused = graph::build(g, Target::host(), {.fuse = false});
+    auto got = run_graph(fused, inputs);
+    auto want = run_graph(unfused, inputs);
+    CHECK(fused.kernels().size() < unfused.kernels().size());
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        CAPTURE(fused.output_names()[i]);
+        CHECK(max_error(got[i], want[i]) < tolerance);
+        // Not all zeros: the network computes something (a relu of everything negative would
+        // hide a wrong kernel).
+        CHECK(std::any_of(want[i].begin(), want[i].end(), [](float x) { return std::abs(x) > 1e-3f; }));
+    }
+    return fused;
+}
+
+// The kernels' names of a module, for messages.
+inline std::string kernel_names(const graph::Module& m) {
+    std::string s;
+    for (auto& k : m.kernels()) s += (s.empty() ? "" : ", ") + k.name;
+    return s;
+}
+
+}  // namespace graph_check
