@@ -324,9 +324,11 @@ TEST_CASE("graph gather with int64 and int32 indices negative and out of range")
         shape.insert(shape.end(), data.shape.begin() + a + 1, data.shape.end());
         return tabulate(shape, [&](const std::vector<int64_t>& o) {
             std::vector<int64_t> j(o.begin() + a, o.begin() + a + int64_t(ind.shape.size()));
-            int64_t k = int64_t(ind.at(j));
-            if (k < 0) k += n;
-            k = std::clamp<int64_t>(k, 0, n - 1);  // weft's guard for indices ONNX leaves undefined
+            // Negative counts from the end; still outside [0, n): clamped (weft's guard for
+            // indices ONNX leaves undefined). In doubles: the indices include INT64_MIN/MAX.
+            double kd = ind.at(j);
+            if (kd < 0) kd += double(n);
+            const int64_t k = kd < 0 ? 0 : kd > double(n - 1) ? n - 1 : int64_t(kd);
             std::vector<int64_t> idx(o.begin(), o.begin() + a);
             idx.push_back(k);
             idx.insert(idx.end(), o.begin() + a + int64_t(ind.shape.size()), o.end());
@@ -337,7 +339,11 @@ TEST_CASE("graph gather with int64 and int32 indices negative and out of range")
     i64v(0, 0) = -1;
     i64v(0, 1) = 100;   // past the end: clamped to the last row
     i64v(1, 0) = -100;  // before the front: clamped to the first
-    Buffer<int32_t> i32v = Buffer<int32_t>::random({3}, -3, 2, 20);
+    i64v(1, 1) = std::numeric_limits<int64_t>::max();
+    i64v(1, 2) = std::numeric_limits<int64_t>::min();
+    Buffer<int32_t> i32v = Buffer<int32_t>::random({5}, -3, 2, 20);
+    i32v(3) = std::numeric_limits<int32_t>::max();
+    i32v(4) = std::numeric_limits<int32_t>::min();
     struct Case {
         BufferRef indices;
         int64_t axis;
@@ -401,6 +407,27 @@ TEST_CASE("graph cast between floats ints and bool") {
     graph::Value c = g.cast(in, i32);
     CHECK(g.type(c).dtype == i32);
     CHECK(g.type(c).shape == std::vector<int64_t>{3, 7});
+}
+
+TEST_CASE("graph data movement on int32 and bool tensors") {
+    Buffer<int32_t> iv = Buffer<int32_t>::random({3, 4}, -1000, 1000, 34);
+    Buffer<bool> bv = Buffer<bool>::random({3, 2}, false, true, 35);
+    Array i = to_array(iv), b = to_array(bv);
+    graph::Graph g;
+    graph::Value x = g.input("i", {3, 4}, i32), c = g.input("b", {3, 2}, DataType::bool_());
+    g.output(g.pad(g.transpose(x), {1, 0, 0, 2}, 7), "ints");   // [4, 3] -> [5, 5]
+    g.output(g.concat({c, g.slice(c, {1}, {2}, {1})}, -1), "bools");  // [3, 3]
+    g.output(g.gather(x, g.constant("k", Buffer<int64_t>::random({2}, -4, 3, 36)), -1), "picked");
+    for (bool fuse : {true, false}) {
+        CAPTURE(fuse);
+        std::vector<BufferRef> out = run(g, {iv, bv}, fuse);
+        check_equal(out[0], tabulate({5, 5}, [&](const std::vector<int64_t>& o) {
+                        return o[0] < 1 || o[1] >= 3 ? 7.0 : i.at({o[1], o[0] - 1});
+                    }));
+        check_equal(out[1], tabulate({3, 3}, [&](const std::vector<int64_t>& o) { return b.at({o[0], o[1] < 2 ? o[1] : 1}); }));
+        CHECK(out[2].dtype() == i32);
+        CHECK(out[2].shape() == std::vector<int64_t>{3, 2});
+    }
 }
 
 TEST_CASE("graph erf matches std erf") {

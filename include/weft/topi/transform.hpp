@@ -3,10 +3,9 @@
 // (each output element reads some input elements, computes nothing else): schedule it with
 // schedule_injective (injective.hpp), or inline it into a consumer.
 //
-// Axes may be negative (counting from the end, -1 the last). Operators that move elements
-// between dimensions (reshape, flatten, slice, pad, squeeze, concat, gather) need constant
-// shapes; transpose, unsqueeze, where and cast also take symbolic ones. A result must have at
-// least one dimension and no dimension of extent 0.
+// Axes may be negative (counting from the end, -1 the last). transpose, where and cast take
+// symbolic shapes too; the others need constant ones. A result must have at least one
+// dimension and no dimension of extent 0.
 //
 // The *_shape functions give an operator's output shape from constant input shapes, with the
 // same checks (and messages) as the compute: the graph layer's type inference uses them.
@@ -80,8 +79,9 @@ std::vector<int64_t> gather_shape(const std::vector<int64_t>& data, const std::v
 // bool, a and b have the same dtype.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
-// x converted to dtype: float -> int truncates toward zero, anything -> bool is x != 0, bool ->
-// number is 0 or 1.
+// x converted to dtype: float -> int truncates toward zero (a value outside the integer type's
+// range, or NaN, gives an undefined result), anything -> bool is x != 0, bool -> number is 0
+// or 1.
 Tensor cast(const Tensor& x, DataType dtype);
 
 }  // namespace weft::topi
