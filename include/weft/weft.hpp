@@ -25,6 +25,7 @@
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/op_registry.hpp"
+#include "weft/graph/pass.hpp"
 
 namespace weft {
 using ir::operator<<;

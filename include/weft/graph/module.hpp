@@ -23,6 +23,12 @@ namespace weft::graph {
 struct BuildOptions {
     bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator
     bool plan_memory = true;  // share intermediate storage (graph/memory_plan.hpp); off: one buffer each
+    // The graph passes build() runs first (graph/pass.hpp), each on by default.
+    bool eliminate_dead_code = true;              // drop nodes no output depends on
+    bool eliminate_common_subexpressions = true;  // merge equal nodes
+    bool merge_equal_constants = true;            // ... and constants with equal values
+    bool fold_constants = true;                   // evaluate constant subgraphs at build time
+    bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
 };
 
 // One compiled kernel of a module: a fused group.

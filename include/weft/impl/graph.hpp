@@ -8,3 +8,7 @@
 #include "weft/graph/impl/memory_plan.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/graph/impl/op_registry.hpp"
+#include "weft/graph/impl/passes_fold_constants.hpp"
+#include "weft/graph/impl/passes_fold_scale_axis.hpp"
+#include "weft/graph/impl/passes_pipeline.hpp"
+#include "weft/graph/impl/passes_simplify.hpp"

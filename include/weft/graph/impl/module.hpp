@@ -6,6 +6,7 @@
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
+#include "weft/graph/pass.hpp"
 
 namespace weft::graph {
 
@@ -106,6 +107,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
     Graph& g = st->graph;
+    g.check();
+    g = default_pipeline(options).run(g);  // graph/pass.hpp
     std::vector<int> order = g.check();
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
     st->groups = fuse_ops(g, order, options.fuse);

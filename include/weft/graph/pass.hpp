@@ -1,0 +1,75 @@
+// Graph passes: functions Graph -> Graph that graph::build runs, in order, before fusion.
+//
+//   graph::PassPipeline p = graph::default_pipeline({});   // what build() runs
+//   std::cout << p.str();          // "eliminate_dead_code -> eliminate_common_subexpressions -> ..."
+//   graph::Graph h = p.run(g);     // or one pass: graph::fold_constants(g)
+//
+// Each pass returns a new graph and leaves its argument alone. A rewritten graph keeps the
+// names of the nodes it keeps, the outputs (names, order, types) and the inputs (all of
+// them, in order, even the ones no output reads). A pass that finds nothing to do returns a
+// copy of its argument (constants' data shared, not copied). A malformed graph (a cycle, a
+// missing input, an unknown operator) is a weft::Error naming the pass and the node.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "weft/graph/graph.hpp"
+#include "weft/graph/module.hpp"
+
+namespace weft::graph {
+
+struct Pass {
+    std::string name;
+    std::function<Graph(const Graph&)> function;
+};
+
+class PassPipeline {
+public:
+    PassPipeline() = default;
+    explicit PassPipeline(std::vector<Pass> passes) : passes_(std::move(passes)) {}
+
+    PassPipeline& add(Pass p);
+    const std::vector<Pass>& passes() const { return passes_; }
+    bool empty() const { return passes_.empty(); }
+    // The pass names in order: "eliminate_dead_code -> fold_constants" ("(no passes)" if none).
+    std::string str() const;
+    // Applies every pass in order. A pass that changes the outputs' names or types is an
+    // internal error naming it.
+    Graph run(const Graph& g) const;
+
+private:
+    std::vector<Pass> passes_;
+};
+
+// ---- the passes ------------------------------------------------------------------------
+
+// Removes the operator nodes and constants that no output depends on (inputs stay).
+Graph eliminate_dead_code(const Graph& g);
+
+// Merges operator nodes with the same operator, attributes and inputs into the first of
+// them; with `merge_constants`, also constants of the same dtype, shape and bytes.
+Graph eliminate_common_subexpressions(const Graph& g, bool merge_constants = true);
+
+// Evaluates every operator node whose inputs are all constants (transitively) at build
+// time: the constant part of the graph is compiled with graph::build (passes off) and run
+// once on the host, and each of its values that the rest of the graph (or an output) reads
+// becomes a constant of the same name.
+Graph fold_constants(const Graph& g);
+
+// Folds a chain of per-channel affine steps after a conv2d or dense with a constant
+// weight into that weight and one bias_add: batch_norm, bias_add, and add / sub / mul / div
+// by a constant that varies only along the channel axis (axis 1). Each step must be the
+// only reader of the one before (and not an output); float32 and float64 only.
+//   conv2d(x, w) -> batch_norm(g, b, m, v)   =>  conv2d(x, w * k) -> bias_add(b - m * k),
+//   k = g / sqrt(v + eps), per output channel.
+// The new conv2d / dense keeps its name and the bias_add takes the last step's; without a
+// shift (only mul / div) there is no bias_add and the conv2d / dense takes the last step's.
+Graph fold_scale_axis(const Graph& g);
+
+// The passes `options` switches on, in the order build() runs them:
+// eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
+// then eliminate_dead_code again (the folds leave the constants they replaced unread).
+PassPipeline default_pipeline(const BuildOptions& options);
+
+}  // namespace weft::graph

@@ -1,0 +1,134 @@
+// The graph pass pipeline, dead-code elimination and common subexpression elimination: the
+// structure each pass leaves, and the same outputs with the pass on and off.
+#include "graph/pass_testing.hpp"
+
+using namespace pass_testing;
+
+TEST_CASE("the default pipeline lists its passes in order and leaves out those switched off") {
+    CHECK(graph::default_pipeline({}).str() ==
+          "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
+          "eliminate_dead_code");
+    CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false}).str() ==
+          "eliminate_dead_code -> eliminate_common_subexpressions");
+    CHECK(graph::default_pipeline({.eliminate_dead_code = false, .eliminate_common_subexpressions = false}).str() ==
+          "fold_constants -> fold_scale_axis");
+    CHECK(graph::default_pipeline(no_passes()).empty());
+    CHECK(graph::default_pipeline(no_passes()).str() == "(no passes)");
+}
+
+TEST_CASE("a custom pipeline runs its passes in the order they were added") {
+    std::vector<std::string> ran;
+    auto tag = [&](std::string name) {
+        return graph::Pass{name, [&ran, name](const graph::Graph& g) {
+                               ran.push_back(name);
+                               return g;
+                           }};
+    };
+    graph::PassPipeline p;
+    p.add(tag("first")).add(tag("second")).add({"dce", graph::eliminate_dead_code}).add(tag("third"));
+    CHECK(p.str() == "first -> second -> dce -> third");
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    g.relu(x, "dead");
+    g.output(g.exp(x, "e"), "y");
+    graph::Graph h = p.run(g);
+    CHECK(ran == std::vector<std::string>{"first", "second", "third"});
+    CHECK(ops_of(h) == Ops{"exp"});
+    CHECK(ops_of(g) == Ops{"relu", "exp"});  // the argument is left alone
+    CHECK_THROWS_AS(p.add({"", graph::eliminate_dead_code}), weft::Error);
+}
+
+TEST_CASE("dead code elimination drops what no output reads and keeps every input in order") {
+    graph::Graph g;
+    graph::Value a = g.input("a", {2, 8});
+    graph::Value unused = g.input("unused", {3});
+    graph::Value b = g.input("b", {2, 8});
+    graph::Value c = g.constant("c", Buffer<float>::random({8}, -1.f, 1.f, 1));
+    g.constant("dead_const", Buffer<float>::random({8}, -1.f, 1.f, 2));
+    graph::Value dead = g.exp(g.add(a, c), "dead_exp");
+    g.sigmoid(dead, "dead_sigmoid");
+    g.relu(unused, "dead_relu");
+    g.output(g.mul(g.tanh(a, "t"), b, "prod"), "out");
+
+    graph::Graph h = graph::eliminate_dead_code(g);
+    CHECK(ops_of(h) == Ops{"tanh", "mul"});
+    CHECK(h.size() == 5);  // a, unused, b, tanh, mul
+    std::vector<std::string> inputs;
+    for (graph::Value v : h.inputs()) inputs.push_back(h.node(v).name);
+    CHECK(inputs == std::vector<std::string>{"a", "unused", "b"});
+    CHECK(h.outputs().size() == 1);
+    CHECK(h.outputs()[0].first == "out");
+    CHECK(h.node(h.outputs()[0].second).name == "prod");
+    CHECK(h.find("t").has_value());
+    CHECK_FALSE(h.find("dead_exp").has_value());
+    CHECK_FALSE(h.find("dead_const").has_value());
+
+    // Nothing dead: the same graph back.
+    graph::Graph again = graph::eliminate_dead_code(h);
+    CHECK(again.str() == h.str());
+
+    // build() runs it: fewer kernels, the same outputs, and the inputs stay settable.
+    graph::Module on = graph::build(g), off = graph::build(g, Target::host(), no_passes());
+    CHECK(on.kernels().size() == 1u);
+    CHECK(off.kernels().size() > 1u);
+    CHECK(on.input_names() == std::vector<std::string>{"a", "unused", "b"});
+    CHECK(ops_of(on.graph()) == Ops{"tanh", "mul"});
+    CHECK(max_output_difference(g, {}, no_passes()) == 0.0);
+}
+
+TEST_CASE("common subexpression elimination merges duplicate branches") {
+    auto cv = Buffer<float>::random({16}, -1.f, 1.f, 3);
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 16});
+    graph::Value c1 = g.constant("c1", cv), c2 = g.constant("c2", cv);  // equal values
+    graph::Value left = g.relu(g.add(x, c1, "add_l"), "relu_l");
+    graph::Value right = g.relu(g.add(x, c2, "add_r"), "relu_r");
+    graph::Value other = g.leaky_relu(x, 0.1, "lr1");
+    graph::Value differs = g.leaky_relu(x, 0.2, "lr2");  // other attributes: kept
+    graph::Value same = g.leaky_relu(x, 0.1, "lr3");     // merged into lr1
+    g.output(g.mul(left, right, "sq"), "sq");
+    g.output(g.add(g.add(other, differs), same), "sum");
+    g.output(right, "right");
+
+    graph::Graph h = graph::eliminate_common_subexpressions(g);
+    CHECK(count_of(h, "constant") == 1);
+    CHECK(count_of(h, "relu") == 1);
+    CHECK(count_of(h, "leaky_relu") == 2);
+    CHECK(count_of(h, "add") == 3);  // one x + c, two sums
+    graph::Value sq = h.outputs()[0].second;
+    CHECK(h.node(sq).inputs[0] == h.node(sq).inputs[1]);  // relu_l * relu_l
+    CHECK(h.node(h.outputs()[2].second).name == "relu_l");  // output "right" reads the survivor
+    CHECK(h.outputs()[2].first == "right");
+    CHECK_FALSE(h.find("relu_r").has_value());
+    CHECK_FALSE(h.find("lr3").has_value());
+
+    // Without merging constants the two x + c stay apart (their constants differ as nodes).
+    graph::Graph k = graph::eliminate_common_subexpressions(g, false);
+    CHECK(count_of(k, "constant") == 2);
+    CHECK(count_of(k, "relu") == 2);
+    CHECK(count_of(k, "leaky_relu") == 2);
+
+    // Constants of equal bytes but another shape are not merged.
+    graph::Graph s;
+    graph::Value y = s.input("y", {2, 8});
+    graph::Value flat = s.constant("flat", Buffer<float>::random({16}, -1.f, 1.f, 4));
+    graph::Value square = s.constant("square", Buffer<float>::random({2, 8}, -1.f, 1.f, 4));
+    s.output(s.add(s.sum(s.add(y, square)), s.sum(flat)), "r");
+    CHECK(count_of(graph::eliminate_common_subexpressions(s), "constant") == 2);
+
+    CHECK(max_output_difference(g, {}, no_passes()) == 0.0);
+    CHECK(max_output_difference(g, {.merge_equal_constants = false}, no_passes()) == 0.0);
+}
+
+TEST_CASE("Module graph() is the graph after the passes and the switches turn passes off") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {8});
+    g.output(g.add(g.exp(x, "e1"), g.exp(x, "e2")), "y");
+    g.relu(x, "dead");
+    CHECK(ops_of(graph::build(g).graph()) == Ops{"exp", "add"});
+    CHECK(ops_of(graph::build(g, Target::host(), {.eliminate_common_subexpressions = false}).graph()) ==
+          Ops{"exp", "exp", "add"});
+    CHECK(ops_of(graph::build(g, Target::host(), {.eliminate_dead_code = false}).graph()) ==
+          Ops{"exp", "add", "relu"});
+    CHECK(ops_of(graph::build(g, Target::host(), no_passes()).graph()) == ops_of(g));
+}
