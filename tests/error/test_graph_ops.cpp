@@ -161,3 +161,9 @@ TEST_CASE("topi transform operators name the operator and the problem") {
     // transpose takes symbolic shapes.
     CHECK(topi::transpose(S).ndim() == 2);
 }
+
+TEST_CASE("graph reductions refuse an axis listed twice") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {3, 4});
+    CHECK_THROWS_WITH_AS(g.sum(x, {1, -1}, false, "s"), Contains("node 's' (sum): axis -1 is listed twice (as dimension 1)"), Error);
+}

@@ -484,6 +484,16 @@ TEST_CASE("graph conv relu reshape transpose concat chain fused and unfused agre
     check_equal(fused[0], want, 1e-5);
 }
 
+TEST_CASE("graph reductions over every axis give shape 1 as topi does") {
+    auto xv = random_f32({3, 4}, 37);
+    Array x = to_array(xv);
+    double total = 0, top = -1e30;
+    for (double v : x.v) total += v, top = std::max(top, v);
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.sum(v); }, Array{{1}, {total}}, 1e-5);
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.max(v, {0, -1}); }, Array{{1}, {top}});
+    check_unary(xv, [](graph::Graph& g, graph::Value v) { return g.mean(v, {}, true); }, Array{{1, 1}, {total / 12}}, 1e-5);
+}
+
 TEST_CASE("graph registers every operator of the ONNX subset") {
     std::vector<std::string> ops = graph::registered_ops();
     for (const char* name :

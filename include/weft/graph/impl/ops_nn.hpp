@@ -189,7 +189,12 @@ inline TensorType infer_layer_norm(const std::vector<TensorType>& in, const Attr
 
 inline std::vector<int64_t> reduce_axes(const TensorType& x, const Attrs& a) {
     std::vector<int64_t> axes = a.get_ints("axes", {});
-    for (int64_t& ax : axes) ax = normalize_axis(ax, x.shape.size());
+    for (size_t k = 0; k < axes.size(); ++k) {
+        int64_t d = normalize_axis(axes[k], x.shape.size());
+        WEFT_CHECK(std::find(axes.begin(), axes.begin() + int64_t(k), d) == axes.begin() + int64_t(k), "axis ",
+                   axes[k], " is listed twice (as dimension ", d, ")");
+        axes[k] = d;
+    }
     if (axes.empty())
         for (size_t d = 0; d < x.shape.size(); ++d) axes.push_back(int64_t(d));
     return axes;
@@ -205,6 +210,7 @@ inline TensorType infer_reduce(const std::vector<TensorType>& in, const Attrs& a
         if (!reduced) shape.push_back(x.shape[d]);
         else if (keep) shape.push_back(1);
     }
+    if (shape.empty()) shape.push_back(1);  // every dimension dropped: [1], as topi's reductions give
     return {shape, x.dtype};
 }
 
