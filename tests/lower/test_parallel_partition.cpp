@@ -6,19 +6,12 @@
 
 #include <string>
 
+#include "lower/lowered_text.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
 
-namespace {
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
-}  // namespace
+using lowered_text::count;
 
 TEST_CASE("a parallel loop with a partial last iteration stays one parallel loop") {
     for (int64_t n : {100, 24}) {  // 7 chunks of 16 with a tail of 4; 2 chunks, the second of 8

@@ -2,6 +2,7 @@
 // packing, conv2d_nchwc and depthwise_conv2d_nchwc with their default schedules against the
 // NCHW reference, with channels that do not fill a block and the fused epilogue.
 #include "conv_reference.hpp"
+#include "lower/lowered_text.hpp"
 
 using namespace weft;
 using namespace conv_test;
@@ -128,25 +129,106 @@ TEST_CASE("conv2d_nchwc: random shapes, attributes and blocks") {
     }
 }
 
+namespace {
+
+struct DepthwiseCase {
+    int64_t N, C, H, W, K, bn;
+    Conv2dParams p;
+    int threads = 1;
+};
+
+// The NCHW data and weights go through the transforms, depthwise_conv2d_nchwc runs with its
+// default schedule (optionally with the bias + relu epilogue) on `threads` threads, and the
+// result, back in NCHW, is compared with the reference.
+void check_depthwise_nchwc(const DepthwiseCase& k, bool epilogue, uint64_t seed) {
+    CAPTURE(k.N); CAPTURE(k.C); CAPTURE(k.H); CAPTURE(k.W); CAPTURE(k.K); CAPTURE(k.bn); CAPTURE(k.threads);
+    CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w); CAPTURE(k.p.dilation.h);
+    CAPTURE(k.p.padding.top); CAPTURE(k.p.padding.left); CAPTURE(k.p.padding.bottom); CAPTURE(k.p.padding.right);
+    auto x = random_buffer({k.N, k.C, k.H, k.W}, seed), w = random_buffer({k.C, 1, k.K, k.K}, seed + 1);
+    auto bias = random_buffer({k.C}, seed + 2);
+    Tensor X = placeholder({k.N, k.C, k.H, k.W}, f32, "X"), Wt = placeholder({k.C, 1, k.K, k.K}, f32, "W");
+    Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, k.bn);
+    Tensor Wc = topi::pack_depthwise_weight_nchwc(Wt, k.bn);
+    Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
+    const int64_t CB = (k.C + k.bn - 1) / k.bn;
+    Buffer<float> bc({CB, k.bn});
+    for (int64_t c = 0; c < CB * k.bn; ++c) bc.data()[c] = c < k.C ? bias.data()[c] : 0.25f;
+
+    Tensor XcIn = placeholder(Xc.shape(), f32, "Xc"), WcIn = placeholder(Wc.shape(), f32, "Wc");
+    Tensor B = placeholder({CB, k.bn}, f32, "B");
+    Tensor conv = topi::depthwise_conv2d_nchwc(XcIn, WcIn, k.p);
+    Tensor out = epilogue ? topi::bias_add_nchwc(conv, B, true) : conv;
+    Schedule s = create_schedule(out);
+    topi::schedule_depthwise_conv2d_nchwc(s, conv, out);
+    const int before = num_threads();
+    set_num_threads(k.threads);
+    Buffer<float> yc = epilogue ? run(s, {XcIn, WcIn, B, out}, out, xc, wc, bc) : run(s, {XcIn, WcIn, out}, out, xc, wc);
+    set_num_threads(before);
+
+    Tensor YcIn = placeholder(out.shape(), f32, "Yc");
+    Buffer<float> y = transform(YcIn, topi::layout_transform_nchwc_to_nchw(YcIn, k.C), yc);
+    Conv2dParams p = k.p;
+    p.groups = k.C;
+    CHECK(max_rel_error(y.data(), ref_conv2d(x, w, p, epilogue ? bias.data() : nullptr, epilogue)) < 1e-4);
+}
+
+}  // namespace
+
 TEST_CASE("depthwise_conv2d_nchwc: 3x3 with padding, stride 1 and 2, a partial block") {
-    for (int64_t stride : {1, 2}) {
-        const int64_t N = 1, C = 21, H = 17, W = 29, bn = 16;
-        Conv2dParams p{.stride = {stride, stride}, .padding = {1, 1, 1, 0}};
-        auto x = random_buffer({N, C, H, W}, 21), w = random_buffer({C, 1, 3, 3}, 22);
-        Tensor X = placeholder({N, C, H, W}, f32, "X"), Wt = placeholder({C, 1, 3, 3}, f32, "W");
-        Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, bn);
-        Tensor Wc = topi::pack_depthwise_weight_nchwc(Wt, bn);
-        Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
+    for (int64_t stride : {1, 2})
+        check_depthwise_nchwc({1, 21, 17, 29, 3, 16, {.stride = {stride, stride}, .padding = {1, 1, 1, 0}}}, false, 21);
+}
 
-        Tensor XcIn = placeholder(Xc.shape(), f32, "Xc"), WcIn = placeholder(Wc.shape(), f32, "Wc");
-        Tensor out = topi::depthwise_conv2d_nchwc(XcIn, WcIn, p);
-        Schedule s = create_schedule(out);
-        topi::schedule_depthwise_conv2d_nchwc(s, out);
-        Buffer<float> yc = run(s, {XcIn, WcIn, out}, out, xc, wc);
+TEST_CASE("depthwise_conv2d_nchwc: padding 0, 1 and 2, strides 1 and 2, odd sizes, 1 and 2 threads") {
+    for (int threads : {1, 2})
+        for (int64_t pad : {0, 1, 2})
+            for (int64_t stride : {1, 2}) {
+                const int64_t K = pad == 2 ? 5 : 3;  // "same" padding for 3x3 and 5x5
+                check_depthwise_nchwc({1, 19, 15, 31, K, 16, {.stride = {stride, stride}, .padding = topi::Pad2d::all(pad)},
+                                       threads},
+                                      threads == 2, 300 + uint64_t(pad * 2 + stride));
+            }
+    // The benchmark's layer in miniature: 32 channels in 2 blocks, a row of 2 full tiles.
+    check_depthwise_nchwc({1, 32, 12, 28, 3, 16, {.padding = topi::Pad2d::all(1)}, 2}, false, 310);
+    // One output column and row; padding wider than the kernel reaches.
+    check_depthwise_nchwc({1, 5, 1, 1, 3, 8, {.padding = topi::Pad2d::all(1)}, 2}, true, 311);
+    check_depthwise_nchwc({2, 5, 3, 4, 3, 4, {.stride = {2, 1}, .padding = {2, 0, 2, 1}}, 1}, false, 312);
+}
 
-        Tensor YcIn = placeholder(out.shape(), f32, "Yc");
-        Buffer<float> y = transform(YcIn, topi::layout_transform_nchwc_to_nchw(YcIn, C), yc);
-        p.groups = C;
-        CHECK(max_rel_error(y.data(), ref_conv2d(x, w, p)) < 1e-4);
+TEST_CASE("depthwise_conv2d_nchwc: random shapes, attributes and blocks") {
+    Dice dice(23);
+    for (int i = 0; i < 8; ++i) {
+        DepthwiseCase k{};
+        k.N = dice(1, 2);
+        k.C = dice(1, 37);
+        k.bn = std::vector<int64_t>{1, 4, 8, 16}[size_t(dice(0, 3))];
+        k.K = dice(1, 5);
+        k.p.stride = {dice(1, 2), dice(1, 2)};
+        k.p.dilation = {dice(1, 2), dice(1, 2)};
+        k.p.padding = {dice(0, 2), dice(0, 2), dice(0, 2), dice(0, 2)};
+        k.H = dice(1, 11) + (k.K - 1) * k.p.dilation.h;
+        k.W = dice(1, 45) + (k.K - 1) * k.p.dilation.w;
+        k.threads = int(dice(1, 2));
+        check_depthwise_nchwc(k, i % 3 == 2, 400 + uint64_t(i));
     }
+}
+
+TEST_CASE("depthwise_conv2d_nchwc: the interior tiles read the input without a test or a padded copy") {
+    Tensor XcIn = placeholder({1, 2, 56, 56, 16}, f32, "Xc"), WcIn = placeholder({2, 1, 3, 3, 1, 16}, f32, "Wc");
+    Tensor out = topi::depthwise_conv2d_nchwc(XcIn, WcIn, {.padding = topi::Pad2d::all(1)});
+    Schedule s = create_schedule(out);
+    topi::schedule_depthwise_conv2d_nchwc(s, out);
+    std::string body = ir::to_string(lower(s, {XcIn, WcIn, out}).body);
+    CAPTURE(body);
+    // The padding is inlined: no padded buffer.
+    CHECK(body.find(".pad") == std::string::npos);
+    // Loop partitioning leaves tests on the border rows and tiles only: of the copies of the
+    // interior tile loop (from tile 1: one per piece of the rows), the one of the interior
+    // rows loads Xc (3 taps of kw x 14 pixels per kh) with no if_then_else.
+    int clean = 0;
+    for (size_t at = body.find("for (i3.outer, 1, "); at != std::string::npos; at = body.find("for (i3.outer, 1, ", at + 1)) {
+        std::string tile = body.substr(at, body.find("for (i3.inner", at) - at);
+        if (tile.find("if_then_else") == std::string::npos && lowered_text::count(tile, "Xc[") == 3 * 14) ++clean;
+    }
+    CHECK(clean == 1);
 }

@@ -57,6 +57,11 @@ Expr max(Expr a, Expr b);
 Expr select(Expr cond, Expr t, Expr f);
 // Only the chosen branch is evaluated (an intrinsic the backends lower to control flow).
 Expr if_then_else(Expr cond, Expr t, Expr f);
+// cond itself, marked as holding for most iterations: loop partitioning splits a loop whose
+// iterations make it true for a prefix or a suffix (an affine bound on the loop variable)
+// into a copy where it is replaced by true and copies that keep the test. A padded read
+// if_then_else(likely(y >= 0) && likely(y < H), X(y), 0) runs without a test inside.
+Expr likely(Expr cond);
 Expr cast(DataType t, Expr v);
 Expr truncdiv(Expr a, Expr b);  // C semantics: rounds toward zero
 Expr truncmod(Expr a, Expr b);

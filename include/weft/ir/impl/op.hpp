@@ -345,6 +345,12 @@ Expr if_then_else(Expr cond, Expr t, Expr f) {
     return Call::make(ty, "if_then_else", {cond, t, f}, Call::CallKind::PureIntrinsic);
 }
 
+Expr likely(Expr cond) {
+    WEFT_CHECK(cond.defined() && cond.type().is_bool() && cond.type().is_scalar(),
+               "likely's condition must be a scalar bool expression");
+    return Call::make(cond.type(), "likely", {cond}, Call::CallKind::PureIntrinsic);
+}
+
 Expr cast(DataType t, Expr v) {
     WEFT_CHECK(v.defined(), "cast of an undefined expression");
     if (v.type().lanes > 1 && t.lanes == 1) t = t.with_lanes(v.type().lanes);

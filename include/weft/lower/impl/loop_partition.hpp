@@ -1,8 +1,10 @@
-// Loop partitioning: a loop whose body has a guard `if (likely(a < b))` that holds for a
-// prefix of the loop's iterations (for every value of the loops inside) is split into a
-// steady-state loop without the guard and a tail loop that keeps it. Split tails come out
-// as [0, n / f) guard-free and one last, shorter iteration. A parallel loop stays one loop
-// whose body branches between the two copies.
+// Loop partitioning: a loop whose body tests `likely(c)` (a guard `if (likely(a < b))`, or
+// a likely term of any condition, e.g. a padded read's if_then_else) where c holds for a
+// prefix or a suffix of the loop's iterations (for every value of the loops inside) is split
+// into a steady-state loop where likely(c) is true and a head or tail loop that keeps the
+// test. Split tails come out as [0, n / f) guard-free and one last, shorter iteration; a
+// lower bound such as `likely(0 <= y + k - 1)` peels the first iterations instead. A
+// parallel loop stays one loop whose body branches between the copies.
 #pragma once
 #include "weft/ir/arith/impl/expr_equal.hpp"
 #include "weft/ir/arith/simplify.hpp"
@@ -19,11 +21,14 @@ inline const ir::Call* as_likely(const Expr& e) {
     return c && c->name == "likely" ? c : nullptr;
 }
 
-// Each likely condition in a statement that mentions v, with the ranges of the loops
-// between the statement's top and the condition.
+// Each likely condition in a statement that depends on v, with the ranges of the loops
+// between the statement's top and the condition. A condition depends on v when it mentions v
+// or a loop inside whose bounds do (a stage computed at v's loop has loops over the tile v
+// selects). A condition that reads a variable bound by a let inside the statement is
+// skipped (its range is unknown here).
 class LikelyFinder : public ir::IRVisitor {
 public:
-    explicit LikelyFinder(Var v) : v_(std::move(v)) {}
+    explicit LikelyFinder(Var v) : dependent_{std::move(v)} {}
     std::vector<std::pair<Expr, ir::arith::VarRanges>> found;
     using IRVisitor::visit;
 
@@ -31,17 +36,37 @@ protected:
     void visit_(const ir::For* op) override {
         ranges_[op->loop_var] = ir::arith::Interval(ir::arith::bounds_of(op->min, ranges_).min,
                                                     ir::arith::bounds_of(op->min + op->extent - 1, ranges_).max);
+        bool dep = depends(op->min) || depends(op->extent);
+        if (dep) dependent_.push_back(op->loop_var);
         visit(op->body);
+        if (dep) dependent_.pop_back();
         ranges_.erase(op->loop_var);
     }
-    void visit_(const ir::IfThenElse* op) override {
-        if (auto* l = as_likely(op->condition); l && ir::uses_var(l->args[0], v_)) found.emplace_back(l->args[0], ranges_);
+    void visit_(const ir::Call* op) override {
+        if (op->name == "likely" && op->args.size() == 1 && depends(op->args[0]) && !uses_let(op->args[0]))
+            found.emplace_back(op->args[0], ranges_);
+        IRVisitor::visit_(op);
+    }
+    void visit_(const ir::LetStmt* op) override {
+        lets_.push_back(op->var);
+        IRVisitor::visit_(op);
+    }
+    void visit_(const ir::Let* op) override {
+        lets_.push_back(op->var);
         IRVisitor::visit_(op);
     }
 
 private:
-    Var v_;
+    static bool uses_any(const Expr& e, const std::vector<Var>& vars) {
+        for (const Var& x : vars)
+            if (ir::uses_var(e, x)) return true;
+        return false;
+    }
+    bool depends(const Expr& e) const { return uses_any(e, dependent_); }
+    bool uses_let(const Expr& e) const { return uses_any(e, lets_); }
+    std::vector<Var> dependent_;
     ir::arith::VarRanges ranges_;
+    std::vector<Var> lets_;
 };
 
 // Replaces likely(c) by true where c is `cond`: the same expression over the same variables.
@@ -60,22 +85,37 @@ private:
     Expr cond_;
 };
 
-// The first value of v at which `cond` (a < b) may fail for some inner value, if cond is
-// affine in v with a decreasing margin; undefined otherwise.
-inline Expr end_of_true_prefix(const Expr& cond, const Var& v, const ir::arith::VarRanges& inner) {
-    auto* lt = cond.as<ir::LT>();
-    if (!lt || !lt->a.type().is_integer()) return Expr();
-    Expr margin = ir::arith::simplify(lt->b - lt->a);  // cond holds iff margin >= 1
+// Where cond holds for every inner value, when cond compares two integer expressions and
+// their margin (larger side minus smaller) is affine in v: a prefix [.., end) of v's values
+// for a decreasing margin, a suffix [start, ..) for an increasing one.
+struct TrueRange {
+    Expr at;              // end of the prefix, or start of the suffix; undefined if neither
+    bool prefix = true;
+};
+
+inline TrueRange true_range(const Expr& cond, const Var& v, const ir::arith::VarRanges& inner) {
+    // cond holds iff margin >= need.
+    Expr margin;
+    int64_t need = 0;
+    if (auto* lt = cond.as<ir::LT>()) margin = lt->b - lt->a, need = 1;
+    else if (auto* le = cond.as<ir::LE>()) margin = le->b - le->a;
+    else if (auto* gt = cond.as<ir::GT>()) margin = gt->a - gt->b, need = 1;
+    else if (auto* ge = cond.as<ir::GE>()) margin = ge->a - ge->b;
+    else return {};
+    if (!margin.type().is_integer()) return {};
+    margin = ir::arith::simplify(margin);
     Expr lo = ir::arith::bounds_of(margin, inner).min;
-    if (!lo.defined()) return Expr();
+    if (!lo.defined()) return {};
     auto at = [&](int64_t x) { return ir::arith::simplify(ir::substitute(lo, {{v, make_int(x)}})); };
     Expr c0 = at(0), slope = ir::arith::simplify(at(1) - c0);
     int64_t s;
-    if (!ir::as_const_int(slope, &s) || s >= 0) return Expr();
+    if (!ir::as_const_int(slope, &s) || s == 0) return {};
     // lo must be exactly c0 + slope * v (affine in v).
-    if (!ir::is_zero(ir::arith::simplify(lo - (c0 + slope * Expr(v))))) return Expr();
-    // c0 + s*v >= 1  <=>  v <= (c0 - 1) / -s  (floor division)
-    return ir::arith::simplify((c0 - 1) / make_int(-s) + 1);
+    if (!ir::is_zero(ir::arith::simplify(lo - (c0 + slope * Expr(v))))) return {};
+    // s < 0: c0 + s*v >= need  <=>  v <= (c0 - need) / -s, so the prefix ends one past that.
+    if (s < 0) return {ir::arith::simplify((c0 - need) / make_int(-s) + 1), true};
+    // s > 0: c0 + s*v >= need  <=>  v >= ceil((need - c0) / s)  (floor division below).
+    return {ir::arith::simplify((need - c0 + (s - 1)) / make_int(s)), false};
 }
 
 class Partitioner : public ir::IRMutator {
@@ -110,24 +150,31 @@ private:
             LikelyFinder lf(v);
             lf.visit(body);
             for (auto& [cond, inner] : lf.found) {
-                Expr end = end_of_true_prefix(cond, v, inner);
-                if (!end.defined()) continue;
+                TrueRange r = true_range(cond, v, inner);
+                if (!r.at.defined()) continue;
                 Expr stop = ir::arith::simplify(min + extent);
-                Expr split = ir::arith::simplify(ir::min(ir::max(end, min), stop));
-                if (ir::arith::can_prove(split == stop)) {
+                Expr split = ir::arith::simplify(ir::min(ir::max(r.at, min), stop));
+                // The first and the last value of v where cond holds.
+                Expr from = r.prefix ? min : split, to = r.prefix ? split : stop;
+                if (ir::arith::can_prove(from == min && to == stop)) {
                     // The guard holds everywhere.
                     return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1, branch);
                 }
-                if (ir::arith::can_prove(split == min)) continue;  // it never holds
+                if (ir::arith::can_prove(from == to)) continue;  // it never holds
                 // Each split copies the body; past a budget, keep the guard instead (correct,
                 // slower) so deep nests of non-dividing splits cannot blow up compile time.
                 size_t cost = node_count(body);
                 if (cost > growth_budget_) continue;
                 growth_budget_ -= cost;
-                Stmt steady = partition(v, min, ir::arith::simplify(split - min), kind, tag,
+                Stmt steady = partition(v, from, ir::arith::simplify(to - from), kind, tag,
                                         ReplaceLikely(cond).mutate(body), depth + 1, branch);
-                Stmt tail = leaf(v, split, ir::arith::simplify(stop - split), kind, tag, body, branch);
-                return branch ? ir::IfThenElse::make(Expr(v) < split, steady, tail) : ir::Seq::make({steady, tail});
+                if (r.prefix) {
+                    Stmt tail = leaf(v, split, ir::arith::simplify(stop - split), kind, tag, body, branch);
+                    return branch ? ir::IfThenElse::make(Expr(v) < split, steady, tail) : ir::Seq::make({steady, tail});
+                }
+                // The head keeps the guard; the rest may still have a prefix (an upper bound).
+                Stmt head = leaf(v, min, ir::arith::simplify(split - min), kind, tag, body, branch);
+                return branch ? ir::IfThenElse::make(Expr(v) < split, head, steady) : ir::Seq::make({head, steady});
             }
         }
         return leaf(v, min, extent, kind, tag, body, branch);

@@ -23,12 +23,9 @@ inline NestInfo infer_nest(const StageNode& st, const std::vector<ir::Range>& re
     return schedule_detail::solve_relations(st, region);
 }
 
-// `likely(cond)` marks a guard the loop partitioner should split loops on.
-inline Expr likely(const Expr& c) { return ir::Call::make(boolean, "likely", {c}, ir::Call::CallKind::PureIntrinsic); }
-
 inline Stmt guard(const Stmt& body, const std::vector<Expr>& conds) {
     Stmt s = body;
-    for (auto it = conds.rbegin(); it != conds.rend(); ++it) s = ir::IfThenElse::make(likely(*it), s);
+    for (auto it = conds.rbegin(); it != conds.rend(); ++it) s = ir::IfThenElse::make(ir::likely(*it), s);  // loop partitioning splits on it
     return s;
 }
 

@@ -61,7 +61,15 @@ Size2d conv_out_size(const std::string& op, int64_t H, int64_t W, int64_t KH, in
 // data with `pad` zeros around its spatial dimensions (h_axis, h_axis + 1); data itself when
 // there is no padding. The bounds test is on the padded stage, so a schedule can compute it
 // per tile instead of inlining the test into the reduction.
-Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name) {
+//
+// `guarded` picks the form of the padded read. Clamped (false): a select of a load at the
+// clamped position (always in bounds) rather than an if_then_else: no branch per element,
+// and it vectorizes along any axis. Guarded (true): if_then_else(likely(y >= top) &&
+// likely(y < top + H) && ..., data at the unclamped position, 0), for a stage a schedule
+// inlines into its reduction: loop partitioning splits the loops around it so the interior
+// (every test true) loads the input directly, with neither a branch nor a clamp; only the
+// border iterations test. Its condition must not depend on a vectorized lane.
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, bool guarded) {
     if (pad.none()) return data;
     std::vector<Expr> shape = data.shape();
     int64_t H = 0, W = 0;
@@ -71,12 +79,18 @@ Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string&
     shape[size_t(h_axis + 1)] = make_int(W + pad.left + pad.right);
     auto value = [=](std::vector<Expr> idx) {
         Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
-        // A select of a load at the clamped position (always in bounds) rather than an
-        // if_then_else: no branch per element, and it vectorizes along any axis.
+        const Expr zero = ir::make_zero(data.dtype());
+        if (guarded) {
+            idx[size_t(h_axis)] = y - pad.top;
+            idx[size_t(h_axis + 1)] = x - pad.left;
+            Expr inside = ir::likely(y >= pad.top) && ir::likely(y < pad.top + H) && ir::likely(x >= pad.left) &&
+                          ir::likely(x < pad.left + W);
+            return ir::if_then_else(inside, data.at(idx), zero);
+        }
         idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), Expr(H - 1));
         idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), Expr(W - 1));
         Expr inside = y >= pad.top && y < pad.top + H && x >= pad.left && x < pad.left + W;
-        return select(inside, data.at(idx), ir::make_zero(data.dtype()));
+        return select(inside, data.at(idx), zero);
     };
     if (shape.size() == 4)
         return compute(shape, [&](Expr a, Expr b, Expr c, Expr d) { return value({a, b, c, d}); }, name);

@@ -1,0 +1,98 @@
+// Loop partitioning on likely() terms of any condition, with a lower bound (a guard that
+// holds for a suffix of the iterations) as well as an upper bound (a prefix): a padded read
+// if_then_else(likely(i >= lo) && likely(i < hi), x[i - lo], 0) becomes a head loop and a
+// tail loop that test, around a steady loop that loads directly.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "lower/lowered_text.hpp"
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+using lowered_text::count;
+
+// y[i] = x[i - lo] for lo <= i < lo + n, else 0; y has n + lo + pad_hi elements.
+Tensor padded(const Tensor& X, int64_t n, int64_t lo, int64_t hi_pad, bool upper) {
+    return compute({n + lo + hi_pad}, [&](Expr i) {
+        Expr inside = upper ? likely(i >= lo) && likely(i < lo + n) : likely(i >= lo);
+        Expr at = upper ? i - lo : min(i - lo, Expr(n - 1));
+        return if_then_else(inside, X(at), 0.0f);
+    }, "y");
+}
+
+void check_values(Kernel& k, int64_t n, int64_t lo, int64_t total, int threads) {
+    auto x = Buffer<float>::random({n}, -1.f, 1.f, 7);
+    Buffer<float> y({total});
+    int before = num_threads();
+    set_num_threads(threads);
+    k(x, y);
+    set_num_threads(before);
+    bool ok = true;
+    for (int64_t i = 0; i < total; ++i) ok = ok && y(i) == (i >= lo && i < lo + n ? x(i - lo) : 0.0f);
+    CHECK(ok);
+}
+
+}  // namespace
+
+TEST_CASE("loop partitioning: a likely lower bound peels the head of the loop") {
+    const int64_t n = 13, lo = 3;
+    Tensor X = placeholder({n}, f32, "x");
+    Tensor Y = padded(X, n, lo, 0, false);
+    Schedule s = create_schedule(Y);
+    std::string body = ir::to_string(lower(s, {X, Y}).body);
+    CAPTURE(body);
+    // The head's test is false over its whole range, so it simplifies away too:
+    // for (i, 0, 3) { y[i] = 0.0f }  for (i, 3, 13) { y[i] = x[i - 3] }
+    CHECK(count(body, "for (i, 0, 3) {\n  y[i] = 0.0f\n}") == 1);
+    CHECK(count(body, "for (i, 3, 13) {\n  y[i] = x[i - 3]\n}") == 1);
+    CHECK(count(body, "if_then_else") == 0);
+    Kernel k = build(s, {X, Y});
+    check_values(k, n, lo, n + lo, 1);
+}
+
+TEST_CASE("loop partitioning: likely lower and upper bounds in one condition give head, steady and tail") {
+    for (int64_t split : {0, 4, 5}) {  // no split; tiles that divide 20; tiles that do not
+        CAPTURE(split);
+        const int64_t n = 15, lo = 2, hi_pad = 3, total = n + lo + hi_pad;
+        Tensor X = placeholder({n}, f32, "x");
+        Tensor Y = padded(X, n, lo, hi_pad, true);
+        Schedule s = create_schedule(Y);
+        if (split) s[Y].split(Y.axis(0), split);
+        std::string body = ir::to_string(lower(s, {X, Y}).body);
+        CAPTURE(body);
+        // Some store reads x with no test; the tests that are left are on the border only.
+        bool direct = false;
+        std::istringstream lines(body);
+        for (std::string line; std::getline(lines, line);)
+            direct = direct || (line.find("x[") != std::string::npos && line.find("if_then_else") == std::string::npos);
+        CHECK(direct);
+        if (split == 0) {  // 2 zeros, the 15 elements of x untested, 3 zeros
+            CHECK(count(body, "for (i, 0, 2) {\n  y[i] = 0.0f\n}") == 1);
+            CHECK(count(body, "for (i, 2, 15) {\n  y[i] = x[i - 2]\n}") == 1);
+            CHECK(count(body, "for (i, 17, 3) {\n  y[i] = 0.0f\n}") == 1);
+            CHECK(count(body, "if_then_else") == 0);
+        }
+        Kernel k = build(s, {X, Y});
+        check_values(k, n, lo, total, 1);
+    }
+}
+
+TEST_CASE("loop partitioning: a lower bound on a parallel loop keeps one parallel loop") {
+    const int64_t n = 60, lo = 4;
+    Tensor X = placeholder({n}, f32, "x");
+    Tensor Y = padded(X, n, lo, 4, true);
+    Schedule s = create_schedule(Y);
+    auto [o, in] = s[Y].split(Y.axis(0), 8);  // 68 = 8 x 8 + 4: tiles 0 and 8 test
+    s[Y].parallel(o);
+    std::string body = ir::to_string(lower(s, {X, Y}).body);
+    CAPTURE(body);
+    CHECK(count(body, "parallel for") == 1);
+    CHECK(count(body, "for (i.outer") == 1);
+    Kernel k = build(s, {X, Y});
+    check_values(k, n, lo, n + lo + 4, 2);
+}
