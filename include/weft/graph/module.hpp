@@ -15,6 +15,7 @@
 
 #include "weft/graph/fuse.hpp"
 #include "weft/graph/graph.hpp"
+#include "weft/graph/inspect.hpp"
 #include "weft/ir/target.hpp"
 #include "weft/runtime/kernel.hpp"
 
@@ -67,6 +68,19 @@ public:
     const std::vector<KernelInfo>& kernels() const;
     int64_t memory_bytes() const;        // the arena of intermediates, as planned
     int64_t memory_naive_bytes() const;  // one buffer per intermediate
+
+    // ---- profiling and debugging (graph/inspect.hpp) ------------------------------------
+    // Runs the module `repeats` times after one warm-up run, timing every kernel on its own
+    // (on the current inputs; the outputs are those of the last run).
+    ProfileReport profile(int repeats = 10);
+    // run(), checking each kernel as it goes: the kernel's inputs are copied, and its nodes,
+    // each compiled alone (as with BuildOptions::fuse off), run on the copies; the first
+    // kernel whose output differs beyond the tolerance stops the run and is reported
+    // (thrown as weft::Error unless options.throw_on_mismatch is off). Compiles one kernel
+    // per node the first time (the kernel cache serves later calls).
+    DebugReport run_debug(const DebugOptions& options = {});
+    // The compiled graph in Graphviz dot, each kernel's fused group a cluster.
+    std::string to_dot(const DotOptions& options = {}) const;
 
 private:
     struct State;

@@ -21,6 +21,7 @@ struct Module::State {
     std::vector<int> input_ids, output_ids;
     std::vector<std::string> input_names, output_names;
     int64_t naive_bytes = 0;
+    Target target;  // what the kernels were compiled for (run_debug compiles its references for it)
 };
 
 namespace detail {
@@ -106,6 +107,7 @@ void Module::run() {
 Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
+    st->target = target;
     Graph& g = st->graph;
     g.check();
     g = default_pipeline(options).run(g);  // graph/pass.hpp

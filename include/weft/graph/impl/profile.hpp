@@ -1,0 +1,72 @@
+// Definitions of graph/inspect.hpp's profiler: Module::profile and ProfileReport::str.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "weft/graph/impl/module.hpp"
+#include "weft/graph/inspect.hpp"
+
+namespace weft::graph {
+
+std::string ProfileReport::str() const {
+    std::vector<const KernelTiming*> rows;
+    for (const KernelTiming& k : kernels) rows.push_back(&k);
+    std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->mean_ms > b->mean_ms; });
+    size_t width = 6;
+    for (auto* k : rows) width = std::max(width, k->name.size());
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "%4s  %-*s  %5s  %9s  %9s  %6s\n", "#", int(width), "kernel", "nodes", "mean ms",
+                  "min ms", "share");
+    out += line;
+    for (auto* k : rows) {
+        std::snprintf(line, sizeof line, "%4d  %-*s  %5zu  %9.4f  %9.4f  %5.1f%%\n", k->index, int(width),
+                      k->name.c_str(), k->nodes.size(), k->mean_ms, k->min_ms, 100.0 * k->share);
+        out += line;
+    }
+    std::snprintf(line, sizeof line, "%4s  %-*s  %5s  %9.4f  %9s  %5.1f%%\n", "", int(width), "total (kernels)", "",
+                  kernels_ms, "", kernels.empty() ? 0.0 : 100.0);
+    out += line;
+    std::snprintf(line, sizeof line, "%4s  %-*s  %5s  %9.4f   (mean of %d runs)\n", "", int(width), "run()", "", run_ms,
+                  repeats);
+    out += line;
+    return out;
+}
+
+ProfileReport Module::profile(int repeats) {
+    WEFT_CHECK(repeats > 0, "graph::Module::profile: repeats must be positive, got ", repeats);
+    State& s = state();
+    using clock = std::chrono::steady_clock;
+    auto ms_since = [](clock::time_point t0) {
+        return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    };
+    run();  // warm-up: caches, pages of the arena, the thread pool
+    const size_t n = s.kernels.size();
+    std::vector<double> total(n, 0.0), best(n, 1e300);
+    double run_total = 0;
+    for (int r = 0; r < repeats; ++r) {
+        for (size_t k = 0; k < n; ++k) {
+            auto t0 = clock::now();
+            s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+            double t = ms_since(t0);
+            total[k] += t;
+            best[k] = std::min(best[k], t);
+        }
+        auto t0 = clock::now();
+        run();
+        run_total += ms_since(t0);
+    }
+    ProfileReport report;
+    report.repeats = repeats;
+    report.run_ms = run_total / repeats;
+    for (size_t k = 0; k < n; ++k) {
+        const KernelInfo& info = s.infos[k];
+        report.kernels.push_back({int(k), info.name, info.nodes, total[k] / repeats, best[k], 0.0});
+        report.kernels_ms += total[k] / repeats;
+    }
+    for (KernelTiming& k : report.kernels) k.share = report.kernels_ms > 0 ? k.mean_ms / report.kernels_ms : 0.0;
+    return report;
+}
+
+}  // namespace weft::graph
