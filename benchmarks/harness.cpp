@@ -168,11 +168,22 @@ void set_threads(int threads) {
     for (auto& setter : thread_setters()) setter(threads);
 }
 
+namespace {
+std::map<std::string, double>& extra_counters() {
+    static std::map<std::string, double> counters;
+    return counters;
+}
+}  // namespace
+
+void report_counter(const std::string& name, double value) { extra_counters()[name] = value; }
+
 void add(const Case& c, const std::string& impl, int threads, Setup setup) {
     std::string name = c.name + "/" + impl + "/" + std::to_string(threads) + "t";
     benchmark::RegisterBenchmark(name.c_str(), [c, threads, setup](benchmark::State& state) {
         set_threads(threads);
+        extra_counters().clear();
         Runner run = setup();
+        for (auto& [key, value] : extra_counters()) state.counters[key] = value;
         run();  // warm-up: caches, pages, lazily created thread pools
         double t0 = now_seconds();
         for (auto _ : state) {

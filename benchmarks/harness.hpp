@@ -44,6 +44,9 @@ void set_halide_threads(int threads);
 double peak_gflops(int threads);  // fp32 FMA loop
 double triad_gbps(int threads);   // a[i] = b[i] + s * c[i] over 3 x 64 MiB
 
+// An extra counter of the case being set up (e.g. a graph's planned memory), reported next to
+// its rate: call it from the set-up.
+void report_counter(const std::string& name, double value);
 // Fills with uniform random values in [lo, hi) from a fixed seed (never zeros).
 void fill_random(float* p, size_t n, float lo = -1.f, float hi = 1.f, unsigned seed = 1);
 

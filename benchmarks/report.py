@@ -50,6 +50,7 @@ print("- rate = work / wall time; % peak against the FMA loop (GFLOP/s) or the t
 print("  same thread count; ratio = weft's rate / the other's (> 1: weft is faster)\n")
 
 rows = defaultdict(dict)  # (case, threads) -> impl -> (rate, unit, %peak, ms)
+memory = {}  # (case, impl) -> (kernels, planned MiB, naive MiB): the graph benchmarks
 other = []
 for b in first["benchmarks"] + main["benchmarks"]:
     if b.get("aggregate_name", "median") != "median":
@@ -62,6 +63,8 @@ for b in first["benchmarks"] + main["benchmarks"]:
     if rate_unit and len(parts) >= 3 and parts[-1].endswith("t"):
         case, impl, threads = "/".join(parts[:-2]), parts[-2], int(parts[-1][:-1])
         rows[(case, threads)][impl] = (b[rate_unit], rate_unit, b.get("%peak"), ms)
+        if "planned_MiB" in b:
+            memory[(case, impl)] = (b.get("kernels"), b["planned_MiB"], b.get("naive_MiB"), b.get("operator_MiB"))
     else:
         other.append((name, ms))
 
@@ -89,6 +92,15 @@ for (case, threads), impls in sorted(rows.items()):
           f"{best[0] if best else ''} | {fmt(best and best[1][0])} | "
           f"{fmt(w and best and w[0] / best[1][0], '%.2f')} | {fmt(h and h[0])}{over(h)} | "
           f"{fmt(w and h and w[0] / h[0], '%.2f')} |")
+
+if memory:
+    print("\nGraph memory plans (intermediate tensors): the planned arena against one buffer per kernel")
+    print("output and one buffer per operator output (running the operators one by one):\n")
+    print("| network | impl | kernels | planned (MiB) | per kernel (MiB) | per operator (MiB) | planned / per operator |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (case, impl), (kernels, planned, naive, per_op) in sorted(memory.items()):
+        print(f"| {case} | {impl} | {fmt(kernels, '%.0f')} | {planned:.2f} | {fmt(naive, '%.2f')} | "
+              f"{fmt(per_op, '%.2f')} | {fmt(per_op and planned / per_op, '%.2f')} |")
 
 if other:
     print("\n| benchmark | wall time (ms) |\n|---|---:|")

@@ -67,7 +67,10 @@ public:
     const Graph& graph() const;  // the graph as compiled (after the passes)
     const std::vector<KernelInfo>& kernels() const;
     int64_t memory_bytes() const;        // the arena of intermediates, as planned
-    int64_t memory_naive_bytes() const;  // one buffer per intermediate
+    int64_t memory_naive_bytes() const;  // one buffer per kernel output (no reuse)
+    // One buffer per operator output of the compiled graph: what running its operators one
+    // by one, without fusion or reuse, would allocate.
+    int64_t memory_operator_bytes() const;
 
     // ---- profiling and debugging (graph/inspect.hpp) ------------------------------------
     // Runs the module `repeats` times after one warm-up run, timing every kernel on its own

@@ -29,14 +29,14 @@ Value Graph::conv2d(Value x, Value w, const Conv2dAttrs& a, std::string name) {
 
 Value Graph::conv2d(Value x, Value w, Value bias, const Conv2dAttrs& a, std::string name) {
     Value y = conv2d(x, w, a, name);
-    return bias_add(y, bias, 1, name.empty() ? "" : name + ".bias");
+    return bias_add(y, bias, 1, name.empty() ? "" : name + ".bias_add");
 }
 
 Value Graph::dense(Value x, Value w, std::string name) { return add_node("dense", {x, w}, {}, std::move(name)); }
 
 Value Graph::dense(Value x, Value w, Value bias, std::string name) {
     Value y = dense(x, w, name);
-    return bias_add(y, bias, -1, name.empty() ? "" : name + ".bias");
+    return bias_add(y, bias, -1, name.empty() ? "" : name + ".bias_add");
 }
 
 Value Graph::matmul(Value a, Value b, std::string name) { return add_node("matmul", {a, b}, {}, std::move(name)); }

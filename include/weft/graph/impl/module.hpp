@@ -60,6 +60,12 @@ const Graph& Module::graph() const { return state().graph; }
 const std::vector<KernelInfo>& Module::kernels() const { return state().infos; }
 int64_t Module::memory_bytes() const { return state().arena.defined() ? state().arena.size_bytes() : 0; }
 int64_t Module::memory_naive_bytes() const { return state().naive_bytes; }
+int64_t Module::memory_operator_bytes() const {
+    int64_t total = 0;
+    for (const Node& n : state().graph.nodes())
+        if (n.is_op()) total += (n.type.bytes() + 63) / 64 * 64;
+    return total;
+}
 
 const BufferRef& Module::input(int index) const {
     State& s = state();
