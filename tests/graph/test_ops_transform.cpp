@@ -484,6 +484,26 @@ TEST_CASE("graph conv relu reshape transpose concat chain fused and unfused agre
     check_equal(fused[0], want, 1e-5);
 }
 
+TEST_CASE("graph cast and erf fuse into conv2d and dense epilogues") {
+    auto xv = random_f32({1, 3, 9, 11}, 38), wv = random_f32({8, 3, 3, 3}, 39), dv = random_f32({16, 27}, 40);
+    for (int variant = 0; variant < 3; ++variant) {
+        CAPTURE(variant);
+        graph::Graph g;
+        graph::Value x = g.input("x", {1, 3, 9, 11});
+        graph::Value y;
+        size_t fused_kernels = 1;
+        if (variant == 0) y = g.cast(g.relu(g.conv2d(x, g.constant("w", wv), {.pad = 1})), f64);
+        if (variant == 1) y = g.erf(g.conv2d(x, g.constant("w", wv), {.pad = 1}));
+        if (variant == 2) {  // slice + reshape in one kernel, dense + cast in the other
+            y = g.cast(g.dense(g.reshape(g.slice(x, {0}, {1}, {3}), {-1, 27}), g.constant("d", dv)), i32);
+            fused_kernels = 2;
+        }
+        g.output(y, "y");
+        CHECK(graph::build(g).kernels().size() == fused_kernels);
+        check_equal(run(g, {xv}, true)[0], to_array(run(g, {xv}, false)[0]), 1e-6);
+    }
+}
+
 TEST_CASE("graph reductions over every axis give shape 1 as topi does") {
     auto xv = random_f32({3, 4}, 37);
     Array x = to_array(xv);
