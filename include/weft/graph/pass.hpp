@@ -67,9 +67,17 @@ Graph fold_constants(const Graph& g);
 // shift (only mul / div) there is no bias_add and the conv2d / dense takes the last step's.
 Graph fold_scale_axis(const Graph& g);
 
+// Converts convolutions to the blocked layout NCHW[x]c (conv2d_nchwc, weights packed by
+// pack_conv2d_weight nodes), keeping element-wise operators between them blocked, with
+// layout_transform nodes only where a blocked chain meets an operator that works in NCHW
+// (pooling, dense, reshape, the graph's outputs). Depthwise convolutions included; grouped
+// ones and channel counts no block divides stay in NCHW.
+Graph convert_conv_layout(const Graph& g);
+
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
-// then eliminate_dead_code again (the folds leave the constants they replaced unread).
+// convert_conv_layout and fold_constants again (the packed weights), then
+// eliminate_dead_code again (the folds leave the constants they replaced unread).
 PassPipeline default_pipeline(const BuildOptions& options);
 
 }  // namespace weft::graph

@@ -2,6 +2,8 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <queue>
 #include <sstream>
 
 #include "weft/graph/graph.hpp"
@@ -257,15 +259,17 @@ std::vector<int> Graph::check() {
             users[size_t(v.id)].push_back(i);
         }
     }
-    std::vector<int> order, ready;
-    for (int i = n - 1; i >= 0; --i)
-        if (!pending[size_t(i)]) ready.push_back(i);
+    // The smallest ready id first: a graph stored in topological order keeps its order.
+    std::vector<int> order;
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < n; ++i)
+        if (!pending[size_t(i)]) ready.push(i);
     while (!ready.empty()) {
-        int i = ready.back();
-        ready.pop_back();
+        int i = ready.top();
+        ready.pop();
         order.push_back(i);
         for (int u : users[size_t(i)])
-            if (--pending[size_t(u)] == 0) ready.push_back(u);
+            if (--pending[size_t(u)] == 0) ready.push(u);
     }
     if (int(order.size()) != n) {
         int on_cycle = -1;

@@ -1,0 +1,105 @@
+// The operators of the blocked layout NCHW[x]c (the TVM paper's data layout transformation),
+// which the convert_conv_layout pass introduces: layout_transform between NCHW and NCHW[x]c,
+// pack_conv2d_weight (OIHW -> the blocked weight layout, folded at build time when the
+// weight is a constant) and conv2d_nchwc (topi's blocked convolution, depthwise included).
+#pragma once
+#include "weft/graph/impl/op_helpers.hpp"
+#include "weft/graph/impl/ops_nn.hpp"
+#include "weft/topi/conv.hpp"
+
+namespace weft::graph::ops {
+
+// ---- layout_transform ----------------------------------------------------------------
+// Attributes: to = "NCHWc" (block: channels per block) or "NCHW" (channels: the count to
+// keep). NCHW [N, C, H, W] <-> NCHW[b]c [N, ceil(C / b), H, W, b].
+
+inline TensorType infer_layout_transform(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& x = in[0];
+    std::string to = a.get_string("to");
+    if (to == "NCHWc") {
+        check_rank(x, 4, "the NCHW data");
+        int64_t b = a.get_int("block");
+        WEFT_CHECK(b >= 1, "block must be positive, got ", b);
+        return {{x.shape[0], (x.shape[1] + b - 1) / b, x.shape[2], x.shape[3], b}, x.dtype};
+    }
+    WEFT_CHECK(to == "NCHW", "attribute 'to' must be \"NCHW\" or \"NCHWc\", got \"", to, "\"");
+    check_rank(x, 5, "the NCHW[x]c data");
+    int64_t c = a.get_int("channels");
+    WEFT_CHECK(c >= 1 && c <= x.shape[1] * x.shape[4], "channels = ", c, " must be in 1..", x.shape[1] * x.shape[4]);
+    return {{x.shape[0], c, x.shape[2], x.shape[3]}, x.dtype};
+}
+
+inline Tensor compute_layout_transform(const std::vector<Tensor>& in, const Attrs& a) {
+    if (a.get_string("to") == "NCHWc") return topi::layout_transform_nchw_to_nchwc(in[0], a.get_int("block"));
+    return topi::layout_transform_nchwc_to_nchw(in[0], a.get_int("channels"));
+}
+
+// ---- pack_conv2d_weight --------------------------------------------------------------
+// OIHW [O, I, KH, KW] -> [ceil(O/oc_bn), ceil(I/ic_bn), KH, KW, ic_bn, oc_bn]; with
+// depthwise = 1, [C, 1, KH, KW] -> [ceil(C/oc_bn), 1, KH, KW, 1, oc_bn].
+
+inline TensorType infer_pack_weight(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& w = in[0];
+    check_rank(w, 4, "the OIHW weight");
+    int64_t ib = a.get_int("ic_bn", 1), ob = a.get_int("oc_bn");
+    WEFT_CHECK(ib >= 1 && ob >= 1, "ic_bn and oc_bn must be positive");
+    if (a.get_int("depthwise", 0)) {
+        WEFT_CHECK(w.shape[1] == 1, "a depthwise weight has 1 input channel per group, got ", w.str());
+        return {{(w.shape[0] + ob - 1) / ob, 1, w.shape[2], w.shape[3], 1, ob}, w.dtype};
+    }
+    return {{(w.shape[0] + ob - 1) / ob, (w.shape[1] + ib - 1) / ib, w.shape[2], w.shape[3], ib, ob}, w.dtype};
+}
+
+inline Tensor compute_pack_weight(const std::vector<Tensor>& in, const Attrs& a) {
+    if (a.get_int("depthwise", 0)) return topi::pack_depthwise_weight_nchwc(in[0], a.get_int("oc_bn"));
+    return topi::pack_conv2d_weight_nchwc(in[0], a.get_int("ic_bn"), a.get_int("oc_bn"));
+}
+
+// ---- conv2d_nchwc ----------------------------------------------------------------------
+// data [N, C/ic_bn, H, W, ic_bn], packed weight; conv2d's attributes (groups 1, or the
+// channel count with depthwise = 1) -> [N, O/oc_bn, OH, OW, oc_bn].
+
+inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &x = in[0], &w = in[1];
+    check_rank(x, 5, "the NCHW[x]c data");
+    check_rank(w, 6, "the packed weight");
+    check_same_dtype(x, w, "the data", "the weight");
+    topi::Conv2dParams p = conv2d_params(a);
+    bool depthwise = a.get_int("depthwise", 0) != 0;
+    if (depthwise) {
+        WEFT_CHECK(w.shape[0] == x.shape[1] && w.shape[5] == x.shape[4], "the packed depthwise weight ", w.str(),
+                   " does not match the data's channel blocks ", x.str());
+    } else {
+        WEFT_CHECK(w.shape[1] == x.shape[1] && w.shape[4] == x.shape[4], "the packed weight ", w.str(),
+                   " does not match the data's channel blocks ", x.str());
+    }
+    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.dilation.h * (w.shape[2] - 1) - 1) / p.stride.h + 1;
+    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.dilation.w * (w.shape[3] - 1) - 1) / p.stride.w + 1;
+    WEFT_CHECK(oh > 0 && ow > 0, "the kernel does not fit the padded input");
+    return {{x.shape[0], w.shape[0], oh, ow, w.shape[5]}, x.dtype};
+}
+
+inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a) {
+    topi::Conv2dParams p = conv2d_params(a);
+    if (a.get_int("depthwise", 0)) return topi::depthwise_conv2d_nchwc(in[0], in[1], p);
+    p.groups = 1;
+    return topi::conv2d_nchwc(in[0], in[1], p);
+}
+
+inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                  const Attrs& a) {
+    if (a.get_int("depthwise", 0)) topi::schedule_depthwise_conv2d_nchwc(s, op, out);
+    else topi::schedule_conv2d_nchwc(s, op, out);
+}
+
+inline void register_layout_ops() {
+    using P = OpPattern;
+    register_op({.name = "layout_transform", .pattern = P::Injective, .infer = infer_layout_transform,
+                 .compute = compute_layout_transform});
+    register_op({.name = "pack_conv2d_weight", .pattern = P::Injective, .infer = infer_pack_weight,
+                 .compute = compute_pack_weight});
+    register_op({.name = "conv2d_nchwc", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_conv2d_nchwc, .compute = compute_conv2d_nchwc, .schedule = schedule_conv2d_nchwc});
+}
+
+}  // namespace weft::graph::ops

@@ -1,0 +1,168 @@
+// Definition of graph/pass.hpp's convert_conv_layout: convolutions to the blocked layout
+// NCHW[x]c, with layout_transform nodes only where a chain of blocked operators meets one
+// that works in NCHW.
+//
+// Every node of the old graph may have two forms in the new one: NCHW and blocked (with
+// its block size). Convolutions produce the blocked form; element-wise operators whose
+// inputs have it keep it (unary ops, and binary ops whose operands are blocked alike or
+// per-channel bias constants); anything else asks for the NCHW form, and the first such
+// request emits the layout_transform back. Weights are packed by pack_conv2d_weight nodes,
+// which fold_constants turns into constants when the weight is one.
+#pragma once
+#include <map>
+
+#include "weft/graph/impl/passes_pipeline.hpp"
+#include "weft/topi/conv.hpp"
+
+namespace weft::graph {
+
+namespace layout_detail {
+
+// The channel block for `channels`: `preferred`, 16 or 8 when one divides them (whole
+// vectors), else all of them when they fit one vector; 0: none (the conv stays in NCHW).
+inline int64_t dividing_block(int64_t channels, int64_t preferred) {
+    for (int64_t b : {preferred, int64_t(16), int64_t(8)})
+        if (b >= 8 && channels % b == 0) return b;
+    return channels <= 16 ? channels : 0;
+}
+
+class Converter {
+public:
+    explicit Converter(const Graph& g) : r_(g), blocked_(size_t(g.size())), block_(size_t(g.size()), 0) {}
+
+    Graph run() {
+        const Graph& g = r_.old();
+        for (int id : pass_detail::walk_order(g, "convert_conv_layout")) {
+            const Node& n = g.node(id);
+            if (n.is_op() && (n.op == "conv2d" ? conv(id) : n.op == "bias_add" ? bias_add(id) : elementwise(id))) continue;
+            copy_nchw(id);
+        }
+        for (auto& [name, v] : g.outputs()) nchw(v.id);
+        return r_.finish();
+    }
+
+private:
+    // The node's NCHW form in the new graph, converting its blocked form on first request.
+    Value nchw(int id) {
+        auto it = nchw_.find(id);
+        if (it != nchw_.end()) return it->second;
+        const Node& n = r_.old().node(id);
+        WEFT_ICHECK(blocked_[size_t(id)].defined(), describe(n), " has no form in the converted graph");
+        Value v = r_.out().add_node("layout_transform", {blocked_[size_t(id)]},
+                                    {{"to", std::string("NCHW")}, {"channels", n.type.shape[1]}},
+                                    r_.fresh_name(n.name + ".to_nchw"));
+        nchw_[id] = v;
+        r_.set(id, v);
+        return v;
+    }
+
+    // Its blocked form with block b (converting the NCHW form if it has no such form yet).
+    Value blocked(int id, int64_t b) {
+        if (block_[size_t(id)] == b) return blocked_[size_t(id)];
+        auto key = std::make_pair(id, b);
+        auto it = converted_.find(key);
+        if (it != converted_.end()) return it->second;
+        const Node& n = r_.old().node(id);
+        Value v = r_.out().add_node("layout_transform", {nchw(id)}, {{"to", std::string("NCHWc")}, {"block", b}},
+                                    r_.fresh_name(n.name + ".to_nchw" + std::to_string(b) + "c"));
+        converted_[key] = v;
+        return v;
+    }
+
+    void copy_nchw(int id) {
+        const Node& n = r_.old().node(id);
+        if (!n.is_op()) {
+            nchw_[id] = r_.copy(id);
+            return;
+        }
+        std::vector<Value> in;
+        for (Value x : n.inputs) in.push_back(nchw(x.id));
+        Value v = r_.out().add_node(n.op, std::move(in), n.attrs, n.name);
+        nchw_[id] = v;
+        r_.set(id, v);
+    }
+
+    void set_blocked(int id, Value v, int64_t b) {
+        blocked_[size_t(id)] = v;
+        block_[size_t(id)] = b;
+        r_.set(id, v);
+    }
+
+    bool conv(int id) {
+        const Graph& g = r_.old();
+        const Node& n = g.node(id);
+        const TensorType &x = g.type(n.inputs[0]), &w = g.type(n.inputs[1]);
+        if (x.dtype != DataType::float_(32)) return false;
+        const int64_t C = x.shape[1], O = w.shape[0], groups = n.attrs.get_int("groups", 1);
+        const bool depthwise = groups > 1 && groups == C && O == C && w.shape[1] == 1;
+        if (groups != 1 && !depthwise) return false;
+        topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3]);
+        int64_t ob = dividing_block(O, pick.oc_bn);
+        if (ob == 0) return false;
+        // The input keeps the block its producer gave it when that divides C.
+        int64_t have = block_[size_t(n.inputs[0].id)];
+        int64_t ib = depthwise ? ob : have > 0 && C % have == 0 ? have : dividing_block(C, pick.ic_bn);
+        if (ib == 0) return false;
+        Value data = blocked(n.inputs[0].id, ib);
+        Attrs pack{{"ic_bn", ib}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};
+        Value weight = r_.out().add_node("pack_conv2d_weight", {nchw(n.inputs[1].id)}, std::move(pack),
+                                         r_.fresh_name(g.node(n.inputs[1]).name + ".packed"));
+        Attrs attrs = n.attrs;
+        attrs.set("depthwise", int64_t(depthwise));
+        set_blocked(id, r_.out().add_node("conv2d_nchwc", {data, weight}, std::move(attrs), n.name), ob);
+        return true;
+    }
+
+    // x + bias along the channels of a blocked x: the bias reshaped to [C/b, 1, 1, b].
+    bool bias_add(int id) {
+        const Graph& g = r_.old();
+        const Node& n = g.node(id);
+        int x = n.inputs[0].id;
+        int64_t b = block_[size_t(x)];
+        if (b == 0 || n.type.shape.size() != 4 || normalize_axis(n.attrs.get_int("axis", 1)) != 1) return false;
+        const int64_t C = n.type.shape[1];
+        Value bias = r_.out().add_node("reshape", {nchw(n.inputs[1].id)}, {{"shape", std::vector<int64_t>{C / b, 1, 1, b}}},
+                                       r_.fresh_name(g.node(n.inputs[1]).name + ".blocked"));
+        set_blocked(id, r_.out().add_node("add", {blocked_[size_t(x)], bias}, {}, n.name), b);
+        return true;
+    }
+
+    int64_t normalize_axis(int64_t axis) const { return axis < 0 ? axis + 4 : axis; }
+
+    // An element-wise operator whose inputs are all blocked alike (or, for a binary one,
+    // one blocked and the other an NCHW tensor of the same shape, converted).
+    bool elementwise(int id) {
+        const Graph& g = r_.old();
+        const Node& n = g.node(id);
+        OpPattern p = op_def(n.op).pattern;
+        if (p != OpPattern::ElemWise && p != OpPattern::Broadcast) return false;
+        int64_t b = 0;
+        for (Value v : n.inputs)
+            if (block_[size_t(v.id)] > 0) b = block_[size_t(v.id)];
+        if (b == 0 || n.type.shape.size() != 4 || n.type.shape[1] % b != 0) return false;
+        std::vector<Value> in;
+        for (Value v : n.inputs) {
+            if (g.type(v).shape != n.type.shape) return false;  // a true broadcast: stay in NCHW
+            in.push_back(blocked(v.id, b));
+        }
+        set_blocked(id, r_.out().add_node(n.op, std::move(in), n.attrs, n.name), b);
+        return true;
+    }
+
+    pass_detail::GraphRewriter r_;
+    std::vector<Value> blocked_;
+    std::vector<int64_t> block_;  // 0: no blocked form
+    std::map<int, Value> nchw_;
+    std::map<std::pair<int, int64_t>, Value> converted_;
+};
+
+}  // namespace layout_detail
+
+Graph convert_conv_layout(const Graph& g) {
+    bool any = false;
+    for (const Node& n : g.nodes()) any |= n.op == "conv2d";
+    if (!any) return g;
+    return layout_detail::Converter(g).run();
+}
+
+}  // namespace weft::graph

@@ -1,0 +1,109 @@
+// convert_conv_layout: convolutions in the blocked layout NCHW[x]c, element-wise operators
+// between them kept blocked, layout_transform only at the chain's boundaries; the outputs
+// equal those of the NCHW graph.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "weft/graph/testing/models.hpp"
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+int count_ops(const graph::Graph& g, const std::string& op) {
+    return int(std::count_if(g.nodes().begin(), g.nodes().end(), [&](const graph::Node& n) { return n.op == op; }));
+}
+
+// The largest difference between the graph's first output built blocked and built in NCHW,
+// relative to the output's largest magnitude.
+double blocked_vs_nchw(const graph::Graph& g, graph::Module* blocked_out = nullptr) {
+    graph::Module blocked = graph::build(g, Target::host(), {.convert_layout = true});
+    graph::Module nchw = graph::build(g, Target::host(), {.convert_layout = false});
+    for (int i = 0; i < blocked.num_inputs(); ++i) {
+        auto x = Buffer<float>::random(blocked.input(i).shape(), -1.f, 1.f, uint64_t(20 + i));
+        blocked.set_input(i, x);
+        nchw.set_input(i, x);
+    }
+    blocked.run();
+    nchw.run();
+    const BufferRef &a = blocked.get_output(0), &b = nchw.get_output(0);
+    REQUIRE(a.shape() == b.shape());
+    const float *p = static_cast<const float*>(a.data()), *q = static_cast<const float*>(b.data());
+    double scale = 1e-30, worst = 0;
+    for (int64_t i = 0; i < a.size(); ++i) scale = std::max(scale, double(std::abs(q[i])));
+    for (int64_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
+    if (blocked_out) *blocked_out = blocked;
+    return worst / scale;
+}
+
+}  // namespace
+
+TEST_CASE("a chain of convolutions runs blocked with one transform in and one out") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 3);
+    graph::Value x = g.input("x", {1, 16, 14, 14});
+    graph::Value y = x;
+    for (int i = 0; i < 3; ++i) {
+        std::string name = "conv" + std::to_string(i);
+        y = g.conv2d(y, w.conv_weight(name + ".w", 32, i == 0 ? 16 : 32, 3), w.uniform(name + ".b", {32}, -0.1f, 0.1f),
+                     {.pad = 1}, name);
+        y = g.relu(y, name + ".relu");
+    }
+    g.output(g.max_pool2d(y, {.kernel = 2, .stride = 2}), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    const graph::Graph& c = m.graph();
+    CHECK(count_ops(c, "conv2d_nchwc") == 3);
+    CHECK(count_ops(c, "conv2d") == 0);
+    CHECK(count_ops(c, "layout_transform") == 2);      // the input in, the pool's input out
+    CHECK(count_ops(c, "pack_conv2d_weight") == 0);    // folded into constants
+    // Each convolution with its bias and relu is still one kernel.
+    int conv_kernels = 0;
+    for (const auto& k : m.kernels()) conv_kernels += k.name.rfind("conv2d_nchwc", 0) == 0;
+    CHECK(conv_kernels == 3);
+}
+
+TEST_CASE("residual adds and depthwise convolutions stay blocked") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 5);
+    graph::Value x = g.input("x", {1, 24, 9, 9});
+    graph::Value y = graph::testing::inverted_residual(g, w, x, 24, 24, 1, 4, "block");
+    g.output(g.global_avg_pool2d(y), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(count_ops(m.graph(), "conv2d_nchwc") == 3);
+    CHECK(count_ops(m.graph(), "layout_transform") == 2);
+}
+
+TEST_CASE("a strided ResNet block and the first 7x7 convolution of 3 channels convert") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 9);
+    graph::Value x = g.input("x", {1, 3, 33, 33});
+    graph::Value y = graph::testing::conv_bn(g, w, x, 3, 16, 7, 2, 1, graph::testing::Activation::Relu, "stem");
+    y = graph::testing::basic_block(g, w, y, 16, 32, 2, "layer");
+    g.output(y, "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(count_ops(m.graph(), "conv2d") == 0);
+}
+
+TEST_CASE("grouped convolutions and channel counts no block divides stay in NCHW") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 4);
+    graph::Value x = g.input("x", {1, 8, 6, 6});
+    graph::Value y = g.conv2d(x, w.conv_weight("grouped.w", 20, 4, 3), {.pad = 1, .groups = 2}, "grouped");
+    y = g.conv2d(y, w.conv_weight("odd.w", 36, 20, 1), {}, "odd");  // 20 and 36: no block of 8 or 16
+    g.output(y, "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(count_ops(m.graph(), "conv2d") == 2);
+    CHECK(count_ops(m.graph(), "conv2d_nchwc") == 0);
+}
+
+TEST_CASE("resnet18 and mobilenet_v2 at 64x64 give the same logits blocked and in NCHW") {
+    CHECK(blocked_vs_nchw(graph::testing::resnet18(1, 64, 10)) < 1e-4);
+    CHECK(blocked_vs_nchw(graph::testing::mobilenet_v2(1, 64, 10)) < 1e-4);
+}
