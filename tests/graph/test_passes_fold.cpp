@@ -79,6 +79,27 @@ TEST_CASE("constant folding folds reductions and keeps each value the rest of th
     CHECK(graph::fold_constants(plain).str() == plain.str());
 }
 
+TEST_CASE("constant folding folds a transpose and add of constants and a reshaped weight before batch norm folding") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 3, 8});
+    graph::Value t = g.transpose(g.constant("a", rnd({8, 3}, 7)), {1, 0}, "t");  // [3, 8]
+    graph::Value y = g.add(x, g.add(t, g.constant("b", rnd({3, 8}, 8)), "tb"), "y");
+    g.output(y, "y");
+    graph::Graph h = graph::fold_constants(g);
+    CHECK(ops_of(h) == Ops{"add"});
+    CHECK(h.node(*h.find("tb")).is_constant());
+    CHECK(max_output_difference(g, {}, no_fold_constants) < 1e-6);
+
+    // The weight is a reshape of a constant: folded first, so the batch norm folds into it.
+    graph::Graph c;
+    graph::Value in = c.input("x", {1, 2, 6, 6});
+    graph::Value w = c.reshape(c.constant("flat", rnd({4 * 2 * 3 * 3}, 9)), {4, 2, 3, 3}, "w");
+    graph::Value v = add_batch_norm(c, c.conv2d(in, w, {.pad = 1}, "conv"), 4, 90, "bn");
+    c.output(v, "out");
+    CHECK(ops_of(graph::build(c).graph()) == Ops{"conv2d", "bias_add"});
+    CHECK(max_output_difference(c, {}, no_passes()) < 1e-5);
+}
+
 TEST_CASE("a graph whose every output is constant builds to a module without kernels") {
     graph::Graph g;
     graph::Value x = g.input("x", {2});
