@@ -4,6 +4,7 @@
 // tail loop that test, around a steady loop that loads directly.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -95,4 +96,39 @@ TEST_CASE("loop partitioning: a lower bound on a parallel loop keeps one paralle
     CHECK(count(body, "for (i.outer") == 1);
     Kernel k = build(s, {X, Y});
     check_values(k, n, lo, n + lo + 4, 2);
+}
+
+TEST_CASE("loop partitioning: inside a border piece, a bound the piece's range settles does not cut again") {
+    // y[i] = sum over k < 5 of x padded by 2 on both sides at i + k. The rows split into a head
+    // [0, 2), a steady [2, 14) and a tail [14, 16); the tap loop of a border row splits once
+    // more on its own bound only: in the head, i + k < 18 holds for every tap already.
+    const int64_t n = 16;
+    Tensor X = placeholder({n}, f32, "x");
+    Tensor P = compute({n + 4}, [&](Expr i) {
+        return if_then_else(likely(i >= 2) && likely(i < n + 2), X(i - 2), 0.0f);
+    }, "p");
+    IterVar k = reduce_axis(0, 5, "k");
+    Tensor Y = compute({n}, [&](Expr i) { return sum(P(i + k), {k}); }, "y");
+    Schedule s = create_schedule(Y);
+    s[P].compute_inline();
+    std::string body = ir::to_string(lower(s, {X, Y}).body);
+    CAPTURE(body);
+    CHECK(count(body, "for (i, 0, 2)") == 1);
+    CHECK(count(body, "for (i, 2, 12) {\n  y[i] = 0.0f\n  for (k, 0, 5) {") == 1);
+    CHECK(count(body, "for (i, 14, 2)") == 1);
+    CHECK(count(body, "for (k") == 5);  // 2 in each border row, 1 in the steady rows
+    CHECK(count(body, "if_then_else") == 0);
+
+    Kernel kern = build(s, {X, Y});
+    auto x = Buffer<float>::random({n}, -1.f, 1.f, 9);
+    Buffer<float> y({n});
+    kern(x, y);
+    bool ok = true;
+    for (int64_t i = 0; i < n; ++i) {
+        float want = 0.0f;
+        for (int64_t t = 0; t < 5; ++t)
+            if (i + t >= 2 && i + t < n + 2) want += x(i + t - 2);
+        ok = ok && std::abs(y(i) - want) <= 1e-5f * (1.0f + std::abs(want));
+    }
+    CHECK(ok);
 }

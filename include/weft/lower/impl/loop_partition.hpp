@@ -4,8 +4,12 @@
 // into a steady-state loop where likely(c) is true and a head or tail loop that keeps the
 // test. Split tails come out as [0, n / f) guard-free and one last, shorter iteration; a
 // lower bound such as `likely(0 <= y + k - 1)` peels the first iterations instead. A
-// parallel loop stays one loop whose body branches between the copies.
+// parallel loop stays one loop whose body branches between the copies. Inside a piece, the
+// pieces' ranges of the enclosing loops are known, so a guard they settle does not cut an
+// inner loop again (the head rows of a padded read hold their upper bound already).
 #pragma once
+#include <optional>
+
 #include "weft/ir/arith/impl/expr_equal.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/equality.hpp"
@@ -146,7 +150,8 @@ private:
     // into `if (v < split) steady-body else tail-body`.
     Stmt partition(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
                    const Stmt& body, int depth, bool branch) {
-        if (depth < 4) {
+        // A single iteration is not cut: leaf() substitutes v, which settles its guards.
+        if (depth < 4 && !ir::is_one(extent)) {
             LikelyFinder lf(v);
             lf.visit(body);
             for (auto& [cond, inner] : lf.found) {
@@ -156,11 +161,13 @@ private:
                 Expr split = ir::arith::simplify(ir::min(ir::max(r.at, min), stop));
                 // The first and the last value of v where cond holds.
                 Expr from = r.prefix ? min : split, to = r.prefix ? split : stop;
-                if (ir::arith::can_prove(from == min && to == stop)) {
+                // Over the ranges of the enclosing loops' pieces: in the head piece of a lower
+                // bound, say, an upper bound of the same rows already holds everywhere.
+                if (ir::arith::can_prove(from == min && to == stop, outer_)) {
                     // The guard holds everywhere.
                     return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1, branch);
                 }
-                if (ir::arith::can_prove(from == to)) continue;  // it never holds
+                if (ir::arith::can_prove(from == to, outer_)) continue;  // it never holds
                 // Each split copies the body; past a budget, keep the guard instead (correct,
                 // slower) so deep nests of non-dividing splits cannot blow up compile time.
                 size_t cost = node_count(body);
@@ -182,7 +189,7 @@ private:
     Stmt leaf(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
               const Stmt& body, bool branch) {
         // One value: substitute the loop variable so inner guards and bounds simplify.
-        if (branch) return mutate(ir::is_one(extent) ? ir::substitute(body, {{v, min}}) : body);
+        if (branch) return ir::is_one(extent) ? mutate(ir::substitute(body, {{v, min}})) : mutate_in(v, min, extent, body);
         return make_loop(v, min, extent, kind, tag, body);
     }
     Stmt make_loop(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
@@ -190,8 +197,21 @@ private:
         // One iteration: substitute the loop variable so inner guards become analyzable.
         if (ir::is_one(extent) && kind != ir::ForKind::Parallel)
             return mutate(ir::substitute(body, {{v, min}}));
-        return ir::For::make(v, min, extent, kind, mutate(body), tag);
+        return ir::For::make(v, min, extent, kind, mutate_in(v, min, extent, body), tag);
     }
+    // The body of v's piece [min, min + extent), partitioned knowing that range.
+    Stmt mutate_in(const Var& v, const Expr& min, const Expr& extent, const Stmt& body) {
+        auto saved = outer_.find(v);
+        std::optional<ir::arith::Interval> before;
+        if (saved != outer_.end()) before = saved->second;
+        outer_[v] = ir::arith::Interval(min, ir::arith::simplify(min + extent - 1));
+        Stmt out = mutate(body);
+        if (before) outer_[v] = *before;
+        else outer_.erase(v);
+        return out;
+    }
+
+    ir::arith::VarRanges outer_;  // the enclosing loop pieces' ranges
 };
 
 // After partitioning, remaining likely() markers are plain conditions.
