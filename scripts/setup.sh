@@ -17,6 +17,7 @@ packages=(
   doctest-dev                          # tests
   libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers
   nlohmann-json3-dev                   # schedule / tuning records
+  libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
 )
 # Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
 # require them, and weft links only the shared libLLVM, which carries its own dependencies.

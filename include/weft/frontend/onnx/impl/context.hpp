@@ -1,0 +1,164 @@
+// The ONNX importer's per-node context: a node's attributes and inputs, and the graph
+// builder calls converters use (graph/graph.hpp).
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "weft/frontend/onnx/impl/proto.hpp"
+#include "weft/graph/graph.hpp"
+
+namespace weft::onnx::detail {
+
+using graph::Value;
+
+// Evaluates a value whose inputs are all constants (the importer's, which builds the
+// constant part with graph::build when it is not a constant node already).
+using Evaluator = std::function<BufferRef(Value)>;
+
+// The graph's tensors have at least one dimension: an ONNX scalar (rank 0) is a [1] tensor,
+// and the importer remembers which values stand for scalars (`rank0`) so that converters
+// whose result depends on the rank (Gather, Unsqueeze, Squeeze, Reshape) can tell.
+inline BufferRef as_rank1(const BufferRef& b) {
+    if (b.ndim() > 0) return b;
+    BufferRef r = BufferRef::allocate(b.dtype(), {1});
+    std::memcpy(r.data(), b.data(), size_t(b.size_bytes()));
+    return r;
+}
+
+inline Value add_constant(graph::Graph& g, std::set<int>& rank0, const std::string& name, const BufferRef& b) {
+    if (b.size() == 0) unsupported("the constant '" + name + "' has no elements (shape " + graph::shape_str(b.shape()) + ")");
+    Value v = g.constant(name, as_rank1(b));
+    if (b.ndim() == 0) rank0.insert(v.id);
+    return v;
+}
+
+struct Ctx {
+    graph::Graph& g;
+    const pb::NodeProto& node;
+    int opset;
+    std::vector<Value> ins;  // undefined where the input name is empty (an omitted optional input)
+    Evaluator evaluate;
+    int64_t limit;           // max_tensor_elements
+    std::set<int>& rank0;    // values that are ONNX scalars (held as [1])
+    // Constants without elements are not graph values (weft's tensors are never empty): such
+    // an input reads as omitted, except that const_value() gives an empty buffer; a
+    // converter sets empty_outs[k] when its output k is one.
+    std::vector<char> empty_ins;
+    std::vector<char> empty_outs;
+
+    // ---- attributes -------------------------------------------------------------------
+    const pb::AttributeProto* attr(const std::string& name) const {
+        for (const pb::AttributeProto& a : node.attribute())
+            if (a.name() == name) return &a;
+        return nullptr;
+    }
+    bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
+    const pb::AttributeProto& typed(const std::string& name, int type) const {
+        const pb::AttributeProto* a = attr(name);
+        WEFT_ICHECK(a, "typed() on a missing attribute");
+        // Old exporters leave `type` unset (0); then the field that is filled decides.
+        if (a->type() != 0 && a->type() != type)
+            malformed("attribute '" + name + "' must be of type " + attr_type_name(type) + ", got " +
+                      attr_type_name(a->type()));
+        return *a;
+    }
+    int64_t i(const std::string& name, int64_t fallback) const {
+        return has_attr(name) ? typed(name, pb::AttributeProto::INT).i() : fallback;
+    }
+    int64_t i(const std::string& name) const {
+        if (!has_attr(name)) malformed("the required attribute '" + name + "' is missing");
+        return typed(name, pb::AttributeProto::INT).i();
+    }
+    double f(const std::string& name, double fallback) const {
+        if (!has_attr(name)) return fallback;
+        const pb::AttributeProto& a = *attr(name);
+        if (a.type() == pb::AttributeProto::INT) return double(a.i());
+        return typed(name, pb::AttributeProto::FLOAT).f();
+    }
+    std::string s(const std::string& name, const std::string& fallback = "") const {
+        return has_attr(name) ? typed(name, pb::AttributeProto::STRING).s() : fallback;
+    }
+    std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> fallback = {}) const {
+        if (!has_attr(name)) return fallback;
+        const pb::AttributeProto& a = typed(name, pb::AttributeProto::INTS);
+        return {a.ints().begin(), a.ints().end()};
+    }
+    std::vector<double> floats(const std::string& name, std::vector<double> fallback = {}) const {
+        if (!has_attr(name)) return fallback;
+        const pb::AttributeProto& a = typed(name, pb::AttributeProto::FLOATS);
+        return {a.floats().begin(), a.floats().end()};
+    }
+
+    // ---- inputs -----------------------------------------------------------------------
+    size_t n_in() const { return ins.size(); }
+    bool has(size_t k) const { return k < ins.size() && ins[k].defined(); }
+    bool is_empty(size_t k) const { return k < empty_ins.size() && empty_ins[k]; }
+    Value in(size_t k) const {
+        if (!has(k)) malformed("input " + std::to_string(k) + " is required but missing");
+        return ins[k];
+    }
+    const graph::TensorType& type(Value v) const { return g.type(v); }
+    const std::vector<int64_t>& shape(Value v) const { return g.type(v).shape; }
+    int64_t rank(Value v) const { return int64_t(shape(v).size()); }
+    DataType dtype(Value v) const { return g.type(v).dtype; }
+
+    // Input k's value: it must be a constant (or computed from constants only).
+    BufferRef const_value(size_t k, const char* what) const {
+        if (is_empty(k)) return BufferRef();
+        Value v = in(k);
+        const graph::Node& n = g.node(v);
+        if (n.is_constant()) return n.value;
+        if (n.is_input())
+            unsupported(std::string(what) + " (input " + std::to_string(k) + ", '" + node.input(int(k)) +
+                        "') must be a constant, but it is a graph input");
+        return evaluate(v);
+    }
+    std::vector<int64_t> const_ints(size_t k, const char* what) const { return buffer_ints(const_value(k, what)); }
+    std::vector<double> const_floats(size_t k, const char* what) const {
+        return buffer_floats(const_value(k, what));
+    }
+
+    // ---- building ---------------------------------------------------------------------
+    // The name of ONNX output k (what the node computing it is called).
+    std::string out(int k = 0) const {
+        std::string n = k < node.output_size() ? node.output(k) : "";
+        if (n.empty() || g.find(n)) return fresh("out" + std::to_string(k));
+        return n;
+    }
+    // "<output 0>/<what>", unique in the graph.
+    std::string fresh(const std::string& what) const {
+        std::string base = node.output_size() && !node.output(0).empty() ? node.output(0) : node.name();
+        std::string n = base + "/" + what;
+        for (int k = 1; g.find(n); ++k) n = base + "/" + what + std::to_string(k);
+        return n;
+    }
+    Value add(const std::string& op, std::vector<Value> inputs, graph::Attrs attrs = {}, std::string name = "") {
+        if (name.empty()) name = fresh(op);
+        return g.add_node(op, std::move(inputs), std::move(attrs), std::move(name));
+    }
+    bool is_scalar(Value v) const { return rank0.count(v.id) != 0; }
+    Value mark_scalar(Value v) {
+        rank0.insert(v.id);
+        return v;
+    }
+    // A constant named after ONNX output k; an ONNX scalar becomes [1] (see as_rank1).
+    Value named_constant(int k, const BufferRef& b) { return add_constant(g, rank0, out(k), b); }
+    Value constant(const BufferRef& b, const std::string& what) { return add_constant(g, rank0, fresh(what), b); }
+    // A [1] constant: broadcasts against anything.
+    Value scalar(double v, DataType dt, const std::string& what = "scalar") {
+        return constant(filled_buffer(dt, {1}, v), what);
+    }
+};
+
+// A converter adds the graph nodes for one ONNX node and returns its outputs (an undefined
+// Value for an output it does not produce: reading that is an error).
+using Converter = std::function<std::vector<Value>(Ctx&)>;
+
+struct OpEntry {
+    Converter convert;
+    int since = 1;  // the first opset that has the operator
+};
+
+}  // namespace weft::onnx::detail

@@ -1,0 +1,322 @@
+// The ONNX importer: a ModelProto read by Debian's ONNX protobuf classes becomes a
+// graph::Graph (initializers as constants, inputs with their shapes, one converter per node).
+#pragma once
+#include <fstream>
+#include <iterator>
+#include <new>
+#include <set>
+
+#include "weft/frontend/onnx/impl/ops.hpp"
+#include "weft/graph/module.hpp"
+
+namespace weft::onnx::detail {
+
+// "weft: onnx: msg" -> "msg" (messages are re-prefixed with the node).
+inline std::string strip_prefix(std::string m) {
+    for (const char* p : {"weft: onnx: ", "weft: "})
+        if (m.rfind(p, 0) == 0) m = m.substr(std::strlen(p));
+    return m;
+}
+
+inline BufferRef copy_buffer(const BufferRef& b) {
+    WEFT_ICHECK(b.is_compact(), "copy_buffer of a strided buffer");
+    BufferRef r = BufferRef::allocate(b.dtype(), b.shape());
+    if (b.size_bytes()) std::memcpy(r.data(), b.data(), size_t(b.size_bytes()));
+    return r;
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("weft: onnx: cannot open '" + path + "'");
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) throw Error("weft: onnx: cannot read '" + path + "'");
+    return s;
+}
+
+inline void parse_model(pb::ModelProto& m, const void* data, size_t size, const std::string& what) {
+    if (size > size_t(std::numeric_limits<int>::max())) unsupported(what + " is larger than 2 GiB");
+    if (!m.ParseFromArray(data, int(size)))
+        malformed(what + " is not a valid ONNX model (the protobuf does not parse: truncated or corrupt)");
+}
+
+inline int default_opset(const pb::ModelProto& m) {
+    int opset = 0;
+    for (const pb::OperatorSetIdProto& o : m.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx") opset = int(std::clamp<int64_t>(o.version(), 0, 1 << 20));
+    return opset;
+}
+
+class Importer {
+public:
+    Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) {}
+
+    graph::Graph run() {
+        const pb::GraphProto& gp = model_.graph();
+        opset_ = default_opset(model_);
+        if (gp.sparse_initializer_size()) unsupported("sparse initializers are not supported");
+        std::set<std::string> inits;
+        for (const pb::TensorProto& t : gp.initializer()) {
+            const std::string& name = t.name();
+            if (name.empty()) malformed("an initializer has no name");
+            if (values_.count(name)) malformed("two initializers are named '" + name + "'");
+            BufferRef b = tensor_to_buffer(t, opt_.max_tensor_elements, "initializer '" + name + "'");
+            if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
+                empty_.insert(name);
+                values_[name] = Value{};
+            } else {
+                values_[name] = add_constant(g_, rank0_, name, b);
+            }
+            inits.insert(name);
+        }
+        std::set<std::string> used_overrides;
+        for (const pb::ValueInfoProto& vi : gp.input()) {
+            if (inits.count(vi.name())) continue;  // IR < 4 lists initializers as inputs too
+            add_input(vi, used_overrides);
+        }
+        for (const auto& [name, shape] : opt_.input_shapes)
+            if (!used_overrides.count(name))
+                throw Error("weft: onnx: LoadOptions::input_shapes names '" + name + "', which is not an input of the model");
+        for (const pb::NodeProto& n : gp.node()) convert(n);
+        for (const pb::ValueInfoProto& vi : gp.output()) {
+            auto it = values_.find(vi.name());
+            if (it == values_.end()) malformed("the graph output '" + vi.name() + "' is not computed by any node");
+            if (!it->second.defined())
+                unsupported("the graph output '" + vi.name() + "' is an output the importer does not compute (" +
+                            producer_[vi.name()] + ")");
+            if (vi.has_type() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+                DataType want = to_dtype(vi.type().tensor_type().elem_type(), "the graph output '" + vi.name() + "'");
+                if (want != g_.type(it->second).dtype)
+                    malformed("the graph output '" + vi.name() + "' is declared " + want.str() + " but computes " +
+                              g_.type(it->second).str());
+            }
+            g_.output(it->second, vi.name());
+        }
+        return std::move(g_);
+    }
+
+private:
+    void add_input(const pb::ValueInfoProto& vi, std::set<std::string>& used_overrides) {
+        const std::string& name = vi.name();
+        const std::string what = "the graph input '" + name + "'";
+        if (name.empty()) malformed("a graph input has no name");
+        if (values_.count(name)) malformed("two graph inputs are named '" + name + "'");
+        if (!vi.has_type() || !vi.type().has_tensor_type())
+            unsupported(what + " is not a tensor (sequences, maps and optionals are not supported)");
+        const pb::TypeProto_Tensor& tt = vi.type().tensor_type();
+        DataType dt = to_dtype(tt.elem_type(), what);
+        auto over = opt_.input_shapes.find(name);
+        std::vector<int64_t> shape;
+        if (tt.has_shape()) {
+            for (int k = 0; k < tt.shape().dim_size(); ++k) {
+                const pb::TensorShapeProto_Dimension& d = tt.shape().dim(k);
+                int64_t v = -1;
+                std::string sym = d.has_dim_param() ? d.dim_param() : "";
+                if (d.has_dim_value()) v = d.dim_value();
+                else if (!sym.empty() && opt_.dim_values.count(sym)) v = opt_.dim_values.at(sym);
+                if (over != opt_.input_shapes.end()) {
+                    const std::vector<int64_t>& o = over->second;
+                    if (o.size() != size_t(tt.shape().dim_size()))
+                        throw Error("weft: onnx: LoadOptions::input_shapes gives " + what + " the shape " +
+                                    graph::shape_str(o) + " of rank " + std::to_string(o.size()) +
+                                    ", but the model's has rank " + std::to_string(tt.shape().dim_size()));
+                    if (d.has_dim_value() && d.dim_value() != o[size_t(k)])
+                        throw Error("weft: onnx: LoadOptions::input_shapes gives " + what + " extent " +
+                                    std::to_string(o[size_t(k)]) + " in dimension " + std::to_string(k) +
+                                    ", which the model fixes at " + std::to_string(d.dim_value()));
+                    v = o[size_t(k)];
+                }
+                if (v < 0)
+                    throw UnsupportedError("weft: onnx: " + what + " has a symbolic dimension " +
+                                           (sym.empty() ? std::string("(unnamed)") : "'" + sym + "'") + " (dimension " +
+                                           std::to_string(k) +
+                                           "); give its value in LoadOptions::input_shapes or LoadOptions::dim_values");
+                shape.push_back(v);
+            }
+        } else if (over != opt_.input_shapes.end()) {
+            shape = over->second;
+        } else {
+            throw UnsupportedError("weft: onnx: " + what + " has no shape; give one in LoadOptions::input_shapes");
+        }
+        if (over != opt_.input_shapes.end()) used_overrides.insert(name);
+        checked_elements(shape, opt_.max_tensor_elements, what);
+        for (int64_t d : shape)
+            if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
+        bool scalar = shape.empty();
+        values_[name] = g_.input(name, scalar ? std::vector<int64_t>{1} : shape, dt);
+        if (scalar) rank0_.insert(values_[name].id);
+    }
+
+    void convert(const pb::NodeProto& n) {
+        const std::string label = "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?"))
+                                                                : n.name()) +
+                                  "' (" + (n.domain().empty() ? "" : n.domain() + ":") + n.op_type() + ", opset " +
+                                  std::to_string(opset_) + "): ";
+        try {
+            if (!n.domain().empty() && n.domain() != "ai.onnx")
+                unsupported("operators of the domain '" + n.domain() + "' are not supported");
+            auto& table = converters();
+            auto it = table.find(n.op_type());
+            if (it == table.end()) unsupported("the operator " + n.op_type() + " is not supported");
+            if (opset_ < kMinOpset || opset_ > kMaxOpset)
+                unsupported("the model imports opset " + std::to_string(opset_) + " of the default domain; weft reads " +
+                            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+            if (opset_ < it->second.since)
+                malformed(n.op_type() + " does not exist before opset " + std::to_string(it->second.since));
+            Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.max_tensor_elements, rank0_, {}};
+            c.empty_ins.resize(size_t(n.input_size()));
+            for (const std::string& in : n.input()) {
+                if (in.empty() || empty_.count(in)) {
+                    if (!in.empty()) c.empty_ins[c.ins.size()] = 1;
+                    c.ins.push_back(Value{});
+                    continue;
+                }
+                auto v = values_.find(in);
+                if (v == values_.end()) malformed("the input '" + in + "' is not defined before this node");
+                if (!v->second.defined())
+                    unsupported("the input '" + in + "' is an output the importer does not compute (" + producer_[in] + ")");
+                c.ins.push_back(v->second);
+            }
+            std::vector<Value> outs = it->second.convert(c);
+            // An element-wise result of scalars is a scalar.
+            bool all_scalar = !c.ins.empty();
+            for (Value v : c.ins) all_scalar = all_scalar && v.defined() && rank0_.count(v.id);
+            if (all_scalar)
+                for (Value v : outs)
+                    if (v.defined() && g_.type(v).shape == std::vector<int64_t>{1}) rank0_.insert(v.id);
+            for (int k = 0; k < n.output_size(); ++k) {
+                const std::string& name = n.output(k);
+                if (name.empty()) continue;
+                if (values_.count(name)) malformed("the value '" + name + "' is defined twice");
+                values_[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
+                if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
+                    empty_.insert(name);
+                    continue;
+                }
+                if (!values_[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
+            }
+        } catch (const UnsupportedError& e) {
+            throw UnsupportedError("weft: onnx: " + label + strip_prefix(e.what()));
+        } catch (const Error& e) {
+            throw Error("weft: onnx: " + label + strip_prefix(e.what()));
+        } catch (const std::bad_alloc&) {
+            throw Error("weft: onnx: " + label + "out of memory");
+        } catch (const std::exception& e) {
+            throw Error("weft: onnx: " + label + e.what());
+        }
+    }
+
+    // The value of v, which depends on constants only: its part of the graph built and run.
+    BufferRef evaluate(Value v) {
+        auto cached = evaluated_.find(v.id);
+        if (cached != evaluated_.end()) return cached->second;
+        std::set<int> need;
+        std::vector<int> stack{v.id};
+        while (!stack.empty()) {
+            int id = stack.back();
+            stack.pop_back();
+            if (!need.insert(id).second) continue;
+            const graph::Node& n = g_.node(id);
+            if (n.is_input())
+                unsupported("a value that must be constant ('" + g_.node(v).name + "') depends on the graph input '" +
+                            n.name + "'");
+            for (Value in : n.inputs) stack.push_back(in.id);
+        }
+        graph::Graph sub;
+        std::map<int, Value> m;
+        for (int id : need) {  // ids ascend in a topological order
+            const graph::Node& n = g_.node(id);
+            if (n.is_constant()) m[id] = sub.constant(n.name, n.value);
+            else {
+                std::vector<Value> ins;
+                for (Value in : n.inputs) ins.push_back(m.at(in.id));
+                m[id] = sub.add_node(n.op, ins, n.attrs, n.name);
+            }
+        }
+        sub.output(m.at(v.id), "value");
+        graph::Module mod = graph::build(sub);
+        mod.run();
+        BufferRef r = copy_buffer(mod.get_output(0));
+        evaluated_[v.id] = r;
+        return r;
+    }
+
+    const pb::ModelProto& model_;
+    const LoadOptions& opt_;
+    graph::Graph g_;
+    int opset_ = 0;
+    std::map<std::string, Value> values_;
+    std::map<std::string, std::string> producer_;  // for outputs not computed: which node
+    std::map<int, BufferRef> evaluated_;
+    std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
+    std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
+};
+
+}  // namespace weft::onnx::detail
+
+namespace weft::onnx {
+
+graph::Graph load_from_memory(const void* data, size_t size, const LoadOptions& options) {
+    detail::pb::ModelProto m;
+    try {
+        detail::parse_model(m, data, size, "the model");
+    } catch (const std::bad_alloc&) {
+        throw Error("weft: onnx: out of memory while parsing the model");
+    }
+    return detail::Importer(m, options).run();
+}
+
+graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& options) {
+    return load_from_memory(bytes.data(), bytes.size(), options);
+}
+
+graph::Graph load(const std::string& path, const LoadOptions& options) {
+    std::string bytes = detail::read_file(path);
+    try {
+        return load_from_memory(bytes, options);
+    } catch (const UnsupportedError& e) {
+        throw UnsupportedError(std::string(e.what()) + " (in '" + path + "')");
+    } catch (const Error& e) {
+        throw Error(std::string(e.what()) + " (in '" + path + "')");
+    }
+}
+
+BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* name) {
+    detail::pb::TensorProto t;
+    if (size > size_t(std::numeric_limits<int>::max()) || !t.ParseFromArray(data, int(size)))
+        throw Error("weft: onnx: not a valid TensorProto (the protobuf does not parse)");
+    if (name) *name = t.name();
+    return detail::tensor_to_buffer(t, LoadOptions{}.max_tensor_elements, "the tensor '" + t.name() + "'");
+}
+
+BufferRef load_tensor(const std::string& path, std::string* name) {
+    std::string bytes = detail::read_file(path);
+    return load_tensor_from_memory(bytes.data(), bytes.size(), name);
+}
+
+ModelInfo inspect(const std::string& path) {
+    std::string bytes = detail::read_file(path);
+    detail::pb::ModelProto m;
+    detail::parse_model(m, bytes.data(), bytes.size(), "'" + path + "'");
+    ModelInfo info;
+    info.ir_version = m.ir_version();
+    info.opset = detail::default_opset(m);
+    info.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
+    std::set<std::string> ops, bad;
+    for (const detail::pb::NodeProto& n : m.graph().node()) {
+        bool other = !n.domain().empty() && n.domain() != "ai.onnx";
+        std::string op = other ? n.domain() + ":" + n.op_type() : n.op_type();
+        ops.insert(op);
+        if (other || !detail::converters().count(n.op_type())) bad.insert(op);
+    }
+    info.op_types.assign(ops.begin(), ops.end());
+    info.unsupported_ops.assign(bad.begin(), bad.end());
+    return info;
+}
+
+std::vector<std::string> supported_ops() {
+    std::vector<std::string> r;
+    for (const auto& [name, e] : detail::converters()) r.push_back(name);
+    return r;
+}
+
+}  // namespace weft::onnx

@@ -1,0 +1,210 @@
+// The ONNX importer's protobuf side: dtypes, TensorProto -> BufferRef, attribute reads.
+// Included only by the importer's implementation (src/weft_onnx.cpp), which is compiled with
+// Debian's ONNX protobuf classes (ONNX_ML=1, ONNX_NAMESPACE=onnx).
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "weft/frontend/onnx/onnx.hpp"
+
+namespace weft::onnx::detail {
+
+namespace pb = ::ONNX_NAMESPACE;
+
+[[noreturn]] inline void unsupported(const std::string& msg) { throw UnsupportedError("weft: onnx: " + msg); }
+[[noreturn]] inline void malformed(const std::string& msg) { throw Error("weft: onnx: " + msg); }
+
+inline const char* elem_type_name(int t) {
+    switch (t) {
+        case pb::TensorProto::FLOAT: return "float32";
+        case pb::TensorProto::UINT8: return "uint8";
+        case pb::TensorProto::INT8: return "int8";
+        case pb::TensorProto::UINT16: return "uint16";
+        case pb::TensorProto::INT16: return "int16";
+        case pb::TensorProto::INT32: return "int32";
+        case pb::TensorProto::INT64: return "int64";
+        case pb::TensorProto::STRING: return "string";
+        case pb::TensorProto::BOOL: return "bool";
+        case pb::TensorProto::FLOAT16: return "float16";
+        case pb::TensorProto::DOUBLE: return "float64";
+        case pb::TensorProto::UINT32: return "uint32";
+        case pb::TensorProto::UINT64: return "uint64";
+        case pb::TensorProto::COMPLEX64: return "complex64";
+        case pb::TensorProto::COMPLEX128: return "complex128";
+        case pb::TensorProto::BFLOAT16: return "bfloat16";
+        default: return "undefined";
+    }
+}
+
+// The weft dtype of an ONNX element type; float16, bfloat16, strings and complex numbers
+// are unsupported.
+inline DataType to_dtype(int t, const std::string& what) {
+    switch (t) {
+        case pb::TensorProto::FLOAT: return DataType::float_(32);
+        case pb::TensorProto::DOUBLE: return DataType::float_(64);
+        case pb::TensorProto::UINT8: return DataType::uint(8);
+        case pb::TensorProto::INT8: return DataType::int_(8);
+        case pb::TensorProto::UINT16: return DataType::uint(16);
+        case pb::TensorProto::INT16: return DataType::int_(16);
+        case pb::TensorProto::INT32: return DataType::int_(32);
+        case pb::TensorProto::INT64: return DataType::int_(64);
+        case pb::TensorProto::UINT32: return DataType::uint(32);
+        case pb::TensorProto::UINT64: return DataType::uint(64);
+        case pb::TensorProto::BOOL: return DataType::bool_();
+        default: unsupported(what + " has element type " + elem_type_name(t) + ", which weft does not support");
+    }
+}
+
+// Element count of `dims`, checked: no negative extent, no more than `limit` elements.
+inline int64_t checked_elements(const std::vector<int64_t>& dims, int64_t limit, const std::string& what) {
+    int64_t n = 1;
+    for (int64_t d : dims) {
+        if (d < 0) malformed(what + " has a negative dimension " + graph::shape_str(dims));
+        if (d != 0 && n > limit / d)
+            malformed(what + " has " + graph::shape_str(dims) + ": more elements than the limit " +
+                      std::to_string(limit) + " (LoadOptions::max_tensor_elements)");
+        n *= d;
+    }
+    if (n > limit)
+        malformed(what + " has " + graph::shape_str(dims) + ": more elements than the limit " + std::to_string(limit));
+    return n;
+}
+
+// A TensorProto as an owning compact buffer (rank 0 stays shape []); a tensor without
+// elements is an undefined BufferRef (size 0).
+inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const std::string& what) {
+    if (t.data_location() == pb::TensorProto::EXTERNAL || t.external_data_size() > 0)
+        unsupported(what + " keeps its data in an external file, which the importer does not read");
+    if (t.has_segment()) unsupported(what + " is a segment of a tensor");
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    int64_t n = checked_elements(dims, limit, what);
+    DataType dt = to_dtype(t.data_type(), what);
+    if (n == 0) return BufferRef();  // weft's buffers are never empty: an undefined one stands for it
+    BufferRef b = BufferRef::allocate(dt, dims);
+    char* out = static_cast<char*>(b.data());
+    const int64_t bytes = dt.is_bool() ? 1 : dt.bytes();
+    auto count_error = [&](int64_t got) {
+        malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " elements) but " +
+                  std::to_string(got) + " values");
+    };
+    if (t.has_raw_data()) {
+        const std::string& raw = t.raw_data();
+        if (int64_t(raw.size()) != n * bytes)
+            malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n * bytes) +
+                      " bytes) but " + std::to_string(raw.size()) + " bytes of raw data");
+        if (n) std::memcpy(out, raw.data(), size_t(n * bytes));
+        if (dt.is_bool())
+            for (int64_t i = 0; i < n; ++i) out[i] = out[i] != 0;
+        return b;
+    }
+    auto copy = [&](const auto& field, auto tag) {
+        using T = decltype(tag);
+        if (int64_t(field.size()) != n) count_error(int64_t(field.size()));
+        T* p = reinterpret_cast<T*>(out);
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(field.Get(int(i)));
+    };
+    switch (t.data_type()) {
+        case pb::TensorProto::FLOAT: copy(t.float_data(), float{}); break;
+        case pb::TensorProto::DOUBLE: copy(t.double_data(), double{}); break;
+        case pb::TensorProto::INT64: copy(t.int64_data(), int64_t{}); break;
+        case pb::TensorProto::INT32: copy(t.int32_data(), int32_t{}); break;
+        case pb::TensorProto::INT16: copy(t.int32_data(), int16_t{}); break;
+        case pb::TensorProto::INT8: copy(t.int32_data(), int8_t{}); break;
+        case pb::TensorProto::UINT16: copy(t.int32_data(), uint16_t{}); break;
+        case pb::TensorProto::UINT8: copy(t.int32_data(), uint8_t{}); break;
+        case pb::TensorProto::BOOL:
+            if (int64_t(t.int32_data_size()) != n) count_error(t.int32_data_size());
+            for (int64_t i = 0; i < n; ++i) out[i] = t.int32_data(int(i)) != 0;
+            break;
+        case pb::TensorProto::UINT32: copy(t.uint64_data(), uint32_t{}); break;
+        case pb::TensorProto::UINT64: copy(t.uint64_data(), uint64_t{}); break;
+        default: break;  // to_dtype rejected the rest
+    }
+    return b;
+}
+
+// The values of an integer buffer (any integer dtype) as int64.
+inline std::vector<int64_t> buffer_ints(const BufferRef& b) {
+    std::vector<int64_t> r(size_t(b.size()));
+    const char* p = static_cast<const char*>(b.data());
+    DataType dt = b.dtype();
+    for (int64_t i = 0; i < b.size(); ++i) {
+        if (dt == DataType::int_(64)) r[size_t(i)] = reinterpret_cast<const int64_t*>(p)[i];
+        else if (dt == DataType::int_(32)) r[size_t(i)] = reinterpret_cast<const int32_t*>(p)[i];
+        else if (dt == DataType::int_(16)) r[size_t(i)] = reinterpret_cast<const int16_t*>(p)[i];
+        else if (dt == DataType::int_(8)) r[size_t(i)] = reinterpret_cast<const int8_t*>(p)[i];
+        else if (dt == DataType::uint(8) || dt.is_bool()) r[size_t(i)] = reinterpret_cast<const uint8_t*>(p)[i];
+        else if (dt == DataType::uint(16)) r[size_t(i)] = reinterpret_cast<const uint16_t*>(p)[i];
+        else if (dt == DataType::uint(32)) r[size_t(i)] = reinterpret_cast<const uint32_t*>(p)[i];
+        else if (dt == DataType::uint(64)) r[size_t(i)] = int64_t(reinterpret_cast<const uint64_t*>(p)[i]);
+        else if (dt == DataType::float_(32)) r[size_t(i)] = int64_t(reinterpret_cast<const float*>(p)[i]);
+        else if (dt == DataType::float_(64)) r[size_t(i)] = int64_t(reinterpret_cast<const double*>(p)[i]);
+        else malformed("cannot read a " + dt.str() + " tensor as integers");
+    }
+    return r;
+}
+
+// The values of a buffer (any numeric dtype) as double.
+inline std::vector<double> buffer_floats(const BufferRef& b) {
+    DataType dt = b.dtype();
+    if (dt == DataType::float_(32)) {
+        const float* p = static_cast<const float*>(b.data());
+        return std::vector<double>(p, p + b.size());
+    }
+    if (dt == DataType::float_(64)) {
+        const double* p = static_cast<const double*>(b.data());
+        return std::vector<double>(p, p + b.size());
+    }
+    std::vector<int64_t> v = buffer_ints(b);
+    return std::vector<double>(v.begin(), v.end());
+}
+
+// A buffer of `dtype` and `shape` with every element `value`.
+inline BufferRef filled_buffer(DataType dtype, const std::vector<int64_t>& shape, double value) {
+    BufferRef b = BufferRef::allocate(dtype, shape);
+    char* p = static_cast<char*>(b.data());
+    for (int64_t i = 0; i < b.size(); ++i) {
+        if (dtype == DataType::float_(32)) reinterpret_cast<float*>(p)[i] = float(value);
+        else if (dtype == DataType::float_(64)) reinterpret_cast<double*>(p)[i] = value;
+        else if (dtype == DataType::int_(64)) reinterpret_cast<int64_t*>(p)[i] = int64_t(value);
+        else if (dtype == DataType::int_(32)) reinterpret_cast<int32_t*>(p)[i] = int32_t(value);
+        else if (dtype == DataType::int_(16)) reinterpret_cast<int16_t*>(p)[i] = int16_t(value);
+        else if (dtype == DataType::int_(8)) reinterpret_cast<int8_t*>(p)[i] = int8_t(value);
+        else if (dtype == DataType::uint(8)) reinterpret_cast<uint8_t*>(p)[i] = uint8_t(value);
+        else if (dtype == DataType::uint(16)) reinterpret_cast<uint16_t*>(p)[i] = uint16_t(value);
+        else if (dtype == DataType::uint(32)) reinterpret_cast<uint32_t*>(p)[i] = uint32_t(value);
+        else if (dtype == DataType::uint(64)) reinterpret_cast<uint64_t*>(p)[i] = uint64_t(value);
+        else if (dtype.is_bool()) p[i] = value != 0;
+        else malformed("cannot make a constant of " + dtype.str());
+    }
+    return b;
+}
+
+inline BufferRef int64_buffer(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
+    BufferRef b = BufferRef::allocate(DataType::int_(64), std::move(shape));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(int64_t));
+    return b;
+}
+
+// ---- attributes ---------------------------------------------------------------------------
+
+inline const char* attr_type_name(int t) {
+    switch (t) {
+        case pb::AttributeProto::FLOAT: return "float";
+        case pb::AttributeProto::INT: return "int";
+        case pb::AttributeProto::STRING: return "string";
+        case pb::AttributeProto::TENSOR: return "tensor";
+        case pb::AttributeProto::GRAPH: return "graph";
+        case pb::AttributeProto::FLOATS: return "floats";
+        case pb::AttributeProto::INTS: return "ints";
+        case pb::AttributeProto::STRINGS: return "strings";
+        case pb::AttributeProto::SPARSE_TENSOR: return "sparse tensor";
+        default: return "undefined";
+    }
+}
+
+}  // namespace weft::onnx::detail

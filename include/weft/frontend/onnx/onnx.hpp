@@ -1,0 +1,82 @@
+// weft::onnx: imports an ONNX model (.onnx file) as a graph::Graph.
+//
+//   graph::Graph g = onnx::load("resnet18.onnx");                       // shapes from the model
+//   graph::Graph h = onnx::load("model.onnx", {.input_shapes = {{"x", {1, 3, 224, 224}}}});
+//   graph::Module m = graph::build(g);
+//   m.set_input("input", x);  m.run();  const BufferRef& y = m.get_output("output");
+//
+// The graph's inputs are the model's inputs that are not initializers, with the model's
+// names; its outputs are the model's outputs, with their names; initializers become
+// constants. Every node the importer adds is named after the ONNX value it computes (a
+// node that becomes several graph nodes names the others "<value>/<step>").
+//
+// This header includes neither protobuf nor ONNX: the implementation is compiled once into
+// the weft_onnx library (built when CMake finds Debian's libonnx-dev and libprotobuf-dev;
+// the CMake option WEFT_ONNX). Anything the importer cannot handle -- an unsupported
+// operator, opset, attribute or dtype, a symbolic dimension without a value, a malformed or
+// truncated file -- is a weft::Error naming the node, its op type and the opset, never a
+// crash. See docs/onnx.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weft/graph/graph.hpp"
+#include "weft/ir/error.hpp"
+#include "weft/runtime/buffer.hpp"
+
+namespace weft::onnx {
+
+// The opsets of the default ("ai.onnx") domain the importer reads. 11 to 17 are the target;
+// 6 to 10 load too, with those opsets' attribute forms (ONNX's own test data uses them).
+inline constexpr int kMinOpset = 1;
+inline constexpr int kMaxOpset = 17;
+
+// A weft::Error for something the importer does not support (rather than a broken file):
+// an operator, an opset, an attribute value or a dtype. The conformance runner counts these
+// as "unsupported" instead of "failed".
+class UnsupportedError : public Error {
+public:
+    using Error::Error;
+};
+
+struct LoadOptions {
+    // Shapes of graph inputs by name, replacing the model's (needed where it has symbolic or
+    // missing dimensions). The rank must match the model's; a fixed dimension must keep its
+    // value.
+    std::map<std::string, std::vector<int64_t>> input_shapes;
+    // Values of symbolic dimensions by their name (dim_param), e.g. {"batch", 1}; applied to
+    // every input that uses the name. input_shapes wins where both apply.
+    std::map<std::string, int64_t> dim_values;
+    // A model tensor (input or initializer) with more elements than this is an error.
+    int64_t max_tensor_elements = int64_t(1) << 32;
+};
+
+// Loads an .onnx file. Throws weft::Error (UnsupportedError for unsupported content).
+graph::Graph load(const std::string& path, const LoadOptions& options = {});
+// The same from the bytes of a model.
+graph::Graph load_from_memory(const void* data, size_t size, const LoadOptions& options = {});
+graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& options = {});
+
+// A serialized TensorProto (the .pb files of ONNX's test data) as an owning, compact
+// buffer; `name`, when given, receives the tensor's name. A rank-0 tensor has shape [].
+BufferRef load_tensor(const std::string& path, std::string* name = nullptr);
+BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* name = nullptr);
+
+// What a model contains, read without converting it.
+struct ModelInfo {
+    int64_t ir_version = 0;
+    int opset = 0;                     // of the default domain
+    std::string producer;              // producer_name + " " + producer_version
+    std::vector<std::string> op_types;          // every op type used, sorted, once each
+    std::vector<std::string> unsupported_ops;   // those the importer has no converter for
+                                                // (or of another domain: "domain:Op")
+};
+ModelInfo inspect(const std::string& path);
+
+// The ONNX op types the importer converts (each for opsets kMinOpset..kMaxOpset, where
+// the operator exists), sorted.
+std::vector<std::string> supported_ops();
+
+}  // namespace weft::onnx

@@ -1,0 +1,96 @@
+// Builds small ONNX models for the importer's tests with the ONNX protobuf classes.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include <weft/frontend/onnx/onnx.hpp>
+#include <weft/weft.hpp>
+
+namespace onnx_test {
+
+namespace pb = ::ONNX_NAMESPACE;
+
+struct Model {
+    pb::ModelProto m;
+    pb::GraphProto* g;
+
+    explicit Model(int opset = 13) {
+        m.set_ir_version(8);
+        m.set_producer_name("weft-test");
+        auto* o = m.add_opset_import();
+        o->set_domain("");
+        o->set_version(opset);
+        g = m.mutable_graph();
+        g->set_name("test");
+    }
+    // A dimension < 0 is symbolic, named `sym` (or unnamed when sym is empty).
+    void input(const std::string& name, std::vector<int64_t> dims, int elem = pb::TensorProto::FLOAT,
+               const std::string& sym = "N") {
+        auto* vi = g->add_input();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(elem);
+        auto* shape = tt->mutable_shape();
+        for (int64_t d : dims) {
+            auto* dim = shape->add_dim();
+            if (d >= 0) dim->set_dim_value(d);
+            else if (!sym.empty()) dim->set_dim_param(sym);
+        }
+    }
+    void output(const std::string& name, int elem = pb::TensorProto::FLOAT) {
+        auto* vi = g->add_output();
+        vi->set_name(name);
+        vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+    }
+    pb::NodeProto& node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
+                        const std::string& name = "") {
+        auto* n = g->add_node();
+        n->set_op_type(op);
+        n->set_name(name.empty() ? outs.at(0) : name);
+        for (auto& i : ins) n->add_input(i);
+        for (auto& o : outs) n->add_output(o);
+        return *n;
+    }
+    void initializer(const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(pb::TensorProto::FLOAT);
+        for (int64_t d : dims) t->add_dims(d);
+        for (float x : v) t->add_float_data(x);
+    }
+    void initializer_i64(const std::string& name, std::vector<int64_t> dims, const std::vector<int64_t>& v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(pb::TensorProto::INT64);
+        for (int64_t d : dims) t->add_dims(d);
+        for (int64_t x : v) t->add_int64_data(x);
+    }
+    std::string bytes() const { return m.SerializeAsString(); }
+    weft::graph::Graph load(const weft::onnx::LoadOptions& o = {}) const {
+        return weft::onnx::load_from_memory(bytes(), o);
+    }
+};
+
+inline pb::AttributeProto& attr(pb::NodeProto& n, const std::string& name, int type) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(static_cast<pb::AttributeProto::AttributeType>(type));
+    return *a;
+}
+inline void set_int(pb::NodeProto& n, const std::string& name, int64_t v) {
+    attr(n, name, pb::AttributeProto::INT).set_i(v);
+}
+inline void set_float(pb::NodeProto& n, const std::string& name, float v) {
+    attr(n, name, pb::AttributeProto::FLOAT).set_f(v);
+}
+inline void set_string(pb::NodeProto& n, const std::string& name, const std::string& v) {
+    attr(n, name, pb::AttributeProto::STRING).set_s(v);
+}
+inline void set_ints(pb::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+    auto& a = attr(n, name, pb::AttributeProto::INTS);
+    for (int64_t x : v) a.add_ints(x);
+}
+
+}  // namespace onnx_test
