@@ -46,12 +46,24 @@ inline double max_error(const std::vector<float>& a, const std::vector<float>& b
     return worst;
 }
 
-// Builds g fused and unfused, runs both on the same random inputs and checks every output
-// agrees within `tolerance`; returns the fused module (inputs set, run once).
-inline graph::Module check_fused_matches_unfused(const graph::Graph& g, double tolerance = 1e-4, uint64_t seed = 7) {
+// The build options of tests that count the kernels or bytes of NCHW convolutions: the
+// layout pass (blocked tensors, layout transforms) off, fusion as asked.
+inline graph::BuildOptions nchw(bool fuse = true) {
+    graph::BuildOptions o;
+    o.fuse = fuse;
+    o.convert_layout = false;
+    return o;
+}
+
+// Builds g with `options` fused and unfused, runs both on the same random inputs and checks
+// every output agrees within `tolerance`; returns the fused module (inputs set, run once).
+inline graph::Module check_fused_matches_unfused(const graph::Graph& g, double tolerance = 1e-4,
+                                                 graph::BuildOptions options = {}, uint64_t seed = 7) {
     auto inputs = random_inputs(g, seed);
-    graph::Module fused = graph::build(g);
-    graph::Module unfused = graph::build(g, Target::host(), {.fuse = false});
+    options.fuse = true;
+    graph::Module fused = graph::build(g, Target::host(), options);
+    options.fuse = false;
+    graph::Module unfused = graph::build(g, Target::host(), options);
     auto got = run_graph(fused, inputs);
     auto want = run_graph(unfused, inputs);
     CHECK(fused.kernels().size() < unfused.kernels().size());

@@ -51,7 +51,7 @@ void register_drift_op() {
 
 TEST_CASE("profile times every kernel and prints a table slowest first") {
     graph::Graph g = residual_block();
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), graph_check::nchw());
     m.set_input("x", Buffer<float>::random({1, 8, 10, 10}, -1.f, 1.f, 1));
     graph::ProfileReport p = m.profile(3);
     REQUIRE(p.kernels.size() == m.kernels().size());
@@ -92,7 +92,7 @@ TEST_CASE("profile times every kernel and prints a table slowest first") {
 TEST_CASE("run_debug passes a correct module and leaves its outputs as run would") {
     graph::Graph g = residual_block();
     auto inputs = graph_check::random_inputs(g, 2);
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g);  // the default passes, the layout pass included
     auto want = graph_check::run_graph(m, inputs);
     graph::DebugReport r = m.run_debug();
     CHECK(r.ok);
@@ -113,7 +113,7 @@ TEST_CASE("run_debug names the first fused kernel that differs from its nodes ru
     y = g.add_node("test_drift", {g.conv2d(y, w2, {.pad = 1}, "conv2")}, {}, "drift");
     g.output(g.relu(y, "relu2"), "y");
     drift_compiles = 0;
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), graph_check::nchw());
     REQUIRE(m.kernels().size() == 2);
     REQUIRE(m.kernels()[1].name == "conv2d_test_drift_relu");
     m.set_input("x", Buffer<float>::random({1, 4, 6, 6}, -1.f, 1.f, 3));
@@ -139,7 +139,7 @@ TEST_CASE("run_debug names the first fused kernel that differs from its nodes ru
 
 TEST_CASE("to_dot draws every fused group as a cluster and constants small and grey") {
     graph::Graph g = residual_block();
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), graph_check::nchw());
     std::string dot = m.to_dot();
     CHECK(dot.rfind("digraph", 0) == 0);
     CHECK(count(dot, "{") == count(dot, "}"));

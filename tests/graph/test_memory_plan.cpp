@@ -189,19 +189,54 @@ TEST_CASE("a chain network's arena is far below one buffer per tensor") {
         x = g.relu(g.conv2d(x, g.constant("w" + std::to_string(i), Buffer<float>::random({8, 8, 3, 3}, -0.3f, 0.3f, uint64_t(i))),
                             {.pad = 1}));
     g.output(x, "y");
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), graph_check::nchw());
     const int64_t layer = 8 * 8 * 8 * 4;
     CHECK(m.kernels().size() == 12);
     CHECK(m.memory_naive_bytes() == 12 * layer);
     CHECK(m.memory_bytes() == 2 * layer);
     // Unfused, the relus run in place over the convolutions' outputs: still two buffers
     // for 24 tensors.
-    graph::Module u = graph::build(g, Target::host(), {.fuse = false});
+    graph::Module u = graph::build(g, Target::host(), graph_check::nchw(false));
     CHECK(u.kernels().size() == 24);
     CHECK(u.memory_naive_bytes() == 24 * layer);
     CHECK(u.memory_bytes() == 2 * layer);
     auto inputs = graph_check::random_inputs(g, 3);
     CHECK(graph_check::max_error(graph_check::run_graph(m, inputs)[0], graph_check::run_graph(u, inputs)[0]) < 1e-4);
+}
+
+namespace {
+
+// conv3x3 (8 -> 8 channels, same size) with a bias, from a seed.
+graph::Value conv(graph::Graph& g, graph::Value x, uint64_t seed) {
+    auto w = Buffer<float>::random({8, 8, 3, 3}, -0.2f, 0.2f, seed), b = Buffer<float>::random({8}, -0.1f, 0.1f, seed + 100);
+    return g.conv2d(x, g.constant("", w), g.constant("", b), {.pad = 1});
+}
+
+}  // namespace
+
+TEST_CASE("a convolution kernel whose epilogue adds a dying residual writes over it") {
+    // stem, then two residual blocks relu(conv(relu(conv(x))) + x): the second conv's kernel
+    // reads x only in its epilogue (x dies there), so it writes its output over x.
+    graph::Graph g;
+    graph::Value x = g.relu(conv(g, g.input("in", {1, 8, 10, 10}), 1));
+    for (uint64_t b = 0; b < 2; ++b) x = g.relu(g.add(conv(g, g.relu(conv(g, x, 10 + b)), 20 + b), x));
+    g.output(x, "y");
+    const int64_t tensor = 8 * 10 * 10 * 4;
+    graph::Module m = graph_check::check_fused_matches_unfused(g, 1e-4, graph_check::nchw());
+    CHECK(m.kernels().size() == 5);
+    CHECK(m.memory_bytes() == 2 * tensor);  // three tensors live at once without it
+    CHECK(m.run_debug().ok);
+}
+
+TEST_CASE("a convolution kernel never writes over the convolution's own data") {
+    // relu(conv(x) + x): x is read by the convolution (at neighbouring positions), not only
+    // by the epilogue, so the output needs bytes of its own.
+    graph::Graph g;
+    graph::Value x = g.relu(conv(g, g.input("in", {1, 8, 10, 10}), 1));
+    g.output(g.relu(g.add(conv(g, x, 2), x)), "y");
+    graph::Module m = graph_check::check_fused_matches_unfused(g, 1e-4, graph_check::nchw());
+    CHECK(m.kernels().size() == 2);
+    CHECK(m.memory_bytes() == 2 * 8 * 10 * 10 * 4);
 }
 
 TEST_CASE("an element-wise chain runs in place in one buffer") {

@@ -35,14 +35,26 @@ inline int index_of(const std::vector<std::string>& names, const std::string& na
                                      known + ")");
 }
 
-// Whether a group may write its output over an input that dies at it: every node is
-// element-wise (the kernel reads each input element before writing the same element).
-inline bool is_elementwise_group(const Graph& g, const FusedGroup& group, int input) {
-    for (int id : group.nodes)
-        if (op_def(g.node(id).op).pattern != OpPattern::ElemWise &&
-            !(op_def(g.node(id).op).pattern == OpPattern::Broadcast && g.node(id).type == g.node(group.root()).type))
-            return false;
-    return g.node(input).type == g.node(group.root()).type;
+// Whether a group may write its output over `input`, an input that dies at it (in place):
+// the input has the output's type, and every node of the group that reads it, directly or
+// through other nodes of the group, is element-wise (or broadcast to the output's type).
+// The kernel then reads input element i only for output element i, just before writing
+// it. Nodes that do not read it may be anything: a convolution whose epilogue adds a
+// residual may write over the residual, not over the convolution's own data.
+inline bool can_write_over(const Graph& g, const FusedGroup& group, int input) {
+    const TensorType& out = g.node(group.root()).type;
+    if (g.node(input).type != out) return false;
+    std::vector<int> readers{input};  // the input and the group's nodes that depend on it
+    for (int id : group.nodes) {  // in topological order
+        const Node& n = g.node(id);
+        bool reads = false;
+        for (Value v : n.inputs) reads = reads || std::find(readers.begin(), readers.end(), v.id) != readers.end();
+        if (!reads) continue;
+        OpPattern p = op_def(n.op).pattern;
+        if (!(p == OpPattern::ElemWise || (p == OpPattern::Broadcast && n.type == out))) return false;
+        readers.push_back(id);
+    }
+    return true;
 }
 
 }  // namespace detail
@@ -163,7 +175,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
             const FusedGroup& group = st->groups[size_t(k)];
             for (int id : arg_ids[size_t(k)])
                 if (id != group.root() && request_of[size_t(id)] >= 0 &&
-                    requests[size_t(request_of[size_t(id)])].last == k && detail::is_elementwise_group(g, group, id)) {
+                    requests[size_t(request_of[size_t(id)])].last == k && detail::can_write_over(g, group, id)) {
                     requests[size_t(request_of[size_t(group.root())])].inplace_of = request_of[size_t(id)];
                     break;
                 }
