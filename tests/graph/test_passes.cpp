@@ -7,11 +7,12 @@ using namespace pass_testing;
 TEST_CASE("the default pipeline lists its passes in order and leaves out those switched off") {
     CHECK(graph::default_pipeline({}).str() ==
           "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
-          "eliminate_dead_code");
-    CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false}).str() ==
+          "convert_conv_layout -> fold_constants -> eliminate_dead_code");
+    CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false, .convert_layout = false}).str() ==
           "eliminate_dead_code -> eliminate_common_subexpressions");
-    CHECK(graph::default_pipeline({.eliminate_dead_code = false, .eliminate_common_subexpressions = false}).str() ==
-          "fold_constants -> fold_scale_axis");
+    CHECK(graph::default_pipeline({.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
+                                   .convert_layout = false})
+              .str() == "fold_constants -> fold_scale_axis");
     CHECK(graph::default_pipeline(no_passes()).empty());
     CHECK(graph::default_pipeline(no_passes()).str() == "(no passes)");
 }

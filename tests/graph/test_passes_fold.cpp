@@ -96,7 +96,7 @@ TEST_CASE("constant folding folds a transpose and add of constants and a reshape
     graph::Value w = c.reshape(c.constant("flat", rnd({4 * 2 * 3 * 3}, 9)), {4, 2, 3, 3}, "w");
     graph::Value v = add_batch_norm(c, c.conv2d(in, w, {.pad = 1}, "conv"), 4, 90, "bn");
     c.output(v, "out");
-    CHECK(ops_of(graph::build(c).graph()) == Ops{"conv2d", "bias_add"});
+    CHECK(ops_of(graph::build(c, Target::host(), {.convert_layout = false}).graph()) == Ops{"conv2d", "bias_add"});
     CHECK(max_output_difference(c, {}, no_passes()) < 1e-5);
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("conv2d + batch_norm + relu folds to conv2d + bias_add + relu") {
     CHECK(h.node(*h.find("bn")).op == "bias_add");
     CHECK(h.find("w.folded").has_value());
 
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), {.convert_layout = false});
     CHECK(ops_of(m.graph()) == Ops{"conv2d", "bias_add", "relu"});
     CHECK(m.kernels().size() == 1u);
     CHECK(max_output_difference(g, {}, no_fold_scale) < 1e-5);
@@ -143,7 +143,7 @@ TEST_CASE("an existing bias_add merges into the folded bias and grouped convolut
                                   {.stride = 2, .pad = 1, .groups = groups}, "conv");
         y = add_batch_norm(g, y, 8, 30, "bn");
         g.output(y, "out");
-        graph::Module m = graph::build(g);
+        graph::Module m = graph::build(g, Target::host(), {.convert_layout = false});
         CHECK(ops_of(m.graph()) == Ops{"conv2d", "bias_add"});
         CHECK(max_output_difference(g, {}, no_fold_scale) < 1e-5);
     }
@@ -181,7 +181,7 @@ TEST_CASE("conv2d + mul + add by [C, 1, 1] constants folds into the weight and t
     graph::Value y = g.conv2d(x, g.constant("w", rnd({6, 4, 3, 3}, 50)), {}, "conv");
     y = g.add(g.mul(y, g.constant("s", rnd({6, 1, 1}, 51))), g.constant("t", rnd({1, 6, 1, 1}, 52)), "affine");
     g.output(g.relu(y), "out");
-    CHECK(ops_of(graph::build(g).graph()) == Ops{"conv2d", "bias_add", "relu"});
+    CHECK(ops_of(graph::build(g, Target::host(), {.convert_layout = false}).graph()) == Ops{"conv2d", "bias_add", "relu"});
     CHECK(max_output_difference(g, {}, no_fold_scale) < 1e-5);
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("the whole pipeline on a small network gives the outputs of the unopti
     graph::Value y = g.add(left, right, "sum");
     g.output(g.softmax(g.dense(g.mean(y, {2, 3}), g.constant("fc", rnd({4, 6}, 80))), -1), "p");
 
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(g, Target::host(), {.convert_layout = false});
     CHECK(ops_of(m.graph()) == Ops{"conv2d", "bias_add", "relu", "add", "mean", "dense", "softmax"});
     CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
 }

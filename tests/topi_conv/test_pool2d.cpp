@@ -67,3 +67,57 @@ TEST_CASE("global_avg_pool2d: mean over each plane, with a fused scale epilogue"
         }
     CHECK(max_rel_error(y.data(), want) < 1e-5);
 }
+
+namespace {
+
+// Pools NCHW[bn]c data (the NCHW data blocked by hand) and compares each element with the
+// NCHW reference at the same (n, channel, y, x).
+void check_pool_blocked(int64_t C, int64_t bn, int64_t H, int64_t W, const Pool2dParams& p, int kind, uint64_t seed) {
+    CAPTURE(C); CAPTURE(bn); CAPTURE(H); CAPTURE(W); CAPTURE(kind);
+    const int64_t N = 1, CB = C / bn;
+    auto x = random_buffer({N, C, H, W}, seed);
+    Buffer<float> xb({N, CB, H, W, bn});
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t y = 0; y < H; ++y)
+            for (int64_t i = 0; i < W; ++i) xb(0, c / bn, y, i, c % bn) = x(0, c, y, i);
+    Tensor X = placeholder({N, CB, H, W, bn}, f32, "X");
+    Tensor out = kind == 0 ? topi::max_pool2d(X, p) : kind == 1 ? topi::avg_pool2d(X, p) : topi::global_avg_pool2d(X);
+    Schedule s = create_schedule(out);
+    if (kind == 2) topi::schedule_global_pool2d(s, out, out);
+    else topi::schedule_pool2d(s, out);
+    std::string program = ir::to_string(lower(s, {X, out}).body);
+    CHECK(program.find("ramp(") != std::string::npos);  // the channel block is a vector
+    Kernel k = build(s, {X, out});
+    Buffer<float> y(shape_of(out));
+    k(xb, y);
+    std::vector<double> want;
+    if (kind == 2) {
+        for (int64_t c = 0; c < C; ++c) {
+            double total = 0;
+            for (int64_t r = 0; r < H; ++r)
+                for (int64_t i = 0; i < W; ++i) total += x(0, c, r, i);
+            want.push_back(total / double(H * W));
+        }
+    } else {
+        want = ref_pool2d(x, p, kind == 0);
+    }
+    const int64_t OH = y.dim(2), OW = y.dim(3);
+    double worst = 0;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < OH; ++r)
+            for (int64_t i = 0; i < OW; ++i) {
+                double w = want[size_t((c * OH + r) * OW + i)];
+                worst = std::max(worst, std::abs(y(0, c / bn, r, i, c % bn) - w) / std::max(1.0, std::abs(w)));
+            }
+    CHECK(worst < 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("pool2d and global_avg_pool2d on blocked NCHWxc data pool each channel lane") {
+    Pool2dParams p{.kernel = {3, 3}, .stride = {2, 2}, .padding = topi::Pad2d::all(1)};
+    check_pool_blocked(32, 16, 13, 11, p, 0, 21);
+    check_pool_blocked(24, 8, 9, 7, p, 1, 22);
+    check_pool_blocked(32, 16, 7, 5, {}, 2, 23);
+    check_pool_blocked(16, 16, 6, 6, {.kernel = {2, 2}, .stride = {2, 2}}, 1, 24);
+}

@@ -30,7 +30,7 @@ struct BuildOptions {
     bool merge_equal_constants = true;            // ... and constants with equal values
     bool fold_constants = true;                   // evaluate constant subgraphs at build time
     bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
-    bool convert_layout = false;                  // convolutions in the blocked layout NCHW[x]c
+    bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c
 };
 
 // One compiled kernel of a module: a fused group.

@@ -68,9 +68,9 @@ Graph fold_constants(const Graph& g);
 Graph fold_scale_axis(const Graph& g);
 
 // Converts convolutions to the blocked layout NCHW[x]c (conv2d_nchwc, weights packed by
-// pack_conv2d_weight nodes), keeping element-wise operators between them blocked, with
-// layout_transform nodes only where a blocked chain meets an operator that works in NCHW
-// (pooling, dense, reshape, the graph's outputs). Depthwise convolutions included; grouped
+// pack_conv2d_weight nodes), keeping element-wise operators and pools between them
+// blocked, with layout_transform nodes only where a blocked chain meets an operator that
+// works in NCHW (dense, reshape, softmax, the graph's outputs). Depthwise convolutions included; grouped
 // ones and channel counts no block divides stay in NCHW.
 Graph convert_conv_layout(const Graph& g);
 

@@ -94,7 +94,9 @@ inline void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op) {
     schedule_depthwise_conv2d_nchwc(s, op, op);
 }
 
-// ---- pooling, NCHW ----
+// ---- pooling, NCHW and NCHW[x]c ----
+// data [N, C, H, W], or [N, C/x, H, W, x] in the blocked layout (the block carried along,
+// vectorized by the schedules).
 
 struct Pool2dParams {
     Size2d kernel{1, 1};
@@ -106,7 +108,7 @@ struct Pool2dParams {
 // Padding never wins a max: the window is only its part inside the input.
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "max_pool2d");
 Tensor avg_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "avg_pool2d");
-// [N, C, H, W] -> [N, C, 1, 1], the mean over H x W.
+// [N, C, H, W] -> [N, C, 1, 1] ([N, C/x, H, W, x] -> [N, C/x, 1, 1, x]), the mean over H x W.
 Tensor global_avg_pool2d(const Tensor& data, const std::string& name = "global_avg_pool2d");
 
 void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out);

@@ -144,9 +144,15 @@ inline topi::Pool2dParams pool_params(const Attrs& a) {
             .count_include_pad = a.get_int("count_include_pad", 0) != 0};
 }
 
+// NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x] (convert_conv_layout keeps pools blocked).
+inline void check_pool_rank(const TensorType& x) {
+    WEFT_CHECK(x.shape.size() == 4 || x.shape.size() == 5, "the data must be NCHW (4 dimensions) or NCHW[x]c (5), got ",
+               x.str());
+}
+
 inline TensorType infer_pool2d(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType& x = in[0];
-    check_rank(x, 4, "the data");
+    check_pool_rank(x);
     topi::Pool2dParams p = pool_params(a);
     WEFT_CHECK(p.kernel.h > 0 && p.kernel.w > 0 && p.stride.h > 0 && p.stride.w > 0,
                "kernel and strides must be positive");
@@ -154,12 +160,16 @@ inline TensorType infer_pool2d(const std::vector<TensorType>& in, const Attrs& a
     int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.kernel.w) / p.stride.w + 1;
     WEFT_CHECK(oh > 0 && ow > 0, "the ", p.kernel.h, "x", p.kernel.w, " window does not fit the padded ", x.shape[2],
                "x", x.shape[3], " input");
-    return {{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+    TensorType out{{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+    if (x.shape.size() == 5) out.shape.push_back(x.shape[4]);
+    return out;
 }
 
 inline TensorType infer_global_pool(const std::vector<TensorType>& in, const Attrs&) {
-    check_rank(in[0], 4, "the data");
-    return {{in[0].shape[0], in[0].shape[1], 1, 1}, in[0].dtype};
+    check_pool_rank(in[0]);
+    TensorType out{{in[0].shape[0], in[0].shape[1], 1, 1}, in[0].dtype};
+    if (in[0].shape.size() == 5) out.shape.push_back(in[0].shape[4]);
+    return out;
 }
 
 // ---- softmax, layer_norm --------------------------------------------------------------------

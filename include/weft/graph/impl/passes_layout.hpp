@@ -5,8 +5,8 @@
 // Every node of the old graph may have two forms in the new one: NCHW and blocked (with
 // its block size). Convolutions produce the blocked form; element-wise operators whose
 // inputs have it keep it (unary ops, and binary ops whose operands are blocked alike or
-// per-channel bias constants); anything else asks for the NCHW form, and the first such
-// request emits the layout_transform back. Weights are packed by pack_conv2d_weight nodes,
+// per-channel bias constants), and so do pools; anything else asks for the NCHW form, and
+// the first such request emits the layout_transform back. Weights are packed by pack_conv2d_weight nodes,
 // which fold_constants turns into constants when the weight is one.
 #pragma once
 #include <map>
@@ -34,7 +34,7 @@ public:
         const Graph& g = r_.old();
         for (int id : pass_detail::walk_order(g, "convert_conv_layout")) {
             const Node& n = g.node(id);
-            if (n.is_op() && (n.op == "conv2d" ? conv(id) : n.op == "bias_add" ? bias_add(id) : elementwise(id))) continue;
+            if (n.is_op() && (n.op == "conv2d" ? conv(id) : n.op == "bias_add" ? bias_add(id) : is_pool(n.op) ? pool(id) : elementwise(id))) continue;
             copy_nchw(id);
         }
         for (auto& [name, v] : g.outputs()) nchw(v.id);
@@ -124,6 +124,20 @@ private:
         Value bias = r_.out().add_node("reshape", {nchw(n.inputs[1].id)}, {{"shape", std::vector<int64_t>{C / b, 1, 1, b}}},
                                        r_.fresh_name(g.node(n.inputs[1]).name + ".blocked"));
         set_blocked(id, r_.out().add_node("add", {blocked_[size_t(x)], bias}, {}, n.name), b);
+        return true;
+    }
+
+    static bool is_pool(const std::string& op) {
+        return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d";
+    }
+
+    // Pooling runs on blocked data as it is (each channel lane on its own).
+    bool pool(int id) {
+        const Node& n = r_.old().node(id);
+        int x = n.inputs[0].id;
+        int64_t b = block_[size_t(x)];
+        if (b == 0) return false;
+        set_blocked(id, r_.out().add_node(n.op, {blocked_[size_t(x)]}, n.attrs, n.name), b);
         return true;
     }
 

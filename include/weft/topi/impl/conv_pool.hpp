@@ -1,5 +1,6 @@
-// Pooling in NCHW: max and average over a window (padding never counts for max, and for
-// average only with count_include_pad), global average, and their schedules.
+// Pooling in NCHW or NCHW[x]c (a 5th, innermost dimension: the channel block, carried
+// along and vectorized): max and average over a window (padding never counts for max, and
+// for average only with count_include_pad), global average, and their schedules.
 #pragma once
 #include "weft/topi/impl/conv_checks.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
@@ -9,10 +10,29 @@ namespace weft::topi {
 namespace conv_detail {
 struct PoolShape {
     int64_t N, C, H, W, OH, OW;
+    int64_t block;  // the channel block of NCHW[x]c data; 0 for NCHW
+    // The output shape for spatial extents (h, w).
+    std::vector<Expr> shape(int64_t h, int64_t w) const {
+        std::vector<Expr> r{make_int(N), make_int(C), make_int(h), make_int(w)};
+        if (block) r.push_back(make_int(block));
+        return r;
+    }
 };
 
+// NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x].
+inline std::vector<int64_t> pool_data_shape(const std::string& op, const Tensor& data) {
+    return data.ndim() == 5 ? const_shape(op, data, 5, "data [N, C/x, H, W, x]") : const_shape(op, data, 4, "data [N, C, H, W]");
+}
+
+// data at (n, c, y, x) and, for NCHW[x]c, the output index's block lane.
+inline Expr pool_read(const Tensor& data, const std::vector<Expr>& out, Expr y, Expr x) {
+    std::vector<Expr> at{out[0], out[1], std::move(y), std::move(x)};
+    if (out.size() == 5) at.push_back(out[4]);
+    return data.at(at);
+}
+
 PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p) {
-    auto d = const_shape(op, data, 4, "data [N, C, H, W]");
+    auto d = pool_data_shape(op, data);
     WEFT_CHECK(p.kernel.h >= 1 && p.kernel.w >= 1, op, ": the kernel must be at least 1x1, got ", p.kernel.h, "x",
                p.kernel.w);
     check_window(op, p.stride, p.padding, {1, 1});
@@ -20,7 +40,7 @@ PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dPara
                    p.padding.right < p.kernel.w,
                op, ": padding must be smaller than the kernel (", p.kernel.h, "x", p.kernel.w,
                ") so every window holds an input element");
-    PoolShape s{d[0], d[1], d[2], d[3], 0, 0};
+    PoolShape s{d[0], d[1], d[2], d[3], 0, 0, d.size() == 5 ? d[4] : 0};
     s.OH = out_extent(op, "height", s.H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom);
     s.OW = out_extent(op, "width", s.W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right);
     return s;
@@ -32,11 +52,11 @@ Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
     PoolShape sh = check_pool("max_pool2d '" + name + "'", data, p);
     IterVar rh = reduce_axis(0, p.kernel.h, "rh"), rw = reduce_axis(0, p.kernel.w, "rw");
     return compute(
-        {sh.N, sh.C, sh.OH, sh.OW},
-        [&](Expr n, Expr c, Expr y, Expr x) {
-            Expr iy = y * p.stride.h + rh - p.padding.top, ix = x * p.stride.w + rw - p.padding.left;
-            if (p.padding.none()) return max(data(n, c, iy, ix), {rh, rw});
-            return max(data(n, c, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
+        sh.shape(sh.OH, sh.OW),
+        [&](const std::vector<Expr>& i) {
+            Expr iy = i[2] * p.stride.h + rh - p.padding.top, ix = i[3] * p.stride.w + rw - p.padding.left;
+            if (p.padding.none()) return max(pool_read(data, i, iy, ix), {rh, rw});
+            return max(pool_read(data, i, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
         },
         name);
 }
@@ -48,45 +68,53 @@ Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
     PoolShape sh = check_pool("avg_pool2d '" + name + "'", data, p);
     IterVar rh = reduce_axis(0, p.kernel.h, "rh"), rw = reduce_axis(0, p.kernel.w, "rw");
     Tensor total = compute(
-        {sh.N, sh.C, sh.OH, sh.OW},
-        [&](Expr n, Expr c, Expr y, Expr x) {
-            Expr iy = y * p.stride.h + rh - p.padding.top, ix = x * p.stride.w + rw - p.padding.left;
-            if (p.padding.none()) return sum(data(n, c, iy, ix), {rh, rw});
-            return sum(data(n, c, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
+        sh.shape(sh.OH, sh.OW),
+        [&](const std::vector<Expr>& i) {
+            Expr iy = i[2] * p.stride.h + rh - p.padding.top, ix = i[3] * p.stride.w + rw - p.padding.left;
+            if (p.padding.none()) return sum(pool_read(data, i, iy, ix), {rh, rw});
+            return sum(pool_read(data, i, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
         },
         name + ".sum");
     const DataType t = data.dtype();
     return compute(
-        {sh.N, sh.C, sh.OH, sh.OW},
-        [&](Expr n, Expr c, Expr y, Expr x) {
+        sh.shape(sh.OH, sh.OW),
+        [&](const std::vector<Expr>& i) {
             if (p.count_include_pad || p.padding.none())
-                return total(n, c, y, x) * ir::make_const(t, 1.0 / double(p.kernel.h * p.kernel.w));
-            Expr y0 = y * p.stride.h - p.padding.top, x0 = x * p.stride.w - p.padding.left;
+                return total.at(i) * ir::make_const(t, 1.0 / double(p.kernel.h * p.kernel.w));
+            Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
             Expr rows = min(y0 + p.kernel.h, Expr(sh.H)) - max(y0, Expr(int64_t(0)));
             Expr cols = min(x0 + p.kernel.w, Expr(sh.W)) - max(x0, Expr(int64_t(0)));
-            return total(n, c, y, x) / cast(t, rows * cols);
+            return total.at(i) / cast(t, rows * cols);
         },
         name);
 }
 
 Tensor global_avg_pool2d(const Tensor& data, const std::string& name) {
     using namespace conv_detail;
-    auto d = const_shape("global_avg_pool2d '" + name + "'", data, 4, "data [N, C, H, W]");
+    auto d = pool_data_shape("global_avg_pool2d '" + name + "'", data);
+    PoolShape sh{d[0], d[1], d[2], d[3], 1, 1, d.size() == 5 ? d[4] : 0};
     IterVar rh = reduce_axis(0, d[2], "rh"), rw = reduce_axis(0, d[3], "rw");
     Tensor total = compute(
-        {d[0], d[1], 1, 1}, [&](Expr n, Expr c, Expr, Expr) { return sum(data(n, c, rh, rw), {rh, rw}); },
+        sh.shape(1, 1), [&](const std::vector<Expr>& i) { return sum(pool_read(data, i, rh, rw), {rh, rw}); },
         name + ".sum");
     const Expr scale = ir::make_const(data.dtype(), 1.0 / double(d[2] * d[3]));
-    return compute(
-        {d[0], d[1], 1, 1}, [&](Expr n, Expr c, Expr y, Expr x) { return total(n, c, y, x) * scale; }, name);
+    return compute(sh.shape(1, 1), [&](const std::vector<Expr>& i) { return total.at(i) * scale; }, name);
 }
 
 namespace conv_detail {
+// NCHW[x]c: the channel block innermost in the window reduction and in the output, as
+// vectors.
+inline void vectorize_block(Schedule& s, const Tensor& red, const Tensor& out) {
+    s[red].reorder({red.reduce_axis(0), red.reduce_axis(1), red.axis(4)});
+    s[red].vectorize(red.axis(4));
+    if (!red.same_as(out)) s[out].vectorize(out.axis(4));
+}
+
 // The window-sum stage under an average pool's division, or the max pool itself.
 Tensor pool_reduction(const std::string& sched, const Tensor& op) {
     // A window reduction: 4 dimensions, reduced over the window's rows and columns.
     auto is_window = [](const Tensor& t) {
-        return t.op()->is_compute() && t.ndim() == 4 && t.op()->reduce_axis.size() == 2;
+        return t.op()->is_compute() && (t.ndim() == 4 || t.ndim() == 5) && t.op()->reduce_axis.size() == 2;
     };
     if (is_window(op)) return op;
     std::vector<Tensor> inputs = op.op().input_tensors();
@@ -111,6 +139,7 @@ void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
     int64_t kh = 0, kw = 0;
     ir::as_const_int(red.reduce_axis(0).dom().extent, &kh);
     ir::as_const_int(red.reduce_axis(1).dom().extent, &kw);
+    if (out.ndim() == 5) vectorize_block(s, red, out);
     if (kh * kw <= 64) {
         s[red].unroll(red.reduce_axis(0));
         s[red].unroll(red.reduce_axis(1));
@@ -126,6 +155,7 @@ void schedule_global_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
     s[out].parallel(planes);
     if (!op.same_as(out)) s[op].compute_inline();
     s[red].compute_at(s[out], planes);
+    if (out.ndim() == 5) vectorize_block(s, red, out);
 }
 
 }  // namespace weft::topi
