@@ -94,3 +94,28 @@ inline void set_ints(pb::NodeProto& n, const std::string& name, const std::vecto
 }
 
 }  // namespace onnx_test
+
+namespace onnx_test {
+
+// Builds g and runs it on `inputs` (in the graph's input order); copies of the outputs.
+inline std::vector<weft::Buffer<float>> run(const weft::graph::Graph& g, const std::vector<weft::BufferRef>& inputs) {
+    weft::graph::Module m = weft::graph::build(g);
+    for (size_t k = 0; k < inputs.size(); ++k) m.set_input(int(k), inputs[k]);
+    m.run();
+    std::vector<weft::Buffer<float>> r;
+    for (int k = 0; k < m.num_outputs(); ++k) r.push_back(weft::Buffer<float>(m.get_output(k)).copy());
+    return r;
+}
+
+// The message of the weft::Error f throws ("" if none).
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const weft::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace onnx_test

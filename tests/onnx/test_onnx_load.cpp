@@ -1,11 +1,26 @@
-// The ONNX importer: small models built with the protobuf classes, imported, built and run.
+// The ONNX importer: small models built with the protobuf classes, imported, built, run and
+// compared with naive references; the opset-dependent forms of the operators.
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 #include "onnx/onnx_model.hpp"
 
 using namespace weft;
-using onnx_test::Model;
-namespace pb = onnx_test::pb;
+using namespace onnx_test;
+
+namespace {
+
+Buffer<float> rnd(std::vector<int64_t> shape, uint64_t seed) { return Buffer<float>::random(shape, -1.f, 1.f, seed); }
+
+std::vector<float> values(const Buffer<float>& b) { return std::vector<float>(b.begin(), b.end()); }
+
+void check_close(const Buffer<float>& got, const std::vector<float>& want, float tol = 1e-4f) {
+    REQUIRE(size_t(got.size()) == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got.data()[i] - want[i]) <= tol * (1 + std::abs(want[i])));
+}
+
+}  // namespace
 
 TEST_CASE("onnx: a Relu model imports and runs") {
     Model m;
@@ -13,11 +28,298 @@ TEST_CASE("onnx: a Relu model imports and runs") {
     m.node("Relu", {"x"}, {"y"});
     m.output("y");
     graph::Graph g = m.load();
-    graph::Module mod = graph::build(g);
-    Buffer<float> x({2, 3});
-    for (int i = 0; i < 6; ++i) x.data()[i] = float(i) - 2.5f;
-    mod.set_input("x", x);
-    mod.run();
-    Buffer<float> y(mod.get_output("y"));
-    for (int i = 0; i < 6; ++i) CHECK(y.data()[i] == std::max(0.f, float(i) - 2.5f));
+    Buffer<float> x = rnd({2, 3}, 1);
+    Buffer<float> y = run(g, {x})[0];
+    for (int i = 0; i < 6; ++i) CHECK(y.data()[i] == std::max(0.f, x.data()[i]));
+    CHECK(g.find("y"));
+    CHECK(g.inputs().size() == 1);
+    CHECK(g.outputs().at(0).first == "y");
+}
+
+TEST_CASE("onnx: Gemm with transA, transB, alpha, beta and initializers as constants") {
+    for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+            CAPTURE(ta);
+            CAPTURE(tb);
+            const int M = 3, K = 4, N = 5;
+            Model m(11);
+            m.input("a", ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K});
+            Buffer<float> b = rnd(tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, 2), c = rnd({N}, 3);
+            m.initializer("b", b.shape(), values(b));
+            m.initializer("c", {N}, values(c));
+            auto& n = m.node("Gemm", {"a", "b", "c"}, {"y"});
+            set_int(n, "transA", ta);
+            set_int(n, "transB", tb);
+            set_float(n, "alpha", 0.5f);
+            set_float(n, "beta", 2.0f);
+            m.output("y");
+            graph::Graph g = m.load();
+            CHECK(g.node(*g.find("b")).is_constant());
+            Buffer<float> a = rnd(ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, 4);
+            std::vector<float> want(M * N);
+            for (int i = 0; i < M; ++i)
+                for (int j = 0; j < N; ++j) {
+                    double s = 0;
+                    for (int k = 0; k < K; ++k) s += double(ta ? a(k, i) : a(i, k)) * double(tb ? b(j, k) : b(k, j));
+                    want[size_t(i * N + j)] = float(0.5 * s + 2.0 * c(j));
+                }
+            check_close(run(g, {a})[0], want);
+        }
+}
+
+TEST_CASE("onnx: Conv with groups, bias and auto_pad SAME_UPPER; a 1-D Conv") {
+    const int64_t C = 4, O = 6, G = 2, H = 7, W = 6;
+    Model m;
+    m.input("x", {1, C, H, W});
+    Buffer<float> w = rnd({O, C / G, 3, 3}, 5), b = rnd({O}, 6);
+    m.initializer("w", w.shape(), values(w));
+    m.initializer("b", {O}, values(b));
+    auto& n = m.node("Conv", {"x", "w", "b"}, {"y"});
+    set_int(n, "group", G);
+    set_string(n, "auto_pad", "SAME_UPPER");
+    set_ints(n, "strides", {2, 2});
+    m.output("y");
+    graph::Graph g = m.load();
+    const int64_t OH = 4, OW = 3;  // ceil(7 / 2), ceil(6 / 2)
+    CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{1, O, OH, OW});
+    // SAME_UPPER: total padding (OH-1)*2 + 3 - H = 2 rows (1 top), 1 column (0 left).
+    Buffer<float> x = rnd({1, C, H, W}, 7);
+    std::vector<float> want;
+    for (int64_t o = 0; o < O; ++o)
+        for (int64_t oy = 0; oy < OH; ++oy)
+            for (int64_t ox = 0; ox < OW; ++ox) {
+                double s = b(o);
+                int64_t grp = o / (O / G);
+                for (int64_t ci = 0; ci < C / G; ++ci)
+                    for (int64_t ky = 0; ky < 3; ++ky)
+                        for (int64_t kx = 0; kx < 3; ++kx) {
+                            int64_t iy = oy * 2 + ky - 1, ix = ox * 2 + kx - 0;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            s += double(x(0, grp * (C / G) + ci, iy, ix)) * double(w(o, ci, ky, kx));
+                        }
+                want.push_back(float(s));
+            }
+    check_close(run(g, {x})[0], want);
+
+    Model m1;  // 1-D: [N, C, W] runs as 2-D over one row
+    m1.input("x", {1, 2, 9});
+    Buffer<float> w1 = rnd({3, 2, 3}, 8);
+    m1.initializer("w", w1.shape(), values(w1));
+    auto& n1 = m1.node("Conv", {"x", "w"}, {"y"});
+    set_ints(n1, "pads", {1, 1});
+    m1.output("y");
+    graph::Graph g1 = m1.load();
+    Buffer<float> x1 = rnd({1, 2, 9}, 9);
+    std::vector<float> want1;
+    for (int64_t o = 0; o < 3; ++o)
+        for (int64_t ox = 0; ox < 9; ++ox) {
+            double s = 0;
+            for (int64_t ci = 0; ci < 2; ++ci)
+                for (int64_t k = 0; k < 3; ++k) {
+                    int64_t ix = ox + k - 1;
+                    if (ix >= 0 && ix < 9) s += double(x1(0, ci, ix)) * double(w1(o, ci, k));
+                }
+            want1.push_back(float(s));
+        }
+    CHECK(g1.type(g1.outputs()[0].second).shape == std::vector<int64_t>{1, 3, 9});
+    check_close(run(g1, {x1})[0], want1);
+}
+
+TEST_CASE("onnx: Softmax before opset 13 flattens at axis, from 13 it normalizes one axis") {
+    Buffer<float> x = rnd({2, 3, 4}, 10);
+    for (int opset : {11, 13}) {
+        CAPTURE(opset);
+        Model m(opset);
+        m.input("x", {2, 3, 4});
+        set_int(m.node("Softmax", {"x"}, {"y"}), "axis", 1);
+        m.output("y");
+        Buffer<float> y = run(m.load(), {x})[0];
+        std::vector<float> want(24);
+        if (opset == 11) {  // over the 12 elements of each batch
+            for (int n = 0; n < 2; ++n) {
+                double s = 0;
+                for (int i = 0; i < 12; ++i) s += std::exp(double(x.data()[n * 12 + i]));
+                for (int i = 0; i < 12; ++i) want[size_t(n * 12 + i)] = float(std::exp(double(x.data()[n * 12 + i])) / s);
+            }
+        } else {  // over axis 1 only
+            for (int n = 0; n < 2; ++n)
+                for (int k = 0; k < 4; ++k) {
+                    double s = 0;
+                    for (int c = 0; c < 3; ++c) s += std::exp(double(x(n, c, k)));
+                    for (int c = 0; c < 3; ++c) want[size_t(n * 12 + c * 4 + k)] = float(std::exp(double(x(n, c, k))) / s);
+                }
+        }
+        check_close(y, want);
+    }
+}
+
+TEST_CASE("onnx: Clip's bounds as attributes (opset 6) and as inputs (opset 11+, one omitted)") {
+    Buffer<float> x = rnd({10}, 11);
+    auto want = [&](float lo, float hi) {
+        std::vector<float> r;
+        for (float v : x) r.push_back(std::min(std::max(v, lo), hi));
+        return r;
+    };
+    Model m6(6);
+    m6.input("x", {10});
+    auto& n = m6.node("Clip", {"x"}, {"y"});
+    set_float(n, "min", -0.25f);
+    set_float(n, "max", 0.5f);
+    m6.output("y");
+    check_close(run(m6.load(), {x})[0], want(-0.25f, 0.5f));
+
+    Model m13(13);
+    m13.input("x", {10});
+    m13.initializer("hi", {}, {0.5f});
+    m13.node("Clip", {"x", "", "hi"}, {"y"});
+    m13.output("y");
+    check_close(run(m13.load(), {x})[0], want(-INFINITY, 0.5f));
+
+    Model mv(13);  // a bound that is a graph input: maximum / minimum
+    mv.input("x", {10});
+    mv.input("lo", {});
+    mv.node("Clip", {"x", "lo"}, {"y"});
+    mv.output("y");
+    Buffer<float> lo({1});
+    lo(0) = -0.1f;
+    check_close(run(mv.load(), {x, lo})[0], want(-0.1f, INFINITY));
+}
+
+TEST_CASE("onnx: Squeeze / Unsqueeze / ReduceSum axes as attributes (opset 11) and as inputs (opset 13)") {
+    Buffer<float> x = rnd({2, 1, 3}, 12);
+    for (int opset : {11, 13}) {
+        CAPTURE(opset);
+        Model m(opset);
+        m.input("x", {2, 1, 3});
+        if (opset >= 13) {
+            m.initializer_i64("ax1", {1}, {1});
+            m.initializer_i64("ax0", {1}, {0});
+            m.initializer_i64("ax2", {1}, {-1});
+            m.node("Squeeze", {"x", "ax1"}, {"s"});
+            m.node("Unsqueeze", {"s", "ax0"}, {"u"});
+            set_int(m.node("ReduceSum", {"u", "ax2"}, {"y"}), "keepdims", 0);
+        } else {
+            set_ints(m.node("Squeeze", {"x"}, {"s"}), "axes", {1});
+            set_ints(m.node("Unsqueeze", {"s"}, {"u"}), "axes", {0});
+            auto& r = m.node("ReduceSum", {"u"}, {"y"});
+            set_ints(r, "axes", {-1});
+            set_int(r, "keepdims", 0);
+        }
+        m.output("y");
+        graph::Graph g = m.load();
+        CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{1, 2});
+        Buffer<float> y = run(g, {x})[0];
+        for (int i = 0; i < 2; ++i) CHECK(y.data()[i] == doctest::Approx(x(i, 0, 0) + x(i, 0, 1) + x(i, 0, 2)));
+    }
+}
+
+TEST_CASE("onnx: Shape -> Gather -> Unsqueeze -> Concat -> Reshape (PyTorch's flatten) folds to a constant shape") {
+    Model m(13);
+    m.input("x", {2, 3, 4});
+    m.initializer_i64("zero", {}, {0});
+    m.initializer_i64("ax0", {1}, {0});
+    m.initializer_i64("minus1", {1}, {-1});
+    m.node("Shape", {"x"}, {"shape"});
+    m.node("Gather", {"shape", "zero"}, {"batch"});  // a scalar index: a scalar
+    m.node("Unsqueeze", {"batch", "ax0"}, {"batch1"});
+    set_int(m.node("Concat", {"batch1", "minus1"}, {"new_shape"}), "axis", 0);
+    m.node("Reshape", {"x", "new_shape"}, {"y"});
+    m.output("y");
+    graph::Graph g = m.load();
+    CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{2, 12});
+    Buffer<float> x = rnd({2, 3, 4}, 13);
+    check_close(run(g, {x})[0], values(x));
+}
+
+TEST_CASE("onnx: MatMul with broadcast batch dimensions and a vector operand") {
+    Model m(13);
+    m.input("a", {2, 1, 3, 4});
+    m.input("b", {5, 4, 2});
+    m.input("v", {2});
+    m.node("MatMul", {"a", "b"}, {"y"});
+    m.node("MatMul", {"y", "v"}, {"z"});  // [2, 5, 3, 2] x [2] -> [2, 5, 3]
+    m.output("y");
+    m.output("z");
+    graph::Graph g = m.load();
+    CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{2, 5, 3, 2});
+    CHECK(g.type(g.outputs()[1].second).shape == std::vector<int64_t>{2, 5, 3});
+    Buffer<float> a = rnd({2, 1, 3, 4}, 14), b = rnd({5, 4, 2}, 15), v = rnd({2}, 16);
+    auto out = run(g, {a, b, v});
+    std::vector<float> wy, wz;
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 5; ++j)
+            for (int r = 0; r < 3; ++r) {
+                double z = 0;
+                for (int c = 0; c < 2; ++c) {
+                    double s = 0;
+                    for (int k = 0; k < 4; ++k) s += double(a(i, 0, r, k)) * double(b(j, k, c));
+                    wy.push_back(float(s));
+                    z += s * double(v(c));
+                }
+                wz.push_back(float(z));
+            }
+    check_close(out[0], wy);
+    check_close(out[1], wz);
+}
+
+TEST_CASE("onnx: symbolic dimensions take LoadOptions::input_shapes or dim_values") {
+    Model m(13);
+    m.input("x", {-1, 3}, onnx_test::pb::TensorProto::FLOAT, "batch");
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    std::string e = error_of([&] { m.load(); });
+    CHECK(e.find("symbolic dimension 'batch'") != std::string::npos);
+    CHECK(e.find("LoadOptions::input_shapes") != std::string::npos);
+    CHECK_THROWS_AS(m.load(), weft::onnx::UnsupportedError);
+
+    graph::Graph g = m.load({.input_shapes = {{"x", {4, 3}}}});
+    CHECK(g.type(*g.find("x")).shape == std::vector<int64_t>{4, 3});
+    graph::Graph h = m.load({.dim_values = {{"batch", 7}}});
+    CHECK(h.type(*h.find("x")).shape == std::vector<int64_t>{7, 3});
+
+    CHECK(error_of([&] { m.load({.input_shapes = {{"x", {4, 5}}}}); }).find("fixes at 3") != std::string::npos);
+    CHECK(error_of([&] { m.load({.input_shapes = {{"x", {4}}}}); }).find("rank") != std::string::npos);
+    CHECK(error_of([&] { m.load({.input_shapes = {{"nope", {4, 3}}}}); }).find("'nope'") != std::string::npos);
+}
+
+TEST_CASE("onnx: LoadOptions::constant_inputs freezes a shape input") {
+    Model m(13);
+    m.input("x", {2, 6});
+    m.input("shape", {2}, onnx_test::pb::TensorProto::INT64);
+    m.node("Reshape", {"x", "shape"}, {"y"});
+    m.output("y");
+    std::string e = error_of([&] { m.load(); });
+    CHECK(e.find("node 'y' (Reshape, opset 13)") != std::string::npos);
+    CHECK(e.find("must be a constant") != std::string::npos);
+    Buffer<int64_t> s({2});
+    s(0) = 3;
+    s(1) = 4;
+    graph::Graph g = m.load({.constant_inputs = {{"shape", s}}});
+    CHECK(g.inputs().size() == 1);
+    CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{3, 4});
+}
+
+TEST_CASE("onnx: Gather with a scalar index drops the axis; BatchNormalization and Dropout in inference") {
+    Model m(13);
+    m.input("x", {3, 2, 2, 2});
+    m.initializer_i64("i", {}, {1});
+    m.node("Gather", {"x", "i"}, {"g"});  // [2, 2, 2]
+    m.node("Unsqueeze", {"g", "i0"}, {"u"});
+    m.initializer_i64("i0", {1}, {0});
+    for (const char* p : {"gamma", "beta", "mean", "var"}) m.initializer(p, {2}, {0.5f, 2.f});
+    m.node("BatchNormalization", {"u", "gamma", "beta", "mean", "var"}, {"bn"});
+    m.node("Dropout", {"bn"}, {"y", "mask"});
+    m.output("y");
+    graph::Graph g = m.load();
+    CHECK(g.type(*g.find("g")).shape == std::vector<int64_t>{2, 2, 2});
+    Buffer<float> x = rnd({3, 2, 2, 2}, 17);
+    Buffer<float> y = run(g, {x})[0];
+    std::vector<float> want;
+    for (int c = 0; c < 2; ++c)
+        for (int i = 0; i < 4; ++i) {
+            float gm = c ? 2.f : 0.5f;
+            float v = x.data()[8 + c * 4 + i];
+            want.push_back((v - gm) / std::sqrt(gm + 1e-5f) * gm + gm);
+        }
+    check_close(y, want);
 }

@@ -29,7 +29,7 @@
 namespace weft::onnx {
 
 // The opsets of the default ("ai.onnx") domain the importer reads. 11 to 17 are the target;
-// 6 to 10 load too, with those opsets' attribute forms (ONNX's own test data uses them).
+// older ones load with their attribute forms (ONNX's own test data has opsets 1 to 10 too).
 inline constexpr int kMinOpset = 1;
 inline constexpr int kMaxOpset = 17;
 
@@ -49,6 +49,10 @@ struct LoadOptions {
     // Values of symbolic dimensions by their name (dim_param), e.g. {"batch", 1}; applied to
     // every input that uses the name. input_shapes wins where both apply.
     std::map<std::string, int64_t> dim_values;
+    // Graph inputs to freeze as constants with these values (dtype and shape must fit the
+    // model's). weft's shapes are static: an input that decides a shape (Reshape's shape,
+    // Squeeze's axes, Expand's shape, ...) must be a constant; freezing it makes one.
+    std::map<std::string, BufferRef> constant_inputs;
     // A model tensor (input or initializer) with more elements than this is an error.
     int64_t max_tensor_elements = int64_t(1) << 32;
 };

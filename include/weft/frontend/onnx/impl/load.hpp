@@ -68,14 +68,19 @@ public:
             }
             inits.insert(name);
         }
-        std::set<std::string> used_overrides;
-        for (const pb::ValueInfoProto& vi : gp.input()) {
-            if (inits.count(vi.name())) continue;  // IR < 4 lists initializers as inputs too
-            add_input(vi, used_overrides);
-        }
-        for (const auto& [name, shape] : opt_.input_shapes)
-            if (!used_overrides.count(name))
-                throw Error("weft: onnx: LoadOptions::input_shapes names '" + name + "', which is not an input of the model");
+        std::set<std::string> input_names;
+        for (const pb::ValueInfoProto& vi : gp.input())
+            if (!inits.count(vi.name())) input_names.insert(vi.name());  // IR < 4 lists initializers as inputs too
+        auto check_names = [&](const auto& map, const char* what) {
+            for (const auto& [name, value] : map)
+                if (!input_names.count(name))
+                    throw Error(std::string("weft: onnx: LoadOptions::") + what + " names '" + name +
+                                "', which is not an input of the model");
+        };
+        check_names(opt_.constant_inputs, "constant_inputs");
+        check_names(opt_.input_shapes, "input_shapes");
+        for (const pb::ValueInfoProto& vi : gp.input())
+            if (!inits.count(vi.name())) add_input(vi);
         for (const pb::NodeProto& n : gp.node()) convert(n);
         for (const pb::ValueInfoProto& vi : gp.output()) {
             auto it = values_.find(vi.name());
@@ -95,7 +100,7 @@ public:
     }
 
 private:
-    void add_input(const pb::ValueInfoProto& vi, std::set<std::string>& used_overrides) {
+    void add_input(const pb::ValueInfoProto& vi) {
         const std::string& name = vi.name();
         const std::string what = "the graph input '" + name + "'";
         if (name.empty()) malformed("a graph input has no name");
@@ -104,6 +109,28 @@ private:
             unsupported(what + " is not a tensor (sequences, maps and optionals are not supported)");
         const pb::TypeProto_Tensor& tt = vi.type().tensor_type();
         DataType dt = to_dtype(tt.elem_type(), what);
+        if (auto frozen = opt_.constant_inputs.find(name); frozen != opt_.constant_inputs.end()) {
+            const BufferRef& b = frozen->second;
+            bool fits = b.size() == 0 ? true : b.dtype() == dt && b.is_compact();
+            if (fits && tt.has_shape()) {
+                fits = b.shape().size() == size_t(tt.shape().dim_size());
+                for (size_t k = 0; fits && k < b.shape().size(); ++k) {
+                    const pb::TensorShapeProto_Dimension& d = tt.shape().dim(int(k));
+                    fits = !d.has_dim_value() || d.dim_value() == b.shape()[k];
+                }
+            }
+            if (!fits)
+                throw Error("weft: onnx: LoadOptions::constant_inputs gives " + what + " a " + b.dtype().str() +
+                            graph::shape_str(b.shape()) + " value, which does not fit the model's " + dt.str() +
+                            " input of rank " + std::to_string(tt.has_shape() ? tt.shape().dim_size() : -1));
+            if (b.size() == 0) {
+                empty_.insert(name);
+                values_[name] = Value{};
+            } else {
+                values_[name] = add_constant(g_, rank0_, name, copy_buffer(b));
+            }
+            return;
+        }
         auto over = opt_.input_shapes.find(name);
         std::vector<int64_t> shape;
         if (tt.has_shape()) {
@@ -137,7 +164,6 @@ private:
         } else {
             throw UnsupportedError("weft: onnx: " + what + " has no shape; give one in LoadOptions::input_shapes");
         }
-        if (over != opt_.input_shapes.end()) used_overrides.insert(name);
         checked_elements(shape, opt_.max_tensor_elements, what);
         for (int64_t d : shape)
             if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
@@ -232,6 +258,8 @@ private:
                 m[id] = sub.add_node(n.op, ins, n.attrs, n.name);
             }
         }
+        for (const auto& [id, val] : m)
+            checked_elements(sub.type(val).shape, opt_.max_tensor_elements, "the constant value '" + sub.node(val).name + "'");
         sub.output(m.at(v.id), "value");
         graph::Module mod = graph::build(sub);
         mod.run();

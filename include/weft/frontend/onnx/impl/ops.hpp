@@ -37,6 +37,7 @@ inline Value reshape(Ctx& c, Value x, std::vector<int64_t> shape, std::string na
 
 // x broadcast to `shape` (numpy rules): where(true, x, x) broadcasts for every dtype.
 inline Value expand_to(Ctx& c, Value x, const std::vector<int64_t>& shape, std::string name = "") {
+    checked_elements(shape, c.limit, "the broadcast shape");
     Value t = c.constant(filled_buffer(DataType::bool_(), shape, 1), "true");
     return c.add("where", {t, x, x}, {}, std::move(name));
 }
@@ -216,6 +217,9 @@ inline std::vector<Value> convert_matmul(Ctx& c) {
 inline std::vector<int64_t> window_pads(Ctx& c, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
                                         const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {
     size_t n = kernel.size();
+    for (size_t k = 0; k < n; ++k)
+        if (kernel[k] < 1 || strides[k] < 1 || dil[k] < 1)
+            malformed("kernel_shape, strides and dilations must be positive");
     std::string mode = c.s("auto_pad", "NOTSET");
     if (mode == "NOTSET") {
         std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
@@ -367,6 +371,7 @@ inline std::vector<Value> convert_layer_norm(Ctx& c) {
     DataType t = c.dtype(x);
     auto full = [&](Value v) { return c.shape(v) == norm ? v : expand_to(c, v, norm); };
     Value gamma = full(c.in(1));
+    checked_elements(norm, c.limit, "the normalized shape");
     Value beta = c.has(2) ? full(c.in(2)) : c.constant(filled_buffer(t, norm, 0), "beta");
     double eps = c.f("epsilon", 1e-5);
     std::vector<Value> out{c.g.layer_norm(x, gamma, beta, eps, c.out())};
@@ -602,6 +607,9 @@ inline std::vector<Value> convert_tile(Ctx& c) {
     Value x = c.in(0);
     std::vector<int64_t> reps = c.const_ints(1, "repeats");
     if (int64_t(reps.size()) != c.rank(x)) malformed("Tile: one repeat per dimension");
+    std::vector<int64_t> tiled = c.shape(x);  // its product is the output's element count
+    tiled.insert(tiled.end(), reps.begin(), reps.end());
+    checked_elements(tiled, c.limit, "Tile's output (the shape, then the repeats)");
     for (size_t d = 0; d < reps.size(); ++d) {
         if (reps[d] < 1) unsupported("Tile with a repeat below 1");
         if (reps[d] == 1) continue;
@@ -672,7 +680,8 @@ inline std::vector<Value> convert_identity(Ctx& c) {
     if (c.node.op_type() == "Dropout" && c.opset >= 12 && c.has(2) &&
         c.const_ints(2, "training_mode").at(0) != 0)
         unsupported("Dropout in training mode");
-    if (c.node.output_size() > 1) {  // Dropout's mask: all true in inference
+    if (c.node.output_size() > 1 && !c.node.output(1).empty()) {  // Dropout's mask: all true in inference
+        checked_elements(c.shape(c.in(0)), c.limit, "Dropout's mask");
         r.push_back(c.named_constant(1, filled_buffer(DataType::bool_(), c.shape(c.in(0)), 1)));
     }
     return r;

@@ -83,20 +83,34 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     int64_t n = checked_elements(dims, limit, what);
     DataType dt = to_dtype(t.data_type(), what);
-    if (n == 0) return BufferRef();  // weft's buffers are never empty: an undefined one stands for it
-    BufferRef b = BufferRef::allocate(dt, dims);
-    char* out = static_cast<char*>(b.data());
     const int64_t bytes = dt.is_bool() ? 1 : dt.bytes();
     auto count_error = [&](int64_t got) {
         malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " elements) but " +
                   std::to_string(got) + " values");
     };
+    // The data must fit the shape before anything is allocated (a corrupt shape must not
+    // allocate gigabytes).
+    int64_t have = -1;
     if (t.has_raw_data()) {
-        const std::string& raw = t.raw_data();
-        if (int64_t(raw.size()) != n * bytes)
+        if (int64_t(t.raw_data().size()) != n * bytes)
             malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n * bytes) +
-                      " bytes) but " + std::to_string(raw.size()) + " bytes of raw data");
-        if (n) std::memcpy(out, raw.data(), size_t(n * bytes));
+                      " bytes) but " + std::to_string(t.raw_data().size()) + " bytes of raw data");
+    } else {
+        switch (t.data_type()) {
+            case pb::TensorProto::FLOAT: have = t.float_data_size(); break;
+            case pb::TensorProto::DOUBLE: have = t.double_data_size(); break;
+            case pb::TensorProto::INT64: have = t.int64_data_size(); break;
+            case pb::TensorProto::UINT32:
+            case pb::TensorProto::UINT64: have = t.uint64_data_size(); break;
+            default: have = t.int32_data_size(); break;
+        }
+        if (have != n) count_error(have);
+    }
+    if (n == 0) return BufferRef();  // weft's buffers are never empty: an undefined one stands for it
+    BufferRef b = BufferRef::allocate(dt, dims);
+    char* out = static_cast<char*>(b.data());
+    if (t.has_raw_data()) {
+        std::memcpy(out, t.raw_data().data(), size_t(n * bytes));
         if (dt.is_bool())
             for (int64_t i = 0; i < n; ++i) out[i] = out[i] != 0;
         return b;
