@@ -194,7 +194,7 @@ def write_doc(path, results, state, command, torch_versions):
         for t in ("1", "2"):
             cells += [fmt_ms(lt[t]["median"]), fmt_ms(ot[t]["median"]), f"{ot[t]['median'] / lt[t]['median']:.2f}"]
         cells += [f"{w['load_ms']:.0f} + {w['cold_build_ms']:.0f}", f"{w['warm_load_ms']:.0f} + {w['warm_build_ms']:.0f}",
-                  f"{r['ort_session_ms']:.0f}", f"{w['kernels']} ({w['kernels_compiled']} compiled)"]
+                  f"{r['ort_session_ms']:.0f}", f"{w['kernels']} ({w['kernels_compiled']} JIT)"]
         a("| " + " | ".join(cells) + " |")
     a("")
     a("- max rel err: max |weft - ORT| / max |ORT| over the output, same input (uniform [-1, 1), seed 20240601)")
