@@ -1,7 +1,7 @@
 // What the real models (models/export.py, models/compare.py) needed from the importer, on
 // small protobuf-built models: a Linear layer's Gemm (transB with a constant weight) becomes
 // matmul with the weight transposed at build time, not dense (which packs its weight in the
-// kernel on every run: 37x slower on a batch-1 MLP).
+// kernel on every run: 37x slower on a batch-1 MLP); Pow by a constant 2 becomes x * x.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -55,6 +55,47 @@ TEST_CASE("onnx models: Gemm transB with a constant weight is a matmul of the fo
                     for (int64_t k = 0; k < K; ++k) s += double(x(i, k)) * double(w(j, k));
                     CHECK(std::abs(y(i, j) - s) <= 1e-4 * (1 + std::abs(s)));
                 }
+        }
+    }
+}
+
+TEST_CASE("onnx models: Pow by a constant 2 is x * x (a decomposed LayerNorm's variance)") {
+    // exponent: a constant 2 (scalar and [1]), a constant 3, a constant 2 of another shape
+    // (broadcasting x up: stays pow) and an exponent that is an input.
+    struct Case {
+        std::vector<int64_t> e_shape;
+        float e;
+        bool e_is_input;
+        int muls;
+    };
+    for (const Case& k : {Case{{}, 2.f, false, 1}, Case{{1}, 2.f, false, 1}, Case{{}, 3.f, false, 0},
+                          Case{{2, 1, 1}, 2.f, false, 0}, Case{{1}, 2.f, true, 0}}) {
+        CAPTURE(k.e);
+        CAPTURE(k.e_shape.size());
+        CAPTURE(k.e_is_input);
+        Model m(13);
+        m.input("x", {3, 5});
+        if (k.e_is_input) m.input("e", k.e_shape);
+        else m.initializer("e", k.e_shape, std::vector<float>(size_t(k.e_shape.empty() ? 1 : k.e_shape[0]), k.e));
+        m.node("Pow", {"x", "e"}, {"y"});
+        m.output("y");
+        graph::Graph g = m.load();
+        CHECK(count_op(g, "mul") == k.muls);
+        CHECK(count_op(g, "pow") == 1 - k.muls);
+        graph::Module mod = graph::build(g);
+        Buffer<float> x = Buffer<float>::random({3, 5}, -3.f, 3.f, 5);
+        mod.set_input("x", x);
+        if (k.e_is_input) {
+            Buffer<float> e({1});
+            e(0) = k.e;
+            mod.set_input("e", e);
+        }
+        mod.run();
+        Buffer<float> y(mod.get_output("y"));
+        REQUIRE(y.size() == (k.e_shape.size() == 3 ? 30 : 15));
+        for (int64_t i = 0; i < y.size(); ++i) {
+            float xv = x.data()[i % 15];
+            CHECK(y.data()[i] == doctest::Approx(std::pow(xv, k.e)).epsilon(1e-6));
         }
     }
 }
