@@ -22,6 +22,7 @@
 #include "weft/runtime/thread_pool.hpp"
 #include "weft/codegen/build.hpp"
 #include "weft/topi/topi.hpp"
+#include "weft/graph/artifact.hpp"
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/op_registry.hpp"

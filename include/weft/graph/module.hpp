@@ -9,6 +9,7 @@
 // A Module is a shared handle: copies run the same compiled graph and storage, so use one
 // Module per thread that runs it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct BuildOptions {
     bool fold_constants = true;                   // evaluate constant subgraphs at build time
     bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
     bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c
+    // Called before each kernel is compiled, with its index (from 0), the number of
+    // kernels and its name ("conv2d_nchwc_add_relu"): progress for tools (weftc).
+    std::function<void(int index, int count, const std::string& name)> progress;
 };
 
 // One compiled kernel of a module: a fused group.
@@ -40,6 +44,10 @@ struct KernelInfo {
     int master = -1;         // the node whose schedule it uses, or -1
     double compile_ms = 0;   // JIT time (0 when served by the kernel cache)
 };
+
+namespace detail {
+struct ModuleAccess;  // graph/artifact.hpp's saving and loading: a module's parts
+}
 
 class Module {
 public:
@@ -91,6 +99,7 @@ private:
     explicit Module(std::shared_ptr<State> s) : state_(std::move(s)) {}
     State& state() const;
     friend Module build(const Graph& g, const Target& target, const BuildOptions& options);
+    friend struct detail::ModuleAccess;
 
     std::shared_ptr<State> state_;
 };

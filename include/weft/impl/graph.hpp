@@ -2,6 +2,7 @@
 // and the executor. Compiled once in src/weft_graph.cpp.
 #pragma once
 #include "weft/graph/graph.hpp"
+#include "weft/graph/impl/artifact.hpp"
 #include "weft/graph/impl/builder.hpp"
 #include "weft/graph/impl/fuse.hpp"
 #include "weft/graph/impl/graph.hpp"

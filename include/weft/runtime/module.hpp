@@ -10,6 +10,14 @@
 
 namespace weft {
 
+// A kernel's machine code as a relocatable object file (ELF on Linux) and the symbol of its
+// entry point in it: what graph/artifact.hpp saves, and codegen::load_llvm_object loads
+// back without compiling.
+struct ObjectCode {
+    std::string symbol;
+    std::string bytes;
+};
+
 class KernelModule {
 public:
     virtual ~KernelModule() = default;
@@ -21,6 +29,9 @@ public:
     // Milliseconds spent generating code for this module, when it was compiled (a kernel
     // served from the cache shares the module, and reports that original time).
     virtual double compile_ms() const { return 0; }
+    // The object code the entry came from, when the backend keeps it (the LLVM backend
+    // does); empty otherwise.
+    virtual ObjectCode object_code() const { return {}; }
 };
 
 }  // namespace weft

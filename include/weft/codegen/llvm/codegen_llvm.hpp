@@ -19,4 +19,16 @@ namespace weft::codegen {
 // float16).
 std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Target& target);
 
+// Loads a kernel's relocatable object code (KernelModule::object_code() of a module that
+// compile_llvm made, here or in another process) into the JIT without compiling anything:
+// the module's entry() is the object's `symbol`, linked against weft's runtime functions
+// and libm / libmvec. `target` is what it was compiled for (it must run on this host).
+// Throws weft::Error when the object does not load or link.
+std::shared_ptr<const KernelModule> load_llvm_object(const ObjectCode& object, const std::string& kernel_name,
+                                                     const Target& target);
+
+// How many kernels compile_llvm has compiled in this process (kernel cache hits and
+// load_llvm_object do not count).
+uint64_t compile_llvm_count();
+
 }  // namespace weft::codegen

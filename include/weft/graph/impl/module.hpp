@@ -16,6 +16,7 @@ struct Module::State {
     std::vector<KernelInfo> infos;
     std::vector<Kernel> kernels;
     std::vector<std::vector<KernelArgValue>> args;  // per kernel, pointing into `values`
+    std::vector<std::vector<int>> arg_ids;          // per kernel, the node ids of its arguments
     std::vector<BufferRef> values;                  // per node: its storage (undefined: none)
     BufferRef arena;                                // the planned intermediates
     std::vector<int> input_ids, output_ids;
@@ -56,6 +57,30 @@ inline bool can_write_over(const Graph& g, const FusedGroup& group, int input) {
     }
     return true;
 }
+
+// The friend of Module (graph/module.hpp) through which build() and graph/artifact.hpp's
+// loader assemble a module from its parts.
+struct ModuleAccess {
+    using State = Module::State;
+    static State& state(const Module& m) { return m.state(); }
+    static Module make(std::shared_ptr<State> s) { return Module(std::move(s)); }
+    // values[] of the graph's inputs (storage of their own) and constants (the graph's
+    // data); input_ids and input_names in graph order.
+    static void store_inputs_and_constants(State& st) {
+        const Graph& g = st.graph;
+        st.values.resize(size_t(g.size()));
+        for (int id = 0; id < g.size(); ++id) {
+            const Node& n = g.node(id);
+            if (n.is_input()) {
+                st.values[size_t(id)] = BufferRef::allocate(n.type.dtype, n.type.shape);
+                st.input_ids.push_back(id);
+                st.input_names.push_back(n.name);
+            } else if (n.is_constant()) {
+                st.values[size_t(id)] = n.value;
+            }
+        }
+    }
+};
 
 }  // namespace detail
 
@@ -136,6 +161,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     // Compile every group.
     std::vector<std::vector<int>> arg_ids;
     for (const FusedGroup& group : st->groups) {
+        if (options.progress) options.progress(int(arg_ids.size()), int(st->groups.size()), group_name(g, group));
         detail::CompiledGroup c = detail::compile_group(g, group, target);
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms()});
         st->kernels.push_back(std::move(c.kernel));
@@ -143,17 +169,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
 
     // Storage: inputs and constants have their own; each group's output is planned.
-    st->values.resize(size_t(g.size()));
-    for (int id = 0; id < g.size(); ++id) {
-        const Node& n = g.node(id);
-        if (n.is_input()) {
-            st->values[size_t(id)] = BufferRef::allocate(n.type.dtype, n.type.shape);
-            st->input_ids.push_back(id);
-            st->input_names.push_back(n.name);
-        } else if (n.is_constant()) {
-            st->values[size_t(id)] = n.value;
-        }
-    }
+    detail::ModuleAccess::store_inputs_and_constants(*st);
     const int steps = int(st->groups.size());
     std::vector<int> request_of(size_t(g.size()), -1);
     std::vector<BufferRequest> requests;
@@ -210,6 +226,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         for (int id : arg_ids[size_t(k)]) a.emplace_back(st->values[size_t(id)]);
         st->args.push_back(std::move(a));
     }
+    st->arg_ids = std::move(arg_ids);
     return Module(std::move(st));
 }
 

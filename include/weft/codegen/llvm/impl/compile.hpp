@@ -1,5 +1,6 @@
 // compile_llvm (codegen/llvm/codegen_llvm.hpp): emit → verify → O3 → JIT, timed.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <mutex>
 
@@ -17,20 +18,22 @@ namespace detail {
 
 class LLVMKernelModule final : public KernelModule {
 public:
-    LLVMKernelModule(JitSession::Loaded loaded, std::string ir, Target target, double ms)
-        : loaded_(std::move(loaded)), ir_(std::move(ir)), target_(std::move(target)), ms_(ms) {}
+    LLVMKernelModule(JitSession::Loaded loaded, std::string symbol, std::string ir, Target target, double ms)
+        : loaded_(std::move(loaded)), symbol_(std::move(symbol)), ir_(std::move(ir)), target_(std::move(target)), ms_(ms) {}
     ~LLVMKernelModule() override { llvm::consumeError(loaded_.tracker->remove()); }
 
     WeftKernelFn entry() const override { return loaded_.entry; }
     std::string llvm_ir() const override { return ir_; }
     std::string assembly() const override {
-        std::call_once(assembly_once_, [&] { assembly_ = assembly_of(ir_, target_); });
+        std::call_once(assembly_once_, [&] { assembly_ = ir_.empty() ? std::string() : assembly_of(ir_, target_); });
         return assembly_;
     }
     double compile_ms() const override { return ms_; }
+    ObjectCode object_code() const override { return {symbol_, loaded_.object}; }
 
 private:
     JitSession::Loaded loaded_;
+    std::string symbol_;
     std::string ir_;
     Target target_;
     double ms_;
@@ -38,9 +41,22 @@ private:
     mutable std::string assembly_;
 };
 
+inline std::atomic<uint64_t> compile_count{0};
+
 }  // namespace detail
 
+uint64_t compile_llvm_count() { return detail::compile_count.load(); }
+
+std::shared_ptr<const KernelModule> load_llvm_object(const ObjectCode& object, const std::string& kernel_name,
+                                                     const Target& target) {
+    WEFT_CHECK(!object.bytes.empty() && !object.symbol.empty(), "kernel ", kernel_name, ": no object code to load");
+    detail::check_runs_on_host(target);
+    auto loaded = detail::JitSession::get().add_object(object.bytes, object.symbol, kernel_name);
+    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), object.symbol, std::string(), target, 0.0);
+}
+
 std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Target& requested) {
+    detail::compile_count.fetch_add(1);
     auto start = std::chrono::steady_clock::now();
     // A default-constructed Target names no machine: take it to mean this one.
     const Target target = requested.is_cpu() && requested.triple.empty() ? Target::host() : requested;
@@ -65,7 +81,7 @@ std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Ta
 
     auto loaded = jit.add(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)), symbol, f.name);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), std::move(ir), target, ms);
+    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), symbol, std::move(ir), target, ms);
 }
 
 }  // namespace weft::codegen

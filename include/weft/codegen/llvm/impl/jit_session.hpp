@@ -7,15 +7,23 @@
 // code when the KernelModule goes away. The runtime functions of ir/abi.hpp are defined by
 // address (no -rdynamic needed); libm comes from the process, libmvec is loaded for the
 // vector math calls.
+//
+// The JIT keeps a copy of each kernel's relocatable object code (KernelModule::object_code(),
+// what graph/artifact.hpp saves), and add_object() links such an object back, compiling
+// nothing.
 #pragma once
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include "weft/codegen/llvm/impl/target_machine.hpp"
 #include "weft/ir/abi.hpp"
@@ -39,6 +47,7 @@ public:
     struct Loaded {
         WeftKernelFn entry = nullptr;
         llvm::orc::ResourceTrackerSP tracker;
+        std::string object;  // the relocatable object code the entry came from
     };
 
     // Links an optimized module and returns the address of `symbol` in it.
@@ -51,10 +60,39 @@ public:
         if (!address) {
             std::string why = message_of(address.takeError());
             llvm::consumeError(loaded.tracker->remove());
+            take_object(symbol);  // not kept for a kernel that failed
             ::weft::detail::throw_user_error("kernel " + kernel_name + " could not be linked (an extern function missing?): " +
                                      why);
         }
         loaded.entry = address->toPtr<WeftKernelFn>();
+        loaded.object = take_object(symbol);
+        return loaded;
+    }
+
+    // Links a relocatable object (one that add() compiled, in this process or another) into
+    // a JITDylib of its own, so that its symbols never clash with this process's kernels,
+    // and returns the address of `symbol` in it. Nothing is compiled.
+    Loaded add_object(const std::string& bytes, const std::string& symbol, const std::string& kernel_name) {
+        std::string dylib_name = "weft.object" + std::to_string(next_id_.fetch_add(1));
+        auto dylib = jit_->createJITDylib(dylib_name);
+        if (!dylib)
+            ::weft::detail::throw_user_error("the JIT could not load kernel " + kernel_name + ": " +
+                                             message_of(dylib.takeError()));
+        dylib->addToLinkOrder(jit_->getMainJITDylib());  // the runtime functions, libmvec
+        Loaded loaded;
+        loaded.tracker = dylib->createResourceTracker();
+        auto buffer = llvm::MemoryBuffer::getMemBufferCopy(bytes, dylib_name);
+        if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer)))
+            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name +
+                                             " could not be loaded: " + message_of(std::move(err)));
+        auto address = jit_->lookup(*dylib, symbol);  // links the object now
+        if (!address) {
+            std::string why = message_of(address.takeError());
+            llvm::consumeError(loaded.tracker->remove());
+            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be linked: " + why);
+        }
+        loaded.entry = address->toPtr<WeftKernelFn>();
+        loaded.object = bytes;
         return loaded;
     }
 
@@ -75,6 +113,32 @@ private:
         jit_ = std::move(*jit);
         define_runtime_functions();
         load_vector_math();
+        keep_objects();
+    }
+
+    // Every object the compile layer produces passes through here on its way to the linker:
+    // a copy is kept, by module name (the kernel's unique symbol), until add() takes it.
+    // Objects loaded by add_object are named otherwise and not kept.
+    void keep_objects() {
+        jit_->getObjTransformLayer().setTransform(
+            [this](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+                static const std::string suffix = "-jitted-objectbuffer";  // llvm::orc::SimpleCompiler's
+                std::string id = object->getBufferIdentifier().str();
+                if (id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0) {
+                    std::lock_guard<std::mutex> lock(objects_mutex_);
+                    objects_[id.substr(0, id.size() - suffix.size())] = object->getBuffer().str();
+                }
+                return std::move(object);
+            });
+    }
+
+    std::string take_object(const std::string& symbol) {
+        std::lock_guard<std::mutex> lock(objects_mutex_);
+        auto it = objects_.find(symbol);
+        if (it == objects_.end()) return {};
+        std::string bytes = std::move(it->second);
+        objects_.erase(it);
+        return bytes;
     }
 
     void define_runtime_functions() {
@@ -102,6 +166,8 @@ private:
 
     std::unique_ptr<llvm::orc::LLJIT> jit_;
     std::atomic<uint64_t> next_id_{0};
+    std::mutex objects_mutex_;
+    std::map<std::string, std::string> objects_;  // by the kernel's symbol, until add() takes it
 };
 
 }  // namespace weft::codegen::detail

@@ -1,0 +1,69 @@
+// Compiled-module artifacts: a graph::Module saved to one file and loaded back without
+// compiling anything (what `weftc compile` writes and `weftc run` reads).
+//
+//   graph::Module m = graph::build(onnx::load("resnet18.onnx"));
+//   graph::save(m, "resnet18.weft");                  // object code, graph, plan, weights
+//   ...
+//   graph::Module r = graph::load_module("resnet18.weft");   // links the object code: no JIT compile
+//   r.set_input("input", x);  r.run();
+//
+// The file holds the module as compiled: the graph after the passes (operators, attributes,
+// types, and every constant's data), the fused groups in execution order, each kernel's
+// signature, argument node ids and relocatable object code (KernelModule::object_code()),
+// the memory plan (each planned tensor's offset in the arena) and the target the code was
+// compiled for. Loading links each kernel's object into the JIT (codegen::load_llvm_object)
+// and rebuilds the module around it; the kernel cache and the compiler are not involved.
+//
+// Layout (little-endian): a 32-byte header -- the magic "WEFTMODL", the format version
+// (uint32), reserved (uint32), the payload's size (uint64) and its FNV-1a 64 checksum
+// (uint64) -- then the payload. A file with another magic or version, a truncated file, a
+// checksum that does not match or contents that do not fit together is a weft::Error that
+// says so; the loader never reads past its input or trusts a count it has not checked.
+// An artifact runs only on a CPU with every feature it was compiled for (checked on load).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/graph/module.hpp"
+
+namespace weft::graph {
+
+inline constexpr char kArtifactMagic[9] = "WEFTMODL";
+inline constexpr uint32_t kArtifactVersion = 1;
+inline constexpr size_t kArtifactHeaderBytes = 32;
+
+// Free-form key/value strings stored with a module (weftc records the source model, the
+// build options and the default thread count).
+using ArtifactMetadata = std::map<std::string, std::string>;
+
+// Serializes a module built by graph::build (or loaded by load_module). Throws weft::Error
+// when a kernel has no object code to save (a backend that keeps none).
+std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata = {});
+void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata = {});
+
+// Loads a module that save() wrote; `metadata`, when given, receives what was stored with
+// it. Throws weft::Error for a missing, foreign, truncated or corrupt file, or one compiled
+// for CPU features this machine lacks.
+Module load_module(const std::string& path, ArtifactMetadata* metadata = nullptr);
+Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadata = nullptr,
+                               const std::string& source = "<memory>");
+
+// Where each planned intermediate of a module lives in its arena (Module::memory_bytes()
+// long): the node, its byte offset and size, by offset. What artifacts store; weftc info
+// prints it.
+struct Placement {
+    int node = -1;
+    int64_t offset = 0, bytes = 0;
+};
+std::vector<Placement> memory_placements(const Module& m);
+
+// Does the file start with the artifact magic? (false for a missing or short file)
+bool is_artifact_file(const std::string& path);
+
+// The checksum of the header: FNV-1a, 64 bits, over the payload.
+uint64_t artifact_checksum(std::string_view payload);
+
+}  // namespace weft::graph

@@ -1,0 +1,550 @@
+// Definitions of graph/artifact.hpp: a Module's parts written to bytes and read back.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <queue>
+#include <sstream>
+
+#include "weft/codegen/llvm/codegen_llvm.hpp"
+#include "weft/graph/artifact.hpp"
+#include "weft/graph/impl/module.hpp"
+
+namespace weft::graph {
+namespace detail {
+
+class ArtifactWriter {
+public:
+    template <class T>
+    void pod(T v) {
+        out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    }
+    void u8(uint8_t v) { pod(v); }
+    void u32(uint32_t v) { pod(v); }
+    void i32(int32_t v) { pod(v); }
+    void i64(int64_t v) { pod(v); }
+    void bytes(const void* data, size_t n) {
+        pod(uint64_t(n));
+        out_.append(static_cast<const char*>(data), n);
+    }
+    void str(const std::string& s) { bytes(s.data(), s.size()); }
+    void dtype(DataType t) {
+        u8(uint8_t(t.code));
+        u8(t.bits);
+        pod(t.lanes);
+    }
+    void shape(const std::vector<int64_t>& s) {
+        u32(uint32_t(s.size()));
+        for (int64_t d : s) i64(d);
+    }
+    void ints(const std::vector<int>& v) {
+        u32(uint32_t(v.size()));
+        for (int x : v) i32(x);
+    }
+    std::string& out() { return out_; }
+
+private:
+    std::string out_;
+};
+
+class ArtifactReader {
+public:
+    ArtifactReader(std::string_view data, std::string source) : data_(data), source_(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& why) const {
+        ::weft::detail::throw_user_error("graph::load_module: '" + source_ + "' is not a valid weft artifact: " + why);
+    }
+    void need(size_t n, const char* what) {
+        if (n > data_.size() - pos_)
+            fail(::weft::detail::concat("it ends inside ", what, " (at byte ", pos_ + kArtifactHeaderBytes, " of ",
+                                        data_.size() + kArtifactHeaderBytes, "): truncated"));
+    }
+    template <class T>
+    T pod(const char* what) {
+        need(sizeof(T), what);
+        T v;
+        std::memcpy(&v, data_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    uint8_t u8(const char* what) { return pod<uint8_t>(what); }
+    uint32_t u32(const char* what) { return pod<uint32_t>(what); }
+    int32_t i32(const char* what) { return pod<int32_t>(what); }
+    int64_t i64(const char* what) { return pod<int64_t>(what); }
+    // A count of items of at least `min_bytes` each: never more than the bytes left allow.
+    size_t count(const char* what, size_t min_bytes) {
+        uint32_t n = u32(what);
+        if (size_t(n) * min_bytes > data_.size() - pos_)
+            fail(::weft::detail::concat(what, ": a count of ", n, " does not fit in the bytes left (truncated or corrupt)"));
+        return n;
+    }
+    std::string_view bytes(const char* what) {
+        uint64_t n = pod<uint64_t>(what);
+        need(n > data_.size() ? data_.size() + 1 : size_t(n), what);
+        std::string_view v = data_.substr(pos_, size_t(n));
+        pos_ += size_t(n);
+        return v;
+    }
+    std::string str(const char* what) { return std::string(bytes(what)); }
+    DataType dtype(const char* what) {
+        uint8_t code = u8(what), bits = u8(what);
+        uint16_t lanes = pod<uint16_t>(what);
+        if (code > uint8_t(DataType::Code::Handle) || lanes != 1 || !(bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64))
+            fail(::weft::detail::concat(what, ": not a tensor element type (code ", int(code), ", ", int(bits), " bits, ",
+                                        lanes, " lanes)"));
+        return DataType(DataType::Code(code), bits, lanes);
+    }
+    std::vector<int64_t> shape(const char* what) {
+        size_t rank = count(what, 8);
+        if (rank > 16) fail(::weft::detail::concat(what, ": rank ", rank));
+        std::vector<int64_t> s;
+        const int64_t limit = int64_t(1) << 44;  // elements: bytes() cannot overflow
+        int64_t elements = 1;
+        for (size_t i = 0; i < rank; ++i) {
+            int64_t d = i64(what);
+            if (d <= 0 || d > limit / elements) fail(::weft::detail::concat(what, ": dimension ", d, " (too large)"));
+            elements *= d;
+            s.push_back(d);
+        }
+        return s;
+    }
+    // Node ids, each in [lo, hi).
+    std::vector<int> ids(const char* what, int lo, int hi) {
+        size_t n = count(what, 4);
+        std::vector<int> v;
+        for (size_t i = 0; i < n; ++i) {
+            int id = i32(what);
+            if (id < lo || id >= hi) fail(::weft::detail::concat(what, ": node id ", id, " is out of range"));
+            v.push_back(id);
+        }
+        return v;
+    }
+    bool done() const { return pos_ == data_.size(); }
+
+private:
+    std::string_view data_;
+    size_t pos_ = 0;
+    std::string source_;
+};
+
+inline void write_attr(ArtifactWriter& w, const AttrValue& v) {
+    w.u8(uint8_t(v.index()));
+    if (auto* i = std::get_if<int64_t>(&v)) w.i64(*i);
+    else if (auto* d = std::get_if<double>(&v)) w.pod(*d);
+    else if (auto* s = std::get_if<std::string>(&v)) w.str(*s);
+    else if (auto* is = std::get_if<std::vector<int64_t>>(&v)) {
+        w.u32(uint32_t(is->size()));
+        for (int64_t x : *is) w.i64(x);
+    } else {
+        auto& ds = std::get<std::vector<double>>(v);
+        w.u32(uint32_t(ds.size()));
+        for (double x : ds) w.pod(x);
+    }
+}
+
+inline AttrValue read_attr(ArtifactReader& r) {
+    switch (r.u8("an attribute")) {
+        case 0: return r.i64("an attribute");
+        case 1: return r.pod<double>("an attribute");
+        case 2: return r.str("an attribute");
+        case 3: {
+            std::vector<int64_t> v(r.count("an attribute", 8));
+            for (auto& x : v) x = r.i64("an attribute");
+            return v;
+        }
+        case 4: {
+            std::vector<double> v(r.count("an attribute", 8));
+            for (auto& x : v) x = r.pod<double>("an attribute");
+            return v;
+        }
+        default: r.fail("an attribute of an unknown kind");
+    }
+}
+
+// "+avx2" features of `artifact` that `host` lacks, comma-separated.
+inline std::string missing_features(const std::string& artifact, const std::string& host) {
+    std::string missing;
+    std::stringstream in(artifact);
+    for (std::string f; std::getline(in, f, ',');) {
+        if (f.size() < 2 || f[0] != '+') continue;
+        if (("," + host + ",").find("," + f + ",") == std::string::npos) missing += (missing.empty() ? "" : ",") + f.substr(1);
+    }
+    return missing;
+}
+
+}  // namespace detail
+
+uint64_t artifact_checksum(std::string_view payload) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : payload) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::vector<Placement> memory_placements(const Module& m) {
+    const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);
+    std::vector<Placement> result;
+    if (!s.arena.defined()) return result;
+    const char* base = static_cast<const char*>(s.arena.data());
+    for (int id = 0; id < s.graph.size(); ++id) {
+        const BufferRef& b = s.values[size_t(id)];
+        const char* p = static_cast<const char*>(b.data());
+        if (b.defined() && p >= base && p < base + s.arena.size_bytes())
+            result.push_back({id, int64_t(p - base), b.size_bytes()});
+    }
+    std::stable_sort(result.begin(), result.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    return result;
+}
+
+std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
+    const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);
+    const Graph& g = s.graph;
+    detail::ArtifactWriter w;
+    w.str("weft");
+    w.u32(uint32_t(metadata.size()));
+    for (auto& [k, v] : metadata) {
+        w.str(k);
+        w.str(v);
+    }
+    w.u8(uint8_t(s.target.kind));
+    w.str(s.target.triple);
+    w.str(s.target.cpu);
+    w.str(s.target.features);
+    w.i32(s.target.vector_bits);
+    // The graph, node by node.
+    w.u32(uint32_t(g.size()));
+    for (const Node& n : g.nodes()) {
+        w.str(n.op);
+        w.str(n.name);
+        w.u32(uint32_t(n.inputs.size()));
+        for (Value v : n.inputs) w.i32(v.id);
+        w.u32(uint32_t(n.attrs.items().size()));
+        for (auto& [k, v] : n.attrs.items()) {
+            w.str(k);
+            detail::write_attr(w, v);
+        }
+        w.dtype(n.type.dtype);
+        w.shape(n.type.shape);
+        if (n.is_constant()) {
+            WEFT_ICHECK(n.value.defined() && n.value.is_compact(), "constant ", n.name, " has no compact data");
+            w.bytes(n.value.data(), size_t(n.value.size_bytes()));
+        }
+    }
+    w.u32(uint32_t(g.outputs().size()));
+    for (auto& [name, v] : g.outputs()) {
+        w.str(name);
+        w.i32(v.id);
+    }
+    // The kernels in execution order.
+    std::map<const KernelModule*, int> first_with_module;
+    w.u32(uint32_t(s.groups.size()));
+    for (size_t k = 0; k < s.groups.size(); ++k) {
+        const FusedGroup& group = s.groups[k];
+        const Kernel& kernel = s.kernels[k];
+        w.ints(group.nodes);
+        w.i32(group.master);
+        w.u8(uint8_t(group.pattern));
+        w.str(s.infos[k].name);
+        w.pod(s.infos[k].compile_ms);
+        w.ints(s.arg_ids[k]);
+        const ir::PrimFunc& f = kernel.signature();
+        w.str(f.name);
+        w.u8(f.fast_math);
+        w.u32(uint32_t(f.args.size()));
+        for (const ir::KernelArg& a : f.args) {
+            WEFT_CHECK(a.kind == ir::KernelArg::Kind::Tensor, "graph::save: kernel ", f.name, " takes a scalar argument '",
+                       a.name, "'; artifacts hold graph kernels, which take tensors");
+            w.str(a.name);
+            w.dtype(a.type);
+            std::vector<int64_t> shape;
+            for (const ir::Expr& e : a.shape) {
+                const auto* imm = e.as<ir::IntImm>();
+                WEFT_CHECK(imm != nullptr, "graph::save: kernel ", f.name, " argument '", a.name,
+                           "' has a symbolic shape; artifacts hold graph kernels, whose shapes are static");
+                shape.push_back(imm->value);
+            }
+            w.shape(shape);
+        }
+        // Kernels the cache served share one module: its object is stored once.
+        auto same = first_with_module.find(kernel.module().get());
+        if (same != first_with_module.end()) {
+            w.u8(1);
+            w.i32(same->second);
+            continue;
+        }
+        first_with_module[kernel.module().get()] = int(k);
+        ObjectCode object = kernel.module()->object_code();
+        WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name,
+                   " has no object code to save (its backend keeps none)");
+        w.u8(0);
+        w.str(object.symbol);
+        w.str(object.bytes);
+    }
+    // The memory plan: where each planned tensor lives in the arena.
+    w.i64(s.arena.defined() ? s.arena.size_bytes() : 0);
+    w.i64(s.naive_bytes);
+    std::vector<Placement> placements = memory_placements(m);
+    w.u32(uint32_t(placements.size()));
+    for (const Placement& p : placements) {
+        w.i32(p.node);
+        w.i64(p.offset);
+    }
+
+    std::string file(kArtifactMagic, 8);
+    auto put = [&](auto v) { file.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    put(kArtifactVersion);
+    put(uint32_t(0));
+    put(uint64_t(w.out().size()));
+    put(artifact_checksum(w.out()));
+    file += w.out();
+    return file;
+}
+
+void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata) {
+    std::string bytes = save_to_memory(m, metadata);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    WEFT_CHECK(out.good(), "graph::save: cannot open '", path, "' for writing");
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    WEFT_CHECK(out.good(), "graph::save: writing '", path, "' failed");
+}
+
+bool is_artifact_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    return in.read(magic, 8) && std::memcmp(magic, kArtifactMagic, 8) == 0;
+}
+
+Module load_module(const std::string& path, ArtifactMetadata* metadata) {
+    std::ifstream in(path, std::ios::binary);
+    WEFT_CHECK(in.good(), "graph::load_module: cannot open '", path, "'");
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    WEFT_CHECK(!in.bad(), "graph::load_module: reading '", path, "' failed");
+    return load_module_from_memory(bytes, metadata, path);
+}
+
+Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadata, const std::string& source) {
+    auto fail = [&](const std::string& why) {
+        ::weft::detail::throw_user_error("graph::load_module: '" + source + "' is not a valid weft artifact: " + why);
+    };
+    if (bytes.size() < 8 || std::memcmp(bytes.data(), kArtifactMagic, 8) != 0)
+        fail("it does not start with the magic \"WEFTMODL\" (not a file that weftc compile or graph::save wrote)");
+    if (bytes.size() < kArtifactHeaderBytes) fail("the header is truncated");
+    uint32_t version;
+    uint64_t size, checksum;
+    std::memcpy(&version, bytes.data() + 8, 4);
+    std::memcpy(&size, bytes.data() + 16, 8);
+    std::memcpy(&checksum, bytes.data() + 24, 8);
+    if (version != kArtifactVersion)
+        ::weft::detail::throw_user_error(::weft::detail::concat(
+            "graph::load_module: '", source, "' is a weft artifact of format version ", version, "; this weft reads version ",
+            kArtifactVersion, " (compile the model again with this weft)"));
+    std::string_view payload = bytes.substr(kArtifactHeaderBytes);
+    if (size != payload.size())
+        fail(::weft::detail::concat("the header says ", size, " bytes follow it, but ", payload.size(), " do",
+                                    payload.size() < size ? " (truncated)" : ""));
+    if (artifact_checksum(payload) != checksum) fail("the checksum does not match (the file is corrupt)");
+
+    detail::ArtifactReader r(payload, source);
+    if (r.str("the producer") != "weft") r.fail("the producer is not weft");
+    ArtifactMetadata meta;
+    for (size_t i = 0, n = r.count("the metadata", 16); i < n; ++i) {
+        std::string k = r.str("the metadata");
+        meta[k] = r.str("the metadata");
+    }
+    auto st = std::make_shared<detail::ModuleAccess::State>();
+    Target& target = st->target;
+    if (r.u8("the target") != uint8_t(Target::Kind::CPU)) r.fail("the target is not a CPU");
+    target.kind = Target::Kind::CPU;
+    target.triple = r.str("the target");
+    target.cpu = r.str("the target");
+    target.features = r.str("the target");
+    target.vector_bits = r.i32("the target");
+    const Target host = Target::host();
+    std::string missing = detail::missing_features(target.features, host.features);
+    WEFT_CHECK(missing.empty(), "graph::load_module: '", source, "' was compiled for a CPU (", target.cpu,
+               ") with features this one (", host.cpu, ") lacks: ", missing, "; compile the model on this machine");
+
+    // The graph: nodes as saved, added in a topological order (ids are mapped).
+    struct SavedNode {
+        std::string op, name;
+        std::vector<int> inputs;
+        Attrs attrs;
+        TensorType type;
+        std::string_view data;
+    };
+    size_t count = r.count("the graph", 40);
+    std::vector<SavedNode> saved(count);
+    for (size_t i = 0; i < count; ++i) {
+        SavedNode& n = saved[i];
+        n.op = r.str("a node");
+        n.name = r.str("a node");
+        n.inputs = [&] {
+            size_t k = r.count("a node's inputs", 4);
+            std::vector<int> v;
+            for (size_t j = 0; j < k; ++j) {
+                int id = r.i32("a node's inputs");
+                if (id < 0 || size_t(id) >= count) r.fail(::weft::detail::concat("node '", n.name, "' reads node ", id));
+                v.push_back(id);
+            }
+            return v;
+        }();
+        for (size_t a = 0, na = r.count("a node's attributes", 9); a < na; ++a) {
+            std::string key = r.str("an attribute");
+            n.attrs.set(key, detail::read_attr(r));
+        }
+        n.type.dtype = r.dtype("a node's type");
+        n.type.shape = r.shape("a node's type");
+        if (n.op == "constant") {
+            n.data = r.bytes("a constant's data");
+            if (int64_t(n.data.size()) != n.type.bytes())
+                r.fail(::weft::detail::concat("constant '", n.name, "' has ", n.data.size(), " bytes of data for ",
+                                              n.type.str()));
+        }
+    }
+    // Kahn's algorithm, smallest id first (a graph stored in order keeps it).
+    std::vector<int> pending(count, 0), new_id(count, -1);
+    std::vector<std::vector<int>> readers(count);
+    for (size_t i = 0; i < count; ++i)
+        for (int in : saved[i].inputs) {
+            ++pending[i];
+            readers[size_t(in)].push_back(int(i));
+        }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (size_t i = 0; i < count; ++i)
+        if (pending[i] == 0) ready.push(int(i));
+    Graph& g = st->graph;
+    while (!ready.empty()) {
+        int id = ready.top();
+        ready.pop();
+        SavedNode& n = saved[size_t(id)];
+        Value v;
+        try {
+            if (n.op == "input") {
+                v = g.input(n.name, n.type.shape, n.type.dtype);
+            } else if (n.op == "constant") {
+                v = g.constant(n.name, BufferRef(const_cast<char*>(n.data.data()), n.type.dtype, n.type.shape));
+            } else {
+                std::vector<Value> ins;
+                for (int in : n.inputs) ins.push_back(Value{new_id[size_t(in)]});
+                v = g.add_node(n.op, ins, n.attrs, n.name);
+            }
+        } catch (const Error& e) {
+            std::string what = e.what();
+            r.fail("node '" + n.name + "': " + (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+        }
+        if (g.type(v) != n.type)
+            r.fail("node '" + n.name + "' is saved as " + n.type.str() + " but its operator gives " + g.type(v).str());
+        new_id[size_t(id)] = v.id;
+        for (int reader : readers[size_t(id)])
+            if (--pending[size_t(reader)] == 0) ready.push(reader);
+    }
+    if (g.size() != int(count)) r.fail("the graph has a cycle");
+    auto map_ids = [&](std::vector<int> ids) {
+        for (int& id : ids) id = new_id[size_t(id)];
+        return ids;
+    };
+    for (size_t i = 0, n = r.count("the outputs", 12); i < n; ++i) {
+        std::string name = r.str("an output");
+        int id = r.i32("an output");
+        if (id < 0 || size_t(id) >= count) r.fail(::weft::detail::concat("output '", name, "' is node ", id));
+        g.output(Value{new_id[size_t(id)]}, name);
+    }
+    if (g.outputs().empty()) r.fail("the graph has no outputs");
+
+    // The kernels: signatures rebuilt, object code linked (nothing compiled).
+    const int n_nodes = int(count);
+    for (size_t k = 0, nk = r.count("the kernels", 32); k < nk; ++k) {
+        FusedGroup group;
+        group.nodes = map_ids(r.ids("a kernel's nodes", 0, n_nodes));
+        int master = r.i32("a kernel");
+        if (master < -1 || master >= n_nodes) r.fail(::weft::detail::concat("a kernel's master is node ", master));
+        group.master = master < 0 ? -1 : new_id[size_t(master)];
+        uint8_t pattern = r.u8("a kernel");
+        if (pattern > uint8_t(OpPattern::OutEWiseFusable) && pattern != uint8_t(OpPattern::Opaque))
+            r.fail("a kernel's fusion pattern is unknown");
+        group.pattern = OpPattern(pattern);
+        if (group.nodes.empty()) r.fail("a kernel computes no node");
+        for (int id : group.nodes)
+            if (!g.node(id).is_op()) r.fail("a kernel computes '" + g.node(id).name + "', which is not an operator");
+        KernelInfo info;
+        info.name = r.str("a kernel's name");
+        info.nodes = group.nodes;
+        info.master = group.master;
+        info.compile_ms = r.pod<double>("a kernel");
+        std::vector<int> arg_ids = map_ids(r.ids("a kernel's arguments", 0, n_nodes));
+        ir::PrimFunc f;
+        f.name = r.str("a kernel's signature");
+        f.fast_math = r.u8("a kernel's signature") != 0;
+        size_t nargs = r.count("a kernel's signature", 16);
+        if (nargs != arg_ids.size() || nargs == 0 || arg_ids.back() != group.root())
+            r.fail("kernel '" + f.name + "': its signature does not fit its arguments");
+        for (size_t a = 0; a < nargs; ++a) {
+            ir::KernelArg arg;
+            arg.kind = ir::KernelArg::Kind::Tensor;
+            arg.name = r.str("a kernel argument");
+            arg.var = Var(arg.name, DataType::handle());
+            arg.type = r.dtype("a kernel argument");
+            std::vector<int64_t> shape = r.shape("a kernel argument");
+            if (TensorType{shape, arg.type} != g.node(arg_ids[a]).type)
+                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
+            for (int64_t d : shape) arg.shape.push_back(make_int(d));
+            f.args.push_back(std::move(arg));
+        }
+        std::shared_ptr<const KernelModule> module;
+        if (r.u8("a kernel's object code") != 0) {  // the object of an earlier kernel
+            int earlier = r.i32("a kernel's object code");
+            if (earlier < 0 || size_t(earlier) >= k) r.fail(::weft::detail::concat("a kernel refers to kernel ", earlier));
+            module = st->kernels[size_t(earlier)].module();
+        } else {
+            ObjectCode object;
+            object.symbol = r.str("a kernel's object code");
+            object.bytes = r.str("a kernel's object code");
+            module = codegen::load_llvm_object(object, f.name, target);
+        }
+        st->kernels.emplace_back(std::move(module), std::move(f));
+        st->groups.push_back(std::move(group));
+        st->infos.push_back(std::move(info));
+        st->arg_ids.push_back(std::move(arg_ids));
+    }
+    if (st->groups.empty()) r.fail("the module has no kernels");
+
+    // Storage: inputs their own, constants the graph's, the rest the arena as planned.
+    int64_t arena_bytes = r.i64("the memory plan");
+    st->naive_bytes = r.i64("the memory plan");
+    if (arena_bytes < 0 || arena_bytes > (int64_t(1) << 40)) r.fail("the memory plan's arena size is out of range");
+    st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});
+    detail::ModuleAccess::store_inputs_and_constants(*st);
+    for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
+        int id = r.i32("the memory plan");
+        int64_t offset = r.i64("the memory plan");
+        if (id < 0 || id >= n_nodes) r.fail(::weft::detail::concat("the memory plan places node ", id));
+        int nid = new_id[size_t(id)];
+        const Node& node = g.node(nid);
+        if (!node.is_op() || offset < 0 || offset > arena_bytes || node.type.bytes() > arena_bytes - offset)
+            r.fail("the memory plan places '" + node.name + "' outside the arena");
+        st->values[size_t(nid)] =
+            BufferRef(static_cast<char*>(st->arena.data()) + offset, node.type.dtype, node.type.shape);
+    }
+    if (!r.done()) r.fail("bytes follow the memory plan");
+    for (size_t k = 0; k < st->groups.size(); ++k) {
+        std::vector<KernelArgValue> a;
+        for (int id : st->arg_ids[k]) {
+            if (!st->values[size_t(id)].defined())
+                r.fail("kernel '" + st->infos[k].name + "' reads '" + g.node(id).name + "', which has no storage");
+            a.emplace_back(st->values[size_t(id)]);
+        }
+        st->args.push_back(std::move(a));
+    }
+    for (auto& [name, v] : g.outputs()) {
+        if (!st->values[size_t(v.id)].defined()) r.fail("output '" + name + "' has no storage");
+        st->output_ids.push_back(v.id);
+        st->output_names.push_back(name);
+    }
+    if (metadata) *metadata = std::move(meta);
+    return detail::ModuleAccess::make(std::move(st));
+}
+
+}  // namespace weft::graph

@@ -1,0 +1,215 @@
+// graph/artifact.hpp: a compiled module saved and loaded back without compiling; corrupt
+// artifacts refused.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <weft/codegen/llvm/codegen_llvm.hpp>
+#include <weft/graph/artifact.hpp>
+#include <weft/weft.hpp>
+
+using namespace weft;
+
+namespace {
+
+// A small CNN: conv + bias + relu, max pool, a residual conv block, global pool, dense,
+// softmax; plus a second input and output so that names and order matter.
+graph::Graph small_net() {
+    graph::Graph g;
+    auto w = [&](const char* name, std::vector<int64_t> shape, uint64_t seed) {
+        return g.constant(name, Buffer<float>::random(shape, -0.3f, 0.3f, seed));
+    };
+    graph::Value x = g.input("x", {1, 3, 16, 16});
+    graph::Value s = g.input("scale", {1, 10});
+    graph::Value c1 = g.relu(g.conv2d(x, w("w1", {16, 3, 3, 3}, 1), w("b1", {16}, 2), {.pad = 1}), "c1");
+    graph::Value p = g.max_pool2d(c1, {.kernel = 2, .stride = 2}, "pool");
+    graph::Value c2 = g.relu(g.conv2d(p, w("w2", {16, 16, 3, 3}, 3), w("b2", {16}, 4), {.pad = 1}));
+    graph::Value c3 = g.relu(g.add(g.conv2d(c2, w("w3", {16, 16, 3, 3}, 5), {.pad = 1}), p), "res");
+    graph::Value f = g.flatten(g.global_avg_pool2d(c3));
+    graph::Value d = g.dense(f, w("wd", {10, 16}, 6), w("bd", {10}, 7), "fc");
+    g.output(g.softmax(g.mul(d, s)), "probs");
+    g.output(c3, "features");
+    return g;
+}
+
+void feed(graph::Module& m) {
+    m.set_input("x", Buffer<float>::random({1, 3, 16, 16}, -1.f, 1.f, 11));
+    m.set_input("scale", Buffer<float>::random({1, 10}, 0.5f, 2.f, 12));
+}
+
+bool same_bytes(const BufferRef& a, const BufferRef& b) {
+    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+           std::memcmp(a.data(), b.data(), size_t(a.size_bytes())) == 0;
+}
+
+// The payload's checksum recomputed after an edit (so the parser itself is exercised).
+void fix_checksum(std::string& a) {
+    uint64_t size = a.size() - graph::kArtifactHeaderBytes, sum = graph::artifact_checksum(
+        std::string_view(a).substr(graph::kArtifactHeaderBytes));
+    std::memcpy(a.data() + 16, &size, 8);
+    std::memcpy(a.data() + 24, &sum, 8);
+}
+
+}  // namespace
+
+TEST_CASE("artifact: a loaded module gives the in-memory module's outputs without compiling") {
+    graph::Module m = graph::build(small_net());
+    feed(m);
+    m.run();
+    std::string bytes = graph::save_to_memory(m, {{"source", "small_net"}, {"threads", "2"}});
+    CHECK(bytes.rfind("WEFTMODL", 0) == 0);
+
+    const uint64_t compiles = codegen::compile_llvm_count();
+    const uint64_t hits = KernelCache::global().hits(), misses = KernelCache::global().misses();
+    graph::ArtifactMetadata meta;
+    graph::Module r = graph::load_module_from_memory(bytes, &meta);
+    CHECK(codegen::compile_llvm_count() == compiles);  // no JIT compilation
+    CHECK(KernelCache::global().hits() == hits);       // and no kernel cache involved
+    CHECK(KernelCache::global().misses() == misses);
+    CHECK(meta.at("source") == "small_net");
+    CHECK(meta.at("threads") == "2");
+
+    CHECK(r.input_names() == m.input_names());
+    CHECK(r.output_names() == m.output_names());
+    CHECK(r.graph().str() == m.graph().str());
+    CHECK(r.memory_bytes() == m.memory_bytes());
+    CHECK(r.memory_naive_bytes() == m.memory_naive_bytes());
+    REQUIRE(r.kernels().size() == m.kernels().size());
+    for (size_t k = 0; k < m.kernels().size(); ++k) {
+        CHECK(r.kernels()[k].name == m.kernels()[k].name);
+        CHECK(r.kernels()[k].nodes == m.kernels()[k].nodes);
+    }
+    auto pm = graph::memory_placements(m), pr = graph::memory_placements(r);
+    REQUIRE(pm.size() == pr.size());
+    for (size_t i = 0; i < pm.size(); ++i) CHECK((pm[i].node == pr[i].node && pm[i].offset == pr[i].offset));
+
+    feed(r);
+    r.run();
+    for (int i = 0; i < m.num_outputs(); ++i) CHECK_MESSAGE(same_bytes(r.get_output(i), m.get_output(i)), m.output_names()[i]);
+
+    // The loaded module saves to the same bytes, and outlives the module it came from.
+    CHECK(graph::save_to_memory(r, {{"source", "small_net"}, {"threads", "2"}}) == bytes);
+    std::vector<BufferRef> want;
+    for (int i = 0; i < m.num_outputs(); ++i) {
+        want.push_back(BufferRef::allocate(m.get_output(i).dtype(), m.get_output(i).shape()));
+        std::memcpy(want.back().data(), m.get_output(i).data(), size_t(want.back().size_bytes()));
+    }
+    m = graph::Module();
+    KernelCache::global().clear();
+    r.set_input("x", Buffer<float>::random({1, 3, 16, 16}, -1.f, 1.f, 99));
+    r.run();
+    feed(r);
+    r.run();
+    for (int i = 0; i < r.num_outputs(); ++i) CHECK(same_bytes(r.get_output(i), want[size_t(i)]));
+}
+
+TEST_CASE("artifact: save and load_module through a file, unfused and NCHW too") {
+    graph::BuildOptions o;
+    o.fuse = false;
+    o.convert_layout = false;
+    int progress_calls = 0, last_count = 0;
+    o.progress = [&](int index, int count, const std::string& name) {
+        CHECK(index == progress_calls);
+        CHECK(!name.empty());
+        ++progress_calls;
+        last_count = count;
+    };
+    graph::Module m = graph::build(small_net(), Target::host(), o);
+    CHECK(progress_calls == int(m.kernels().size()));
+    CHECK(last_count == int(m.kernels().size()));
+    feed(m);
+    m.run();
+    std::string path = (std::filesystem::temp_directory_path() / ("weft_artifact_test_" + std::to_string(getpid()) + ".weft")).string();
+    graph::save(m, path);
+    CHECK(graph::is_artifact_file(path));
+    graph::Module r = graph::load_module(path);
+    std::filesystem::remove(path);
+    feed(r);
+    r.run();
+    for (int i = 0; i < m.num_outputs(); ++i) CHECK(same_bytes(r.get_output(i), m.get_output(i)));
+    CHECK_THROWS_WITH_AS(graph::load_module(path), doctest::Contains("cannot open"), Error);
+    CHECK_FALSE(graph::is_artifact_file(path));
+}
+
+TEST_CASE("artifact: a wrong magic or version or a truncated or corrupt file is refused") {
+    graph::Module m = graph::build(small_net());
+    const std::string good = graph::save_to_memory(m);
+    auto refused = [](const std::string& bytes, const char* why) {
+        CHECK_THROWS_WITH_AS(graph::load_module_from_memory(bytes), doctest::Contains(why), Error);
+    };
+    refused("", "magic");
+    refused("not an artifact at all, just text", "magic");
+    std::string onnx_like = good;
+    onnx_like[0] = 0x08;
+    refused(onnx_like, "magic");
+    std::string v2 = good;
+    v2[8] = 2;
+    refused(v2, "format version 2");
+    refused(good.substr(0, 20), "header is truncated");
+    refused(good.substr(0, good.size() - 1), "truncated");
+    refused(good + "x", "bytes follow");  // the size in the header does not match
+    std::string flipped = good;
+    flipped[good.size() / 2] = char(flipped[good.size() / 2] ^ 4);
+    refused(flipped, "checksum");
+
+    // Every truncation and many bit flips: an error, never a crash.
+    std::mt19937 rng(5);
+    for (size_t n = 0; n < good.size(); n += 1 + good.size() / 300) CHECK_THROWS_AS(graph::load_module_from_memory(good.substr(0, n)), Error);
+    for (int i = 0; i < 300; ++i) {
+        std::string f = good;
+        size_t at = rng() % f.size();
+        f[at] = char(f[at] ^ (1 << (rng() % 8)));
+        CHECK_THROWS_AS(graph::load_module_from_memory(f), Error);
+    }
+
+    // The parser itself, past the checksum: truncated payloads with a fixed-up header, and
+    // bit flips in the graph and signature part (before the first object code, which
+    // holds the first ".weft<N>" symbol) -- each loads or throws weft::Error.
+    for (size_t n = graph::kArtifactHeaderBytes; n < good.size(); n += 1 + good.size() / 200) {
+        std::string t = good.substr(0, n);
+        fix_checksum(t);
+        CHECK_THROWS_AS(graph::load_module_from_memory(t), Error);
+    }
+    size_t objects = good.find(".weft");
+    while (objects != std::string::npos && !(objects + 5 < good.size() && std::isdigit(uint8_t(good[objects + 5]))))
+        objects = good.find(".weft", objects + 1);
+    REQUIRE(objects != std::string::npos);
+    int loaded = 0, refused_count = 0;
+    for (int i = 0; i < 400; ++i) {
+        std::string f = good;
+        size_t at = graph::kArtifactHeaderBytes + rng() % (objects - graph::kArtifactHeaderBytes);
+        f[at] = char(f[at] ^ (1 << (rng() % 8)));
+        fix_checksum(f);
+        try {
+            graph::load_module_from_memory(f);
+            ++loaded;  // a flip in constant data, say
+        } catch (const Error&) {
+            ++refused_count;
+        }
+    }
+    CHECK(refused_count > 0);
+    MESSAGE("bit flips past the checksum: ", loaded, " loaded, ", refused_count, " refused");
+}
+
+TEST_CASE("artifact: an artifact for CPU features this machine lacks is refused") {
+    graph::Module m = graph::build(small_net());
+    std::string bytes = graph::save_to_memory(m);
+    // The target's feature string follows the cpu name: add one no CPU has.
+    const std::string features = Target::host().features;
+    size_t at = bytes.find(features);
+    REQUIRE(at != std::string::npos);
+    uint64_t len = 0;
+    std::memcpy(&len, bytes.data() + at - 8, 8);
+    REQUIRE(len == features.size());
+    std::string extra = ",+weft-imaginary-feature";
+    bytes.insert(at + features.size(), extra);
+    len += extra.size();
+    std::memcpy(bytes.data() + at - 8, &len, 8);
+    fix_checksum(bytes);
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(bytes), doctest::Contains("weft-imaginary-feature"), Error);
+}

@@ -1,0 +1,247 @@
+// The weftc binary end to end: compile an ONNX model, run the artifact (and the .onnx) on an
+// .npz input, compare the .npz output with a reference; --help; one-line errors with a
+// non-zero exit for bad input.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "npy.hpp"
+#include "onnx/onnx_model.hpp"
+
+using namespace weft;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string out, err;
+};
+
+// A scratch directory for one test case, removed afterwards.
+struct Scratch {
+    fs::path dir;
+    explicit Scratch(const std::string& name) {
+        dir = fs::temp_directory_path() / ("weftc_test_" + name + "_" + std::to_string(getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    ~Scratch() { fs::remove_all(dir); }
+    std::string operator/(const std::string& f) const { return (dir / f).string(); }
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+Result run_weftc(const Scratch& s, const std::string& args) {
+    std::string out = s / "stdout.txt", err = s / "stderr.txt";
+    std::string cmd = std::string(WEFTC_PATH) + " " + args + " >" + out + " 2>" + err;
+    int rc = std::system(cmd.c_str());
+    Result r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+// conv (bias) + relu + flatten + Gemm: two inputs so that names matter.
+onnx_test::Model small_model() {
+    onnx_test::Model m(13);
+    m.input("image", {1, 2, 6, 6});
+    m.input("shift", {1, 4});
+    std::vector<float> w(3 * 2 * 3 * 3), b(3), fc(4 * 48), fb(4);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = float(std::sin(double(i))) * 0.3f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1f * float(i);
+    for (size_t i = 0; i < fc.size(); ++i) fc[i] = float(std::cos(double(i) * 0.7)) * 0.2f;
+    for (size_t i = 0; i < fb.size(); ++i) fb[i] = -0.05f * float(i);
+    m.initializer("w", {3, 2, 3, 3}, w);
+    m.initializer("b", {3}, b);
+    m.initializer("fc", {4, 48}, fc);
+    m.initializer("fb", {4}, fb);
+    auto& conv = m.node("Conv", {"image", "w", "b"}, {"conv"});
+    onnx_test::attr(conv, "kernel_shape", ::onnx::AttributeProto::INTS).add_ints(3);
+    conv.mutable_attribute(0)->add_ints(3);
+    m.node("Relu", {"conv"}, {"relu"});
+    m.node("Flatten", {"relu"}, {"flat"});
+    auto& gemm = m.node("Gemm", {"flat", "fc", "fb"}, {"logits"});
+    onnx_test::attr(gemm, "transB", ::onnx::AttributeProto::INT).set_i(1);
+    m.node("Add", {"logits", "shift"}, {"y"});
+    m.output("y");
+    return m;
+}
+
+void write_model(const onnx_test::Model& m, const std::string& path) {
+    std::ofstream out(path, std::ios::binary);
+    out << m.bytes();
+}
+
+void check_close(const BufferRef& got, const BufferRef& want) {
+    REQUIRE(got.dtype() == DataType::float_(32));
+    REQUIRE(got.size() == want.size());
+    const float* g = static_cast<const float*>(got.data());
+    const float* w = static_cast<const float*>(want.data());
+    int bad = 0;
+    for (int64_t i = 0; i < got.size(); ++i) bad += !(std::abs(g[i] - w[i]) <= 1e-5f + 1e-4f * std::abs(w[i]));
+    CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("weftc compile then run matches the model run in memory") {
+    Scratch s("e2e");
+    onnx_test::Model model = small_model();
+    write_model(model, s / "model.onnx");
+    BufferRef image = Buffer<float>::random({1, 2, 6, 6}, -1.f, 1.f, 3), shift = Buffer<float>::random({1, 4}, -1.f, 1.f, 4);
+    weftc::save_npz(s / "in.npz", {{"shift", shift}, {"image", image}});  // order does not matter: names do
+
+    Result c = run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "model.weft") + " --threads 1");
+    INFO(c.err);
+    REQUIRE(c.status == 0);
+    CHECK(c.out.find("wrote") != std::string::npos);
+    CHECK(c.err.find("compiling kernel 1/") != std::string::npos);  // progress
+
+    Result r = run_weftc(s, "run " + (s / "model.weft") + " --inputs " + (s / "in.npz") + " --output " + (s / "out.npz") +
+                            " --print-time --repeat 3");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("load") != std::string::npos);
+    CHECK(r.err.find("compiling") == std::string::npos);  // an artifact compiles nothing
+
+    // The reference: the same model imported and run in this process.
+    graph::Module m = graph::build(model.load());
+    m.set_input("image", image);
+    m.set_input("shift", shift);
+    m.run();
+    weftc::NamedBuffers out = weftc::load_npz(s / "out.npz");
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].first == "y");
+    check_close(out[0].second, m.get_output("y"));
+
+    // Running the .onnx directly gives the same; so does a single-output .npy.
+    Result o = run_weftc(s, "run " + (s / "model.onnx") + " --inputs " + (s / "in.npz") + " --output " + (s / "out.npy") + " --quiet");
+    INFO(o.err);
+    REQUIRE(o.status == 0);
+    check_close(weftc::load_npy(s / "out.npy"), m.get_output("y"));
+
+    // Random inputs when none are given, saved with --save-inputs; a summary without --output.
+    Result rnd = run_weftc(s, "run " + (s / "model.weft") + " --seed 7 --save-inputs " + (s / "rnd.npz"));
+    INFO(rnd.err);
+    REQUIRE(rnd.status == 0);
+    CHECK(rnd.out.find("y: float32[1, 4]") != std::string::npos);
+    CHECK(weftc::load_npz(s / "rnd.npz").size() == 2);
+
+    Result info = run_weftc(s, "info " + (s / "model.onnx"));
+    INFO(info.err);
+    REQUIRE(info.status == 0);
+    for (const char* want : {"opset 13", "every operator is supported", "Conv", "Gemm", "image: FLOAT[1, 2, 6, 6]",
+                             "fused kernels", "memory plan"})
+        CHECK_MESSAGE(info.out.find(want) != std::string::npos, want);
+    Result ainfo = run_weftc(s, "info " + (s / "model.weft"));
+    REQUIRE(ainfo.status == 0);
+    CHECK(ainfo.out.find("source: model.onnx") != std::string::npos);
+
+    Result bench = run_weftc(s, "bench " + (s / "model.weft") + " --repeat 5 --warmup 1 --threads 1");
+    INFO(bench.err);
+    REQUIRE(bench.status == 0);
+    CHECK(bench.out.find("median") != std::string::npos);
+}
+
+TEST_CASE("weftc runs an ONNX test model and matches its reference output") {
+    const fs::path dir = "/usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d";
+    if (!fs::exists(dir / "model.onnx")) {
+        MESSAGE("skipped: ONNX's test data (libonnx-testdata) is not installed");
+        return;
+    }
+    Scratch s("conv2d");
+    std::string name;
+    BufferRef input = weft::onnx::load_tensor((dir / "test_data_set_0/input_0.pb").string(), &name);
+    BufferRef want = weft::onnx::load_tensor((dir / "test_data_set_0/output_0.pb").string());
+    graph::Graph g = weft::onnx::load((dir / "model.onnx").string());
+    const std::string input_name = g.node(g.inputs().at(0)).name;
+    weftc::save_npz(s / "in.npz", {{input_name, input}});
+    Result c = run_weftc(s, "compile " + (dir / "model.onnx").string() + " -o " + (s / "conv.weft") + " --quiet");
+    INFO(c.err);
+    REQUIRE(c.status == 0);
+    Result r = run_weftc(s, "run " + (s / "conv.weft") + " --inputs " + (s / "in.npz") + " --output " + (s / "out.npz"));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    weftc::NamedBuffers out = weftc::load_npz(s / "out.npz");
+    REQUIRE(out.size() == 1);
+    check_close(out[0].second, want);
+}
+
+TEST_CASE("weftc --help for every command") {
+    Scratch s("help");
+    for (const char* cmd : {"compile", "run", "info", "bench"}) {
+        Result r = run_weftc(s, std::string(cmd) + " --help");
+        CHECK(r.status == 0);
+        CHECK_MESSAGE(r.out.find(std::string("usage: weftc ") + cmd) != std::string::npos, cmd);
+    }
+    Result top = run_weftc(s, "--help");
+    CHECK(top.status == 0);
+    CHECK(top.out.find("commands:") != std::string::npos);
+    Result none = run_weftc(s, "");
+    CHECK(none.status == 2);
+}
+
+TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
+    Scratch s("errors");
+    write_model(small_model(), s / "model.onnx");
+    auto one_line_error = [&](const std::string& args, int status, const std::string& says) {
+        Result r = run_weftc(s, args);
+        CHECK_MESSAGE(r.status == status, args, " -> ", r.status, ": ", r.err);
+        CHECK_MESSAGE(r.err.rfind("weftc: error: ", 0) == 0, args, ": ", r.err);
+        CHECK_MESSAGE(r.err.find(says) != std::string::npos, args, ": ", r.err);
+        CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, args, ": ", r.err);
+    };
+    one_line_error("compile " + (s / "missing.onnx") + " -o " + (s / "x.weft"), 1, "no such file");
+    one_line_error("run " + (s / "missing.weft"), 1, "no such file");
+    one_line_error("compile " + (s / "model.onnx") + " --input-shape image:1xAx6x6", 2, "bad --input-shape");
+    one_line_error("compile " + (s / "model.onnx") + " --input-shape image", 2, "bad --input-shape");
+    one_line_error("compile " + (s / "model.onnx") + " --input-shape image:1x2x6", 1, "rank");
+    one_line_error("compile " + (s / "model.onnx") + " --dim batch", 2, "bad --dim");
+    one_line_error("compile " + (s / "model.onnx") + " --frobnicate", 2, "unknown option");
+    one_line_error("run " + (s / "model.onnx") + " --repeat zero", 2, "--repeat");
+    one_line_error("transmogrify x", 2, "unknown command");
+
+    // An unsupported operator, named up front.
+    onnx_test::Model cos;
+    cos.input("x", {2, 3});
+    cos.node("Cos", {"x"}, {"y"});
+    cos.output("y");
+    write_model(cos, s / "cos.onnx");
+    one_line_error("compile " + (s / "cos.onnx") + " -o " + (s / "cos.weft"), 1, "Cos");
+    Result info = run_weftc(s, "info " + (s / "cos.onnx"));
+    CHECK(info.status == 0);
+    CHECK(info.out.find("UNSUPPORTED operators (weft cannot compile this model): Cos") != std::string::npos);
+
+    // Not a model, a truncated artifact, a bit-flipped artifact, inputs that do not fit.
+    { std::ofstream(s / "junk.onnx") << "this is not protobuf"; }
+    one_line_error("compile " + (s / "junk.onnx") + " -o " + (s / "junk.weft"), 1, "");
+    REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
+    std::string art = slurp(s / "m.weft");
+    { std::ofstream(s / "cut.weft", std::ios::binary) << art.substr(0, art.size() / 2); }
+    one_line_error("run " + (s / "cut.weft"), 1, "truncated");
+    std::string flipped = art;
+    flipped[art.size() / 3] = char(flipped[art.size() / 3] ^ 1);
+    { std::ofstream(s / "flip.weft", std::ios::binary) << flipped; }
+    one_line_error("run " + (s / "flip.weft"), 1, "checksum");
+    one_line_error("run " + (s / "m.weft") + " --input-shape image:1x2x6x6", 2, "compiled artifact");
+    weftc::save_npz(s / "wrong.npz", {{"image", Buffer<float>::random({1, 2, 5, 5}, -1.f, 1.f, 1)},
+                                      {"shift", Buffer<float>::random({1, 4}, -1.f, 1.f, 1)}});
+    one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "wrong.npz"), 1, "input 'image'");
+    weftc::save_npz(s / "partial.npz", {{"image", Buffer<float>::random({1, 2, 6, 6}, -1.f, 1.f, 1)}});
+    one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "partial.npz"), 1, "no array named 'shift'");
+    { std::ofstream(s / "bad.npz") << "PK not really"; }
+    one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "bad.npz"), 1, "bad.npz");
+}
