@@ -318,7 +318,16 @@ OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         m.artifact = true;
     } else {
         check_supported(path);
-        graph::Graph g = weft::onnx::load(path, o.load);
+        graph::Graph g;
+        try {
+            g = weft::onnx::load(path, o.load);
+        } catch (const Error& e) {  // say it in weftc's options
+            std::string msg = e.what();
+            const std::string api = "LoadOptions::input_shapes or LoadOptions::dim_values";
+            if (auto at = msg.find(api); at != std::string::npos)
+                msg.replace(at, api.size(), "--input-shape NAME:D1xD2x... or --dim SYMBOL=VALUE");
+            throw Error(msg);
+        }
         graph::BuildOptions b;
         b.fuse = o.fuse;
         b.progress = progress_printer(o.quiet);
