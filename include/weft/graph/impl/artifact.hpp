@@ -514,7 +514,12 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     // Storage: inputs their own, constants the graph's, the rest the arena as planned.
     int64_t arena_bytes = r.i64("the memory plan");
     st->naive_bytes = r.i64("the memory plan");
-    if (arena_bytes < 0 || arena_bytes > (int64_t(1) << 40)) r.fail("the memory plan's arena size is out of range");
+    int64_t unshared = 0;  // one buffer per operator: no plan needs more
+    for (const Node& n : g.nodes())
+        if (n.is_op()) unshared += (n.type.bytes() + 63) / 64 * 64;
+    if (arena_bytes < 0 || arena_bytes > unshared)
+        r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
+                                      "intermediates together (", unshared, ")"));
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});
     detail::ModuleAccess::store_inputs_and_constants(*st);
     for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
