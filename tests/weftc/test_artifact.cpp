@@ -213,3 +213,28 @@ TEST_CASE("artifact: an artifact for CPU features this machine lacks is refused"
     fix_checksum(bytes);
     CHECK_THROWS_WITH_AS(graph::load_module_from_memory(bytes), doctest::Contains("weft-imaginary-feature"), Error);
 }
+
+TEST_CASE("artifact: kernels the cache shares are stored once and shared again on load") {
+    // Without common-subexpression elimination, relu(x) twice compiles to the same program:
+    // the kernel cache serves the second from the first.
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.relu(x, "a"), "a");
+    g.output(g.relu(x, "b"), "b");
+    graph::BuildOptions o;
+    o.eliminate_common_subexpressions = false;
+    graph::Module m = graph::build(g, Target::host(), o);
+    REQUIRE(m.kernels().size() == 2);
+    std::string bytes = graph::save_to_memory(m);
+    size_t elf = 0;
+    for (size_t at = bytes.find("\x7f" "ELF"); at != std::string::npos; at = bytes.find("\x7f" "ELF", at + 1)) ++elf;
+    CHECK(elf == 1);
+    graph::Module r = graph::load_module_from_memory(bytes);
+    Buffer<float> in = Buffer<float>::random({4, 33}, -1.f, 1.f, 3);
+    m.set_input("x", in);
+    r.set_input("x", in);
+    m.run();
+    r.run();
+    for (int i = 0; i < 2; ++i) CHECK(same_bytes(r.get_output(i), m.get_output(i)));
+    CHECK(graph::save_to_memory(r) == bytes);
+}
