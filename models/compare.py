@@ -162,7 +162,7 @@ def machine_state():
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "cpu": cpu, "cpus": os.cpu_count(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "os": f"{platform.system()} {platform.release()}",
-        "python": platform.python_version(), "numpy": np.__version__, "onnxruntime": ort.__version__,
+        "python": f"{platform.python_version()} ({sys.executable})", "numpy": np.__version__, "onnxruntime": ort.__version__,
         "commit": sh(f"git -C {ROOT} rev-parse --short HEAD") + (" (with local changes)" if sh(f"git -C {ROOT} status --porcelain --untracked-files=no") else ""),
         "compiler": sh("clang++-19 --version | head -1"),
     }
@@ -174,14 +174,15 @@ def write_doc(path, results, state, command, torch_versions):
     a("## Results\n")
     a(f"Written by `models/compare.py --doc`; the numbers of one run, on one machine, weft and ONNX Runtime")
     a("side by side (each model: weft's process, then ORT in the script's process).\n")
-    a(f"- date: {state['date']}; machine: {state['cpu']}, {state['cpus']} CPUs, load average before the run "
-      f"{state['load']} (a shared machine: the timings are noisy, compare within the table only); {state['os']}")
+    a(f"- date: {state['date']}; machine: {state['cpu']}, {state['cpus']} CPUs, load average (1, 5, 15 min) before "
+      f"the run {state['load']}, after it {' '.join(f'{x:.2f}' for x in os.getloadavg())} (a load near or above "
+      f"the CPU count means other processes shared the cores: 2-thread figures suffer first); {state['os']}")
     a(f"- weft {state['commit']}, {state['compiler']}, Release; ONNX Runtime {state['onnxruntime']} (PyPI, "
       f"CPUExecutionProvider, ORT_ENABLE_ALL, sequential), Python {state['python']}, numpy {state['numpy']}; "
       f"models from torch {torch_versions.get('torch', '?')} / torchvision {torch_versions.get('torchvision', '?')}")
     a(f"- command: `{command}`\n")
     a("| model | input | opset | max rel err | weft 1t ms | ORT 1t ms | ratio 1t | weft 2t ms | ORT 2t ms | ratio 2t "
-      "| weft load + cold build ms | warm build ms | ORT session ms | kernels |")
+      "| weft load + cold build ms | weft warm load + build ms | ORT session ms | kernels (JIT-compiled in the cold build) |")
     a("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         w = r["weft"]
@@ -204,6 +205,8 @@ def write_doc(path, results, state, command, torch_versions):
     a("- weft load + cold build: `onnx::load` + `graph::build` in a fresh process (every kernel JIT-compiled);")
     a("  warm: the same load + build again in that process (the kernel cache serves every kernel);")
     a("  ORT session: `InferenceSession(path)` with graph optimizations, median of 3 (1 thread)")
+    a("- kernels: the module's kernels; JIT: the kernel cache's misses during the cold build (the constant")
+    a("  folding's kernels included)")
     return "\n".join(lines) + "\n"
 
 
