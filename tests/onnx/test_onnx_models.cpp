@@ -1,10 +1,17 @@
 // What the real models (models/export.py, models/compare.py) needed from the importer, on
 // small protobuf-built models: a Linear layer's Gemm (transB with a constant weight) becomes
 // matmul with the weight transposed at build time, not dense (which packs its weight in the
-// kernel on every run: 37x slower on a batch-1 MLP); Pow by a constant 2 becomes x * x.
+// kernel on every run: 37x slower on a batch-1 MLP); Pow by a constant 2 becomes x * x; a
+// model file is read in one piece.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "onnx/onnx_model.hpp"
 
@@ -98,4 +105,30 @@ TEST_CASE("onnx models: Pow by a constant 2 is x * x (a decomposed LayerNorm's v
             CHECK(y.data()[i] == doctest::Approx(std::pow(xv, k.e)).epsilon(1e-6));
         }
     }
+}
+
+TEST_CASE("onnx models: load reads a file in one piece, a pipe as it comes, a directory is an error") {
+    Model m(13);
+    m.input("x", {2, 3});
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    std::string dir = "/tmp/weft_onnx_models_test_" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    std::string file = dir + "/relu.onnx";
+    {
+        std::ofstream f(file, std::ios::binary);
+        f << m.bytes();
+    }
+    CHECK(weft::onnx::load(file).find("y"));
+    std::string fifo = dir + "/relu.fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] {
+        std::ofstream f(fifo, std::ios::binary);
+        f << m.bytes();
+    });
+    CHECK(weft::onnx::load(fifo).find("y"));
+    writer.join();
+    std::string err = error_of([&] { weft::onnx::load(dir); });
+    CHECK(err.find("cannot read '" + dir + "'") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
