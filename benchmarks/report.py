@@ -107,6 +107,17 @@ if other:
     for name, ms in other:
         print(f"| {name} | {ms:.3f} |")
 
+# The real-model comparison with ONNX Runtime runs in its own script (models/compare.py,
+# Python and ORT); its latest results section is copied here so all figures are in one place.
+try:
+    models = open("docs/onnx-models.md").read()
+    section = models[models.index("## Results"):]
+    print("\n## ONNX models against ONNX Runtime\n")
+    print("Copied from [docs/onnx-models.md](../docs/onnx-models.md) (its own run, by `models/compare.py`):\n")
+    print(section.split("\n", 1)[1].strip())
+except (OSError, ValueError):
+    pass
+
 print("\nAll implementations per case:\n")
 print("| case | threads | impl | rate | % peak | wall (ms) |\n|---|---:|---|---:|---:|---:|")
 for (case, threads), impls in sorted(rows.items()):
