@@ -1,0 +1,118 @@
+// The ONNX importer's converters: element-wise arithmetic, activations, Clip and Cast.
+#pragma once
+#include "weft/frontend/onnx/impl/ops_common.hpp"
+
+namespace weft::onnx::detail {
+
+// ---- element-wise ---------------------------------------------------------------------------
+
+// Opsets before 7: `broadcast` = 1 aligns B with A at `axis` (default: the trailing axes).
+inline Value legacy_broadcast(Ctx& c, Value a, Value b) {
+    if (c.opset >= 7 || c.i("broadcast", 0) == 0) return b;
+    int64_t ra = c.rank(a), rb = c.rank(b);
+    if (!c.has_attr("axis")) return b;
+    int64_t axis = norm_axis(c.i("axis"), ra);
+    std::vector<int64_t> s = c.shape(b);
+    for (int64_t k = axis + rb; k < ra; ++k) s.push_back(1);
+    return reshape(c, b, s);
+}
+
+inline Converter binary(const char* op) {
+    return [op](Ctx& c) -> std::vector<Value> {
+        Value a = c.in(0), b = legacy_broadcast(c, c.in(0), c.in(1));
+        if (std::string(op) == "pow") {
+            DataType t = c.dtype(a);
+            if (!t.is_float()) {  // integer powers in float64, cast back
+                Value a64 = c.g.cast(a, DataType::float_(64), c.fresh("cast"));
+                Value b64 = c.g.cast(b, DataType::float_(64), c.fresh("cast"));
+                return {c.g.cast(c.add("pow", {a64, b64}), t, c.out())};
+            }
+            if (c.dtype(b) != t) b = c.g.cast(b, t, c.fresh("cast"));
+            // x^2 (a decomposed LayerNorm's variance) as x * x, the same correctly rounded
+            // value: pow calls powf per element (the transformer layer's variance kernel: 160x).
+            const graph::Node& e = c.g.node(b);
+            if (e.is_constant() && e.value.size() == 1 && c.rank(b) <= c.rank(a) && buffer_floats(e.value)[0] == 2.0)
+                return {c.add("mul", {a, a}, {}, c.out())};
+        }
+        return {c.add(op, {a, b}, {}, c.out())};
+    };
+}
+
+// Max, Min, Sum, Mean: any number of inputs, folded pairwise.
+inline Converter variadic(const char* op, bool mean = false) {
+    return [op, mean](Ctx& c) -> std::vector<Value> {
+        if (c.n_in() == 0) malformed("needs at least one input");
+        Value r = c.in(0);
+        for (size_t k = 1; k < c.n_in(); ++k)
+            r = c.add(op, {r, c.in(k)}, {}, k + 1 == c.n_in() && !mean ? c.out() : "");
+        if (mean)
+            r = c.add("div", {r, c.scalar(double(c.n_in()), c.dtype(r), "count")}, {}, c.out());
+        else if (c.n_in() == 1)
+            r = reshape(c, r, c.shape(r), c.out());
+        return {r};
+    };
+}
+
+inline Converter unary(const char* op) {
+    return [op](Ctx& c) -> std::vector<Value> { return {c.add(op, {c.in(0)}, {}, c.out())}; };
+}
+
+inline Value neg(Ctx& c, Value x, std::string name = "") {
+    return c.add("mul", {x, c.scalar(-1, c.dtype(x), "minus_one")}, {}, std::move(name));
+}
+inline Value abs_of(Ctx& c, Value x, std::string name = "") {
+    return c.add("maximum", {x, neg(c, x)}, {}, std::move(name));
+}
+
+// alpha * (exp(min(x, 0)) - 1): Elu's negative part.
+inline Value elu_negative(Ctx& c, Value x, double alpha) {
+    DataType t = c.dtype(x);
+    Value m = c.add("minimum", {x, c.scalar(0, t, "zero")});
+    Value e = c.add("sub", {c.add("exp", {m}), c.scalar(1, t, "one")});
+    return c.add("mul", {e, c.scalar(alpha, t, "alpha")});
+}
+
+inline std::vector<Value> convert_clip(Ctx& c) {
+    Value x = c.in(0);
+    const double inf = std::numeric_limits<double>::infinity();
+    double lo = -inf, hi = inf;
+    std::optional<Value> lo_v, hi_v;
+    if (c.opset < 11) {
+        lo = c.f("min", -inf);
+        hi = c.f("max", inf);
+    } else {
+        // min / max inputs: constants become clip's attributes, others maximum / minimum.
+        auto bound = [&](size_t k, double& v, std::optional<Value>& val) {
+            if (!c.has(k)) return;
+            const graph::Node& n = c.g.node(c.in(k));
+            if (n.is_input()) val = c.in(k);
+            else v = c.const_floats(k, k == 1 ? "min" : "max").at(0);
+        };
+        bound(1, lo, lo_v);
+        bound(2, hi, hi_v);
+    }
+    if (lo_v || hi_v) {
+        if (lo_v) x = c.add("maximum", {x, *lo_v}, {}, hi_v ? "" : c.out());
+        if (hi_v) x = c.add("minimum", {x, *hi_v}, {}, c.out());
+        if (lo != -inf || hi != inf) x = c.add("clip", {x}, {{"min", lo}, {"max", hi}});
+        return {x};
+    }
+    DataType t = c.dtype(x);
+    if (t.is_integer()) {  // infinite bounds: the dtype's range
+        double tmin = t.is_int() ? -std::ldexp(1.0, t.bits - 1) : 0.0;
+        double tmax = t.is_int() ? std::ldexp(1.0, t.bits - 1) - 1 : std::ldexp(1.0, t.bits) - 1;
+        lo = std::max(lo, tmin);
+        hi = std::min(hi, tmax);
+    }
+    if (lo > hi) {  // ONNX: every element becomes max
+        return {c.add("clip", {x}, {{"min", hi}, {"max", hi}}, c.out())};
+    }
+    return {c.add("clip", {x}, {{"min", lo}, {"max", hi}}, c.out())};
+}
+
+inline std::vector<Value> convert_cast(Ctx& c) {
+    DataType t = to_dtype(int(c.i("to")), "the 'to' attribute");
+    return {c.g.cast(c.in(0), t, c.out())};
+}
+
+}  // namespace weft::onnx::detail

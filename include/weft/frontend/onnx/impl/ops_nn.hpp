@@ -1,0 +1,335 @@
+// The ONNX importer's converters: Gemm and MatMul, convolution and pooling, normalization,
+// softmax and the reductions.
+#pragma once
+#include "weft/frontend/onnx/impl/ops_elementwise.hpp"  // neg, abs_of (the reductions)
+
+namespace weft::onnx::detail {
+
+// ---- linear algebra ---------------------------------------------------------------------------
+
+inline std::vector<Value> convert_gemm(Ctx& c) {
+    Value a = c.in(0), b = c.in(1);
+    if (c.rank(a) != 2 || c.rank(b) != 2) malformed("A and B must be matrices");
+    if (c.i("transA", 0)) a = c.add("transpose", {a}, {{"perm", std::vector<int64_t>{1, 0}}});
+    double alpha = c.f("alpha", 1.0), beta = c.f("beta", 1.0);
+    bool more = alpha != 1.0 || (c.has(2) && beta != 0.0);
+    // A constant B^T (a Linear layer's weight) is transposed once, at build time (the graph's
+    // constant folding), for matmul: dense packs its [N, K] weight into panels in the kernel,
+    // on every run, which costs more than the product itself for a few rows (37x on a batch-1
+    // MLP); matmul reads a [K, N] B in place for a few rows and packs it contiguously for more.
+    bool trans_b = c.i("transB", 0) != 0;
+    if (trans_b && c.g.node(b).is_constant()) {
+        b = c.add("transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
+        trans_b = false;
+    }
+    Value y = trans_b ? c.add("dense", {a, b}, {}, more ? "" : c.out())
+                      : c.add("matmul", {a, b}, {}, more ? "" : c.out());
+    DataType t = c.dtype(y);
+    bool bias = c.has(2) && beta != 0.0;
+    if (alpha != 1.0) y = c.add("mul", {y, c.scalar(alpha, t, "alpha")}, {}, bias ? "" : c.out());
+    if (bias) {
+        Value cc = c.in(2);
+        if (beta != 1.0) cc = c.add("mul", {cc, c.scalar(beta, t, "beta")});
+        y = c.add("add", {y, cc}, {}, c.out());
+    }
+    return {y};
+}
+
+inline std::vector<Value> convert_matmul(Ctx& c) {
+    Value a = c.in(0), b = c.in(1);
+    std::vector<int64_t> sa = c.shape(a), sb = c.shape(b);
+    if (sa.empty() || sb.empty()) malformed("MatMul's operands must have at least one dimension");
+    bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+    if (a_vec) sa.insert(sa.begin(), 1);
+    if (b_vec) sb.push_back(1);
+    int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+    if (sb[sb.size() - 2] != K)
+        malformed("MatMul: A " + graph::shape_str(c.shape(a)) + " and B " + graph::shape_str(c.shape(b)) +
+                  " do not fit");
+    std::vector<int64_t> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+    std::vector<int64_t> batch = graph::ops::broadcast_shapes(ba, bb);  // the batch dimensions
+    std::vector<int64_t> out = batch;
+    if (!a_vec) out.push_back(M);
+    if (!b_vec) out.push_back(N);
+    Value y;
+    if (product(bb) == 1) {
+        // B is one matrix: fold A's batch into its rows.
+        Value a2 = reshape(c, a, {product(ba) * M, K});
+        Value b2 = reshape(c, b, {K, N});
+        y = c.add("matmul", {a2, b2});
+    } else {
+        int64_t B = product(batch);
+        auto batched = [&](Value v, const std::vector<int64_t>& vb, int64_t rows, int64_t cols) {
+            std::vector<int64_t> s = vb;
+            s.push_back(rows);
+            s.push_back(cols);
+            v = reshape(c, v, s);
+            if (product(vb) != 1 && product(vb) != B) {  // partly broadcast: materialize
+                std::vector<int64_t> full = batch;
+                full.push_back(rows);
+                full.push_back(cols);
+                v = expand_to(c, v, full);
+            }
+            return reshape(c, v, {product(vb) == 1 ? 1 : B, rows, cols});
+        };
+        y = c.add("batch_matmul", {batched(a, ba, M, K), batched(b, bb, K, N)});
+    }
+    return {reshape(c, y, out, c.out())};
+}
+
+// ---- convolution and pooling ------------------------------------------------------------------
+
+// Pads {begin..., end...} for `auto_pad` (or the `pads` attribute) of a window op.
+inline std::vector<int64_t> window_pads(Ctx& c, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                                        const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {
+    size_t n = kernel.size();
+    for (size_t k = 0; k < n; ++k)
+        if (kernel[k] < 1 || strides[k] < 1 || dil[k] < 1)
+            malformed("kernel_shape, strides and dilations must be positive");
+    std::string mode = c.s("auto_pad", "NOTSET");
+    if (mode == "NOTSET") {
+        std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
+        if (p.size() != 2 * n) malformed("'pads' must have " + std::to_string(2 * n) + " values");
+        for (int64_t v : p)
+            if (v < 0) malformed("'pads' must not be negative");
+        return p;
+    }
+    if (mode == "VALID") return std::vector<int64_t>(2 * n, 0);
+    if (mode != "SAME_UPPER" && mode != "SAME_LOWER") malformed("unknown auto_pad '" + mode + "'");
+    std::vector<int64_t> p(2 * n);
+    for (size_t k = 0; k < n; ++k) {
+        int64_t o = (in[k] + strides[k] - 1) / strides[k];
+        int64_t total = std::max<int64_t>(0, (o - 1) * strides[k] + (kernel[k] - 1) * dil[k] + 1 - in[k]);
+        int64_t small = total / 2, big = total - small;
+        p[k] = mode == "SAME_UPPER" ? small : big;
+        p[k + n] = mode == "SAME_UPPER" ? big : small;
+    }
+    return p;
+}
+
+// A 1-D window op runs as 2-D over [N, C, 1, W]: the helpers insert and drop that row.
+struct Spatial {
+    size_t n = 2;
+    bool one_d = false;
+};
+
+inline Spatial spatial_of(Ctx& c, Value x, const char* op) {
+    int64_t r = c.rank(x);
+    if (r == 4) return {2, false};
+    if (r == 3) return {1, true};
+    unsupported(std::string(op) + " over " + std::to_string(r - 2) +
+                " spatial dimensions (weft has 1-D and 2-D windows)");
+}
+
+inline std::vector<int64_t> two_d(const std::vector<int64_t>& v, bool one_d, int64_t fill) {
+    return one_d ? std::vector<int64_t>{fill, v[0]} : v;
+}
+inline std::vector<int64_t> two_d_pads(const std::vector<int64_t>& p, bool one_d) {
+    return one_d ? std::vector<int64_t>{0, p[0], 0, p[1]} : p;
+}
+
+inline std::vector<Value> convert_conv(Ctx& c) {
+    Value x = c.in(0), w = c.in(1);
+    Spatial sp = spatial_of(c, x, "Conv");
+    if (!c.dtype(x).is_float()) unsupported("Conv on " + c.dtype(x).str() + " (weft convolves floats)");
+    if (c.rank(w) != c.rank(x)) malformed("the weight's rank differs from the data's");
+    std::vector<int64_t> xs = c.shape(x), ws = c.shape(w);
+    std::vector<int64_t> kernel(ws.begin() + 2, ws.end()), in(xs.begin() + 2, xs.end());
+    std::vector<int64_t> ks = c.ints("kernel_shape", kernel);
+    if (ks != kernel) malformed("kernel_shape " + graph::shape_str(ks) + " differs from the weight's " + graph::shape_str(kernel));
+    std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>(sp.n, 1));
+    std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(sp.n, 1));
+    if (strides.size() != sp.n || dil.size() != sp.n) malformed("strides/dilations must have one value per spatial axis");
+    std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
+    if (sp.one_d) {
+        x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+        w = c.add("unsqueeze", {w}, {{"axes", std::vector<int64_t>{2}}});
+    }
+    Attrs a{{"strides", two_d(strides, sp.one_d, 1)},
+            {"pads", two_d_pads(pads, sp.one_d)},
+            {"dilations", two_d(dil, sp.one_d, 1)},
+            {"groups", c.i("group", 1)}};
+    bool last = !c.has(2) && !sp.one_d;
+    Value y = c.add("conv2d", {x, w}, a, last ? c.out() : "");
+    if (c.has(2)) y = c.add("bias_add", {y, c.in(2)}, {{"axis", int64_t(1)}}, sp.one_d ? "" : c.out());
+    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, c.out());
+    return {y};
+}
+
+inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
+    const char* name = is_max ? "MaxPool" : "AveragePool";
+    Value x = c.in(0);
+    Spatial sp = spatial_of(c, x, name);
+    if (!c.dtype(x).is_float()) unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft pools floats)");
+    std::vector<int64_t> xs = c.shape(x), in(xs.begin() + 2, xs.end());
+    std::vector<int64_t> kernel = c.ints("kernel_shape");
+    if (kernel.size() != sp.n) malformed("kernel_shape must have one value per spatial axis");
+    std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>(sp.n, 1));
+    std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(sp.n, 1));
+    if (strides.size() != sp.n || dil.size() != sp.n) malformed("strides/dilations must have one value per spatial axis");
+    for (int64_t d : dil)
+        if (d != 1) unsupported(std::string(name) + " with dilations other than 1");
+    std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
+    bool include_pad = !is_max && c.i("count_include_pad", 0) != 0;
+    if (c.i("ceil_mode", 0)) {
+        // ceil_mode: more padding at the end, as long as the last window starts inside the
+        // input or its leading padding (ONNX drops a window that starts in the trailing pad).
+        for (size_t k = 0; k < sp.n; ++k) {
+            int64_t span = in[k] + pads[k] + pads[k + sp.n] - kernel[k];
+            int64_t o = (span + strides[k] - 1) / strides[k] + 1;
+            if ((o - 1) * strides[k] >= in[k] + pads[k]) --o;
+            int64_t extra = (o - 1) * strides[k] + kernel[k] - (in[k] + pads[k] + pads[k + sp.n]);
+            if (extra > 0) {
+                if (include_pad)
+                    unsupported("AveragePool with ceil_mode and count_include_pad where the last window passes the padding");
+                pads[k + sp.n] += extra;
+            }
+        }
+    }
+    if (sp.one_d) x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+    Attrs a{{"kernel", two_d(kernel, sp.one_d, 1)},
+            {"strides", two_d(strides, sp.one_d, 1)},
+            {"pads", two_d_pads(pads, sp.one_d)},
+            {"count_include_pad", int64_t(include_pad)}};
+    Value y = c.add(is_max ? "max_pool2d" : "avg_pool2d", {x}, a, sp.one_d ? "" : c.out());
+    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, c.out());
+    return {y, Value{}};
+}
+
+inline std::vector<Value> convert_global_pool(Ctx& c, bool is_max) {
+    Value x = c.in(0);
+    if (c.rank(x) < 3) malformed("the data must have at least 3 dimensions [N, C, ...]");
+    if (!is_max && c.rank(x) == 4) return {c.add("global_avg_pool2d", {x}, {}, c.out())};
+    return {c.add(is_max ? "max" : "mean", {x}, {{"axes", iota_vec(2, c.rank(x))}, {"keepdims", int64_t(1)}},
+                  c.out())};
+}
+
+// ---- normalization, softmax -------------------------------------------------------------------
+
+inline std::vector<Value> convert_batch_norm(Ctx& c) {
+    if (c.i("training_mode", 0)) unsupported("BatchNormalization in training mode");
+    if (c.opset < 9 && c.i("spatial", 1) == 0) unsupported("BatchNormalization with spatial = 0");
+    std::vector<Value> r{c.g.batch_norm(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.f("epsilon", 1e-5), c.out())};
+    r.resize(size_t(std::max(1, c.node.output_size())));
+    return r;
+}
+
+inline std::vector<Value> convert_instance_norm(Ctx& c) {
+    Value x = c.in(0);
+    int64_t r = c.rank(x);
+    if (r < 3) malformed("the data must have at least 3 dimensions [N, C, ...]");
+    DataType t = c.dtype(x);
+    Attrs axes{{"axes", iota_vec(2, r)}, {"keepdims", int64_t(1)}};
+    Value mu = c.add("mean", {x}, axes);
+    Value d = c.add("sub", {x, mu});
+    Value var = c.add("mean", {c.add("mul", {d, d})}, axes);
+    Value den = c.add("sqrt", {c.add("add", {var, c.scalar(c.f("epsilon", 1e-5), t, "epsilon")})});
+    std::vector<int64_t> cs{c.shape(x)[1]};
+    for (int64_t k = 2; k < r; ++k) cs.push_back(1);
+    Value y = c.add("mul", {c.add("div", {d, den}), reshape(c, c.in(1), cs)});
+    return {c.add("add", {y, reshape(c, c.in(2), cs)}, {}, c.out())};
+}
+
+inline std::vector<Value> convert_layer_norm(Ctx& c) {
+    Value x = c.in(0);
+    int64_t r = c.rank(x), axis = norm_axis(c.i("axis", -1), r);
+    std::vector<int64_t> norm(c.shape(x).begin() + axis, c.shape(x).end());
+    DataType t = c.dtype(x);
+    auto full = [&](Value v) { return c.shape(v) == norm ? v : expand_to(c, v, norm); };
+    Value gamma = full(c.in(1));
+    checked_elements(norm, c.limit, "the normalized shape");
+    Value beta = c.has(2) ? full(c.in(2)) : c.constant(filled_buffer(t, norm, 0), "beta");
+    double eps = c.f("epsilon", 1e-5);
+    std::vector<Value> out{c.g.layer_norm(x, gamma, beta, eps, c.out())};
+    // Mean and InvStdDev (the statistics, normalized axes kept as 1), when asked for.
+    auto wanted = [&](int k) { return c.node.output_size() > k && !c.node.output(k).empty(); };
+    if (wanted(1) || wanted(2)) {
+        Attrs axes{{"axes", iota_vec(axis, r)}, {"keepdims", int64_t(1)}};
+        Value mu = c.add("mean", {x}, axes, wanted(1) ? c.out(1) : "");
+        out.push_back(mu);
+        if (wanted(2)) {
+            Value d = c.add("sub", {x, mu});
+            Value var = c.add("mean", {c.add("mul", {d, d})}, axes);
+            Value sd = c.add("sqrt", {c.add("add", {var, c.scalar(eps, t, "epsilon")})});
+            out.push_back(c.add("div", {c.scalar(1, t, "one"), sd}, {}, c.out(2)));
+        }
+    }
+    return out;
+}
+
+inline std::vector<Value> convert_softmax(Ctx& c, bool log) {
+    Value x = c.in(0);
+    int64_t r = c.rank(x);
+    Value y;
+    if (c.opset < 13) {
+        // The input as a matrix [prod(dims before axis), prod(the rest)], softmax over rows.
+        int64_t axis = norm_axis(c.i("axis", 1), r);
+        std::vector<int64_t> s = c.shape(x);
+        Value m = reshape(c, x, {product(s, 0, size_t(axis)), product(s, size_t(axis))});
+        y = reshape(c, c.add("softmax", {m}, {{"axis", int64_t(1)}}), s);
+    } else {
+        y = c.add("softmax", {x}, {{"axis", norm_axis(c.i("axis", -1), r)}});
+    }
+    return {log ? c.add("log", {y}, {}, c.out()) : reshape(c, y, c.shape(y), c.out())};
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+
+// ONNX reductions keep dimensions by default and drop to rank 0 when all go.
+inline std::vector<Value> reduce(Ctx& c, const char* op, Value x, bool axes_from_input,
+                                 const std::function<Value(Value)>& pre = {},
+                                 const std::function<Value(Value)>& post = {}) {
+    std::vector<int64_t> axes;
+    if (axes_from_input) {
+        if (c.has(1)) axes = c.const_ints(1, "axes");
+    } else {
+        axes = c.ints("axes");
+    }
+    bool keep = c.i("keepdims", 1) != 0;
+    int64_t r = c.rank(x);
+    if (axes.empty()) {
+        if (axes_from_input && c.i("noop_with_empty_axes", 0)) return {reshape(c, x, c.shape(x), c.out())};
+        axes = iota_vec(0, r);
+    }
+    for (int64_t& a : axes) a = norm_axis(a, r);
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < r; ++d) {
+        bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (!red) out.push_back(c.shape(x)[size_t(d)]);
+        else if (keep) out.push_back(1);
+    }
+    Value v = pre ? pre(x) : x;
+    v = c.add(op, {v}, {{"axes", axes}, {"keepdims", int64_t(keep)}});
+    if (post) v = post(v);
+    if (out.empty()) return {c.mark_scalar(reshape(c, v, {1}, c.out()))};
+    return {reshape(c, v, out, c.out())};
+}
+
+inline Converter reduction(const char* op, int axes_input_since, int kind = 0) {
+    // kind: 0 plain, 1 min (-max(-x)), 2 sum of squares, 3 L2, 4 L1, 5 log-sum, 6 log-sum-exp
+    return [=](Ctx& c) -> std::vector<Value> {
+        bool from_input = c.opset >= axes_input_since;
+        std::function<Value(Value)> pre, post;
+        switch (kind) {
+            case 1:
+                pre = [&c](Value v) { return neg(c, v); };
+                post = [&c](Value v) { return neg(c, v); };
+                break;
+            case 2: pre = [&c](Value v) { return c.add("mul", {v, v}); }; break;
+            case 3:
+                pre = [&c](Value v) { return c.add("mul", {v, v}); };
+                post = [&c](Value v) { return c.add("sqrt", {v}); };
+                break;
+            case 4: pre = [&c](Value v) { return abs_of(c, v); }; break;
+            case 5: post = [&c](Value v) { return c.add("log", {v}); }; break;
+            case 6:
+                pre = [&c](Value v) { return c.add("exp", {v}); };
+                post = [&c](Value v) { return c.add("log", {v}); };
+                break;
+            default: break;
+        }
+        return reduce(c, op, c.in(0), from_input, pre, post);
+    };
+}
+
+}  // namespace weft::onnx::detail

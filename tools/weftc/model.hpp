@@ -1,0 +1,119 @@
+// weftc: opening a model (an .onnx file, compiled with progress shown, or a .weft artifact
+// loaded without compiling) with the command line's options.
+#pragma once
+#include "command_line.hpp"
+
+namespace weftc {
+
+// ---- opening a model ---------------------------------------------------------------------
+
+struct ModelOptions {
+    weft::onnx::LoadOptions load;
+    bool fuse = true;
+    bool quiet = false;
+    bool any_onnx_option = false;
+};
+
+inline ModelOptions model_options(const CommandLine& cl) {
+    ModelOptions o;
+    if (auto it = cl.values.find("--input-shape"); it != cl.values.end())
+        for (auto& s : it->second) {
+            auto [name, dims] = parse_input_shape(s);
+            o.load.input_shapes[name] = dims;
+            o.any_onnx_option = true;
+        }
+    if (auto it = cl.values.find("--dim"); it != cl.values.end())
+        for (auto& s : it->second) {
+            auto [name, value] = parse_dim(s);
+            o.load.dim_values[name] = value;
+            o.any_onnx_option = true;
+        }
+    o.fuse = !cl.flags.count("--no-fuse");
+    o.any_onnx_option = o.any_onnx_option || !o.fuse;
+    o.quiet = cl.flags.count("--quiet") > 0;
+    return o;
+}
+
+
+
+// Prints "compiling kernel 12/28 conv2d_nchwc_add_relu" on stderr (one updating line on a
+// terminal, a line per kernel otherwise).
+std::function<void(int, int, const std::string&)> progress_printer(bool quiet) {
+    if (quiet) return {};
+    bool tty = isatty(2);
+    auto start = std::make_shared<Clock::time_point>(Clock::now());
+    return [tty, start](int index, int count, const std::string& name) {
+        if (tty) {
+            std::fprintf(stderr, "\r\033[Kcompiling kernel %d/%d %s (%.1f s)", index + 1, count, name.c_str(),
+                         ms_since(*start) / 1000);
+            if (index + 1 == count) std::fprintf(stderr, "\n");
+        } else {
+            std::fprintf(stderr, "compiling kernel %d/%d %s\n", index + 1, count, name.c_str());
+        }
+        std::fflush(stderr);
+    };
+}
+
+// Refuses a model with operators weft lacks, naming all of them.
+inline void check_supported(const std::string& path) {
+    weft::onnx::ModelInfo info = weft::onnx::inspect(path);
+    if (info.unsupported_ops.empty()) return;
+    std::string ops;
+    for (auto& op : info.unsupported_ops) ops += (ops.empty() ? "" : ", ") + op;
+    fail("'" + path + "' uses operators weft does not support: " + ops);
+}
+
+struct OpenedModel {
+    graph::Module module;
+    bool artifact = false;
+    double build_ms = 0;  // compile (.onnx) or load (.weft) time
+    graph::ArtifactMetadata metadata;
+};
+
+inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
+    check_exists(path);
+    OpenedModel m;
+    auto start = Clock::now();
+    if (graph::is_artifact_file(path)) {
+        if (o.any_onnx_option)
+            usage_error("--input-shape, --dim and --no-fuse apply to .onnx models; '" + path +
+                        "' is a compiled artifact (compile it again to change them)");
+        m.module = graph::load_module(path, &m.metadata);
+        m.artifact = true;
+    } else {
+        check_supported(path);
+        graph::Graph g;
+        try {
+            g = weft::onnx::load(path, o.load);
+        } catch (const Error& e) {  // say it in weftc's options
+            std::string msg = e.what();
+            const std::string api = "LoadOptions::input_shapes or LoadOptions::dim_values";
+            if (auto at = msg.find(api); at != std::string::npos)
+                msg.replace(at, api.size(), "--input-shape NAME:D1xD2x... or --dim SYMBOL=VALUE");
+            throw Error(msg);
+        }
+        graph::BuildOptions b;
+        b.fuse = o.fuse;
+        b.progress = progress_printer(o.quiet);
+        m.module = graph::build(g, Target::host(), b);
+    }
+    m.build_ms = ms_since(start);
+    return m;
+}
+
+inline void apply_threads(const CommandLine& cl, const OpenedModel& m) {
+    int threads = int_option(cl, "--threads", 0, 1, 4096);
+    if (threads == 0 && m.metadata.count("threads")) threads = std::atoi(m.metadata.at("threads").c_str());
+    if (threads > 0) set_num_threads(threads);
+}
+
+
+inline std::string mb(int64_t bytes) {
+    char s[32];
+    if (bytes >= 1 << 20) std::snprintf(s, sizeof s, "%.2f MB", double(bytes) / (1 << 20));
+    else if (bytes >= 1 << 10) std::snprintf(s, sizeof s, "%.1f KB", double(bytes) / (1 << 10));
+    else std::snprintf(s, sizeof s, "%lld B", (long long)bytes);
+    return s;
+}
+
+}  // namespace weftc
