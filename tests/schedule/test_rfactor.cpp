@@ -20,14 +20,22 @@ void check_row_sums(const Buffer<float>& out, const Buffer<float>& a, int64_t M,
     }
 }
 
+// S(i) = sum over k of A(i, k), for an (M, K) matrix A.
+struct RowSum {
+    Tensor A;
+    IterVar k;
+    Tensor S;
+    RowSum(int64_t M, int64_t K)
+        : A(placeholder({M, K}, f32, "A")), k(reduce_axis(0, K, "k")),
+          S(compute({M}, [&](Expr i) { return sum(A(i, k), {k}); }, "S")) {}
+};
+
 }  // namespace
 
 TEST_CASE("rfactor of a split row sum vectorizes the partial sums and matches the reference") {
     for (int64_t K : {1, 7, 16, 61, 256}) {  // a non-dividing tail, a single lane, exact fits
         const int64_t M = 13;
-        Tensor A = placeholder({M, K}, f32, "A");
-        IterVar k = reduce_axis(0, K, "k");
-        Tensor S = compute({M}, [&](Expr i) { return sum(A(i, k), {k}); }, "S");
+        auto [A, k, S] = RowSum(M, K);
         Schedule s = create_schedule(S);
         auto [ko, ki] = s[S].split(k, 16);
         Tensor RF = s.rfactor(S, ki);
@@ -88,9 +96,7 @@ TEST_CASE("rfactor of a matmul reduction over the outer loop of a split") {
 
 TEST_CASE("rfactor twice on one reduction gives the partial stages distinct names") {
     const int64_t M = 3, K = 256;
-    Tensor A = placeholder({M, K}, f32, "A");
-    IterVar k = reduce_axis(0, K, "k");
-    Tensor S = compute({M}, [&](Expr i) { return sum(A(i, k), {k}); }, "S");
+    auto [A, k, S] = RowSum(M, K);
     Schedule s = create_schedule(S);
     auto [ko, ki] = s[S].split(k, 16);
     Tensor RF = s.rfactor(S, ki);
@@ -107,9 +113,7 @@ TEST_CASE("rfactor twice on one reduction gives the partial stages distinct name
 
 TEST_CASE("rfactor records in the trace and replays from JSON") {
     const int64_t M = 8, K = 40;
-    Tensor A = placeholder({M, K}, f32, "A");
-    IterVar k = reduce_axis(0, K, "k");
-    Tensor S = compute({M}, [&](Expr i) { return sum(A(i, k), {k}); }, "S");
+    auto [A, k, S] = RowSum(M, K);
     Schedule s = create_schedule(S);
     auto [ko, ki] = s[S].split(k, 8);
     Tensor RF = s.rfactor(S, ki);
