@@ -16,6 +16,7 @@
 #include <weft/topi/linalg.hpp>
 #include <weft/weft.hpp>
 
+#include "halide_gemm.hpp"
 #include "harness.hpp"
 #include "onednn_util.hpp"
 
@@ -121,39 +122,16 @@ bench::Runner eigen_gemm(const Gemm& g, int threads) {
 
 // ---- Halide ---------------------------------------------------------------------------
 
-// Halide's buffers are indexed innermost first: A is a(k, i), B b(j, k), C c(j, i). B is
-// packed into panels of 64 columns, computed per panel; each 64 x 6 tile of C accumulates
-// in registers over the whole K (columns vectorized, rows unrolled); panels in parallel.
+// The pipeline and its schedule: halide_gemm.hpp.
 bench::Runner halide_gemm(const Gemm& g, int threads) {
     using namespace Halide;
     const int M = int(g.M), N = int(g.N), K = int(g.K);
-    const int vec = 16, nr = N >= 64 ? 64 : N >= vec ? vec : N, mr = std::min(M, 6);
     auto a = std::make_shared<Buffer<float>>(K, M);
     auto b = std::make_shared<Buffer<float>>(N, K);
     auto c = std::make_shared<Buffer<float>>(N, M);
     bench::fill_random(a->data(), size_t(a->number_of_elements()), -1.f, 1.f, 1);
     bench::fill_random(b->data(), size_t(b->number_of_elements()), -1.f, 1.f, 2);
-
-    Var x("x"), y("y"), xi("xi"), yi("yi"), xo("xo"), yo("yo"), p("p"), k("k");
-    Func b_zero = BoundaryConditions::constant_exterior(*b, 0.f);
-    Func packed("packed");
-    packed(xi, k, p) = b_zero(p * nr + xi, k);
-    RDom r(0, K, "r");
-    Func prod("prod");
-    prod(xi, y, p) = 0.f;
-    prod(xi, y, p) += (*a)(r, y) * packed(xi, r, p);
-    Func out("out");
-    out(x, y) = prod(x % nr, y, x / nr);
-
-    out.split(x, xo, xi, nr, TailStrategy::GuardWithIf)
-        .split(y, yo, yi, mr, TailStrategy::GuardWithIf)
-        .reorder(xi, yi, yo, xo)
-        .vectorize(xi, std::min(nr, vec), TailStrategy::GuardWithIf);
-    // At 1 thread no parallel loop at all: Halide's JIT thread pool ignores a later thread count.
-    if (threads > 1) out.parallel(xo);
-    prod.compute_at(out, yo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
-    prod.update().reorder(xi, y, r).vectorize(xi, std::min(nr, vec)).unroll(xi).unroll(y);
-    packed.compute_at(out, xo).bound_extent(xi, nr).vectorize(xi, std::min(nr, vec));
+    Func out = bench::halide_gemm_pipeline(*a, *b, threads);
     out.compile_jit(get_jit_target_from_environment());
     bench::set_halide_threads(threads);
     auto fn = std::make_shared<Func>(out);

@@ -1,6 +1,9 @@
 // JIT compile time of a tiled GEMM kernel (lower + LLVM O3 + ORC link), the first one in the
 // process (which also creates the JIT; benchmarks/run.sh runs it in a process of its own) and
-// later ones (kernel cache emptied before each), and a rebuild served by the kernel cache.
+// later ones (kernel cache emptied before each), and a rebuild served by the kernel cache;
+// the peer: Halide 14's JIT compile of its hand-scheduled GEMM (halide_gemm.hpp) at the same
+// size, in the same run.
+#include "halide_gemm.hpp"
 #include "harness.hpp"
 
 #include <weft/weft.hpp>
@@ -39,6 +42,20 @@ void BM_jit_compile(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_jit_compile)->Name("jit/compile/weft")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Halide defines the pipeline anew each time (compile_jit of a Func it compiled already
+// returns at once); the definition is microseconds next to the compile.
+void BM_jit_compile_halide(benchmark::State& state) {
+    const int n = 1024;
+    Halide::Buffer<float> a(n, n), b(n, n);
+    bench::halide_gemm_pipeline(a, b, 2).compile_jit(Halide::get_jit_target_from_environment());  // JIT runtime made
+    for (auto _ : state) {
+        Halide::Func f = bench::halide_gemm_pipeline(a, b, 2);
+        f.compile_jit(Halide::get_jit_target_from_environment());
+        benchmark::DoNotOptimize(f.defined());
+    }
+}
+BENCHMARK(BM_jit_compile_halide)->Name("jit/compile/halide")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // build() again on the same Schedule object: served without lowering.
 void BM_build_cached(benchmark::State& state) {
