@@ -133,3 +133,23 @@ TEST_CASE("Module graph() is the graph after the passes and the switches turn pa
           Ops{"exp", "add", "relu"});
     CHECK(ops_of(graph::build(g, Target::host(), no_passes()).graph()) == ops_of(g));
 }
+
+TEST_CASE("a rewriting pass shares the constants it keeps instead of copying their data") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 8});
+    graph::Value w = g.constant("w", Buffer<float>::random({4, 8}, -1.f, 1.f, 91));
+    g.relu(x, "unused");  // dead: eliminate_dead_code rewrites the graph
+    g.output(g.dense(x, w, "fc"), "y");
+    graph::Graph h = graph::eliminate_dead_code(g);
+    CHECK_FALSE(h.find("unused").has_value());
+    CHECK(h.node(*h.find("w")).value.data() == g.node(w).value.data());
+    // Graph::constant itself copies; constant_shared copies only a strided view.
+    Buffer<float> mine = Buffer<float>::random({4, 8}, -1.f, 1.f, 92);
+    graph::Graph k;
+    CHECK(k.node(k.constant("copied", mine)).value.data() != mine.data());
+    CHECK(k.node(k.constant_shared("shared", mine)).value.data() == mine.data());
+    BufferRef column(mine.data(), f32, {4}, {8});  // every 8th element: not compact
+    graph::Value c = k.constant_shared("strided", column);
+    CHECK(k.node(c).value.data() != mine.data());
+    CHECK(static_cast<const float*>(k.node(c).value.data())[3] == mine(3, 0));
+}

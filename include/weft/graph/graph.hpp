@@ -108,6 +108,10 @@ public:
     Value input(const std::string& name, std::vector<int64_t> shape, DataType dtype = DataType::float_(32));
     // A constant (weights): its data is copied into compact storage the graph owns.
     Value constant(const std::string& name, const BufferRef& data);
+    // A constant that shares `data` instead of copying it, for data nobody writes afterwards:
+    // another graph's constant (the passes' rewrites), a buffer made for this graph. A
+    // non-compact `data` is copied.
+    Value constant_shared(const std::string& name, const BufferRef& data);
     // A node of a registered operator; its type is inferred now. An empty name gets
     // "<op>_<id>".
     Value add_node(const std::string& op, std::vector<Value> inputs, Attrs attrs = {}, std::string name = "");

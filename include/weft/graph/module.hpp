@@ -42,7 +42,7 @@ struct KernelInfo {
     std::string name;        // "conv2d_bias_add_relu"
     std::vector<int> nodes;  // the graph nodes it computes (last: the one it writes)
     int master = -1;         // the node whose schedule it uses, or -1
-    double compile_ms = 0;   // JIT time (0 when served by the kernel cache)
+    double compile_ms = 0;   // JIT time of its compile (served by the kernel cache: the first compile's)
 };
 
 namespace detail {

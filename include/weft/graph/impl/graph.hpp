@@ -177,6 +177,14 @@ Value Graph::constant(const std::string& name, const BufferRef& data) {
     return append(std::move(n));
 }
 
+Value Graph::constant_shared(const std::string& name, const BufferRef& data) {
+    WEFT_CHECK(data.defined(), "graph: constant '", name, "' has no data");
+    if (!data.is_compact()) return constant(name, data);
+    WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
+    Node n{.op = "constant", .name = name.empty() ? "const" : name, .type = {data.shape(), data.dtype()}, .value = data};
+    return append(std::move(n));
+}
+
 TensorType Graph::infer(const Node& n) const {
     const OpDef* def = find_op(n.op);
     WEFT_CHECK(def, describe(n), ": unknown operator '", n.op, "'");

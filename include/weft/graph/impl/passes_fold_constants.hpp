@@ -31,7 +31,7 @@ Graph fold_constants(const Graph& g) {
         const Node& n = g.node(id);
         std::vector<Value> in;
         for (Value v : n.inputs) {
-            if (!in_part[size_t(v.id)].defined()) in_part[size_t(v.id)] = part.constant(g.node(v).name, g.node(v).value);
+            if (!in_part[size_t(v.id)].defined()) in_part[size_t(v.id)] = part.constant_shared(g.node(v).name, g.node(v).value);
             in.push_back(in_part[size_t(v.id)]);
         }
         in_part[size_t(id)] = part.add_node(n.op, std::move(in), n.attrs, n.name);

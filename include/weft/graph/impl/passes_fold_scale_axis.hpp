@@ -170,14 +170,14 @@ Graph fold_scale_axis(const Graph& g) {
         const int64_t per_channel = w.type.size() / int64_t(channels);
         for (int64_t i = 0; i < w.type.size(); ++i)
             pass_detail::store_element(weight, i, pass_detail::load_element(w.value, i) * scale[size_t(i / per_channel)]);
-        Value wv = r.out().constant(r.fresh_name(w.name + ".folded"), weight);
+        Value wv = r.out().constant_shared(r.fresh_name(w.name + ".folded"), weight);
         // Followed by a bias_add, the conv2d / dense keeps its name; alone it takes the tail's.
         Value y = r.out().add_node(anchor.op, {r.mapped(anchor.inputs[0]), wv}, anchor.attrs,
                                    shifted ? anchor.name : g.node(id).name);
         if (shifted) {
             BufferRef bias = BufferRef::allocate(w.type.dtype, {int64_t(channels)});
             for (size_t c = 0; c < channels; ++c) pass_detail::store_element(bias, int64_t(c), shift[c]);
-            Value bv = r.out().constant(r.fresh_name(g.node(id).name + ".bias"), bias);
+            Value bv = r.out().constant_shared(r.fresh_name(g.node(id).name + ".bias"), bias);
             y = r.out().add_node("bias_add", {y, bv}, {{"axis", int64_t(1)}}, g.node(id).name);
         }
         r.set(id, y);

@@ -62,7 +62,7 @@ public:
         if (n.is_input()) {
             v = out_.input(n.name, n.type.shape, n.type.dtype);
         } else if (n.is_constant()) {
-            v = out_.constant(n.name, n.value);
+            v = out_.constant_shared(n.name, n.value);  // graph constants are never written
         } else {
             std::vector<Value> in;
             for (Value x : n.inputs) in.push_back(mapped(x));

@@ -27,9 +27,11 @@ inline BufferRef as_rank1(const BufferRef& b) {
     return r;
 }
 
+// `b` is shared, not copied: every caller passes a buffer made for the graph (a decoded
+// initializer, a converter's result, a copy of a frozen input) or another constant's data.
 inline Value add_constant(graph::Graph& g, std::set<int>& rank0, const std::string& name, const BufferRef& b) {
     if (b.size() == 0) unsupported("the constant '" + name + "' has no elements (shape " + graph::shape_str(b.shape()) + ")");
-    Value v = g.constant(name, as_rank1(b));
+    Value v = g.constant_shared(name, as_rank1(b));
     if (b.ndim() == 0) rank0.insert(v.id);
     return v;
 }
