@@ -1,6 +1,8 @@
 // A compiled kernel's code, independent of the backend that produced it. The LLVM backend
 // (codegen/llvm) and the CUDA backend implement this; runtime/kernel.hpp calls through it.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -18,6 +20,20 @@ struct ObjectCode {
     std::string bytes;
 };
 
+// A GPU kernel: its device code and how to launch it. The CUDA backend (codegen/cuda) fills it;
+// the runtime (Kernel's call) loads the code with the driver API and launches it.
+// The kernel's parameters are the PrimFunc's arguments in order: a tensor argument is its
+// element pointer (`float* __restrict__`), a scalar argument its value in its own type.
+struct DeviceCode {
+    std::string kernel_name;            // the extern "C" __global__ function's name in `source`
+    std::string source;                 // the generated CUDA C
+    std::string ptx;                    // NVRTC's output for `arch` (PTX text)
+    std::string arch;                   // "sm_90"
+    std::array<ir::Expr, 3> grid;       // gridDim x, y, z: constants, or expressions of the kernel's scalar arguments
+    std::array<ir::Expr, 3> block;      // blockDim x, y, z: likewise
+    int64_t dynamic_shared_bytes = 0;   // extern __shared__ bytes (0 when all shared memory is static)
+};
+
 class KernelModule {
 public:
     virtual ~KernelModule() = default;
@@ -32,6 +48,9 @@ public:
     // The object code the entry came from, when the backend keeps it (the LLVM backend
     // does); empty otherwise.
     virtual ObjectCode object_code() const { return {}; }
+    // The device code of a GPU kernel; null for CPU kernels (whose code is entry()). A CUDA
+    // module's entry() returns nullptr: there is no host entry.
+    virtual const DeviceCode* device_code() const { return nullptr; }
 };
 
 }  // namespace weft
