@@ -80,6 +80,13 @@ struct Evaluate : StmtNode {
 };
 
 // An annotation on `body`: a pragma ("pragma_<name>"), a thread extent, an alignment fact.
+// AttrStmt keys that passes leave for later ones.
+namespace attr {
+// Around the copies of a loop that lowering unrolled (value: the count), so that codegen
+// leaves the unrolling of the loop around them to the schedule.
+inline constexpr const char* unrolled = "unrolled";
+}  // namespace attr
+
 struct AttrStmt : StmtNode {
     WEFT_NODE_KIND(AttrStmt)
     std::string key;

@@ -1,4 +1,4 @@
-// The LLVM backend: a lowered PrimFunc → LLVM IR → O3 for the target CPU → machine code in
+// The LLVM backend: a lowered PrimFunc → LLVM IR → O2 for the target CPU → machine code in
 // an ORC LLJIT, returned as a KernelModule. Deliberately free of LLVM headers (see
 // TOOLCHAIN.md): the implementation is compiled once, in include/weft/impl/llvm_emit.hpp
 // (IR emission) and include/weft/impl/llvm_jit.hpp (optimizer, JIT, Target::host).

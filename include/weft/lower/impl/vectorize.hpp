@@ -118,7 +118,9 @@ public:
 inline ir::Stmt vectorize_loops(const ir::Stmt& s) { return vectorize_detail::VectorizeLoops().mutate(s); }
 
 // Unroll: a loop marked unrolled with a constant extent up to max_unroll becomes a sequence
-// of copies of its body; longer or symbolic ones stay serial loops.
+// of copies of its body, inside AttrStmt("unrolled", extent): the schedule has chosen the
+// unrolling of that nest, and codegen asks LLVM not to unroll the loop around it again
+// (emit_stmt.hpp). Longer or symbolic ones stay serial loops.
 inline ir::Stmt unroll_loops(const ir::Stmt& s, int max_unroll) {
     struct Unroller : ir::IRMutator {
         int max_unroll;
@@ -133,7 +135,7 @@ inline ir::Stmt unroll_loops(const ir::Stmt& s, int max_unroll) {
             std::vector<ir::Stmt> copies;
             for (int64_t i = 0; i < n; ++i)
                 copies.push_back(ir::substitute(f->body, {{f->loop_var, ir::arith::simplify(f->min + make_int(i))}}));
-            return ir::Seq::make(copies);
+            return ir::AttrStmt::make(ir::attr::unrolled, f->extent, ir::Seq::make(copies));
         }
     } u;
     u.max_unroll = max_unroll;

@@ -1,4 +1,4 @@
-// compile_llvm (codegen/llvm/codegen_llvm.hpp): emit → verify → O3 → JIT, timed.
+// compile_llvm (codegen/llvm/codegen_llvm.hpp): emit → verify → O2 → JIT, timed.
 #pragma once
 #include <atomic>
 #include <chrono>
