@@ -159,6 +159,31 @@ TEST_CASE("unrolled, vectorized and annotated loops run as serial loops") {
     for (int64_t q = 0; q < 32; ++q) REQUIRE(out[size_t(q)] == 3 * q);
 }
 
+TEST_CASE("a serial loop around copies the schedule unrolled is not unrolled again by LLVM") {
+    // for (i in [0, n)) attr unrolled { OUT[2i] = 5i; OUT[2i+1] = 5i + 1 }: what lowering makes
+    // of an unrolled loop inside a serial one (lower/impl/vectorize.hpp).
+    auto kernel = [](bool unrolled_by_schedule) {
+        KernelBuilder kb("tile");
+        Var OUT = kb.tensor("OUT", i64);
+        Var n = kb.scalar("n", i64);
+        Var i("i");
+        Stmt copies = Seq::make({Store::make(OUT, i * make_int(5), i * make_int(2)),
+                                 Store::make(OUT, i * make_int(5) + make_int(1), i * make_int(2) + make_int(1))});
+        if (unrolled_by_schedule) copies = AttrStmt::make(attr::unrolled, make_int(2), copies);
+        return codegen::compile_llvm(kb.finish(For::make(i, make_int(0), n, ForKind::Serial, copies)), Target::host());
+    };
+    auto marked = kernel(true), plain = kernel(false);
+    CHECK(marked->llvm_ir().find("llvm.loop.unroll.disable") != std::string::npos);
+    CHECK(plain->llvm_ir().find("llvm.loop.unroll.disable") == std::string::npos);
+    const int64_t n = 37;
+    std::vector<int64_t> out(2 * n, -1);
+    REQUIRE(CallArgs().tensor(out).scalar(n).call(marked->entry()) == 0);
+    for (int64_t q = 0; q < n; ++q) {
+        REQUIRE(out[size_t(2 * q)] == 5 * q);
+        REQUIRE(out[size_t(2 * q + 1)] == 5 * q + 1);
+    }
+}
+
 TEST_CASE("a heap allocation of negative size fails with a message naming the buffer") {
     KernelBuilder kb("negative");
     Var OUT = kb.tensor("OUT", f32);
