@@ -36,6 +36,18 @@ TEST_CASE("x / c * c + x % c folds back to x") {
     CHECK(to_string(simplify(x / 8 * 4 + x % 8)) == "x / 8 * 4 + x % 8");  // factors differ: kept
 }
 
+TEST_CASE("the digits of x in base c merge: x / c % m * c + x % c folds to x % (c*m)") {
+    Var x("x"), y("y");
+    CHECK(to_string(simplify(x / 8 % 4 * 8 + x % 8)) == "x % 32");
+    CHECK(to_string(simplify(x / 8 % 4 * 16 + x % 8 * 2 + y)) == "x % 32 * 2 + y");
+    // A reshape of [a, 3, 5] to [a*15] reads x / 15 % a, x / 5 % 3 and x % 5 of the flat index.
+    CHECK(to_string(simplify(x / 15 * 15 + x / 5 % 3 * 5 + x % 5)) == "x");
+    // Kept: factors that differ, divisors that differ, a modulo by a negative constant.
+    CHECK(to_string(simplify(x / 8 % 4 * 4 + x % 8)) == "x / 8 % 4 * 4 + x % 8");
+    CHECK(to_string(simplify(x / 4 % 4 * 8 + x % 8)) == "x / 4 % 4 * 8 + x % 8");
+    CHECK(to_string(simplify(x / 8 % -4 * 8 + x % 8)) == "x / 8 % -4 * 8 + x % 8");
+}
+
 TEST_CASE("constants fold in every dtype, wrapping to the width") {
     CHECK(to_string(simplify(make_int(100, i8) + make_int(100, i8))) == "int8(-56)");
     CHECK(to_string(simplify(make_int(200, u8) + make_int(100, u8))) == "uint8(44)");

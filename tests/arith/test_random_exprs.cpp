@@ -58,7 +58,14 @@ struct RandomExprs {
             case 8: return Select::make(boolean_expr(depth - 1), a, integer(depth - 1));
             case 9: return Add::make(Mul::make(a, constant()), integer(depth - 1));  // affine shapes
             default: {
-                // The shapes splits and fuses produce: (x*c + y) / c, (x*c + y) % c.
+                // The shapes splits and fuses produce: (x*c + y) / c, (x*c + y) % c; and what a
+                // reshape merging dimensions reads: (x / c % m) * (k*c) + (x % c) * k.
+                if (chance(25)) {
+                    int64_t c = uniform(1, 9), m = uniform(1, 9), k = uniform(-3, 3);
+                    Expr digit = Mod::make(Div::make(a, make_int(c, type)), make_int(m, type));
+                    return Add::make(Mul::make(digit, make_int(k * c, type)),
+                                     Mul::make(Mod::make(a, make_int(c, type)), make_int(k, type)));
+                }
                 Expr c = nonzero_constant();
                 Expr scaled = Mul::make(a, Mul::make(c, make_int(uniform(1, 3), type)));
                 Expr sum = Add::make(scaled, integer(depth - 1));

@@ -75,7 +75,8 @@ inline LinearForm linear_form_of(const Expr& e) {
     return f;
 }
 
-// Replaces (x / c) * (k*c) + (x % c) * k by x * k: the floor-division identity
+// Replaces (x / c) * (k*c) + (x % c) * k by x * k, and (x / c % m) * (k*c) + (x % c) * k by
+// (x % (c*m)) * k (below). The first is the floor-division identity
 // x == (x / c) * c + x % c, which holds for every c != 0 and, being a ring identity, under
 // wrapping too. It undoes a split followed by a fuse of the same factor.
 inline void merge_div_mod_pairs(LinearForm& f) {
@@ -93,6 +94,24 @@ inline void merge_div_mod_pairs(LinearForm& f) {
             f.terms.erase(f.terms.begin() + std::min(i, j));
             f.add(linear_form_of(x), k);
             return merge_div_mod_pairs(f);  // indices moved; rare enough to restart
+        }
+        // (x / c % m) * (k*c) + (x % c) * k  ->  (x % (c*m)) * k, for c, m > 0: the digits of x
+        // in base c below position 2 (what a reshape that merges dimensions reads).
+        for (size_t j = 0; j < f.terms.size() && c > 0; ++j) {
+            auto* outer = f.terms[j].first.as<Mod>();
+            int64_t m;
+            if (!outer || !as_const_int(outer->b, &m) || m <= 0) continue;
+            auto* div = outer->a.as<Div>();
+            int64_t d;
+            if (!div || !as_const_int(div->b, &d) || d != c || !same_expr(div->a, mod->a)) continue;
+            if (f.terms[j].second != wrapping_mul(f.bits(), k, c)) continue;
+            int64_t cm = 0;
+            if (__builtin_mul_overflow(c, m, &cm) || wrap_signed(f.bits(), cm) != cm) continue;
+            Expr merged = Mod::make(mod->a, make_int(cm, mod->b.type()));
+            f.terms.erase(f.terms.begin() + std::max(i, j));
+            f.terms.erase(f.terms.begin() + std::min(i, j));
+            f.add_term(merged, k);
+            return merge_div_mod_pairs(f);
         }
     }
 }
