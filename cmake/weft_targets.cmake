@@ -10,12 +10,32 @@ find_package(Threads REQUIRED)
 # Schedule records (Schedule::to_json/from_json); used only inside weft_core's implementation.
 find_package(nlohmann_json 3 REQUIRED)
 
-# The IR, schedule and lowering code (no LLVM headers: compiles in seconds).
-add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp)
+# The IR, schedule and lowering code, and the CUDA runtime (no LLVM or CUDA headers: it
+# loads libcuda with dlopen, so it builds and runs on every machine; compiles in seconds).
+add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp
+            ${WEFT_SOURCE_DIR}/weft_cuda_runtime.cpp)
 target_compile_features(weft_core PUBLIC cxx_std_20)
 target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
-target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json)
+target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# The CUDA backend's compiler half (CUDA C generation, NVRTC opened with dlopen): no CUDA
+# header or library is needed to build it. WEFT_CUDA (ON when CMake finds the toolkit) bakes
+# the toolkit's include directory (for NVRTC's cuda_fp16.h / cuda_bf16.h) and library
+# directory (libnvrtc) in as defaults; CUDA_PATH, WEFT_CUDA_INCLUDE and WEFT_NVRTC_LIBRARY
+# override them at run time. With WEFT_CUDA=OFF, building for Target::cuda() is a weft::Error.
+find_package(CUDAToolkit QUIET)
+option(WEFT_CUDA "Build the CUDA backend (needs the CUDA toolkit at build time only for its include directory)"
+       ${CUDAToolkit_FOUND})
+target_sources(weft_core PRIVATE ${WEFT_SOURCE_DIR}/weft_cuda_codegen.cpp)
+if(WEFT_CUDA)
+  if(NOT CUDAToolkit_FOUND)
+    message(FATAL_ERROR "WEFT_CUDA is ON but CMake did not find the CUDA toolkit (set CUDAToolkit_ROOT)")
+  endif()
+  list(GET CUDAToolkit_INCLUDE_DIRS 0 _weft_cuda_include)
+  set_source_files_properties(${WEFT_SOURCE_DIR}/weft_cuda_codegen.cpp PROPERTIES COMPILE_DEFINITIONS
+    "WEFT_CUDA_ENABLED=1;WEFT_CUDA_TOOLKIT_INCLUDE_DIR=\"${_weft_cuda_include}\";WEFT_CUDA_TOOLKIT_LIB_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
+endif()
 
 # The LLVM backend, split in two translation units so that an edit to IR emission does not
 # recompile the JIT and optimizer set-up (each LLVM-including TU costs ~13 s here).
@@ -29,7 +49,7 @@ set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # translation unit per group of operators.
 add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
             ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp ${WEFT_SOURCE_DIR}/weft_topi_x86.cpp
-            ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp)
+            ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp ${WEFT_SOURCE_DIR}/weft_topi_cuda.cpp)
 target_link_libraries(weft_topi PUBLIC weft_core)
 set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
 

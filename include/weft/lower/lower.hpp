@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "weft/ir/function.hpp"
+#include "weft/ir/target.hpp"
 #include "weft/schedule/schedule.hpp"
 
 namespace weft {
@@ -24,6 +25,10 @@ struct LowerOptions {
     bool print_passes = false;  // also on when the environment has WEFT_PRINT_PASSES=1
     bool fast_math = false;     // allow reassociation of float math in this kernel
     int max_unroll = 64;        // unrolled loops longer than this stay loops
+    // What the program is lowered for. A CUDA target makes the whole program one GPU kernel
+    // (thread bindings, shared/local memory, barriers; see lower/impl/gpu_*.hpp); build()
+    // sets it from its target argument.
+    Target target;
 };
 
 ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const LowerOptions& options = {});

@@ -35,6 +35,9 @@ inline ThreadAxis block_z() { return {"blockIdx.z"}; }
 inline ThreadAxis thread_x() { return {"threadIdx.x"}; }
 inline ThreadAxis thread_y() { return {"threadIdx.y"}; }
 inline ThreadAxis thread_z() { return {"threadIdx.z"}; }
+// A virtual thread (TVM's vthread): the loop runs inside each GPU thread, unrolled, as if it
+// were more threads; its iterations' accesses interleave, which spreads shared-memory banks.
+inline ThreadAxis vthread() { return {"vthread"}; }
 
 // parent = outer * factor + inner (by factor), or outer has `nparts` iterations.
 struct SplitRelation {
@@ -110,6 +113,10 @@ public:
                    std::source_location loc = std::source_location::current());
     // "global" (heap), "local" (stack/registers), "shared" (GPU shared memory).
     void set_scope(const std::string& scope, std::source_location loc = std::source_location::current());
+    // GPU only: a "shared" stage computed inside a serial loop gets two buffers; the fetch for
+    // the loop's next iteration runs while the current one computes (TVM's double buffering:
+    // one barrier per iteration instead of two).
+    void double_buffer(std::source_location loc = std::source_location::current());
 
     // The operation this stage computes now (cache_write replaces it), its original one,
     // and its loop nest.
@@ -194,6 +201,7 @@ struct StageNode {
     std::weak_ptr<StageNode> attach_stage;
     IterVar attach_ivar;
     std::string scope = "global";
+    bool double_buffer = false;  // Stage::double_buffer
     IterVar tensorize_axis;  // with tensorize_intrin: the loop nest from here inward is replaced
     TensorIntrin tensorize_intrin;
     std::source_location tensorize_loc;

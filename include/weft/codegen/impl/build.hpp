@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "weft/codegen/build.hpp"
+#include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/codegen/llvm/codegen_llvm.hpp"
 #include "weft/ir/visitor.hpp"
 #include "weft/runtime/kernel_cache.hpp"
@@ -23,7 +24,12 @@ void check_target_support(const Schedule& s, const Target& target, const std::so
 }  // namespace
 
 Kernel build(const ir::PrimFunc& func, const Target& target) {
-    WEFT_CHECK(target.is_cpu(), "build: the CUDA backend is not available in this build; use Target::host()");
+    if (target.is_cuda()) {
+        // CUDA C -> NVRTC -> PTX; no GPU is needed until the kernel is called.
+        auto module = KernelCache::global().get_or_build(func, target, [&] { return codegen::compile_cuda(func, target); });
+        return Kernel(module, func);
+    }
+    WEFT_CHECK(target.is_cpu(), "build: unknown target kind (", target.str(), ")");
     auto module = KernelCache::global().get_or_build(func, target, [&] { return codegen::compile_llvm(func, target); });
     return Kernel(module, func);
 }
@@ -47,7 +53,9 @@ Kernel build(const Schedule& s, const std::vector<Argument>& args, const Target&
         if (auto r = KernelCache::global().recall(key, s.node())) return Kernel(r->module, r->func);
     }
     check_target_support(s, target, loc);
-    Kernel k = build(lower(s, args, options), target);
+    LowerOptions lower_options = options;
+    lower_options.target = target;
+    Kernel k = build(lower(s, args, lower_options), target);
     if (memo) KernelCache::global().remember(key, s.node(), {k.module(), k.signature()});
     return k;
 }

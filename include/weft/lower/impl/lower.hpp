@@ -3,6 +3,10 @@
 #include <iostream>
 
 #include "weft/ir/printer.hpp"
+#include "weft/lower/impl/gpu_double_buffer.hpp"
+#include "weft/lower/impl/gpu_kernel.hpp"
+#include "weft/lower/impl/gpu_schedule_check.hpp"
+#include "weft/lower/impl/gpu_thread_sync.hpp"
 #include "weft/lower/impl/loop_partition.hpp"
 #include "weft/lower/impl/make_entry.hpp"
 #include "weft/lower/impl/schedule_ops.hpp"
@@ -84,7 +88,13 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
                        "' is not in the argument list; pass it so the kernel can write it");
         }
 
+    const bool gpu = options.target.is_cuda();
+    if (gpu) check_gpu_schedule(s, f.name);
+
     // 1. Bound inference, schedule -> loop nest, inlining (compute_inline stages vanish).
+    //    GPU: a stage in shared memory covers the region of all threads of the block, and
+    //    stores of a stage shared by threads that do not split its work among them are
+    //    guarded to one thread (threadIdx == 0).
     ir::Stmt body = schedule_ops(s);
     print("schedule_ops (bound inference, loop nests, inlining)", body);
     // 2. Tensors -> flat buffers with strides; realizes become allocations.
@@ -103,9 +113,26 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     // 6. Simplify the whole program.
     body = ir::arith::simplify(body);
     print("simplify", body);
+    // GPU: double-buffered shared stages get two buffers and a fetch one iteration ahead.
+    //    Before storage rewrite, which must see the doubled buffer.
+    if (gpu) {
+        body = inject_double_buffer(body);
+        print("inject_double_buffer (GPU)", body);
+    }
     // 7. Intermediate buffers whose lifetimes do not overlap share memory.
     body = storage_rewrite(body);
     print("storage_rewrite", body);
+    if (gpu) {
+        // 8 (GPU). The kernel: bound loops become thread indices, launch extents become
+        //    attributes, limits are checked; then barriers where threads share memory.
+        body = make_gpu_kernel(f.name, body, loop_descriptions(s));
+        print("make_gpu_kernel (thread binding, launch extents, limits)", body);
+        body = insert_thread_sync(body);
+        print("insert_thread_sync (barriers)", body);
+        check_gpu_arguments(f.name, f.args, body);
+        f.body = body;
+        return f;
+    }
     // 8. The entry: argument checks and bindings.
     body = make_entry(f.name, f.args, body);
     print("make_entry (argument checks)", body);

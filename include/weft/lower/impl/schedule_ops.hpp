@@ -3,10 +3,12 @@
 // reads inside the attach loop, bounded over the loops inside that loop, clamped to the
 // producer's domain. Then the producer's loop nest over that region goes at the start of
 // the attach loop's body, wrapped in a ProducerRealize that says where it is stored.
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "weft/ir/arith/simplify.hpp"
+#include "weft/ir/gpu.hpp"
 #include "weft/ir/printer.hpp"
 #include "weft/ir/visitor.hpp"
 #include "weft/lower/impl/stage_nest.hpp"
@@ -74,16 +76,22 @@ class EnclosingRanges : public ir::IRVisitor {
 public:
     explicit EnclosingRanges(Var v) : v_(std::move(v)) {}
     ir::arith::VarRanges result;
+    // GPU: the ranges of the enclosing loops bound to threadIdx.*, which a stage stored in
+    // shared memory is computed for all at once (the whole block shares its buffer).
+    ir::arith::VarRanges thread_loops;
     bool found = false;
     using IRVisitor::visit;
 
 protected:
     void visit_(const ir::For* op) override {
         if (found) return;
-        path_.emplace_back(op->loop_var, ir::arith::Interval(op->min, op->min + op->extent - 1));
+        path_.push_back({op->loop_var, ir::arith::Interval(op->min, op->min + op->extent - 1), op->thread_tag});
         if (op->loop_var.same_as(v_)) {
             found = true;
-            for (auto& [var, iv] : path_) result[var] = iv;
+            for (auto& p : path_) {
+                result[p.var] = p.range;
+                if (ir::gpu::is_thread_tag(p.tag)) thread_loops[p.var] = p.range;
+            }
         } else {
             visit(op->body);
         }
@@ -91,15 +99,22 @@ protected:
     }
 
 private:
+    struct Loop {
+        Var var;
+        ir::arith::Interval range;
+        std::string tag;
+    };
     Var v_;
-    std::vector<std::pair<Var, ir::arith::Interval>> path_;
+    std::vector<Loop> path_;
 };
 
 // The union over all reads of `stage` in a statement of their index bounds, with every
 // variable bound inside the statement (loops, lets) ranging over its values.
 class RegionCollector : public ir::IRVisitor {
 public:
-    RegionCollector(const StageIndex& idx, const StageNode* stage) : idx_(idx), stage_(stage) {}
+    // `relaxed`: variables of enclosing loops the region covers whole (GPU thread loops).
+    RegionCollector(const StageIndex& idx, const StageNode* stage, ir::arith::VarRanges relaxed = {})
+        : idx_(idx), stage_(stage), ranges_(std::move(relaxed)) {}
     std::vector<ir::arith::Interval> region;
     bool found = false;
     using IRVisitor::visit;
@@ -174,10 +189,34 @@ bool reads_stage(const Stmt& s, const StageIndex& idx, const StageNode* st) {
     return r;
 }
 
+// GPU: the threadIdx.* axes some stage binds (the kernel launches them), and per stage the
+// guards that make one thread of each launched axis the stage does not bind do its stores.
+// A "local" stage is per thread and needs none; any other (shared, or a global output)
+// would otherwise be written by every thread of the axis at once.
+std::set<std::string> launched_thread_tags(const Schedule& s) {
+    std::set<std::string> tags;
+    for (auto& st : s.stages())
+        for (auto& [iv, a] : st.node()->attrs)
+            if (a.kind == ir::ForKind::ThreadBound && ir::gpu::is_thread_tag(a.thread_tag)) tags.insert(a.thread_tag);
+    return tags;
+}
+std::vector<Expr> thread_guards(const StageNode& n, const std::set<std::string>& launched) {
+    std::vector<Expr> guards;
+    if (n.scope == "local") return guards;
+    for (auto& tag : launched) {
+        bool bound = false;
+        for (auto& iv : n.leaf_iter_vars)
+            if (auto* a = n.attr(iv)) bound |= a->kind == ir::ForKind::ThreadBound && a->thread_tag == tag;
+        if (!bound) guards.push_back(ir::gpu::thread_index(tag) == make_int(0));
+    }
+    return guards;
+}
+
 }  // namespace
 
 Stmt schedule_ops(const Schedule& s) {
     StageIndex idx(s);
+    const std::set<std::string> launched = launched_thread_tags(s);
     // 1. Inline: bodies of every compute stage with inlined producers substituted.
     std::unordered_map<StageNode*, std::vector<Expr>> bodies;
     for (auto& st : s.stages()) {
@@ -216,15 +255,16 @@ Stmt schedule_ops(const Schedule& s) {
         if (n->is_output) {
             for (auto& e : shape) region.emplace_back(make_int(0), e);
         } else {
-            RegionCollector rc(idx, n);
-            if (attach_body.defined()) rc.visit(attach_body);
-            if (!rc.found) continue;  // nothing reads it: dead code
-            ir::arith::VarRanges outer;
+            ir::arith::VarRanges outer, relaxed;
             if (n->attach == AttachType::Scope) {
                 EnclosingRanges er(n->attach_ivar.var());
                 er.visit(program);
                 outer = er.result;
+                if (n->scope != "local") relaxed = er.thread_loops;
             }
+            RegionCollector rc(idx, n, relaxed);
+            if (attach_body.defined()) rc.visit(attach_body);
+            if (!rc.found) continue;  // nothing reads it: dead code
             for (size_t d = 0; d < shape.size(); ++d) {
                 auto& iv = rc.region[d];
                 // Reads outside the domain can only come from guarded code; never compute them.
@@ -244,13 +284,16 @@ Stmt schedule_ops(const Schedule& s) {
                        n->attach_ivar.name(), "' of '", parent->op.name(),
                        "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
         }
-        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites);
+        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched));
+        if (n->double_buffer) nest = ir::AttrStmt::make(ir::gpu::double_buffer_write_key, make_int(1), nest);
         auto wrap = [&](const Stmt& body) -> Stmt {
             Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;
             if (n->is_output) return seq;
             for (int v = n->op->num_outputs() - 1; v >= 0; --v)
                 seq = Stmt(ir::make_node<ir::ProducerRealize>(n->op.ptr(), v, n->op->output_dtype(v), region, n->scope,
                                                               seq, n->op.output(v).name()));
+            // Read by lower/impl/gpu_double_buffer.hpp once the realize is an Allocate.
+            if (n->double_buffer) seq = ir::AttrStmt::make(ir::gpu::double_buffer_key, make_int(1), seq);
             return seq;
         };
         if (n->attach == AttachType::Scope) {

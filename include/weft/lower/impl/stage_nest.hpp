@@ -69,9 +69,11 @@ struct TensorizeSite {
 };
 
 // The loop nest computing `bodies` (one per output, inlining done) of stage `st` over `region`.
-// A tensorized stage records its site in `sites`.
+// A tensorized stage records its site in `sites`. `thread_guards` (GPU: threadIdx == 0 for
+// the thread axes a stage shared by the block does not bind) guard every store.
 inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bodies, const std::vector<ir::Range>& region,
-                                std::vector<TensorizeSite>* sites = nullptr) {
+                                std::vector<TensorizeSite>* sites = nullptr,
+                                const std::vector<Expr>& thread_guards = {}) {
     using namespace nest_detail;
     NestInfo info = infer_nest(st, region);
     // Where a tensorized nest starts (leaves.size(): not tensorized).
@@ -101,7 +103,7 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
         out_index.push_back(info.value.at(a.get()));
     }
     for (auto& r : st.op->reduce_axis) root_values[r.var()] = info.value.at(r.get());
-    std::vector<Expr> all_guards, data_guards;
+    std::vector<Expr> all_guards = thread_guards, data_guards = thread_guards;
     for (auto& [c, red] : info.guards) {
         all_guards.push_back(c);
         if (!red) data_guards.push_back(c);

@@ -281,6 +281,13 @@ void Stage::set_scope(const std::string& scope, std::source_location loc) {
     n_->scope = scope;
 }
 
+void Stage::double_buffer(std::source_location loc) {
+    WEFT_CHECK_AT(loc, n_->op->is_compute() && !n_->is_output, "double_buffer: '", name(),
+                  "' is not an intermediate stage; double-buffer a shared cache stage (cache_read into \"shared\")");
+    record(*n_, "double_buffer", {});
+    n_->double_buffer = true;
+}
+
 // ---- Schedule ---------------------------------------------------------------------------
 
 Schedule create_schedule(const std::vector<Tensor>& outputs) {
