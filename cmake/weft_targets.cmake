@@ -10,11 +10,13 @@ find_package(Threads REQUIRED)
 # Schedule records (Schedule::to_json/from_json); used only inside weft_core's implementation.
 find_package(nlohmann_json 3 REQUIRED)
 
-# The IR, schedule and lowering code (no LLVM headers: compiles in seconds).
-add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp)
+# The IR, schedule and lowering code, and the CUDA runtime (no LLVM or CUDA headers: it
+# loads libcuda with dlopen, so it builds and runs on every machine; compiles in seconds).
+add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp
+            ${WEFT_SOURCE_DIR}/weft_cuda_runtime.cpp)
 target_compile_features(weft_core PUBLIC cxx_std_20)
 target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
-target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json)
+target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # The CUDA backend's compiler half (CUDA C generation, NVRTC opened with dlopen): no CUDA

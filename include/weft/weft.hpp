@@ -17,6 +17,8 @@
 #include "weft/schedule/schedule.hpp"
 #include "weft/lower/lower.hpp"
 #include "weft/runtime/buffer.hpp"
+#include "weft/runtime/cuda/cuda.hpp"
+#include "weft/runtime/device.hpp"
 #include "weft/runtime/kernel.hpp"
 #include "weft/runtime/kernel_cache.hpp"
 #include "weft/runtime/thread_pool.hpp"

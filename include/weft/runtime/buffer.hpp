@@ -3,6 +3,15 @@
 // row-major) or it wraps the user's memory with the user's strides. Copies are shallow:
 // they share the storage, like a shared_ptr. Strides are in elements.
 //
+// A buffer lives on a Device: the host (the default) or a CUDA device, whose memory the
+// host cannot touch (element access is a weft::Error there); copy_to / copy_from move the
+// contents between devices:
+//
+//   auto a = Buffer<float>::random({1024}, -1, 1, 7);
+//   Buffer<float> d = a.copy_to(Device::cuda(0));      // host -> device
+//   kernel(d, ...);                                    // a CUDA kernel
+//   a.copy_from(d);                                    // device -> host
+//
 // BufferRef is the same thing with the element type erased (a DataType at run time). Every
 // Buffer<T> is a BufferRef, so Kernel, the graph executor and anything else that handles
 // buffers of several types take `const BufferRef&` and never copy shapes to do so.
@@ -18,6 +27,7 @@
 #include "weft/ir/abi.hpp"
 #include "weft/ir/error.hpp"
 #include "weft/ir/type.hpp"
+#include "weft/runtime/device.hpp"
 
 namespace weft {
 
@@ -26,12 +36,16 @@ public:
     // An undefined buffer (no data); defined() is false.
     BufferRef() = default;
     // Wraps memory the caller owns and keeps alive. Strides default to compact row-major.
-    BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {});
-    // Owning, zero-filled, compact, 64-byte aligned storage.
-    static BufferRef allocate(DataType dtype, std::vector<int64_t> shape);
+    // `device` says where the memory is (a CUdeviceptr for a CUDA device).
+    BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
+              Device device = Device::cpu());
+    // Owning, zero-filled, compact storage on `device` (64-byte aligned on the host).
+    static BufferRef allocate(DataType dtype, std::vector<int64_t> shape, Device device = Device::cpu());
 
     bool defined() const { return data_ != nullptr; }
+    // The memory; on a CUDA device, a device pointer the host must not dereference.
     void* data() const { return data_; }
+    Device device() const { return device_; }
     DataType dtype() const { return dtype_; }
     int ndim() const { return static_cast<int>(shape_.size()); }
     const std::vector<int64_t>& shape() const { return shape_; }
@@ -48,12 +62,26 @@ public:
     // The kernel-ABI view of this buffer; its pointers stay valid while this buffer lives.
     WeftTensorArg tensor_arg() const;
 
+    // A compact, owning copy of the contents on `device` (host <-> CUDA device, or
+    // between devices). Strided host buffers are gathered; a strided device buffer (wrapped
+    // device memory) cannot be copied.
+    BufferRef copy_to(Device device) const;
+    // Overwrites the contents with src's, which must have the same dtype and shape; either
+    // may be on any device. Returns when the data is in place (a copy to a device may still
+    // be in flight, ordered before the next kernel launch on the device's default stream).
+    void copy_from(const BufferRef& src) const;
+
     static std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape);
 
 protected:
     // Offset in elements of the element at `index` (one entry per dimension), with
     // bounds checks. Used by Buffer<T>::operator().
     int64_t offset_of(const int64_t* index, int count) const;
+    // Throws weft::Error unless the host may touch the elements (`what`: the operation).
+    void check_host_access(const char* what) const {
+        if (!device_.is_cpu()) throw_not_on_host(what);
+    }
+    [[noreturn]] void throw_not_on_host(const char* what) const;
     // Calls f(offset) for every element in row-major order (for non-compact buffers).
     template <class F>
     void for_each_offset(F&& f) const;
@@ -63,6 +91,7 @@ protected:
     DataType dtype_;
     std::vector<int64_t> shape_, strides_;
     int64_t size_ = 0;
+    Device device_;
 };
 
 // "Buffer<float>" for float32 etc., as a user would spell the C++ type (for messages).
@@ -82,11 +111,13 @@ public:
     using value_type = T;
 
     Buffer() = default;
-    // Owning: Buffer<float> b({1024, 1024}). Zero-filled.
-    explicit Buffer(std::vector<int64_t> shape) : BufferRef(allocate(dtype_of<T>::value, std::move(shape))) {}
+    // Owning: Buffer<float> b({1024, 1024}), or on a GPU: Buffer<float> b({1024}, Device::cuda(0)).
+    // Zero-filled.
+    explicit Buffer(std::vector<int64_t> shape, Device device = Device::cpu())
+        : BufferRef(allocate(dtype_of<T>::value, std::move(shape), device)) {}
     // Wrapping memory the caller owns and keeps alive: Buffer<float> b(ptr, {rows, cols}).
-    Buffer(T* data, std::vector<int64_t> shape, std::vector<int64_t> strides = {})
-        : BufferRef(data, dtype_of<T>::value, std::move(shape), std::move(strides)) {}
+    Buffer(T* data, std::vector<int64_t> shape, std::vector<int64_t> strides = {}, Device device = Device::cpu())
+        : BufferRef(data, dtype_of<T>::value, std::move(shape), std::move(strides), device) {}
     // A typed view of a type-erased buffer (shares its storage); its dtype must be T's.
     explicit Buffer(const BufferRef& ref) : BufferRef(ref) {
         WEFT_CHECK(!ref.defined() || ref.dtype() == dtype_of<T>::value, "cannot view a buffer of ", ref.dtype().str(),
@@ -124,8 +155,9 @@ public:
         return data()[offset_of(index, static_cast<int>(sizeof...(Idx)))];
     }
 
-    // Iteration in memory order; only for compact buffers.
+    // Iteration in memory order; only for compact host buffers.
     T* begin() const {
+        check_host_access("begin()/end()");
         WEFT_CHECK(!defined() || is_compact(),
                    "begin()/end() need a compact buffer, but this one has strides; use operator() to index it");
         return data();
@@ -133,6 +165,7 @@ public:
     T* end() const { return begin() + size_; }
 
     void fill(T value) const {
+        check_host_access("fill()");
         if (is_compact()) {
             std::fill(data(), data() + size_, value);
         } else {
@@ -140,13 +173,17 @@ public:
         }
     }
 
-    // A compact, owning copy of the contents (strided buffers are gathered).
+    // A compact, owning copy of the contents on the same device (strided buffers are gathered).
     Buffer copy() const {
+        if (!device_.is_cpu()) return copy_to(device_);
         Buffer out(shape_);
         int64_t i = 0;
         for_each_offset([&](int64_t off) { out.data()[i++] = data()[off]; });
         return out;
     }
+
+    // A compact, owning copy on `device` (see BufferRef::copy_to).
+    Buffer copy_to(Device device) const { return Buffer(BufferRef::copy_to(device)); }
 };
 
 template <class F>

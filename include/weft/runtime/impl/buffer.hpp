@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "weft/runtime/buffer.hpp"
+#include "weft/runtime/cuda/memory.hpp"
 
 namespace weft {
 
@@ -41,8 +42,9 @@ std::string cpp_buffer_type_name(DataType t) {
     return name ? std::string("Buffer<") + name + ">" : "buffer of " + t.str();
 }
 
-BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides)
-    : data_(data), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)) {
+BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                     Device device)
+    : data_(data), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)), device_(device) {
     WEFT_CHECK(data != nullptr, "cannot wrap a null pointer in a buffer of shape ", shape_string(shape_),
                "; pass the address of the data, or construct an owning Buffer from the shape alone");
     size_ = checked_size(shape_);
@@ -51,10 +53,17 @@ BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std
                strides_.size(), " strides ", shape_string(strides_), "; pass one stride (in elements) per dimension");
 }
 
-BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape) {
+BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape, Device device) {
     int64_t size = checked_size(shape);
     WEFT_CHECK(size <= INT64_MAX / dtype.bytes(), "buffer shape ", shape_string(shape), " needs more bytes than fit in int64");
     int64_t bytes = size * dtype.bytes();
+    if (device.is_cuda()) {
+        std::shared_ptr<void> memory = cuda::detail::allocate(
+            device, bytes, detail::concat("a ", dtype.str(), " buffer of shape ", shape_string(shape)));
+        BufferRef b(memory.get(), dtype, std::move(shape), {}, device);
+        b.storage_ = std::move(memory);
+        return b;
+    }
     void* p = weft_runtime_alloc(bytes);
     if (!p) detail::throw_user_error(detail::concat("out of memory allocating a buffer of ", bytes, " bytes (shape ",
                                                     shape_string(shape), ")"));
@@ -100,8 +109,15 @@ WeftTensorArg BufferRef::tensor_arg() const {
                          dtype_.lanes};
 }
 
+void BufferRef::throw_not_on_host(const char* what) const {
+    detail::throw_user_error(detail::concat(what, " on a buffer of shape ", shape_string(shape_), " on ", device_.str(),
+                                            ": the host cannot access device memory; copy it to the host with "
+                                            "copy_to(Device::cpu()) (or copy_from it into a host buffer)"));
+}
+
 int64_t BufferRef::offset_of(const int64_t* index, int count) const {
     WEFT_CHECK(defined(), "indexing an undefined (default-constructed) buffer; give it a shape first");
+    check_host_access("element access");
     WEFT_CHECK(count == ndim(), "a buffer of shape ", shape_string(shape_), " takes ", ndim(), " indices but ", count,
                " were given");
     int64_t offset = 0;
@@ -111,6 +127,75 @@ int64_t BufferRef::offset_of(const int64_t* index, int count) const {
         offset += index[d] * strides_[d];
     }
     return offset;
+}
+
+}  // namespace weft
+
+namespace weft {
+
+namespace {
+
+// Copies between two host buffers of one shape and element size, through their strides.
+void copy_host_strided(const BufferRef& dst, const BufferRef& src) {
+    const int64_t bytes = src.dtype().bytes();
+    auto* d = static_cast<char*>(dst.data());
+    const auto* s = static_cast<const char*>(src.data());
+    const int n = src.ndim();
+    std::vector<int64_t> index(static_cast<size_t>(n), 0);
+    int64_t doff = 0, soff = 0;
+    for (int64_t count = 0; count < src.size(); ++count) {
+        std::memcpy(d + doff * bytes, s + soff * bytes, static_cast<size_t>(bytes));
+        for (int k = n - 1; k >= 0; --k) {
+            doff += dst.strides()[k];
+            soff += src.strides()[k];
+            if (++index[k] < src.shape()[k]) break;
+            doff -= dst.strides()[k] * src.shape()[k];
+            soff -= src.strides()[k] * src.shape()[k];
+            index[k] = 0;
+        }
+    }
+}
+
+}  // namespace
+
+BufferRef BufferRef::copy_to(Device device) const {
+    WEFT_CHECK(defined(), "copy_to(Device::", device.str(), ") of an undefined (default-constructed) buffer");
+    BufferRef out = allocate(dtype_, shape_, device);
+    out.copy_from(*this);
+    return out;
+}
+
+void BufferRef::copy_from(const BufferRef& src) const {
+    WEFT_CHECK(defined() && src.defined(), "copy_from with an undefined (default-constructed) buffer",
+               defined() ? " as the source" : " as the destination");
+    WEFT_CHECK(src.dtype() == dtype_, "copy_from: the source is a ", cpp_buffer_type_name(src.dtype()),
+               " but the destination a ", cpp_buffer_type_name(dtype_), "; copies do not convert element types");
+    WEFT_CHECK(src.shape() == shape_, "copy_from: the source has shape ", shape_string(src.shape()),
+               " but the destination ", shape_string(shape_), "; the shapes must be equal");
+    if (src.data() == data_ && src.device() == device_ && src.strides() == strides_) return;
+    if (device_.is_cpu() && src.device().is_cpu()) {
+        if (is_compact() && src.is_compact())
+            std::memmove(data_, src.data(), static_cast<size_t>(size_bytes()));
+        else
+            copy_host_strided(*this, src);
+        return;
+    }
+    for (const BufferRef* b : {this, &src})
+        WEFT_CHECK(b->device().is_cpu() || b->is_compact(), "copy_from: the ", b == this ? "destination" : "source",
+                   " on ", b->device().str(), " has strides ", shape_string(b->strides()), " for shape ",
+                   shape_string(shape_), "; only compact device buffers can be copied");
+    // A strided host side goes through a compact host staging buffer.
+    if (device_.is_cpu() && !is_compact()) {
+        BufferRef staging = allocate(dtype_, shape_);
+        staging.copy_from(src);
+        copy_host_strided(*this, staging);
+        return;
+    }
+    if (src.device().is_cpu() && !src.is_compact()) {
+        copy_from(src.copy_to(Device::cpu()));
+        return;
+    }
+    cuda::detail::copy(data_, device_, src.data(), src.device(), size_bytes());
 }
 
 }  // namespace weft

@@ -6,82 +6,15 @@
 
 #include "weft/runtime/c_runtime.hpp"
 #include "weft/runtime/impl/c_runtime.hpp"
+#include "weft/runtime/impl/kernel_cuda.hpp"
+#include "weft/runtime/impl/kernel_plan.hpp"
 #include "weft/runtime/kernel.hpp"
-
-namespace weft::runtime::detail {
-
-// What the call checks need from the signature, computed once per Kernel.
-struct KernelPlan {
-    struct Dim {
-        enum class Kind : uint8_t { Constant, Symbol, Unchecked } kind;
-        int64_t value = 0;  // Constant: the extent
-        int slot = -1;      // Symbol: index into the call's symbol values
-    };
-    struct Arg {
-        std::vector<Dim> dims;
-        int scalar_slot = -1;  // a scalar argument that is also a symbolic dimension
-    };
-    ir::PrimFunc func;
-    std::vector<Arg> args;
-    std::vector<std::string> symbol_names;
-    std::string arg_list;  // "A, B, C"
-};
-
-// Fixed inline storage for the common case, the heap only for unusually long argument lists.
-template <class T, size_t N>
-class SmallArray {
-public:
-    explicit SmallArray(size_t n) : ptr_(n <= N ? inline_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
-    T& operator[](size_t i) { return ptr_[i]; }
-    T* data() { return ptr_; }
-
-private:
-    T inline_[N];
-    std::unique_ptr<T[]> heap_;
-    T* ptr_;
-};
-
-inline std::shared_ptr<const KernelPlan> make_plan(ir::PrimFunc func) {
-    auto plan = std::make_shared<KernelPlan>();
-    std::unordered_map<const ir::VarNode*, int> slots;
-    auto slot_of = [&](const ir::VarNode* v) {
-        auto [it, fresh] = slots.emplace(v, static_cast<int>(plan->symbol_names.size()));
-        if (fresh) plan->symbol_names.push_back(v->name);
-        return it->second;
-    };
-    for (const ir::KernelArg& a : func.args) {
-        KernelPlan::Arg arg;
-        if (a.kind == ir::KernelArg::Kind::Tensor) {
-            for (const ir::Expr& e : a.shape) {
-                KernelPlan::Dim d{KernelPlan::Dim::Kind::Unchecked};
-                if (const auto* imm = e.as<ir::IntImm>()) {
-                    d.kind = KernelPlan::Dim::Kind::Constant;
-                    d.value = imm->value;
-                } else if (const auto* v = e.as<ir::VarNode>()) {
-                    d.kind = KernelPlan::Dim::Kind::Symbol;
-                    d.slot = slot_of(v);
-                }
-                // Any other expression (n * 2, say) is left to the entry's own checks.
-                arg.dims.push_back(d);
-            }
-        } else if (a.type.is_integer() && a.var.defined()) {
-            arg.scalar_slot = slot_of(a.var.node());
-        }
-        if (!plan->arg_list.empty()) plan->arg_list += ", ";
-        plan->arg_list += a.name;
-        plan->args.push_back(std::move(arg));
-    }
-    plan->func = std::move(func);
-    return plan;
-}
-
-}  // namespace weft::runtime::detail
 
 namespace weft {
 
 Kernel::Kernel(std::shared_ptr<const KernelModule> module, ir::PrimFunc signature) : module_(std::move(module)) {
     WEFT_ICHECK(module_ != nullptr, "a Kernel needs a compiled module");
-    plan_ = runtime::detail::make_plan(std::move(signature));
+    plan_ = runtime::detail::make_plan(std::move(signature), module_->device_code());
 }
 
 const std::string& Kernel::name() const {
@@ -135,6 +68,10 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
     runtime::detail::SmallArray<int64_t, 16> symbol(nsym);
     runtime::detail::SmallArray<bool, 16> symbol_set(nsym);
     for (size_t s = 0; s < nsym; ++s) symbol_set[s] = false;
+    // A CUDA kernel (device code, no host entry) takes device buffers, all on one device.
+    const bool on_cuda = plan.launch.has_value();
+    Device device = Device::cuda(0);
+    bool device_seen = false;
 
     // Binds a symbol on first sight; afterwards the value must agree. `dim` < 0 means the
     // scalar argument itself. (The message is only built on failure: no allocation here.)
@@ -166,6 +103,10 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
             const BufferRef& b = v.buffer();
             WEFT_CHECK(b.defined(), "kernel '", kname, "': argument '", sig.name,
                        "' is an undefined (default-constructed) buffer; give it a shape");
+            if (on_cuda)
+                runtime::detail::check_cuda_tensor(plan, i, b, device, device_seen);
+            else if (!b.device().is_cpu())
+                runtime::detail::throw_device_buffer_for_cpu_kernel(plan, i, b);
             WEFT_CHECK(b.dtype() == sig.type, "kernel '", kname, "': argument '", sig.name, "' has dtype ", sig.type.str(),
                        " but a ", cpp_buffer_type_name(b.dtype()), " was passed; pass a ",
                        cpp_buffer_type_name(sig.type));
@@ -183,8 +124,12 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
                     bind(dim.slot, extent, i, static_cast<int64_t>(d));
                 }
             }
-            tensors[i] = b.tensor_arg();
-            values[i].v_handle = &tensors[i];
+            if (on_cuda) {
+                values[i].v_handle = b.data();  // the __global__ function takes the element pointer
+            } else {
+                tensors[i] = b.tensor_arg();
+                values[i].v_handle = &tensors[i];
+            }
             codes[i] = WEFT_ARG_TENSOR;
         } else {
             WEFT_CHECK(v.kind() != KernelArgValue::Kind::Tensor, "kernel '", kname, "': argument '", sig.name, "' (#",
@@ -210,6 +155,10 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
         }
     }
 
+    if (on_cuda) {
+        runtime::detail::launch_cuda(module_, plan, args, values.data(), symbol.data(), symbol_set.data(), device);
+        return;
+    }
     WeftKernelFn entry = module_->entry();
     WEFT_ICHECK(entry != nullptr, "kernel '", kname, "' has no entry point");
     runtime::detail::last_error_slot().clear();  // a stale message must not be blamed on this call
