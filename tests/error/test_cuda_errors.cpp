@@ -181,3 +181,19 @@ TEST_CASE("a launch over the thread limit is an error naming the kernel") {
                                            "threads per block"),
                          Error);
 }
+
+TEST_CASE("a graph given a device buffer copies it, or says there is no CUDA device") {
+    if (cuda::device_count() > 0) {
+        MESSAGE("skipped: the made-up device address would reach the driver on a machine with a GPU");
+        return;
+    }
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    g.output(g.relu(x), "y");
+    graph::Module m = graph::build(g);
+    CHECK_THROWS_WITH_AS(m.set_input("x", fake_device_buffer<float>({4})), doctest::Contains("no CUDA device"), Error);
+    graph::Graph g2;
+    CHECK_THROWS_WITH_AS(g2.constant("w", fake_device_buffer<float>({4})), doctest::Contains("no CUDA device"), Error);
+    CHECK_THROWS_WITH_AS(g2.constant_shared("w", fake_device_buffer<float>({4})), doctest::Contains("no CUDA device"),
+                         Error);
+}

@@ -158,28 +158,15 @@ Value Graph::input(const std::string& name, std::vector<int64_t> shape, DataType
 Value Graph::constant(const std::string& name, const BufferRef& data) {
     WEFT_CHECK(data.defined(), "graph: constant '", name, "' has no data");
     WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
-    BufferRef copy = BufferRef::allocate(data.dtype(), data.shape());
-    if (data.is_compact()) {
-        std::memcpy(copy.data(), data.data(), size_t(data.size_bytes()));
-    } else {  // gather a strided view element by element
-        const int64_t bytes = data.dtype().bytes();
-        std::vector<int64_t> index(size_t(data.ndim()), 0);
-        for (int64_t i = 0; i < data.size(); ++i) {
-            int64_t offset = 0;
-            for (int d = 0; d < data.ndim(); ++d) offset += index[size_t(d)] * data.strides()[size_t(d)];
-            std::memcpy(static_cast<char*>(copy.data()) + i * bytes, static_cast<const char*>(data.data()) + offset * bytes,
-                        size_t(bytes));
-            for (int d = data.ndim() - 1; d >= 0 && ++index[size_t(d)] == data.shape()[size_t(d)]; --d)
-                index[size_t(d)] = 0;
-        }
-    }
+    // A compact host copy: strided views are gathered, device buffers copied to the host.
+    BufferRef copy = data.copy_to(Device::cpu());
     Node n{.op = "constant", .name = name.empty() ? "const" : name, .type = {data.shape(), data.dtype()}, .value = copy};
     return append(std::move(n));
 }
 
 Value Graph::constant_shared(const std::string& name, const BufferRef& data) {
     WEFT_CHECK(data.defined(), "graph: constant '", name, "' has no data");
-    if (!data.is_compact()) return constant(name, data);
+    if (!data.is_compact() || !data.device().is_cpu()) return constant(name, data);
     WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
     Node n{.op = "constant", .name = name.empty() ? "const" : name, .type = {data.shape(), data.dtype()}, .value = data};
     return append(std::move(n));

@@ -123,7 +123,7 @@ void Module::set_input(int index, const BufferRef& data) {
                "'): expected ", dst.dtype().str(), shape_str(dst.shape()), ", got ", data.dtype().str(),
                shape_str(data.shape()));
     WEFT_CHECK(data.is_compact(), "graph::Module: set_input('", name, "'): the buffer must be compact (row-major)");
-    std::memcpy(dst.data(), data.data(), size_t(dst.size_bytes()));
+    dst.copy_from(data);  // from the host, or from a CUDA device
 }
 
 void Module::set_input(const std::string& name, const BufferRef& data) {
