@@ -23,6 +23,7 @@
 #include "weft/runtime/kernel_cache.hpp"
 #include "weft/runtime/thread_pool.hpp"
 #include "weft/codegen/build.hpp"
+#include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/topi/topi.hpp"
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/graph.hpp"

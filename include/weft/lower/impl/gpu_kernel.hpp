@@ -58,9 +58,8 @@ protected:
     ir::Stmt visit_(const ir::For* op, const ir::Stmt& self) override {
         if (op->for_kind != ir::ForKind::ThreadBound) return IRMutator::visit_(op, self);
         const std::string& tag = op->thread_tag;
-        ir::Stmt body = mutate(op->body);
         if (ir::gpu::is_vthread_tag(tag))
-            return ir::For::make(op->loop_var, op->min, op->extent, ir::ForKind::Unrolled, body);
+            return ir::For::make(op->loop_var, op->min, op->extent, ir::ForKind::Unrolled, mutate(op->body));
         WEFT_CHECK(ir::gpu::is_block_tag(tag) || ir::gpu::is_thread_tag(tag), "CUDA kernel '", kernel_, "': ",
                    describe(op->loop_var), " is bound to unknown thread axis '", tag,
                    "' (use block_x/y/z(), thread_x/y/z() or vthread())");
@@ -77,16 +76,17 @@ protected:
                        "constant factor and bind the inner loop");
         if (auto it = extents.find(tag); it != extents.end()) {
             WEFT_CHECK(ir::arith::can_prove(it->second == extent), "CUDA kernel '", kernel_, "': ",
-                       describe(op->loop_var), " is bound to ", tag, " with extent ", ir::to_string(extent),
-                       ", but another loop is bound to ", tag, " with extent ", ir::to_string(it->second),
+                       describe(op->loop_var), " is bound to ", tag, " with extent ", ir::to_string(extent), ", but ",
+                       first_loop_[tag], " is bound to ", tag, " with extent ", ir::to_string(it->second),
                        "; all loops bound to one thread axis share its index, so their extents must be equal "
                        "(split them by the same factor)");
         } else {
             extents[tag] = extent;
+            first_loop_[tag] = describe(op->loop_var);
         }
         Expr index = ir::gpu::thread_index(tag);
         Expr value = ir::is_zero(op->min) ? index : ir::arith::simplify(op->min + index);
-        return ir::LetStmt::make(op->loop_var, value, body);
+        return ir::LetStmt::make(op->loop_var, value, mutate(op->body));
     }
     ir::Stmt visit_(const ir::Allocate* op, const ir::Stmt& self) override {
         int64_t n = 1, c;
@@ -109,6 +109,7 @@ protected:
 private:
     std::string kernel_;
     const std::unordered_map<const ir::Object*, std::string>& names_;
+    std::map<std::string, std::string> first_loop_;  // per tag, the first loop bound to it
 };
 
 }  // namespace gpu_kernel_detail

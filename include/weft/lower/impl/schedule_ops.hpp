@@ -85,12 +85,23 @@ public:
 protected:
     void visit_(const ir::For* op) override {
         if (found) return;
-        path_.push_back({op->loop_var, ir::arith::Interval(op->min, op->min + op->extent - 1), op->thread_tag});
+        path_.push_back({op->loop_var, ir::arith::Interval(op->min, op->min + op->extent - 1), op->thread_tag, op->min,
+                         op->min + op->extent - 1});
         if (op->loop_var.same_as(v_)) {
             found = true;
             for (auto& p : path_) {
                 result[p.var] = p.range;
-                if (ir::gpu::is_thread_tag(p.tag)) thread_loops[p.var] = p.range;
+                if (ir::gpu::is_thread_tag(p.tag)) {
+                    thread_loops[p.var] = p.range;
+                    continue;
+                }
+                // A loop inside a thread loop whose bounds follow the thread index (a local
+                // stage's loops over one thread's elements) covers all the threads' ranges too.
+                bool follows = false;
+                for (auto& [v, r] : thread_loops) follows |= ir::uses_var(p.min, v) || ir::uses_var(p.max, v);
+                if (follows)
+                    thread_loops[p.var] = ir::arith::Interval(ir::arith::bounds_of(p.min, thread_loops).min,
+                                                              ir::arith::bounds_of(p.max, thread_loops).max);
             }
         } else {
             visit(op->body);
@@ -103,6 +114,7 @@ private:
         Var var;
         ir::arith::Interval range;
         std::string tag;
+        Expr min, max;
     };
     Var v_;
     std::vector<Loop> path_;

@@ -107,6 +107,7 @@ private:
     std::unordered_set<const ir::Object*> nonneg_;       // variables known >= 0
     std::unordered_set<const ir::Object*> vector_vars_;  // lets of vector values: arrays
     std::unordered_map<const ir::Object*, std::string> hoisted_;  // vector loads read into a temporary
+    std::unordered_map<std::string, std::string> hoisted_by_address_;
     int temp_counter_ = 0;
 
     // ---- names and types ----------------------------------------------------------------
@@ -492,10 +493,14 @@ private:
             Expr index = normalize_vector_index(l->index);
             std::string vt = vector_type(l->type.element_of(), index);
             if (!vt.empty()) {
-                std::string tmp = "vec" + std::to_string(temp_counter_++);
-                line() << "const " << vt << " " << tmp << " = *(const " << vt << "*)(" << name_of(l->buffer) << " + "
-                       << expr(index.as<ir::Ramp>()->base) << ");\n";
-                hoisted_[e.get()] = tmp;
+                // The same address read twice (A(i) written twice in a compute) is one load.
+                std::string address = name_of(l->buffer) + " + " + expr(index.as<ir::Ramp>()->base);
+                auto [it, fresh] = hoisted_by_address_.try_emplace(address, "vec" + std::to_string(temp_counter_));
+                if (fresh) {
+                    ++temp_counter_;
+                    line() << "const " << vt << " " << it->second << " = *(const " << vt << "*)(" << address << ");\n";
+                }
+                hoisted_[e.get()] = it->second;
                 return;
             }
         }
@@ -546,6 +551,7 @@ private:
         --indent_;
         line() << "}\n";
         hoisted_.clear();  // the temporaries' scope ends with the block
+        hoisted_by_address_.clear();
     }
 
     void emit_stmt(const Stmt& s) {
@@ -566,6 +572,7 @@ private:
                     for (int l = 0; l < t.lanes; ++l) body_ << (l ? ", " : "") << lanes[size_t(l)];
                     body_ << "};\n";
                     hoisted_.clear();
+                    hoisted_by_address_.clear();
                 } else {
                     std::string value = expr(op->value);
                     bool index_like = t == index_type && !ir::gpu::thread_index_tag(op->value).empty();

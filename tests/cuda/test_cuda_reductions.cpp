@@ -1,0 +1,87 @@
+// Reductions for CUDA: a row sum and a row softmax, one block per row. The reduction over a
+// row is split across the block's threads with rfactor: each thread keeps a partial result
+// in a shared array (bound to threadIdx.x), then thread 0 combines them. Checks the CUDA C
+// compiles with NVRTC for sm_90 and where the barriers and the threadIdx.x == 0 guards go.
+#include "cuda_test_util.hpp"
+
+using namespace weft;
+using namespace weft_cuda_test;
+
+namespace {
+
+// R (a row reduction attached at `row` of `consumer`) split over `threads` threads of the
+// block: R.rf[thread] holds a partial result in shared memory; R itself is shared too, so
+// every thread of the block reads it after a barrier.
+Tensor parallel_row_reduce(Schedule& s, const Tensor& R, const Stage& consumer, const IterVar& row, int64_t threads) {
+    IterVar k = s[R].op()->reduce_axis.at(0);
+    auto [ko, ki] = s[R].split(k, threads);
+    Tensor RF = s.rfactor(R, ki);
+    s[RF].set_scope("shared");
+    s[R].set_scope("shared");
+    s[RF].compute_at(consumer, row);
+    s[R].compute_at(consumer, row);
+    s[RF].bind(RF.op()->axis.back(), thread_x());
+    return RF;
+}
+
+}  // namespace
+
+TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
+    if (!have_nvrtc()) return;
+    const int64_t rows = 64, cols = 1024, threads = 128;
+    Tensor A = placeholder({rows, cols}, f32, "A");
+    IterVar k = reduce_axis(0, cols, "k");
+    Tensor B = compute({rows}, [&](Expr i) { return sum(A(i, k), {k}); }, "B");
+    Schedule s = create_schedule(B);
+    IterVar kk = s[B].op()->reduce_axis.at(0);
+    auto [ko, ki] = s[B].split(kk, threads);
+    Tensor BF = s.rfactor(B, ki);
+    s[BF].set_scope("shared");
+    s[BF].compute_at(s[B], B.axis(0));
+    s[BF].bind(BF.op()->axis.back(), thread_x());
+    s[B].bind(B.axis(0), block_x());
+    Kernel kern;
+    const DeviceCode& dc = build_cuda(kern, s, {A, B});
+    const std::string& src = dc.source;
+    CHECK(contains(src, "__launch_bounds__(128)"));
+    CHECK(contains(src, "__shared__ __align__(16) float B_rf[128]"));
+    // The partial sums are written by all threads, then read by thread 0: one barrier.
+    CHECK(count(src, "__syncthreads();") == 1);
+    CHECK(contains(src, "(((int)threadIdx.x) == 0)"));
+    CHECK(src.find("__syncthreads();") < src.find("for (int k_inner_v"));
+    CHECK(const_of(dc.grid[0]) == rows);
+    CHECK(const_of(dc.block[0]) == threads);
+}
+
+TEST_CASE("cuda row softmax with block-wide max and sum compiles for sm_90") {
+    if (!have_nvrtc()) return;
+    const int64_t rows = 32, cols = 512, threads = 128;
+    Tensor X = placeholder({rows, cols}, f32, "X");
+    IterVar k1 = reduce_axis(0, cols, "k1"), k2 = reduce_axis(0, cols, "k2");
+    Tensor M = compute({rows}, [&](Expr i) { return max(X(i, k1), {k1}); }, "M");
+    Tensor E = compute({rows, cols}, [&](Expr i, Expr j) { return exp(X(i, j) - M(i)); }, "E");
+    Tensor S = compute({rows}, [&](Expr i) { return sum(E(i, k2), {k2}); }, "S");
+    Tensor Y = compute({rows, cols}, [&](Expr i, Expr j) { return E(i, j) / S(i); }, "Y");
+    Schedule s = create_schedule(Y);
+    s[E].compute_inline();
+    IterVar row = Y.axis(0);
+    auto [jo, ji] = s[Y].split(Y.axis(1), threads);
+    s[Y].bind(row, block_x());
+    s[Y].bind(ji, thread_x());
+    parallel_row_reduce(s, M, s[Y], row, threads);
+    parallel_row_reduce(s, S, s[Y], row, threads);
+    Kernel kern;
+    LowerOptions fast;
+    fast.fast_math = true;
+    const DeviceCode& dc = build_cuda(kern, s, {X, Y}, fast);
+    const std::string& src = dc.source;
+    // S's partial sums reuse M's partial maxima buffer (storage rewrite), after a barrier.
+    for (const char* buffer : {"M_rf[128]", "M[1]", "S[1]"})
+        CHECK(contains(src, std::string("__shared__ __align__(16) float ") + buffer));
+    // max partials | thread 0 combines | sum partials read M | thread 0 combines | Y reads M and S.
+    CHECK(count(src, "__syncthreads();") == 4);
+    CHECK(count(src, "(((int)threadIdx.x) == 0)") == 4);  // init and update of M and of S
+    CHECK(contains(src, "__expf("));                        // fast math
+    CHECK(contains(src, "fmaxf("));
+    CHECK(contains(src, "__int_as_float(0xff800000)"));     // max's identity, -inf
+}
