@@ -49,7 +49,7 @@ set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # translation unit per group of operators.
 add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
             ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp ${WEFT_SOURCE_DIR}/weft_topi_x86.cpp
-            ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp)
+            ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp ${WEFT_SOURCE_DIR}/weft_topi_cuda.cpp)
 target_link_libraries(weft_topi PUBLIC weft_core)
 set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
 

@@ -67,6 +67,43 @@ inline std::vector<Tensor> compute_inputs(const Tensor& t) {
     return out;
 }
 
+// The compute stage among the stages `t` reads (directly or not) named `name` (the
+// statistics' stages are named "<op>.<what>" by their operator), or undefined.
+inline Tensor find_input_named(const Tensor& t, const std::string& name) {
+    std::vector<Tensor> todo{t};
+    while (!todo.empty()) {
+        Tensor cur = todo.back();
+        todo.pop_back();
+        for (auto& in : compute_inputs(cur)) {
+            if (in.op()->name == name) return in;
+            todo.push_back(in);
+        }
+    }
+    return Tensor();
+}
+// The same, or a weft::Error naming `who` when there is none.
+inline Tensor input_named(const Tensor& t, const std::string& name, const std::string& who) {
+    Tensor found = find_input_named(t, name);
+    WEFT_CHECK(found.defined(), who, ": '", t.name(), "' does not read a stage named '", name,
+               "'; pass the tensor the operator returned");
+    return found;
+}
+
+// The reduce axis of `red` that its source reads in the last dimension of some tensor
+// (the one to vectorize along), if any.
+inline IterVar innermost_reduce_axis(const Tensor& red) {
+    IterVar found;
+    for (auto& body : red.op()->body)
+        ir::post_order_visit(body, [&](const ir::Object* node) {
+            if (node->kind != ir::NodeKind::ProducerLoad) return;
+            auto* load = static_cast<const ir::ProducerLoad*>(node);
+            if (load->indices.empty()) return;
+            for (auto& k : red.op()->reduce_axis)
+                if (load->indices.back().get() == k.var().get()) found = k;
+        });
+    return found;
+}
+
 inline bool is_output(const Schedule& s, const Tensor& t) {
     for (auto& o : s.outputs())
         if (o.same_as(t.op())) return true;

@@ -60,21 +60,6 @@ inline Expr max_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::m
 inline Expr min_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::min(e, a, w); }
 inline Expr prod_fn(Expr e, const std::vector<IterVar>& a, Expr w) { return te::prod(e, a, w); }
 
-// The reduce axis of `red` that its source reads in the last dimension of some tensor
-// (the one to vectorize along), if any.
-inline IterVar innermost_reduce_axis(const Tensor& red) {
-    IterVar found;
-    for (auto& body : red.op()->body)
-        ir::post_order_visit(body, [&](const ir::Object* node) {
-            if (node->kind != ir::NodeKind::ProducerLoad) return;
-            auto* load = static_cast<const ir::ProducerLoad*>(node);
-            if (load->indices.empty()) return;
-            for (auto& k : red.op()->reduce_axis)
-                if (load->indices.back().get() == k.var().get()) found = k;
-        });
-    return found;
-}
-
 // The stage rfactor made of `red` over `axis` (split from one of red's reduce loops),
 // with the kept axis as the vector, innermost, and the other reduce loops around it.
 inline Tensor rfactor_vectorized(Schedule& s, const Tensor& red, const IterVar& axis) {

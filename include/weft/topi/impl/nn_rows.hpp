@@ -67,23 +67,6 @@ inline void scalar_in_row(Schedule& s, const Tensor& t, const Tensor& out, const
     if (rows.defined()) s[t].compute_at(s[out], rows);
 }
 
-// The compute stage among `t`'s inputs named `name` (the statistics' stages are named
-// "<op>.<what>" by their operator).
-inline Tensor input_named(const Tensor& t, const std::string& name, const std::string& who) {
-    std::vector<Tensor> todo{t};
-    while (!todo.empty()) {
-        Tensor cur = todo.back();
-        todo.pop_back();
-        for (auto& in : compute_inputs(cur)) {
-            if (in.op()->name == name) return in;
-            todo.push_back(in);
-        }
-    }
-    WEFT_CHECK(false, who, ": '", t.name(), "' does not read a stage named '", name,
-               "'; pass the tensor the operator returned");
-    return Tensor();
-}
-
 // The row loop of `out` over its first `lead` axes (fused, parallel when there is enough
 // work; undefined when lead == 0), and its remaining axes fused and split into vectors.
 inline IterVar row_loops(Schedule& s, const Tensor& out, int lead) {

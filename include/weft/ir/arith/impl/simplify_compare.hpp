@@ -69,7 +69,11 @@ inline Expr Simplifier::rewrite_min_max(NodeKind kind, const Expr& a, const Expr
     // Constants go right, so that nested constants meet: min(min(x, 3), 5).
     if (is_const(a) && !is_const(b)) return rewrite_min_max(kind, b, a);
     // When the ranges order the operands, min and max pick one.
-    auto a_is_smaller = decide_on_difference(a, b, [](ConstRange d) -> std::optional<bool> {
+    auto a_is_smaller = decide_on_difference(a, b, [&](ConstRange d) -> std::optional<bool> {
+        // Equal over the ranges (a variable whose range is one point): pick the constant, so
+        // that min(x*32 + 31, 31) and max(x*32, 0) for x in [0, 0] both fold to constants and
+        // their difference does too (a GPU tile's size must be a constant).
+        if (d.lo == 0 && d.hi == 0 && is_const(b)) return !is_min;
         if (d.hi <= 0) return true;
         if (d.lo >= 0) return false;
         return std::nullopt;

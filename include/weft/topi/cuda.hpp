@@ -1,0 +1,96 @@
+// topi's default GPU schedules (Target::cuda()), TVM's recipes: one function per operator
+// family, each picking its tiles from the shapes. They schedule the same computations as the
+// CPU schedules (the compute functions are shared); build the schedule with
+// build(s, args, Target::cuda()).
+//
+//   Tensor C = topi::matmul(A, B);
+//   Schedule s = create_schedule(C);
+//   topi::cuda::schedule_matmul(s, C);
+//   auto kernel = build(s, {A, B, C}, Target::cuda());
+//
+// `op` is the operator's output and `out` the tensor the kernel writes (op, or an element-
+// wise epilogue of it), as for the CPU schedules (topi/README.md). `schedule(s, op, out)`
+// is the one entry point the graph layer needs: it finds the operator from op's stages.
+//
+// Tensor cores: wmma_matmul_f16 / wmma_matmul_bf16 declare the 16x16x16 warp matrix
+// multiply-accumulate as a tensor intrinsic; matmul_tensorcore + schedule_matmul_tensorcore
+// run a float16/bfloat16 matmul (float32 result) on them.
+#pragma once
+#include "weft/schedule/schedule.hpp"
+#include "weft/te/tensor_intrin.hpp"
+
+namespace weft::topi::cuda {
+
+// Threads per block of the one-dimensional schedules (injective, rows of a reduction).
+inline constexpr int64_t kBlockThreads = 256;
+
+// Element-wise / broadcast / other injective chains: the producers inlined, all axes fused,
+// split by the block size and bound to blockIdx.x / threadIdx.x; 4-wide vectors when every
+// read is element for element and the size divides.
+void schedule_injective(Schedule& s, const Tensor& out);
+
+// sum / mean / max / min / prod over any axes. A reduction along the innermost axis of its
+// input: one block per output element, the reduction split across the block's threads
+// (rfactor into a shared buffer), a barrier, then one combine. Along outer axes (or short
+// reductions): one thread per output element, so neighbouring threads read neighbouring
+// addresses.
+void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_reduce(Schedule& s, const Tensor& op) { schedule_reduce(s, op, op); }
+
+// matmul / dense (bias included) / batch_matmul: a block tile of C per thread block, tiles of
+// A and B in shared memory fetched cooperatively and double-buffered, a register tile of C
+// per thread (vthreads interleave the threads' rows and columns).
+void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_matmul(Schedule& s, const Tensor& op) { schedule_matmul(s, op, op); }
+void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_dense(Schedule& s, const Tensor& op) { schedule_dense(s, op, op); }
+void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_batch_matmul(Schedule& s, const Tensor& op) { schedule_batch_matmul(s, op, op); }
+
+// softmax / log_softmax / layer_norm: one block per row; each row statistic is split across
+// the block's threads (rfactor into shared memory), combined, then the row is written by all
+// threads.
+void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_softmax(Schedule& s, const Tensor& op) { schedule_softmax(s, op, op); }
+void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_log_softmax(Schedule& s, const Tensor& op) { schedule_log_softmax(s, op, op); }
+void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_layer_norm(Schedule& s, const Tensor& op) { schedule_layer_norm(s, op, op); }
+
+// conv2d NCHW (stride, padding, dilation, groups; depthwise too): a tile of output channels x
+// output pixels per block, the padded input tile and the weights in shared memory, a
+// register tile per thread.
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_conv2d_nchw(s, op, op); }
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_depthwise_conv2d_nchw(s, op, op); }
+
+// max/avg pooling (one thread per output element) and global pooling (a reduction).
+void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_pool2d(Schedule& s, const Tensor& op) { schedule_pool2d(s, op, op); }
+void schedule_global_pool2d(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule_global_pool2d(Schedule& s, const Tensor& op) { schedule_global_pool2d(s, op, op); }
+
+// The dispatch: the GPU schedule for the operator that computed `op` (recognised by its
+// stage names and structure), fusing the epilogue `out`. Throws weft::Error naming `op` when
+// it is none of the above.
+void schedule(Schedule& s, const Tensor& op, const Tensor& out);
+inline void schedule(Schedule& s, const Tensor& op) { schedule(s, op, op); }
+
+// ---- tensor cores ----------------------------------------------------------------------
+
+// c[16, 16] (float32) += a[16, 16] x b[16, 16] (float16, or bfloat16): one warp's
+// nvcuda::wmma load_matrix_sync x2, load of the accumulator, mma_sync, store_matrix_sync.
+// `k` (a multiple of 16) is the reduction depth one call covers (16: exactly one mma_sync;
+// more: the accumulator stays in the fragment across k / 16 mma_syncs). Registered as
+// "cuda.wmma_<f16|bf16>_16x16x<k>".
+TensorIntrin wmma_matmul_f16(int64_t k = 16);
+TensorIntrin wmma_matmul_bf16(int64_t k = 16);
+
+// C f32[M, N] = A[M, K] x B[K, N] with A, B float16 or bfloat16, products and sums in float32.
+Tensor matmul_tensorcore(const Tensor& A, const Tensor& B, const std::string& name = "matmul_tc");
+// M, N, K multiples of 16: blocks of 64x64 (or smaller) outputs, one 16x16 tile (or more)
+// per warp, A and B tiles in shared memory, the inner 16x16x16 tensorized onto wmma.
+void schedule_matmul_tensorcore(Schedule& s, const Tensor& C);
+
+}  // namespace weft::topi::cuda

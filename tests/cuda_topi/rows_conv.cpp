@@ -1,0 +1,82 @@
+// topi::cuda::schedule_softmax / log_softmax / layer_norm (one block per row, statistics
+// split across the threads through shared memory) and schedule_conv2d_nchw (shared tiles of
+// the padded input and the weights): compile for sm_90; with a GPU, match the CPU build.
+#include "cuda_topi_util.hpp"
+
+using namespace cuda_topi_test;
+
+TEST_CASE("softmax and log_softmax: a block per row, shared partial results, barriers") {
+    Tensor x = placeholder({50, 1000}, f32, "x");
+    Tensor y = topi::softmax(x);
+    Schedule s = create_schedule(y);
+    topi::cuda::schedule_softmax(s, y);
+    Compiled k = check_float_kernel(s, {x}, y, 1e-5, 1e-7);
+    CHECK(count(k.source, "__shared__") >= 1);
+    CHECK(count(k.source, "__syncthreads()") >= 2);
+    CHECK(count(k.source, "blockIdx.x") >= 1);
+
+    Tensor z = topi::log_softmax(x);
+    Schedule s2 = create_schedule(z);
+    topi::cuda::schedule(s2, z);
+    check_float_kernel(s2, {x}, z, 1e-5, 1e-5);
+}
+
+TEST_CASE("softmax along a middle axis of odd length") {
+    Tensor x = placeholder({3, 37, 5}, f32, "x");
+    Tensor y = topi::softmax(x, 1);
+    Schedule s = create_schedule(y);
+    topi::cuda::schedule(s, y);
+    check_float_kernel(s, {x}, y, 1e-5, 1e-7);
+}
+
+TEST_CASE("layer_norm over the last axis") {
+    Tensor x = placeholder({24, 768}, f32, "x"), g = placeholder({768}, f32, "g"), b = placeholder({768}, f32, "b");
+    Tensor y = topi::layer_norm(x, g, b);
+    Schedule s = create_schedule(y);
+    topi::cuda::schedule(s, y);
+    Compiled k = check_float_kernel(s, {x, g, b}, y, 1e-4, 1e-5);
+    CHECK(count(k.source, "__syncthreads()") >= 2);
+}
+
+namespace {
+
+Compiled check_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t KH, topi::Conv2dParams p, bool relu) {
+    INFO("conv2d " << N << "x" << C << "x" << H << "x" << W << " -> " << O << " k" << KH << " stride " << p.stride.h
+                   << " groups " << p.groups);
+    Tensor x = placeholder({N, C, H, W}, f32, "x"), w = placeholder({O, C / p.groups, KH, KH}, f32, "w");
+    Tensor y = topi::conv2d_nchw(x, w, p);
+    Tensor out = relu ? topi::relu(y) : y;
+    Schedule s = create_schedule(out);
+    topi::cuda::schedule(s, y, out);
+    return check_float_kernel(s, {x, w}, out, 1e-4, 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("conv2d NCHW: shared tiles of input and weights, 3-D thread blocks") {
+    topi::Conv2dParams p;
+    p.padding = topi::Pad2d::all(1);
+    Compiled k = check_conv(1, 16, 14, 14, 32, 3, p, true);
+    CHECK(count(k.source, "__shared__") == 2);
+    CHECK(count(k.source, "threadIdx.z") >= 1);
+    CHECK(count(k.source, "__syncthreads()") >= 1);
+}
+
+TEST_CASE("conv2d NCHW: stride, dilation, groups, depthwise, odd sizes") {
+    topi::Conv2dParams p;
+    p.stride = {2, 2};
+    p.padding = {3, 3, 3, 3};
+    check_conv(2, 3, 23, 19, 8, 7, p, false);
+    topi::Conv2dParams d;
+    d.dilation = {2, 2};
+    d.padding = topi::Pad2d::all(2);
+    check_conv(1, 8, 11, 13, 12, 3, d, false);
+    topi::Conv2dParams g;
+    g.groups = 4;
+    g.padding = topi::Pad2d::all(1);
+    check_conv(1, 8, 9, 9, 12, 3, g, true);
+    topi::Conv2dParams dw;
+    dw.groups = 16;
+    dw.padding = topi::Pad2d::all(1);
+    check_conv(1, 16, 17, 17, 16, 3, dw, false);
+}
