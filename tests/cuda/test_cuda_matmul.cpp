@@ -3,6 +3,7 @@
 // shared memory (cache_read "shared"), fetched cooperatively by all threads of the block
 // with float4 loads. Checks the generated CUDA C compiles with NVRTC for sm_90 and has the
 // expected structure; running it needs a GPU (tests/cuda/*_gpu.cpp).
+#include "cuda_emulator.hpp"
 #include "cuda_test_util.hpp"
 
 using namespace weft;
@@ -98,4 +99,27 @@ TEST_CASE("cuda matmul with double-buffered shared tiles has one barrier per ste
     // One barrier in the k loop and one after the first tiles' fetch.
     CHECK(count(src, "__syncthreads();") == 2);
     CHECK(contains(src, "double buffer"));
+}
+
+TEST_CASE("cuda matmul kernels compute the matrix product on the CPU emulation of CUDA threads") {
+    if (!have_nvrtc()) return;
+    const int64_t M = 128, N = 64, K = 48;
+    auto a = Buffer<float>::random({M, K}, -1, 1, 11), b = Buffer<float>::random({K, N}, -1, 1, 12);
+    std::vector<double> want(size_t(M * N), 0.0);
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < N; ++j) want[size_t(i * N + j)] += double(a.data()[i * K + k]) * b.data()[k * N + j];
+    for (bool double_buffer : {false, true}) {
+        CAPTURE(double_buffer);
+        TiledMatmul m = tiled_matmul(M, N, K, double_buffer);
+        Kernel k;
+        build_cuda(k, m.s, {m.A, m.B, m.C});
+        auto emu = emulate(k);
+        if (!emu) return;
+        Buffer<float> c({M, N});
+        emu->run({a.data(), b.data(), c.data()});
+        double worst = 0;
+        for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(c.data()[i] - want[i]));
+        CHECK(worst < 1e-4);
+    }
 }

@@ -2,6 +2,7 @@
 // row is split across the block's threads with rfactor: each thread keeps a partial result
 // in a shared array (bound to threadIdx.x), then thread 0 combines them. Checks the CUDA C
 // compiles with NVRTC for sm_90 and where the barriers and the threadIdx.x == 0 guards go.
+#include "cuda_emulator.hpp"
 #include "cuda_test_util.hpp"
 
 using namespace weft;
@@ -24,11 +25,13 @@ Tensor parallel_row_reduce(Schedule& s, const Tensor& R, const Stage& consumer, 
     return RF;
 }
 
-}  // namespace
+struct RowSum {
+    Tensor A, B;
+    Schedule s;
+};
 
-TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
-    if (!have_nvrtc()) return;
-    const int64_t rows = 64, cols = 1024, threads = 128;
+// B[i] = sum_k A[i, k], one block per row, the row split over `threads` threads.
+RowSum row_sum_schedule(int64_t rows, int64_t cols, int64_t threads) {
     Tensor A = placeholder({rows, cols}, f32, "A");
     IterVar k = reduce_axis(0, cols, "k");
     Tensor B = compute({rows}, [&](Expr i) { return sum(A(i, k), {k}); }, "B");
@@ -40,6 +43,40 @@ TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
     s[BF].compute_at(s[B], B.axis(0));
     s[BF].bind(BF.op()->axis.back(), thread_x());
     s[B].bind(B.axis(0), block_x());
+    return {A, B, s};
+}
+
+struct Softmax {
+    Tensor X, Y;
+    Schedule s;
+};
+
+// Y = softmax(X) over each row: one block per row, the max and the sum split over `threads`
+// threads of the block, the output's columns over the same threads.
+Softmax softmax_schedule(int64_t rows, int64_t cols, int64_t threads) {
+    Tensor X = placeholder({rows, cols}, f32, "X");
+    IterVar k1 = reduce_axis(0, cols, "k1"), k2 = reduce_axis(0, cols, "k2");
+    Tensor M = compute({rows}, [&](Expr i) { return max(X(i, k1), {k1}); }, "M");
+    Tensor E = compute({rows, cols}, [&](Expr i, Expr j) { return exp(X(i, j) - M(i)); }, "E");
+    Tensor S = compute({rows}, [&](Expr i) { return sum(E(i, k2), {k2}); }, "S");
+    Tensor Y = compute({rows, cols}, [&](Expr i, Expr j) { return E(i, j) / S(i); }, "Y");
+    Schedule s = create_schedule(Y);
+    s[E].compute_inline();
+    IterVar row = Y.axis(0);
+    auto [jo, ji] = s[Y].split(Y.axis(1), threads);
+    s[Y].bind(row, block_x());
+    s[Y].bind(ji, thread_x());
+    parallel_row_reduce(s, M, s[Y], row, threads);
+    parallel_row_reduce(s, S, s[Y], row, threads);
+    return {X, Y, s};
+}
+
+}  // namespace
+
+TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
+    if (!have_nvrtc()) return;
+    const int64_t rows = 64, cols = 1024, threads = 128;
+    auto [A, B, s] = row_sum_schedule(rows, cols, threads);
     Kernel kern;
     const DeviceCode& dc = build_cuda(kern, s, {A, B});
     const std::string& src = dc.source;
@@ -56,20 +93,7 @@ TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
 TEST_CASE("cuda row softmax with block-wide max and sum compiles for sm_90") {
     if (!have_nvrtc()) return;
     const int64_t rows = 32, cols = 512, threads = 128;
-    Tensor X = placeholder({rows, cols}, f32, "X");
-    IterVar k1 = reduce_axis(0, cols, "k1"), k2 = reduce_axis(0, cols, "k2");
-    Tensor M = compute({rows}, [&](Expr i) { return max(X(i, k1), {k1}); }, "M");
-    Tensor E = compute({rows, cols}, [&](Expr i, Expr j) { return exp(X(i, j) - M(i)); }, "E");
-    Tensor S = compute({rows}, [&](Expr i) { return sum(E(i, k2), {k2}); }, "S");
-    Tensor Y = compute({rows, cols}, [&](Expr i, Expr j) { return E(i, j) / S(i); }, "Y");
-    Schedule s = create_schedule(Y);
-    s[E].compute_inline();
-    IterVar row = Y.axis(0);
-    auto [jo, ji] = s[Y].split(Y.axis(1), threads);
-    s[Y].bind(row, block_x());
-    s[Y].bind(ji, thread_x());
-    parallel_row_reduce(s, M, s[Y], row, threads);
-    parallel_row_reduce(s, S, s[Y], row, threads);
+    auto [X, Y, s] = softmax_schedule(rows, cols, threads);
     Kernel kern;
     LowerOptions fast;
     fast.fast_math = true;
@@ -84,4 +108,42 @@ TEST_CASE("cuda row softmax with block-wide max and sum compiles for sm_90") {
     CHECK(contains(src, "__expf("));                        // fast math
     CHECK(contains(src, "fmaxf("));
     CHECK(contains(src, "__int_as_float(0xff800000)"));     // max's identity, -inf
+}
+
+TEST_CASE("cuda row sum and softmax compute their results on the CPU emulation of CUDA threads") {
+    if (!have_nvrtc()) return;
+    const int64_t rows = 6, cols = 96, threads = 32;  // 3 partial results per thread
+    auto x = Buffer<float>::random({rows, cols}, -4, 4, 31);
+    {
+        auto [A, B, s] = row_sum_schedule(rows, cols, threads);
+        Kernel kern;
+        build_cuda(kern, s, {A, B});
+        auto emu = emulate(kern);
+        if (!emu) return;
+        Buffer<float> b({rows});
+        emu->run({x.data(), b.data()});
+        for (int64_t i = 0; i < rows; ++i) {
+            double want = 0;
+            for (int64_t k = 0; k < cols; ++k) want += x.data()[i * cols + k];
+            CHECK(std::abs(b.data()[i] - want) < 1e-4);
+        }
+    }
+    {
+        auto [X, Y, s] = softmax_schedule(rows, cols, threads);
+        Kernel kern;
+        build_cuda(kern, s, {X, Y});
+        auto emu = emulate(kern);
+        if (!emu) return;
+        Buffer<float> y({rows, cols});
+        emu->run({x.data(), y.data()});
+        double worst = 0;
+        for (int64_t i = 0; i < rows; ++i) {
+            double m = -INFINITY, sum = 0;
+            for (int64_t k = 0; k < cols; ++k) m = std::max(m, double(x.data()[i * cols + k]));
+            for (int64_t k = 0; k < cols; ++k) sum += std::exp(x.data()[i * cols + k] - m);
+            for (int64_t k = 0; k < cols; ++k)
+                worst = std::max(worst, std::abs(y.data()[i * cols + k] - std::exp(x.data()[i * cols + k] - m) / sum));
+        }
+        CHECK(worst < 1e-6);
+    }
 }

@@ -1,6 +1,7 @@
 // Element-wise kernels for CUDA: float4 loads and stores, float16/bfloat16/int8 types, the
 // math functions (and their fast-math forms), a symbolic size, and virtual threads. Each
 // compiles with NVRTC for sm_90.
+#include "cuda_emulator.hpp"
 #include "cuda_test_util.hpp"
 #include "weft/ir/visitor.hpp"
 
@@ -110,4 +111,65 @@ TEST_CASE("cuda virtual threads become unrolled loops inside each thread") {
     CHECK(!contains(dc.source, "vthread"));
     CHECK(const_of(dc.block[0]) == 128);
     CHECK(const_of(dc.grid[0]) == n / 512);
+}
+
+TEST_CASE("cuda element-wise kernels compute their results on the CPU emulation of CUDA threads") {
+    if (!have_nvrtc()) return;
+    // float4 accesses with the math functions.
+    {
+        const int64_t n = 4096;
+        Tensor A = placeholder({n}, f32, "A"), B = placeholder({n}, f32, "B");
+        Tensor C = compute({n}, [&](Expr i) { return tanh(A(i)) * B(i) + max(A(i), B(i)) + sqrt(abs(B(i))); }, "C");
+        Kernel k;
+        build_cuda(k, elementwise_schedule(C, 4), {A, B, C});
+        auto emu = emulate(k);
+        if (!emu) return;
+        auto a = Buffer<float>::random({n}, -2, 2, 41), b = Buffer<float>::random({n}, -2, 2, 42);
+        Buffer<float> c({n});
+        emu->run({a.data(), b.data(), c.data()});
+        double worst = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            float x = a.data()[i], y = b.data()[i];
+            worst = std::max(worst, double(std::abs(c.data()[i] - (std::tanh(x) * y + std::max(x, y) + std::sqrt(std::abs(y))))));
+        }
+        CHECK(worst < 1e-5);
+    }
+    // A symbolic size with a tail block, and virtual threads.
+    {
+        Var n("n");
+        Tensor A = placeholder({n}, f32, "A");
+        Tensor B = compute({n}, [&](Expr i) { return A(i) * 2.0f + 1.0f; }, "B");
+        Schedule s = create_schedule(B);
+        auto [bx, rest] = s[B].split(B.axis(0), 256);
+        auto [vt, tx] = s[B].split(rest, 64);
+        s[B].bind(bx, block_x());
+        s[B].bind(vt, vthread());
+        s[B].bind(tx, thread_x());
+        Kernel k;
+        build_cuda(k, s, {A, B, n});
+        auto emu = emulate(k);
+        if (!emu) return;
+        int64_t size = 1000;  // 3 full blocks and a tail of 232
+        auto a = Buffer<float>::random({size}, -1, 1, 43);
+        Buffer<float> b({size + 1});
+        b.data()[size] = 12345.0f;  // must stay untouched
+        emu->run({a.data(), b.data(), &size}, {{n, size}});
+        for (int64_t i = 0; i < size; ++i) CHECK(b.data()[i] == a.data()[i] * 2.0f + 1.0f);
+        CHECK(b.data()[size] == 12345.0f);
+    }
+    // int8 widened to int32, int4 stores.
+    {
+        const int64_t n = 2048;
+        Tensor A = placeholder({n}, i8, "A");
+        Tensor B = compute({n}, [&](Expr i) { return cast(i32, A(i)) * 3 - 7; }, "B");
+        Kernel k;
+        build_cuda(k, elementwise_schedule(B, 4), {A, B});
+        auto emu = emulate(k);
+        if (!emu) return;
+        Buffer<int8_t> a({n});
+        for (int64_t i = 0; i < n; ++i) a.data()[i] = int8_t((i * 37) % 256 - 128);
+        Buffer<int32_t> b({n});
+        emu->run({a.data(), b.data()});
+        for (int64_t i = 0; i < n; i += 97) CHECK(b.data()[i] == int32_t(a.data()[i]) * 3 - 7);
+    }
 }
