@@ -4,3 +4,4 @@
 #include <weft/topi/impl/cuda_rows.hpp>
 #include <weft/topi/impl/cuda_conv.hpp>
 #include <weft/topi/impl/cuda_dispatch.hpp>
+#include <weft/topi/impl/cuda_tensorcore.hpp>

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../cuda/cuda_emulator.hpp"
 #include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/runtime/cuda/cuda.hpp"
 #include "weft/topi/cuda.hpp"
@@ -43,10 +44,24 @@ inline Compiled compile(const Schedule& s, const std::vector<Argument>& args) {
     return c;
 }
 
-inline bool have_gpu() {
-    if (weft::cuda::device_count() > 0) return true;
+inline bool have_gpu() { return weft::cuda::device_count() > 0; }
+
+// For kernels nothing else can run here: reports the GPU part skipped.
+inline void report_no_gpu() {
     std::cout << "skipped: no CUDA device (" << weft::cuda::unavailable_reason() << "); the kernel compiled but did not run\n";
-    return false;
+}
+
+inline void compare(const Buffer<float>& want, const Buffer<float>& have, double rtol, double atol) {
+    double worst = 0;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < want.size(); ++i) {
+        double w = want.data()[i], h = have.data()[i];
+        double err = std::abs(w - h), allowed = atol + rtol * std::abs(w);
+        worst = std::max(worst, err);
+        bad += !(err <= allowed);
+    }
+    INFO("elements out of tolerance: " << bad << " of " << want.size() << "; worst absolute error " << worst);
+    CHECK(bad == 0);
 }
 
 // Runs `gpu` on copies of `inputs` on the device and `reference` (built for the CPU) on the
@@ -63,17 +78,7 @@ inline void run_against_cpu(const Kernel& gpu, const Kernel& reference, const st
     reference.call(cargs);
     BufferRef got = BufferRef::allocate(out_host.dtype(), out_host.shape());
     got.copy_from(out_dev);
-    Buffer<float> want(out_host), have(got);
-    double worst = 0;
-    int64_t bad = 0;
-    for (int64_t i = 0; i < want.size(); ++i) {
-        double w = want.data()[i], h = have.data()[i];
-        double err = std::abs(w - h) / (atol + rtol * std::abs(w));
-        worst = std::max(worst, err);
-        bad += !(err <= 1.0);
-    }
-    INFO("elements out of tolerance: " << bad << " of " << want.size() << "; worst error / tolerance " << worst);
-    CHECK(bad == 0);
+    compare(Buffer<float>(out_host), Buffer<float>(got), rtol, atol);
 }
 
 inline Buffer<float> random_buffer(const Tensor& t, uint64_t seed) {
@@ -96,20 +101,35 @@ inline Buffer<float> output_buffer(const Tensor& t) {
     return Buffer<float>(shape);
 }
 
-// The whole check for float32 computations: build with the GPU schedule `sched` (already
-// applied to s), check it compiled; with a GPU, run it against the computation's default
-// CPU build on random inputs.
+// The whole check for float32 computations: build the GPU schedule (already applied to s),
+// check it compiled; then run it on random inputs against the computation's default CPU
+// build: on the GPU when there is one, else the generated CUDA C in tests/cuda's CPU
+// emulator (one thread per CUDA thread, real barriers), which checks indices, bounds and
+// barriers (races not reliably).
 inline Compiled check_float_kernel(const Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out,
                                    double rtol = 1e-4, double atol = 1e-5) {
     std::vector<Argument> args(inputs.begin(), inputs.end());
     args.push_back(out);
     Compiled c = compile(s, args);
-    if (!have_gpu()) return c;
     Kernel cpu = build(create_schedule(out), args);
     std::vector<BufferRef> host;
     uint64_t seed = 11;
     for (auto& t : inputs) host.push_back(random_buffer(t, seed++));
-    run_against_cpu(c.kernel, cpu, host, output_buffer(out), rtol, atol);
+    if (have_gpu()) {
+        run_against_cpu(c.kernel, cpu, host, output_buffer(out), rtol, atol);
+        return c;
+    }
+    auto emu = weft_cuda_test::emulate(c.kernel);  // reports the test skipped when it cannot
+    if (!emu) return c;
+    Buffer<float> want = output_buffer(out), got = output_buffer(out);
+    std::vector<KernelArgValue> cargs(host.begin(), host.end());
+    cargs.push_back(want);
+    cpu.call(cargs);
+    std::vector<void*> ptrs;
+    for (auto& b : host) ptrs.push_back(b.data());
+    ptrs.push_back(got.data());
+    emu->run(ptrs);
+    compare(want, got, rtol, atol);
     return c;
 }
 

@@ -12,9 +12,9 @@
 // wise epilogue of it), as for the CPU schedules (topi/README.md). `schedule(s, op, out)`
 // is the one entry point the graph layer needs: it finds the operator from op's stages.
 //
-// Tensor cores: wmma_matmul_f16 / wmma_matmul_bf16 declare the 16x16x16 warp matrix
-// multiply-accumulate as a tensor intrinsic; matmul_tensorcore + schedule_matmul_tensorcore
-// run a float16/bfloat16 matmul (float32 result) on them.
+// Tensor cores: mma_m16n8k16 declares the warp's matrix multiply-accumulate (mma.sync) as a
+// tensor intrinsic; matmul_tensorcore + schedule_matmul_tensorcore run a float16/bfloat16
+// matmul (float32 result) on it.
 #pragma once
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/tensor_intrin.hpp"
@@ -78,19 +78,28 @@ void schedule(Schedule& s, const Tensor& op, const Tensor& out);
 inline void schedule(Schedule& s, const Tensor& op) { schedule(s, op, op); }
 
 // ---- tensor cores ----------------------------------------------------------------------
+//
+// The warp-wide mma.sync.m16n8k16 (float16 or bfloat16 inputs, float32 accumulators) as a
+// tensor intrinsic. Its fragment layouts are documented (PTX ISA, "Matrix fragments for
+// mma.m16n8k16"), so what ONE thread (lane) of the warp computes is expressible in the tensor
+// language: with g = lane / 4 and t = lane % 4, the lane holds the accumulators
+// C[g + 8*i, 2t + j] for i, j in {0, 1}, each summed over the 16 k. The intrinsic's
+// description is that per-lane 2 x 2 x 16 block (a read at rows 8*i of the lane's origin);
+// its lowering loads the lane's A and B fragment elements around that origin and emits the
+// mma.sync, which every lane of the warp executes together.
 
-// c[16, 16] (float32) += a[16, 16] x b[16, 16] (float16, or bfloat16): one warp's
-// nvcuda::wmma load_matrix_sync x2, load of the accumulator, mma_sync, store_matrix_sync.
-// `k` (a multiple of 16) is the reduction depth one call covers (16: exactly one mma_sync;
-// more: the accumulator stays in the fragment across k / 16 mma_syncs). Registered as
-// "cuda.wmma_<f16|bf16>_16x16x<k>".
-TensorIntrin wmma_matmul_f16(int64_t k = 16);
-TensorIntrin wmma_matmul_bf16(int64_t k = 16);
+// "cuda.mma_m16n8k16_f16" / "cuda.mma_m16n8k16_bf16": c[2, 2] (f32) += sum over k < 16 of
+// f32(a[8i, k]) * f32(b[k, j]), for one lane (see above). `in` is f16 or bf16.
+TensorIntrin mma_m16n8k16(DataType in);
 
-// C f32[M, N] = A[M, K] x B[K, N] with A, B float16 or bfloat16, products and sums in float32.
+// C f32[M, N] = A[M, K] x B[K, N] with A, B float16 or bfloat16, products summed in float32.
+// Computed as a fragment-shaped accumulator [M/16, N/8, 8, 4, 2, 2] (the mma layout: row
+// i = 16*mo + 8*rh + rl, column j = 8*no + 2*ch + cl; dimensions mo, no, rl, ch, rh, cl: a
+// lane's 2 x 2 accumulators last) and C reading it. M, N, K must be
+// multiples of 16, 8 and 16 (pad them).
 Tensor matmul_tensorcore(const Tensor& A, const Tensor& B, const std::string& name = "matmul_tc");
-// M, N, K multiples of 16: blocks of 64x64 (or smaller) outputs, one 16x16 tile (or more)
-// per warp, A and B tiles in shared memory, the inner 16x16x16 tensorized onto wmma.
+// Blocks of (2x2 warps) x (32x16 per warp), A and B tiles in shared memory (32 deep), each
+// warp's 16x8x16 steps tensorized onto mma.sync. `C` is what matmul_tensorcore returned.
 void schedule_matmul_tensorcore(Schedule& s, const Tensor& C);
 
 }  // namespace weft::topi::cuda

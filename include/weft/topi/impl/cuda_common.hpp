@@ -72,12 +72,12 @@ inline std::pair<IterVar, IterVar> bind_flat(Schedule& s, const Tensor& t, int64
 }
 
 // A cooperative fetch: the stage `t` (computed at some loop of its consumer, in shared
-// memory) has its loops fused, split so that consecutive threads of x (then y) take
-// consecutive chunks of `vector` elements, bound to threadIdx.x / threadIdx.y, with the
-// chunks vectorized. `tx`, `ty`: the block's thread extents (ty 1: no y).
-inline void cooperative_fetch(Schedule& s, const Tensor& t, int64_t tx, int64_t ty, int64_t vector) {
+// memory) has its loops fused and split so that consecutive threads of x (then y, then z)
+// take consecutive chunks of `vector` elements, bound to threadIdx.x / .y / .z (extents
+// tx, ty, tz: the block's; 1: that axis is not used), the chunks vectorized.
+inline void cooperative_fetch(Schedule& s, const Tensor& t, int64_t tx, int64_t ty, int64_t tz = 1, int64_t vector = 1) {
     Stage st = s[t];
-    std::vector<IterVar> leaves = st.leaf_iter_vars();
+    std::vector<IterVar> leaves = st.leaf_iter_vars();  // a copy: fusing changes the stage's list
     if (vector > 1) {
         // The vector is the innermost `vector` elements of a row (contiguous in memory, on
         // both sides), split off before fusing so its index stays a plain ramp.
@@ -85,13 +85,14 @@ inline void cooperative_fetch(Schedule& s, const Tensor& t, int64_t tx, int64_t 
         st.vectorize(lane);
         leaves.back() = outer;
     }
-    IterVar all = fuse_all(st, leaves);
-    auto [rest, x] = st.split(all, tx);
-    if (ty > 1) {
-        auto [outer, y] = st.split(rest, ty);
-        st.bind(y, thread_y());
+    IterVar rest = fuse_all(st, leaves);
+    const std::pair<int64_t, ThreadAxis> axes[] = {{tx, thread_x()}, {ty, thread_y()}, {tz, thread_z()}};
+    for (auto& [extent, axis] : axes) {
+        if (extent <= 1 && axis.tag != "threadIdx.x") continue;
+        auto [outer, inner] = st.split(rest, extent);
+        st.bind(inner, axis);
+        rest = outer;
     }
-    st.bind(x, thread_x());
 }
 
 }  // namespace weft::topi::cuda::detail

@@ -14,20 +14,6 @@
 namespace weft::topi::cuda {
 namespace detail {
 
-// Fetch by a 3-D block of threads (x, y, z extents): consecutive threads of x on
-// consecutive elements.
-inline void cooperative_fetch_3d(Schedule& s, const Tensor& t, int64_t tx, int64_t ty, int64_t tz) {
-    Stage st = s[t];
-    std::vector<IterVar> leaves = st.leaf_iter_vars();  // a copy: fusing changes the stage's list
-    IterVar all = fuse_all(st, leaves);
-    auto [r1, x] = st.split(all, tx);
-    auto [r2, y] = st.split(r1, ty);
-    auto [r3, z] = st.split(r2, tz);
-    st.bind(x, thread_x());
-    st.bind(y, thread_y());
-    st.bind(z, thread_z());
-}
-
 // The largest divisor of n that is at most cap.
 inline int64_t divisor_at_most(int64_t n, int64_t cap) { return conv_detail::largest_divisor_at_most(n, cap); }
 
@@ -95,8 +81,8 @@ inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& ou
     a.unroll(af);
     s[data_s].compute_at(a, rco);
     s[weight_s].compute_at(a, rco);
-    cooperative_fetch_3d(s, data_s, tx, ty, tz);
-    cooperative_fetch_3d(s, weight_s, tx, ty, tz);
+    cooperative_fetch(s, data_s, tx, ty, tz);
+    cooperative_fetch(s, weight_s, tx, ty, tz);
     if (RC > rc) {
         s[data_s].double_buffer();
         s[weight_s].double_buffer();

@@ -152,7 +152,7 @@ inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int 
         s[shared[n]].compute_at(a, ko);
         int64_t vector = fetch_vectorizable(inputs[n], n == 0 ? t.kt : t.bn, divides) ? 4 : 1;
         if (vector > 1 && (t.bm * t.kt) / vector < t.threads_x() * t.threads_y()) vector = 1;
-        cooperative_fetch(s, shared[n], t.threads_x(), t.threads_y(), vector);
+        cooperative_fetch(s, shared[n], t.threads_x(), t.threads_y(), 1, vector);
         if (K > t.kt && K % t.kt == 0) s[shared[n]].double_buffer();  // (with a tail the pass finds no loop to overlap)
     }
 }

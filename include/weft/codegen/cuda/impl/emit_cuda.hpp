@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "weft/codegen/cuda/impl/tensor_core.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/gpu.hpp"
 #include "weft/ir/printer.hpp"
@@ -385,6 +386,7 @@ private:
             auto* tag = op->args.at(0).as<ir::StringImm>();
             return "((" + index_type_name() + ")" + tag->value + ")";
         }
+        if (auto mma = tensor_core::print_call(op, [&](const Expr& e) { return expr(e); }); !mma.empty()) return mma;
         if (n == "likely") return expr(op->args[0], lane);
         if (n == "if_then_else")
             return "(" + expr(op->args[0], op->args[0].type().lanes > 1 ? lane : -1) + " ? " + expr(op->args[1], lane) +
