@@ -21,6 +21,16 @@ inline bool have_cuda_device() {
     return false;
 }
 
+// The message of the weft::Error f() throws, or "(no error)".
+inline std::string error_of(auto&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
 // A module with device code only, as codegen/cuda makes them.
 class PtxModule : public KernelModule {
 public:

@@ -11,19 +11,6 @@
 
 using namespace weft;
 
-namespace {
-
-std::string error_of(auto&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
-}  // namespace
-
 TEST_CASE("device_count answers without throwing and unavailable_reason says why it is 0") {
     const int count = cuda::device_count();
     CHECK(count >= 0);
@@ -68,17 +55,17 @@ TEST_CASE("without a device every CUDA operation throws no CUDA device") {
     }
     const std::string why = cuda::unavailable_reason();
     for (const std::string& message :
-         {error_of([] { cuda::properties(); }), error_of([] { cuda::memory_info(); }),
-          error_of([] { cuda::Stream::create(Device::cuda(0)); }), error_of([] { cuda::synchronize(); }),
-          error_of([] { Buffer<float> b({16}, Device::cuda(0)); }),
-          error_of([] { BufferRef::allocate(f32, {2, 3}, Device::cuda(1)); }),
-          error_of([] { Buffer<float>::random({8}, 0.f, 1.f, 3).copy_to(Device::cuda(0)); })}) {
+         {test::error_of([] { cuda::properties(); }), test::error_of([] { cuda::memory_info(); }),
+          test::error_of([] { cuda::Stream::create(Device::cuda(0)); }), test::error_of([] { cuda::synchronize(); }),
+          test::error_of([] { Buffer<float> b({16}, Device::cuda(0)); }),
+          test::error_of([] { BufferRef::allocate(f32, {2, 3}, Device::cuda(1)); }),
+          test::error_of([] { Buffer<float>::random({8}, 0.f, 1.f, 3).copy_to(Device::cuda(0)); })}) {
         INFO(message);
         CHECK(message.find("weft: no CUDA device: ") == 0);
         CHECK(message.find(why) != std::string::npos);
     }
     // The allocation says what it was for.
-    CHECK(error_of([] { Buffer<float> b({16, 2}, Device::cuda(0)); }).find("a float32 buffer of shape {16, 2}") !=
+    CHECK(test::error_of([] { Buffer<float> b({16, 2}, Device::cuda(0)); }).find("a float32 buffer of shape {16, 2}") !=
           std::string::npos);
 }
 
@@ -91,7 +78,7 @@ TEST_CASE("a CUDA kernel call without a device throws no CUDA device and names t
     Kernel axpy = test::make_axpy();
     auto x = test::fake_device_buffer<float>({100});
     auto y = test::fake_device_buffer<float>({100});
-    const std::string message = error_of([&] { axpy(x, y, 2.0f, int64_t(100)); });
+    const std::string message = test::error_of([&] { axpy(x, y, 2.0f, int64_t(100)); });
     INFO(message);
     CHECK(message.find("weft: no CUDA device: ") == 0);
     CHECK(message.find("launching CUDA kernel 'axpy'") != std::string::npos);
@@ -127,6 +114,6 @@ TEST_CASE("properties and memory_info describe the device") {
         CHECK(m.free_bytes > 0);
         CHECK(m.free_bytes <= m.total_bytes);
     }
-    const std::string message = error_of([] { cuda::properties(Device::cuda(cuda::device_count())); });
+    const std::string message = test::error_of([] { cuda::properties(Device::cuda(cuda::device_count())); });
     CHECK(message.find("does not exist") != std::string::npos);
 }

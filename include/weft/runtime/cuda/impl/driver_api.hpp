@@ -101,7 +101,8 @@ struct DriverLoad {
 // call this with other paths (the toolkit's stub) to check the messages.
 DriverLoad load_driver(const char* library);
 
-// The process-wide driver, loaded on first call.
+// The process-wide driver, loaded on first call: libcuda.so.1, or the library the
+// environment variable WEFT_LIBCUDA names.
 const DriverLoad& global_driver();
 
 // The driver, or weft::Error "no CUDA device: <why>; needed for <what>".

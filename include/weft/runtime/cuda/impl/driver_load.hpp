@@ -1,5 +1,7 @@
 // Definitions for impl/driver_api.hpp: finding libcuda, initializing it, naming its errors.
 #pragma once
+#include <cstdlib>
+
 #include "weft/runtime/cuda/impl/driver_api.hpp"
 
 namespace weft::cuda::detail {
@@ -104,7 +106,12 @@ DriverLoad load_driver(const char* library) {
 const DriverLoad& global_driver() {
     // Loaded once and never unloaded: device memory and modules may be freed during static
     // destruction, after which the functions must still be there.
-    static const DriverLoad* load = new DriverLoad(load_driver("libcuda.so.1"));
+    // WEFT_LIBCUDA names another driver library (a driver outside the library path; the
+    // mock driver of tests/cuda_mock).
+    static const DriverLoad* load = [] {
+        const char* library = std::getenv("WEFT_LIBCUDA");
+        return new DriverLoad(load_driver(library && *library ? library : "libcuda.so.1"));
+    }();
     return *load;
 }
 
