@@ -18,7 +18,7 @@ using Ops = std::vector<std::string>;
 // Every pass switched off.
 inline graph::BuildOptions no_passes() {
     return {.eliminate_dead_code = false, .eliminate_common_subexpressions = false, .fold_constants = false,
-            .fold_scale_axis = false, .convert_layout = false};
+            .fold_scale_axis = false, .simplify_operators = false, .convert_layout = false};
 }
 
 // The operators of g's operator nodes, in stored order ("input" and "constant" left out).

@@ -7,12 +7,13 @@ using namespace pass_testing;
 TEST_CASE("the default pipeline lists its passes in order and leaves out those switched off") {
     CHECK(graph::default_pipeline({}).str() ==
           "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
-          "convert_conv_layout -> fold_constants -> eliminate_dead_code");
-    CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false, .convert_layout = false}).str() ==
-          "eliminate_dead_code -> eliminate_common_subexpressions");
+          "simplify_operators -> convert_conv_layout -> fold_constants -> eliminate_dead_code");
+    CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false, .simplify_operators = false,
+                                   .convert_layout = false})
+              .str() == "eliminate_dead_code -> eliminate_common_subexpressions");
     CHECK(graph::default_pipeline({.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
                                    .convert_layout = false})
-              .str() == "fold_constants -> fold_scale_axis");
+              .str() == "fold_constants -> fold_scale_axis -> simplify_operators -> fold_constants");
     CHECK(graph::default_pipeline(no_passes()).empty());
     CHECK(graph::default_pipeline(no_passes()).str() == "(no passes)");
 }
@@ -152,4 +153,36 @@ TEST_CASE("a rewriting pass shares the constants it keeps instead of copying the
     graph::Value c = k.constant_shared("strided", column);
     CHECK(k.node(c).value.data() != mine.data());
     CHECK(static_cast<const float*>(k.node(c).value.data())[3] == mine(3, 0));
+}
+
+TEST_CASE("simplify_operators turns pow by a constant 2 into x * x and dense with constant weights into matmul") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {3, 8});
+    Buffer<float> two({1}), three({1}), twos({2, 1, 1});
+    two(0) = 2.f;
+    three(0) = 3.f;
+    for (int64_t i = 0; i < 2; ++i) twos(i, 0, 0) = 2.f;
+    graph::Value sq = g.pow(x, g.constant("two", two), "sq");
+    graph::Value cube = g.pow(x, g.constant("three", three), "cube");       // another exponent: kept
+    graph::Value wider = g.pow(x, g.constant("twos", twos), "wider");       // broadcasts x up: kept
+    graph::Value w = g.constant("w", Buffer<float>::random({5, 8}, -1.f, 1.f, 3));
+    graph::Value fc = g.dense(g.add(sq, cube, "s"), w, "fc");
+    graph::Value w_in = g.input("w_in", {5, 8});
+    g.output(fc, "y");
+    g.output(g.dense(x, w_in, "fc_in"), "y_in");  // a weight that is an input: kept
+    g.output(wider, "z");
+
+    graph::Graph h = graph::simplify_operators(g);
+    CHECK(ops_of(h) == Ops{"mul", "pow", "pow", "add", "transpose", "matmul", "dense"});
+    CHECK(h.node(*h.find("sq")).op == "mul");  // the rewritten nodes keep their names
+    CHECK(h.node(*h.find("fc")).op == "matmul");
+    // Built with the default pipeline, the transpose is folded into a constant.
+    graph::Module m = graph::build(g);
+    CHECK(count_of(m.graph(), "transpose") == 0);
+    CHECK(count_of(m.graph(), "matmul") == 1);
+    CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
+    // Nothing to simplify: the graph comes back as it is.
+    graph::Graph plain;
+    plain.output(plain.relu(plain.input("a", {4}), "r"), "out");
+    CHECK(ops_of(graph::simplify_operators(plain)) == Ops{"relu"});
 }

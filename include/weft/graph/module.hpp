@@ -31,6 +31,7 @@ struct BuildOptions {
     bool merge_equal_constants = true;            // ... and constants with equal values
     bool fold_constants = true;                   // evaluate constant subgraphs at build time
     bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
+    bool simplify_operators = true;               // pow(x, 2) -> x*x, dense with constant weights -> matmul
     bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c
     // Called before each kernel is compiled, with its index (from 0), the number of
     // kernels and its name ("conv2d_nchwc_add_relu"): progress for tools (weftc).

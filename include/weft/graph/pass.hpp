@@ -67,6 +67,12 @@ Graph fold_constants(const Graph& g);
 // shift (only mul / div) there is no bias_add and the conv2d / dense takes the last step's.
 Graph fold_scale_axis(const Graph& g);
 
+// Replaces operators by cheaper ones that compute the same values: pow(x, 2) by x * x, and
+// dense(x, W) with a constant W by matmul(x, W^T) with W^T a transpose that fold_constants
+// evaluates at build time (matmul reads few rows of x against an operand in place; dense
+// packs W on every run).
+Graph simplify_operators(const Graph& g);
+
 // Converts convolutions to the blocked layout NCHW[x]c (conv2d_nchwc, weights packed by
 // pack_conv2d_weight nodes), keeping element-wise operators and pools between them
 // blocked, with layout_transform nodes only where a blocked chain meets an operator that
@@ -76,7 +82,8 @@ Graph convert_conv_layout(const Graph& g);
 
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
-// convert_conv_layout and fold_constants again (the packed weights), then
+// simplify_operators, convert_conv_layout and fold_constants again (the transposed and
+// packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 PassPipeline default_pipeline(const BuildOptions& options);
 

@@ -43,7 +43,7 @@ Graph fold_constants(const Graph& g) {
     if (results.empty()) return g;
 
     BuildOptions off{.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
-                     .fold_constants = false, .fold_scale_axis = false};
+                     .fold_constants = false, .fold_scale_axis = false, .simplify_operators = false};
     Module m;
     try {
         m = build(part, Target::host(), off);

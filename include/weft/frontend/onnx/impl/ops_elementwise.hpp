@@ -28,11 +28,8 @@ inline Converter binary(const char* op) {
                 return {c.g.cast(c.add("pow", {a64, b64}), t, c.out())};
             }
             if (c.dtype(b) != t) b = c.g.cast(b, t, c.fresh("cast"));
-            // x^2 (a decomposed LayerNorm's variance) as x * x, the same correctly rounded
-            // value: pow calls powf per element (the transformer layer's variance kernel: 160x).
-            const graph::Node& e = c.g.node(b);
-            if (e.is_constant() && e.value.size() == 1 && c.rank(b) <= c.rank(a) && buffer_floats(e.value)[0] == 2.0)
-                return {c.add("mul", {a, a}, {}, c.out())};
+            // x^2 (a decomposed LayerNorm's variance) becomes x * x in the graph layer
+            // (graph::simplify_operators).
         }
         return {c.add(op, {a, b}, {}, c.out())};
     };

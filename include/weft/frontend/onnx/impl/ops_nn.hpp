@@ -13,15 +13,9 @@ inline std::vector<Value> convert_gemm(Ctx& c) {
     if (c.i("transA", 0)) a = c.add("transpose", {a}, {{"perm", std::vector<int64_t>{1, 0}}});
     double alpha = c.f("alpha", 1.0), beta = c.f("beta", 1.0);
     bool more = alpha != 1.0 || (c.has(2) && beta != 0.0);
-    // A constant B^T (a Linear layer's weight) is transposed once, at build time (the graph's
-    // constant folding), for matmul: dense packs its [N, K] weight into panels in the kernel,
-    // on every run, which costs more than the product itself for a few rows (37x on a batch-1
-    // MLP); matmul reads a [K, N] B in place for a few rows and packs it contiguously for more.
+    // transB with a constant B (a Linear layer's weight): dense, which the graph layer turns
+    // into a matmul with B transposed once at build time (graph::simplify_operators).
     bool trans_b = c.i("transB", 0) != 0;
-    if (trans_b && c.g.node(b).is_constant()) {
-        b = c.add("transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
-        trans_b = false;
-    }
     Value y = trans_b ? c.add("dense", {a, b}, {}, more ? "" : c.out())
                       : c.add("matmul", {a, b}, {}, more ? "" : c.out());
     DataType t = c.dtype(y);
