@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -54,6 +55,13 @@ struct State {
     int launches = 0;
     std::string last_launch;  // "name grid gx,gy,gz block bx,by,bz smem S stream P device D"
     int streams_live = 0;
+    int events_live = 0;
+};
+
+struct Event {
+    int device;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point when;
 };
 State& state() {
     static State s;
@@ -110,6 +118,7 @@ int weft_mock_launches() { return state().launches; }
 const char* weft_mock_last_launch() { return state().last_launch.c_str(); }
 size_t weft_mock_live_allocations() { return state().allocations.size(); }
 int weft_mock_live_streams() { return state().streams_live; }
+int weft_mock_live_events() { return state().events_live; }
 
 CUresult cuInit(unsigned flags) {
     if (flags != 0) return kInvalidValue;
@@ -239,6 +248,30 @@ CUresult cuStreamDestroy_v2(void* stream) {
     return kSuccess;
 }
 CUresult cuStreamSynchronize(void*) { return t_current ? kSuccess : kInvalidContext; }
+CUresult cuEventCreate(Event** e, unsigned flags) {
+    if (!t_current || flags != 0) return t_current ? kInvalidValue : kInvalidContext;
+    *e = new Event{t_current->device};
+    ++state().events_live;
+    return kSuccess;
+}
+CUresult cuEventRecord(Event* e, void* stream) {
+    if (!t_current || t_current->device != e->device) return kInvalidContext;
+    if (stream && static_cast<Context*>(stream)->device != e->device) return kInvalidValue;
+    e->recorded = true;
+    e->when = std::chrono::steady_clock::now();
+    return kSuccess;
+}
+CUresult cuEventSynchronize(Event*) { return t_current ? kSuccess : kInvalidContext; }
+CUresult cuEventDestroy_v2(Event* e) {
+    delete e;
+    --state().events_live;
+    return kSuccess;
+}
+CUresult cuEventElapsedTime_v2(float* ms, Event* start, Event* end) {
+    if (!start->recorded || !end->recorded || start->device != end->device) return kInvalidValue;
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    return kSuccess;
+}
 CUresult cuModuleLoadDataEx(Module** module, const void* image, unsigned n, int* options, void** values) {
     if (!t_current) return kInvalidContext;
     std::string ptx = static_cast<const char*>(image);
@@ -267,6 +300,14 @@ CUresult cuFuncSetAttribute(Function* f, int attr, int value) {
     f->max_dynamic_shared = value;
     return kSuccess;
 }
+// A test's hook, called at every launch that passed the checks above with the kernel's name,
+// grid, block and kernel parameters (as cuLaunchKernel got them); returning true means it ran
+// the kernel. tests/cuda_graph/mock runs generated CUDA C in tests/cuda's CPU emulator
+// through it, so whole networks run on the mock's memory.
+using LaunchHook = bool (*)(const char* name, const unsigned* grid, const unsigned* block, void** params);
+LaunchHook g_launch_hook = nullptr;
+void weft_mock_set_launch_hook(LaunchHook hook) { g_launch_hook = hook; }
+
 CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void* stream, void** params, void** extra) {
     if (!t_current || t_current->device != f->module->device) return kInvalidContext;
@@ -280,6 +321,10 @@ CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsi
                         " block " + std::to_string(bx) + "," + std::to_string(by) + "," + std::to_string(bz) +
                         " smem " + std::to_string(smem) + " stream " + (stream ? "created" : "default") +
                         " device " + std::to_string(t_current->device);
+    }
+    if (g_launch_hook) {
+        const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+        if (g_launch_hook(f->name.c_str(), grid, block, params)) return kSuccess;
     }
     const uint64_t threads = uint64_t(gx) * gy * gz * bx * by * bz;
     if (f->name == "weft_axpy") {

@@ -33,6 +33,7 @@ Fn mock_function(const char* name) {
 std::string last_launch() { return mock_function<const char* (*)()>("weft_mock_last_launch")(); }
 size_t live_allocations() { return mock_function<size_t (*)()>("weft_mock_live_allocations")(); }
 int live_streams() { return mock_function<int (*)()>("weft_mock_live_streams")(); }
+int live_events() { return mock_function<int (*)()>("weft_mock_live_events")(); }
 int module_loads() { return mock_function<int (*)()>("weft_mock_module_loads")(); }
 
 // The axpy kernel of ptx_kernels.hpp with its device code edited (same signature variables).
@@ -166,4 +167,36 @@ TEST_CASE("kernels the device cannot run are refused with the device's limits") 
                          doctest::Contains("Device::cuda(2) does not exist: this machine has 2 CUDA devices (cuda(0) .. "
                                            "cuda(1))"),
                          Error);
+}
+
+TEST_CASE("events time work on a stream and are released") {
+    const int events = live_events();
+    {
+        cuda::Event start = cuda::Event::create(), end = cuda::Event::create();
+        CHECK(live_events() == events + 2);
+        Kernel axpy = test::make_axpy();
+        Buffer<float> x({1 << 16}, Device::cuda(0)), y({1 << 16}, Device::cuda(0));
+        start.record();
+        for (int k = 0; k < 20; ++k) axpy(x, y, 1.f, int64_t(1 << 16));  // the mock computes on the host
+        end.record();
+        const double ms = cuda::Event::elapsed_ms(start, end);
+        CHECK(ms > 0);
+        CHECK(ms < 10000);
+        cuda::Stream s = cuda::Stream::create();
+        start.record(s);
+        end.record(s);
+        CHECK(cuda::Event::elapsed_ms(start, end) >= 0);
+        cuda::Event other = cuda::Event::create(Device::cuda(1));
+        CHECK_THROWS_WITH_AS(other.record(s), doctest::Contains("the event is on cuda(1) but the stream on cuda(0)"),
+                             Error);
+        CHECK_THROWS_WITH_AS(cuda::Event::elapsed_ms(start, other), doctest::Contains("time events of one device"),
+                             Error);
+        cuda::Event never = cuda::Event::create();
+        CHECK_THROWS_WITH_AS(cuda::Event::elapsed_ms(start, never),
+                             doctest::Contains("reading the time between two events on CUDA device cuda(0) (were both "
+                                               "recorded?): CUDA_ERROR_INVALID_VALUE"),
+                             Error);
+        CHECK_THROWS_WITH_AS(cuda::Event().record(), doctest::Contains("an empty cuda::Event"), Error);
+    }
+    CHECK(live_events() == events);
 }

@@ -126,7 +126,7 @@ TEST_CASE("device memory is freed when the last copy of a buffer goes") {
     CHECK(cuda::memory_info().free_bytes >= free_before - (int64_t(64) << 20));
 }
 
-TEST_CASE("streams: created streams run kernels and synchronize") {
+TEST_CASE("streams: created streams run kernels and synchronize and events time them") {
     if (!test::have_cuda_device()) return;
     Kernel axpy = test::make_axpy();
     const int64_t n = 3000;
@@ -151,4 +151,16 @@ TEST_CASE("streams: created streams run kernels and synchronize") {
     }
     cuda::synchronize();
     cuda::Stream::default_stream().synchronize();
+    // Events on the stream time the kernels on the GPU's clock.
+    cuda::Event start = cuda::Event::create(), end = cuda::Event::create();
+    start.record(s);
+    {
+        cuda::StreamGuard on(s);
+        for (int k = 0; k < 10; ++k) axpy(xd, yd, 0.5f, n);
+    }
+    end.record(s);
+    const double ms = cuda::Event::elapsed_ms(start, end);
+    MESSAGE("10 launches of axpy over " << n << " elements: " << ms << " ms");
+    CHECK(ms >= 0);
+    CHECK(ms < 10000);
 }

@@ -32,6 +32,7 @@ static_assert(weft_abi::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES == ::CU_JIT_INFO_LOG_B
 static_assert(weft_abi::CU_JIT_ERROR_LOG_BUFFER == ::CU_JIT_ERROR_LOG_BUFFER);
 static_assert(weft_abi::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES == ::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 static_assert(weft_abi::CU_STREAM_DEFAULT == ::CU_STREAM_DEFAULT);
+static_assert(weft_abi::CU_EVENT_DEFAULT == ::CU_EVENT_DEFAULT);
 static_assert(std::is_same_v<weft_abi::CUdeviceptr, ::CUdeviceptr>);
 static_assert(std::is_same_v<weft_abi::CUdevice, ::CUdevice>);
 static_assert(sizeof(weft_abi::CUresult) == sizeof(::CUresult));
@@ -52,6 +53,8 @@ WEFT_CANONICAL(::CUcontext, weft_abi::CUcontext)
 WEFT_CANONICAL(::CUmodule, weft_abi::CUmodule)
 WEFT_CANONICAL(::CUfunction, weft_abi::CUfunction)
 WEFT_CANONICAL(::CUstream, weft_abi::CUstream)
+WEFT_CANONICAL(::CUevent, weft_abi::CUevent)
+WEFT_CANONICAL(::CUevent*, weft_abi::CUevent*)
 WEFT_CANONICAL(::CUcontext*, weft_abi::CUcontext*)
 WEFT_CANONICAL(::CUmodule*, weft_abi::CUmodule*)
 WEFT_CANONICAL(::CUfunction*, weft_abi::CUfunction*)
@@ -77,6 +80,8 @@ namespace weft::cuda::detail {
                   #name " differs from cuda.h");
 WEFT_CUDA_DRIVER_FUNCTIONS(WEFT_CHECK_DRIVER_SIGNATURE)
 #undef WEFT_CHECK_DRIVER_SIGNATURE
+// Not in the list: looked up as cuEventElapsedTime_v2, or the original on older drivers.
+static_assert(std::is_same_v<CanonicalFn<decltype(&::cuEventElapsedTime_v2)>::type, CUresult (*)(float*, CUevent, CUevent)>);
 }  // namespace weft::cuda::detail
 
 // The symbol weft looks up is the one a program compiled with cuda.h calls (the macros'
@@ -97,6 +102,9 @@ TEST_CASE("the hand-written driver declarations match cuda.h") {
     CHECK(std::string(WEFT_STRINGIFY(cuLaunchKernel)) == "cuLaunchKernel");
     CHECK(std::string(WEFT_STRINGIFY(cuStreamSynchronize)) == "cuStreamSynchronize");
     CHECK(std::string(WEFT_STRINGIFY(cuMemcpyPeer)) == "cuMemcpyPeer");
+    CHECK(std::string(WEFT_STRINGIFY(cuEventDestroy)) == "cuEventDestroy_v2");
+    CHECK(std::string(WEFT_STRINGIFY(cuEventElapsedTime)) == "cuEventElapsedTime_v2");
+    CHECK(std::string(WEFT_STRINGIFY(cuEventRecord)) == "cuEventRecord");
 }
 
 #else

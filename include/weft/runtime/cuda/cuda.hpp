@@ -71,6 +71,33 @@ private:
     std::shared_ptr<void> handle_;
 };
 
+// A point in a stream's work, for timing it on the GPU's clock:
+//
+//   cuda::Event start = cuda::Event::create(), end = cuda::Event::create();
+//   start.record();  kernel(a, b, c);  end.record();       // on the current stream
+//   double ms = cuda::Event::elapsed_ms(start, end);      // waits for `end`
+class Event {
+public:
+    Event() = default;  // no event: record() and the others throw
+    static Event create(Device device = Device::cuda(0));
+
+    Device device() const { return device_; }
+    // Records the event on `stream` (a stream of the event's device), or on the current
+    // stream of the event's device.
+    void record(const Stream& stream);
+    void record();
+    // Waits until the work recorded before the event has finished.
+    void synchronize() const;
+    // Milliseconds (about 0.5 us resolution) between two recorded events of one device;
+    // waits for `end`.
+    static double elapsed_ms(const Event& start, const Event& end);
+
+private:
+    Event(Device device, std::shared_ptr<void> handle) : device_(device), handle_(std::move(handle)) {}
+    Device device_ = Device::cuda(0);
+    std::shared_ptr<void> handle_;
+};
+
 // The stream this thread launches CUDA kernels on for `device`: the innermost StreamGuard's,
 // else the default stream.
 Stream current_stream(Device device = Device::cuda(0));

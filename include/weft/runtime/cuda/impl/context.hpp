@@ -65,6 +65,17 @@ inline DeviceState& device_state(Device device, const char* what) {
     return s;
 }
 
+// Runs release(api) with the device's context current, ignoring errors: for the deleters
+// of device memory, streams and events, which must never throw and may run during static
+// destruction, after the driver has shut down (CUDA_ERROR_DEINITIALIZED), when the
+// resource is gone anyway.
+template <class F>
+void release_in_context(DeviceState* state, F&& release) noexcept {
+    const DriverLoad& load = global_driver();
+    if (!load.api || load.api->cuCtxSetCurrent(state->context) != CUDA_SUCCESS) return;
+    release(*load.api);
+}
+
 // Makes the device's context current on this thread (driver calls act on the current one).
 inline const DriverApi& enter(DeviceState& state, const char* what) {
     const DriverApi& api = driver(what);

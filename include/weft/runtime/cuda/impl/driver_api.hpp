@@ -28,10 +28,12 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
 
 // The enumerators weft passes (cuda.h's names and values).
 inline constexpr CUresult CUDA_SUCCESS = 0;
@@ -49,6 +51,7 @@ inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 inline constexpr unsigned CU_STREAM_DEFAULT = 0;
+inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 
 // The driver functions weft calls, by the symbol each is looked up under.
 #define WEFT_CUDA_DRIVER_FUNCTIONS(X)                                                                        \
@@ -74,6 +77,10 @@ inline constexpr unsigned CU_STREAM_DEFAULT = 0;
     X(cuStreamCreate, CUresult (*)(CUstream*, unsigned))                                                     \
     X(cuStreamDestroy_v2, CUresult (*)(CUstream))                                                            \
     X(cuStreamSynchronize, CUresult (*)(CUstream))                                                           \
+    X(cuEventCreate, CUresult (*)(CUevent*, unsigned))                                                       \
+    X(cuEventRecord, CUresult (*)(CUevent, CUstream))                                                        \
+    X(cuEventSynchronize, CUresult (*)(CUevent))                                                             \
+    X(cuEventDestroy_v2, CUresult (*)(CUevent))                                                              \
     X(cuModuleLoadDataEx, CUresult (*)(CUmodule*, const void*, unsigned, int*, void**))                      \
     X(cuModuleUnload, CUresult (*)(CUmodule))                                                                \
     X(cuModuleGetFunction, CUresult (*)(CUfunction*, CUmodule, const char*))                                 \
@@ -85,6 +92,9 @@ struct DriverApi {
 #define WEFT_DECLARE_DRIVER_FUNCTION(name, type) std::type_identity_t<type> name = nullptr;
     WEFT_CUDA_DRIVER_FUNCTIONS(WEFT_DECLARE_DRIVER_FUNCTION)
 #undef WEFT_DECLARE_DRIVER_FUNCTION
+    // cuEventElapsedTime_v2 (CUDA 12.8+, what cuda.h 13 calls) or, from older drivers, the
+    // original of the same signature.
+    CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
     void* library = nullptr;
 };
 

@@ -77,6 +77,14 @@ DriverLoad load_driver(const char* library) {
         }
         WEFT_CUDA_DRIVER_FUNCTIONS(WEFT_LOOK_UP_DRIVER_FUNCTION)
 #undef WEFT_LOOK_UP_DRIVER_FUNCTION
+        void* elapsed = dlsym(lib, "cuEventElapsedTime_v2");
+        if (!elapsed) elapsed = dlsym(lib, "cuEventElapsedTime");
+        api->cuEventElapsedTime = reinterpret_cast<decltype(api->cuEventElapsedTime)>(elapsed);
+        if (!elapsed) {
+            out.why = ::weft::detail::concat(library, " has no function cuEventElapsedTime");
+            dlclose(lib);
+            return out;
+        }
         if (CUresult rc = api->cuInit(0); rc != CUDA_SUCCESS) {
             out.why = init_failure(*api, library, rc);
             dlclose(lib);

@@ -33,9 +33,8 @@ ModuleCache& module_cache() {
     return *cache;
 }
 
-void unload(const DriverApi& api, const LoadedModule& m) {
-    // Errors ignored: the module is unreachable either way.
-    if (api.cuCtxSetCurrent(m.state->context) == CUDA_SUCCESS) api.cuModuleUnload(m.module);
+void unload(const LoadedModule& m) {
+    release_in_context(m.state, [&](const DriverApi& api) { api.cuModuleUnload(m.module); });
 }
 
 // 90 for "sm_90", "sm_90a", "compute_90"; -1 when there are no digits.
@@ -114,10 +113,9 @@ CUfunction function_for(const std::shared_ptr<const KernelModule>& module, const
     auto it = cache.loaded.find(key);
     if (it != cache.loaded.end() && !it->second.owner.expired()) return it->second.function;
     // Unload what belongs to modules that are gone (including a stale entry at this key).
-    const DriverApi& api = driver("loading a CUDA kernel");
     for (auto i = cache.loaded.begin(); i != cache.loaded.end();) {
         if (i->second.owner.expired()) {
-            unload(api, i->second);
+            unload(i->second);
             i = cache.loaded.erase(i);
         } else {
             ++i;

@@ -7,19 +7,6 @@ namespace weft::cuda::detail {
 
 namespace {
 
-// Frees device memory when the last BufferRef sharing it goes. Never throws: it may run
-// during static destruction, after the driver has shut down (CUDA_ERROR_DEINITIALIZED),
-// when the memory is gone anyway.
-struct DeviceFree {
-    DeviceState* state;
-    void operator()(void* p) const noexcept {
-        const DriverLoad& load = global_driver();
-        if (!load.api) return;
-        if (load.api->cuCtxSetCurrent(state->context) != CUDA_SUCCESS) return;
-        load.api->cuMemFree_v2(reinterpret_cast<CUdeviceptr>(p));
-    }
-};
-
 CUdeviceptr device_ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 }  // namespace
@@ -35,7 +22,10 @@ std::shared_ptr<void> allocate(Device device, int64_t bytes, const std::string& 
                                       state.properties.name, ", ", state.properties.total_memory_bytes >> 20,
                                       " MiB) for ", what);
     });
-    std::shared_ptr<void> memory(reinterpret_cast<void*>(p), DeviceFree{&state});
+    // Freed when the last BufferRef sharing it goes.
+    std::shared_ptr<void> memory(reinterpret_cast<void*>(p), [state = &state](void* m) noexcept {
+        release_in_context(state, [&](const DriverApi& a) { a.cuMemFree_v2(reinterpret_cast<CUdeviceptr>(m)); });
+    });
     // Zero-filled, like a host Buffer: a kernel that reads what it did not write sees 0.
     check(api, api.cuMemsetD8_v2(p, 0, static_cast<size_t>(bytes)),
           [&] { return ::weft::detail::concat("zero-filling ", bytes, " bytes on ", device.str(), " for ", what); });

@@ -15,16 +15,6 @@ std::vector<std::pair<int, Stream>>& current_streams() {
     return streams;
 }
 
-// Destroys a stream made by Stream::create; never throws (see DeviceFree in impl/memory.hpp).
-struct StreamDestroy {
-    detail::DeviceState* state;
-    void operator()(void* stream) const noexcept {
-        const detail::DriverLoad& load = detail::global_driver();
-        if (!load.api || load.api->cuCtxSetCurrent(state->context) != detail::CUDA_SUCCESS) return;
-        load.api->cuStreamDestroy_v2(static_cast<detail::CUstream>(stream));
-    }
-};
-
 }  // namespace
 
 Stream Stream::default_stream(Device device) {
@@ -41,7 +31,11 @@ Stream Stream::create(Device device) {
     // default stream, which buffer copies use, so a copy after a launch sees its results.
     detail::check(api, api.cuStreamCreate(&stream, detail::CU_STREAM_DEFAULT),
                   [&] { return "creating a stream on CUDA device " + device.str(); });
-    return Stream(device, std::shared_ptr<void>(stream, StreamDestroy{&state}));
+    return Stream(device, std::shared_ptr<void>(stream, [state = &state](void* s) noexcept {
+                      detail::release_in_context(state, [&](const detail::DriverApi& a) {
+                          a.cuStreamDestroy_v2(static_cast<detail::CUstream>(s));
+                      });
+                  }));
 }
 
 void Stream::synchronize() const {
@@ -80,6 +74,79 @@ void* detail::current_stream_handle(int ordinal) {
     for (const auto& [o, stream] : current_streams())
         if (o == ordinal) return stream.handle();
     return nullptr;
+}
+
+}  // namespace weft::cuda
+
+namespace weft::cuda {
+
+namespace {
+
+detail::CUevent event_handle(const std::shared_ptr<void>& handle, const char* what) {
+    WEFT_CHECK(handle != nullptr, what, " of an empty cuda::Event; make one with cuda::Event::create()");
+    return static_cast<detail::CUevent>(handle.get());
+}
+
+}  // namespace
+
+Event Event::create(Device device) {
+    const char* what = "weft::cuda::Event::create";
+    detail::DeviceState& state = detail::device_state(device, what);
+    const detail::DriverApi& api = detail::enter(state, what);
+    detail::CUevent event = nullptr;
+    detail::check(api, api.cuEventCreate(&event, detail::CU_EVENT_DEFAULT),
+                  [&] { return "creating an event on CUDA device " + device.str(); });
+    return Event(device, std::shared_ptr<void>(event, [state = &state](void* e) noexcept {
+                     detail::release_in_context(state, [&](const detail::DriverApi& a) {
+                         a.cuEventDestroy_v2(static_cast<detail::CUevent>(e));
+                     });
+                 }));
+}
+
+void Event::record(const Stream& stream) {
+    const char* what = "weft::cuda::Event::record";
+    detail::CUevent event = event_handle(handle_, what);
+    WEFT_CHECK(stream.device() == device_, "cuda::Event::record: the event is on ", device_.str(),
+               " but the stream on ", stream.device().str(), "; record it on a stream of its own device");
+    detail::DeviceState& state = detail::device_state(device_, what);
+    const detail::DriverApi& api = detail::enter(state, what);
+    detail::check(api, api.cuEventRecord(event, static_cast<detail::CUstream>(stream.handle())),
+                  [&] { return "recording an event on CUDA device " + device_.str(); });
+}
+
+void Event::record() {
+    const char* what = "weft::cuda::Event::record";
+    detail::CUevent event = event_handle(handle_, what);
+    detail::DeviceState& state = detail::device_state(device_, what);
+    const detail::DriverApi& api = detail::enter(state, what);
+    detail::check(api, api.cuEventRecord(event, static_cast<detail::CUstream>(detail::current_stream_handle(device_.index))),
+                  [&] { return "recording an event on CUDA device " + device_.str(); });
+}
+
+void Event::synchronize() const {
+    const char* what = "weft::cuda::Event::synchronize";
+    detail::CUevent event = event_handle(handle_, what);
+    detail::DeviceState& state = detail::device_state(device_, what);
+    const detail::DriverApi& api = detail::enter(state, what);
+    detail::check(api, api.cuEventSynchronize(event), [&] {
+        return "waiting for an event on CUDA device " + device_.str() + detail::last_kernel_note(state);
+    });
+}
+
+double Event::elapsed_ms(const Event& start, const Event& end) {
+    const char* what = "weft::cuda::Event::elapsed_ms";
+    detail::CUevent from = event_handle(start.handle_, what), to = event_handle(end.handle_, what);
+    WEFT_CHECK(start.device_ == end.device_, "cuda::Event::elapsed_ms: the events are on ", start.device_.str(), " and ",
+               end.device_.str(), "; time events of one device");
+    end.synchronize();
+    detail::DeviceState& state = detail::device_state(end.device_, what);
+    const detail::DriverApi& api = detail::enter(state, what);
+    float ms = 0;
+    detail::check(api, api.cuEventElapsedTime(&ms, from, to), [&] {
+        return "reading the time between two events on CUDA device " + end.device_.str() +
+               " (were both recorded?)";
+    });
+    return ms;
 }
 
 }  // namespace weft::cuda
