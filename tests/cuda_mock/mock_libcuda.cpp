@@ -7,9 +7,8 @@
 // pointers must be live allocations (of the current context's device for the same-device
 // copies), more than 48 KiB of dynamic shared memory needs the function attribute. It runs
 // two kernels for real, by name (weft_axpy and weft_block_reverse of
-// tests/cuda_runtime/ptx_kernels.hpp, computed in C++), hands every other launch to a hook
-// a test may set (weft_mock_set_launch_hook: tests/cuda_graph runs generated kernels in its
-// CPU emulator of CUDA C), and records every launch.
+// tests/cuda_runtime/ptx_kernels.hpp, computed in C++), hands the others to a hook a test
+// may set (weft_mock_set_launch_hook, below), and records every launch.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -71,11 +70,6 @@ State& state() {
 }
 thread_local Context* t_current = nullptr;
 
-// Runs a launch the mock does not know: true when it did (name, grid[3], block[3], the
-// kernel parameters as cuLaunchKernel got them).
-using LaunchHook = bool (*)(const char* name, const unsigned* grid, const unsigned* block, void** params);
-LaunchHook g_launch_hook = nullptr;
-
 // The allocation holding [p, p + bytes), or null.
 const Allocation* find(uintptr_t p, size_t bytes) {
     auto& a = state().allocations;
@@ -126,7 +120,6 @@ const char* weft_mock_last_launch() { return state().last_launch.c_str(); }
 size_t weft_mock_live_allocations() { return state().allocations.size(); }
 int weft_mock_live_streams() { return state().streams_live; }
 int weft_mock_live_events() { return state().events_live; }
-void weft_mock_set_launch_hook(LaunchHook hook) { g_launch_hook = hook; }
 
 CUresult cuInit(unsigned flags) {
     if (flags != 0) return kInvalidValue;
@@ -335,8 +328,6 @@ CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsi
         if (g_launch_hook(f->name.c_str(), grid, block, params)) return kSuccess;
     }
     const uint64_t threads = uint64_t(gx) * gy * gz * bx * by * bz;
-    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    if (g_launch_hook && g_launch_hook(f->name.c_str(), grid, block, params)) return kSuccess;
     if (f->name == "weft_axpy") {
         auto* x = reinterpret_cast<const float*>(param<uint64_t>(params, 0));
         auto* y = reinterpret_cast<float*>(param<uint64_t>(params, 1));
