@@ -5,6 +5,8 @@
 //    give the launch's grid and block (AttrStmt "thread_extent" around the body).
 //  - A loop bound to "vthread" runs inside each thread, unrolled (the simple form of TVM's
 //    InjectVirtualThread: correct results, the unrolled copies interleave their accesses).
+//  - Serial loops are rebased to start at 0, so per-thread (local) arrays get constant
+//    indices once NVCC unrolls them, and stay in registers.
 //  - Limits are checked here, naming the loop: at most 1024 threads per block (64 on z),
 //    grid y/z at most 65535, at most 48 KiB of static shared memory, and buffers in shared
 //    or local memory of a constant size.
@@ -112,6 +114,23 @@ private:
     std::map<std::string, std::string> first_loop_;  // per tag, the first loop bound to it
 };
 
+// Serial loops start at 0 (`for (r, 0, 4) { i = m + r }`): a local accumulator's index then
+// simplifies to a constant per unrolled iteration, so NVCC keeps it in registers.
+class RebaseLoops : public ir::IRMutator {
+public:
+    using IRMutator::mutate;
+
+protected:
+    ir::Stmt visit_(const ir::For* op, const ir::Stmt& self) override {
+        ir::Stmt s = IRMutator::visit_(op, self);
+        auto* f = s.as<ir::For>();
+        if (ir::is_zero(f->min) || f->for_kind == ir::ForKind::ThreadBound) return s;
+        Var v(f->loop_var.name(), f->loop_var.type());
+        ir::Stmt body = ir::substitute(f->body, {{f->loop_var, v + f->min}});
+        return ir::For::make(v, make_int(0, f->min.type()), f->extent, f->for_kind, body, f->thread_tag);
+    }
+};
+
 }  // namespace gpu_kernel_detail
 
 // The kernel body: thread loops bound, limits checked, launch extents as attributes.
@@ -120,6 +139,7 @@ inline ir::Stmt make_gpu_kernel(const std::string& kernel, ir::Stmt body,
                                 const GpuLimits& limits = {}) {
     gpu_kernel_detail::BindThreads bind(kernel, loop_names);
     body = bind.mutate(body);
+    body = ir::arith::simplify(gpu_kernel_detail::RebaseLoops().mutate(body));
     int64_t threads = 1;
     for (int d = 0; d < 3; ++d) {
         std::string tag = std::string("threadIdx.") + "xyz"[d];
