@@ -38,6 +38,15 @@ TEST_CASE("layer_norm over the last axis") {
     CHECK(count(k.source, "__syncthreads()") >= 2);
 }
 
+TEST_CASE("layer_norm over the last two axes with a ReLU epilogue") {
+    Tensor x = placeholder({6, 12, 40}, f32, "x"), g = placeholder({12, 40}, f32, "g"), b = placeholder({12, 40}, f32, "b");
+    Tensor y = topi::layer_norm(x, g, b);
+    Tensor out = topi::relu(y);
+    Schedule s = create_schedule(out);
+    topi::cuda::schedule(s, y, out);
+    check_float_kernel(s, {x, g, b}, out, 1e-4, 1e-5);
+}
+
 namespace {
 
 Compiled check_conv(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t KH, topi::Conv2dParams p, bool relu) {

@@ -98,8 +98,8 @@ TensorIntrin mma_m16n8k16(DataType in);
 // lane's 2 x 2 accumulators last) and C reading it. M, N, K must be
 // multiples of 16, 8 and 16 (pad them).
 Tensor matmul_tensorcore(const Tensor& A, const Tensor& B, const std::string& name = "matmul_tc");
-// Blocks of (2x2 warps) x (32x16 per warp), A and B tiles in shared memory (32 deep), each
-// warp's 16x8x16 steps tensorized onto mma.sync. `C` is what matmul_tensorcore returned.
+// Blocks of (2x2 warps) x (32x16 per warp), A and B tiles in shared memory (32 deep,
+// double-buffered), each warp's 16x8x16 steps tensorized onto mma.sync. `C` is what matmul_tensorcore returned.
 void schedule_matmul_tensorcore(Schedule& s, const Tensor& C);
 
 }  // namespace weft::topi::cuda

@@ -123,6 +123,7 @@ void schedule_matmul_tensorcore(Schedule& s, const Tensor& C) {
     for (const Tensor& t : {a_s, b_s}) {
         s[t].compute_at(f, ko);
         detail::cooperative_fetch(s, t, 32, wm, wn);
+        if (K > kt) s[t].double_buffer();
     }
 }
 
