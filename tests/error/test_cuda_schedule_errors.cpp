@@ -3,6 +3,11 @@
 // (Lowering needs no GPU and no NVRTC; the last test compiles and skips without NVRTC.)
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
 #include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/weft.hpp"
 
@@ -149,4 +154,44 @@ TEST_CASE("cuda an NVRTC compile error carries the kernel name and NVRTC's log")
     CHECK_THROWS_WITH_AS(build(s, {A, B}, Target::cuda()), doctest::Contains("no_such_device_function"), weft::Error);
     CHECK_THROWS_WITH_AS(build(s, {A, B}, Target::cuda("compute90")), doctest::Contains("is not of the form sm_XY"),
                          weft::Error);
+}
+
+// NVRTC is opened once per process, so the missing-library case runs in a child process:
+// this test binary again, with WEFT_NVRTC_LIBRARY naming a file that does not exist.
+TEST_CASE("cuda without libnvrtc building for CUDA says what is missing") {
+    const char* child = std::getenv("WEFT_TEST_NVRTC_CHILD");
+    if (child) {
+        Tensor A = placeholder({256}, f32, "A");
+        Tensor B = compute({256}, [&](Expr i) { return A(i) + 1.0f; }, "B");
+        Schedule s = create_schedule(B);
+        auto [bx, tx] = s[B].split(B.axis(0), 64);
+        s[B].bind(bx, block_x());
+        s[B].bind(tx, thread_x());
+        std::string why;
+        CHECK(!codegen::nvrtc_available(&why));
+        try {
+            build(s, {A, B}, Target::cuda());
+            std::ofstream(child) << "no error";
+        } catch (const weft::Error& e) {
+            std::ofstream(child) << e.what();
+        }
+        return;
+    }
+    if (!codegen::nvrtc_available()) {
+        MESSAGE("skipped: NVRTC is not available");
+        return;
+    }
+    std::string out = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/weft_nvrtc_child_" +
+                      std::to_string(::getpid()) + ".txt";
+    char self[4096] = {};
+    REQUIRE(::readlink("/proc/self/exe", self, sizeof(self) - 1) > 0);
+    std::string cmd = "WEFT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so WEFT_TEST_NVRTC_CHILD=" + out + " '" +
+                      std::string(self) + "' -tc='cuda without libnvrtc*' > /dev/null 2>&1";
+    CHECK(std::system(cmd.c_str()) == 0);
+    std::ifstream in(out);
+    std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(out.c_str());
+    CHECK(message.find("CUDA kernel 'B': cannot compile: libnvrtc") != std::string::npos);
+    CHECK(message.find("was not found; tried /nonexistent/libnvrtc.so") != std::string::npos);
+    CHECK(message.find("set CUDA_PATH or WEFT_NVRTC_LIBRARY") != std::string::npos);
 }

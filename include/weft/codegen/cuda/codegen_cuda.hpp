@@ -23,7 +23,8 @@ DeviceCode generate_cuda(const ir::PrimFunc& func, const Target& target);
 // saying where it was looked for.
 std::string nvrtc_compile_to_ptx(const std::string& source, const std::string& kernel_name, const std::string& arch);
 
-// Whether libnvrtc can be loaded (why not in *why otherwise). Tests use it to skip.
+// Whether this build can compile CUDA kernels: built with WEFT_CUDA and libnvrtc loads
+// (why not in *why otherwise). Tests use it to skip.
 bool nvrtc_available(std::string* why = nullptr);
 
 // generate_cuda + nvrtc_compile_to_ptx: a module whose device_code() is filled and whose

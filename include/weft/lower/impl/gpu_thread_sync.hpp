@@ -1,5 +1,7 @@
 // GPU targets: __syncthreads() where the threads of a block communicate through a shared
-// buffer (TVM's ThreadSync, at the granularity of whole buffers).
+// buffer (TVM's ThreadSync). Accesses are compared per buffer; two of them need no barrier
+// when both are at the same index and that index gives each thread its own element
+// (B_rf[threadIdx.x]), or when both are made by thread 0 alone (under threadIdx == 0).
 //
 // The pass walks the kernel in execution order with the shared buffers read and written
 // since the last barrier. Before a statement that reads a buffer others wrote (read after

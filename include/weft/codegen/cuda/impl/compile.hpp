@@ -34,6 +34,10 @@ std::string nvrtc_compile_to_ptx(const std::string& source, const std::string& k
 }
 
 bool nvrtc_available(std::string* why) {
+#ifndef WEFT_CUDA_ENABLED
+    if (why) *why = "weft was built without CUDA support (WEFT_CUDA=OFF)";
+    return false;
+#endif
     const auto& nv = cuda_detail::Nvrtc::get();
     if (why) *why = nv.error;
     return nv.error.empty();

@@ -2,7 +2,7 @@
 // starts on machines without the CUDA toolkit and says clearly what is missing when asked
 // to compile for a GPU).
 //
-// Where libnvrtc is looked for, in order: $WEFT_NVRTC_LIBRARY (a file), $CUDA_PATH/lib64,
+// Where libnvrtc is looked for, in order: $WEFT_NVRTC_LIBRARY (a file; when set, only it), $CUDA_PATH/lib64,
 // the toolkit found at configure time (WEFT_CUDA_TOOLKIT_LIB_DIR), then the loader's path
 // (libnvrtc.so, libnvrtc.so.13, libnvrtc.so.12). The include directory that cuda_fp16.h and
 // cuda_bf16.h come from: $WEFT_CUDA_INCLUDE, $CUDA_PATH/include, the configure-time toolkit's.
@@ -50,10 +50,13 @@ private:
     static Nvrtc load() {
         Nvrtc n;
         std::vector<std::string> candidates;
-        if (const char* f = std::getenv("WEFT_NVRTC_LIBRARY"); f && *f) candidates.push_back(f);
-        if (const char* p = std::getenv("CUDA_PATH"); p && *p) candidates.push_back(std::string(p) + "/lib64/libnvrtc.so");
-        if (*WEFT_CUDA_TOOLKIT_LIB_DIR) candidates.push_back(std::string(WEFT_CUDA_TOOLKIT_LIB_DIR) + "/libnvrtc.so");
-        for (const char* name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}) candidates.push_back(name);
+        if (const char* f = std::getenv("WEFT_NVRTC_LIBRARY"); f && *f) {
+            candidates.push_back(f);  // asked for by name: that one or none
+        } else {
+            if (const char* p = std::getenv("CUDA_PATH"); p && *p) candidates.push_back(std::string(p) + "/lib64/libnvrtc.so");
+            if (*WEFT_CUDA_TOOLKIT_LIB_DIR) candidates.push_back(std::string(WEFT_CUDA_TOOLKIT_LIB_DIR) + "/libnvrtc.so");
+            for (const char* name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}) candidates.push_back(name);
+        }
         void* h = nullptr;
         std::string tried;
         for (auto& c : candidates) {
