@@ -145,7 +145,10 @@ inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int 
     a.reorder(aorder);
     a.unroll(ki);
     a.unroll(ai);
-    a.unroll(aj);
+    // 4 columns of the register tile as one float4: B's row of the tile is one 16-byte
+    // shared-memory load (consecutive threads, consecutive 16 bytes: no bank conflicts).
+    if (t.tn == 4 && t.bn % 4 == 0 && dst.dtype().bits == 32 && panel % 4 == 0) a.vectorize(aj);
+    else a.unroll(aj);
 
     // The operands' tiles in shared memory, one fetch per step of the reduction.
     for (size_t n = 0; n < shared.size(); ++n) {
