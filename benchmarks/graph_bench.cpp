@@ -9,21 +9,9 @@
 #include <weft/weft.hpp>
 
 #include "harness.hpp"
+#include "network_flops.hpp"
 
 namespace {
-
-double network_flops(const weft::graph::Graph& g) {
-    double flops = 0;
-    for (const auto& n : g.nodes()) {
-        if (n.op == "conv2d") {
-            const auto& w = g.type(n.inputs[1]).shape;
-            flops += 2.0 * double(n.type.size()) * double(w[1] * w[2] * w[3]);
-        } else if (n.op == "dense") {
-            flops += 2.0 * double(n.type.size()) * double(g.type(n.inputs[1]).shape[1]);
-        }
-    }
-    return flops;
-}
 
 bench::Runner run_network(const weft::graph::Graph& g, bool fuse) {
     auto m = std::make_shared<weft::graph::Module>(weft::graph::build(g, weft::Target::host(), {.fuse = fuse}));
@@ -46,7 +34,7 @@ const Network kNetworks[] = {{"resnet18/b1", [] { return weft::graph::testing::r
 [[maybe_unused]] const bool registered = [] {
     for (const Network& net : kNetworks) {
         auto g = std::make_shared<weft::graph::Graph>(net.make());
-        bench::Case c{net.name, bench::Unit::Flops, network_flops(*g)};
+        bench::Case c{net.name, bench::Unit::Flops, bench::network_flops(*g)};
         for (int t : {1, 2}) {
             bench::add(c, "weft", t, [g] { return run_network(*g, true); });
             bench::add(c, "unfused", t, [g] { return run_network(*g, false); });

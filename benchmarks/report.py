@@ -22,6 +22,23 @@ def load(path):
 
 
 first, main, command = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+
+
+def gpu_section(path="benchmarks/RESULTS.md"):
+    """The "## GPU" section of the current RESULTS.md (report_cuda.py writes it, from a GPU
+    machine's run), kept as it is: this report rewrites only the CPU sections."""
+    try:
+        text = open(path).read()
+    except OSError:
+        return ""
+    start = text.find("\n## GPU\n")
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + 1)
+    return text[start + 1:end + 1 if end >= 0 else len(text)].rstrip("\n") + "\n"
+
+
+kept_gpu_section = gpu_section()
 ctx = main["context"]
 lscpu = dict(l.split(":", 1) for l in sh("LC_ALL=C lscpu").splitlines() if ":" in l)
 flags = lscpu.get("Flags", "").split()
@@ -127,3 +144,6 @@ print("| case | threads | impl | rate | % peak | wall (ms) |\n|---|---:|---|---:
 for (case, threads), impls in sorted(rows.items()):
     for impl, (rate, u, peak, ms) in sorted(impls.items()):
         print(f"| {case} | {threads} | {impl} | {rate:.1f} {u} | {fmt(peak, '%.0f')} | {ms:.3f} |")
+
+if kept_gpu_section:
+    print("\n" + kept_gpu_section, end="")

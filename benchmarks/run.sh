@@ -17,5 +17,7 @@ cmd=("$bin" --benchmark_filter="${BENCH_FILTER:--jit/first_build}" --benchmark_r
      --benchmark_report_aggregates_only=true --benchmark_out="$out/results.json" --benchmark_out_format=json "$@")
 "${first[@]}"
 "${cmd[@]}"
-python3 benchmarks/report.py "$out/first.json" "$out/results.json" "${cmd[*]}" > benchmarks/RESULTS.md
+# Through a temporary file: report.py reads the GPU section (run_cuda.sh's) of the current one.
+python3 benchmarks/report.py "$out/first.json" "$out/results.json" "${cmd[*]}" > "$out/RESULTS.md"
+mv "$out/RESULTS.md" benchmarks/RESULTS.md
 echo "wrote benchmarks/RESULTS.md"

@@ -59,3 +59,18 @@ TEST_CASE("resnet18's memory plan needs at most a quarter of its intermediates' 
     CHECK(convs == 20);
     CHECK(int(m.kernels().size()) <= convs + 5);  // + the input's layout transform, the head
 }
+
+TEST_CASE("resnet50 has torchvision's parameters and output shape") {
+    graph::Graph g = graph::testing::resnet50(2);
+    int64_t parameters = 0, bn_channels = 0, convs = 0;
+    for (const auto& n : g.nodes()) {
+        if (n.is_constant()) parameters += n.value.size();
+        if (n.op == "batch_norm") bn_channels += g.type(n.inputs[1]).shape[0];
+        convs += n.op == "conv2d";
+    }
+    // torchvision.models.resnet50: 25,557,032 trainable parameters; the graph also holds each
+    // batch norm's running mean and variance.
+    CHECK(parameters == 25557032 + 2 * bn_channels);
+    CHECK(convs == 53);  // 1 + 16 blocks x 3 + 4 downsample shortcuts
+    CHECK(g.type(g.outputs()[0].second).shape == std::vector<int64_t>{2, 1000});
+}

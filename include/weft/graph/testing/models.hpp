@@ -5,6 +5,7 @@
 //
 //   graph::Graph g = graph::testing::resnet18();         // input "data" [1, 3, 224, 224]
 //   graph::Graph m = graph::testing::mobilenet_v2(1, 224);
+//   graph::Graph r = graph::testing::resnet50(8);       // input "data" [8, 3, 224, 224]
 #pragma once
 #include <cmath>
 #include <string>
@@ -75,7 +76,12 @@ inline Value basic_block(Graph& g, Weights& w, Value x, int64_t in, int64_t out,
     return g.relu(g.add(y, shortcut, name + ".add"), name + ".relu");
 }
 
-inline Graph resnet18(int64_t batch = 1, int64_t image = 224, int64_t classes = 1000, uint64_t seed = 1) {
+// A ResNet: the 7x7 stem and max pool, four stages of blocks[i] blocks of widths 64, 128, 256,
+// 512 (the first block of stages 2-4 with stride 2), the classifier. `block(g, w, x, in,
+// width, stride, name)` adds one block, whose output has width * expansion channels.
+template <typename Block>
+Graph resnet(int64_t batch, int64_t image, int64_t classes, uint64_t seed, const int64_t (&blocks)[4],
+             int64_t expansion, Block block) {
     Graph g;
     Weights w(g, seed);
     Value x = g.input("data", {batch, 3, image, image});
@@ -84,15 +90,36 @@ inline Graph resnet18(int64_t batch = 1, int64_t image = 224, int64_t classes = 
     int64_t in = 64;
     const int64_t widths[] = {64, 128, 256, 512};
     for (int layer = 0; layer < 4; ++layer) {
-        for (int b = 0; b < 2; ++b) {
+        for (int64_t b = 0; b < blocks[layer]; ++b) {
             int64_t stride = layer > 0 && b == 0 ? 2 : 1;
             std::string name = "layer" + std::to_string(layer + 1) + "." + std::to_string(b);
-            x = basic_block(g, w, x, in, widths[layer], stride, name);
-            in = widths[layer];
+            x = block(g, w, x, in, widths[layer], stride, name);
+            in = widths[layer] * expansion;
         }
     }
-    g.output(classifier(g, w, x, 512, classes), "logits");
+    g.output(classifier(g, w, x, in, classes), "logits");
     return g;
+}
+
+inline Graph resnet18(int64_t batch = 1, int64_t image = 224, int64_t classes = 1000, uint64_t seed = 1) {
+    return resnet(batch, image, classes, seed, {2, 2, 2, 2}, 1, basic_block);
+}
+
+// ResNet bottleneck block (torchvision's v1.5: the stride on the 3x3 conv): 1x1 reduce,
+// 3x3, 1x1 expand to 4 x width, + shortcut (1x1 conv-bn when the shape changes), relu.
+inline Value bottleneck_block(Graph& g, Weights& w, Value x, int64_t in, int64_t width, int64_t stride,
+                              const std::string& name) {
+    const int64_t out = width * 4;
+    Value y = conv_bn(g, w, x, in, width, 1, 1, 1, Activation::Relu, name + ".conv1");
+    y = conv_bn(g, w, y, width, width, 3, stride, 1, Activation::Relu, name + ".conv2");
+    y = conv_bn(g, w, y, width, out, 1, 1, 1, Activation::None, name + ".conv3");
+    Value shortcut = x;
+    if (stride != 1 || in != out) shortcut = conv_bn(g, w, x, in, out, 1, stride, 1, Activation::None, name + ".downsample");
+    return g.relu(g.add(y, shortcut, name + ".add"), name + ".relu");
+}
+
+inline Graph resnet50(int64_t batch = 1, int64_t image = 224, int64_t classes = 1000, uint64_t seed = 3) {
+    return resnet(batch, image, classes, seed, {3, 4, 6, 3}, 4, bottleneck_block);
 }
 
 // MobileNetV2 inverted residual: 1x1 expand (when t > 1), 3x3 depthwise, 1x1 linear
