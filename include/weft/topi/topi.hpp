@@ -7,3 +7,4 @@
 #include "weft/topi/nn.hpp"
 #include "weft/topi/transform.hpp"
 #include "weft/topi/x86.hpp"
+#include "weft/topi/cuda.hpp"
