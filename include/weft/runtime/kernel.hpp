@@ -11,6 +11,12 @@
 // name the kernel and the argument. The entry itself checks again (strides included; see
 // ir/abi.hpp) because it can also be called from C. A call allocates nothing on the heap
 // for up to 16 arguments.
+//
+// A CUDA kernel (its module has device_code()) is called the same way, with buffers on a
+// CUDA device: the call also checks that every buffer is on one CUDA device and compact,
+// evaluates the launch dimensions from the arguments and launches it on the device's
+// current stream (runtime/impl/kernel_cuda.hpp; docs/cuda.md). A buffer on the wrong side
+// (host for a CUDA kernel, device for a CPU one) is a weft::Error that says how to copy it.
 #pragma once
 #include <array>
 #include <cstdint>
