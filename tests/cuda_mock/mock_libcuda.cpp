@@ -54,7 +54,9 @@ struct State {
     size_t allocated[kDevices] = {};
     int module_loads = 0;
     int launches = 0;
-    std::string last_launch;  // "name grid gx,gy,gz block bx,by,bz smem S stream P device D"
+    // "name grid gx,gy,gz block bx,by,bz smem S stream P device D", written without
+    // allocating (tests count the runtime's heap allocations around a launch).
+    char last_launch[256] = {};
     int streams_live = 0;
     int events_live = 0;
 };
@@ -116,7 +118,7 @@ extern "C" {
 // What the tests read back (through dlsym on the same library).
 int weft_mock_module_loads() { return state().module_loads; }
 int weft_mock_launches() { return state().launches; }
-const char* weft_mock_last_launch() { return state().last_launch.c_str(); }
+const char* weft_mock_last_launch() { return state().last_launch; }
 size_t weft_mock_live_allocations() { return state().allocations.size(); }
 int weft_mock_live_streams() { return state().streams_live; }
 int weft_mock_live_events() { return state().events_live; }
@@ -302,10 +304,11 @@ CUresult cuFuncSetAttribute(Function* f, int attr, int value) {
     return kSuccess;
 }
 // A test's hook, called at every launch that passed the checks above with the kernel's name,
-// grid, block and kernel parameters (as cuLaunchKernel got them); returning true means it ran
-// the kernel. tests/cuda_graph/mock runs generated CUDA C in tests/cuda's CPU emulator
+// its module's PTX, grid, block and kernel parameters (as cuLaunchKernel got them); returning
+// true means it ran the kernel. tests/cuda_graph/mock runs generated CUDA C in tests/cuda's CPU emulator
 // through it, so whole networks run on the mock's memory.
-using LaunchHook = bool (*)(const char* name, const unsigned* grid, const unsigned* block, void** params);
+using LaunchHook = bool (*)(const char* name, const char* ptx, const unsigned* grid, const unsigned* block,
+                           void** params);
 LaunchHook g_launch_hook = nullptr;
 void weft_mock_set_launch_hook(LaunchHook hook) { g_launch_hook = hook; }
 
@@ -318,14 +321,12 @@ CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsi
     {
         std::lock_guard lock(s.mutex);
         ++s.launches;
-        s.last_launch = f->name + " grid " + std::to_string(gx) + "," + std::to_string(gy) + "," + std::to_string(gz) +
-                        " block " + std::to_string(bx) + "," + std::to_string(by) + "," + std::to_string(bz) +
-                        " smem " + std::to_string(smem) + " stream " + (stream ? "created" : "default") +
-                        " device " + std::to_string(t_current->device);
+        std::snprintf(s.last_launch, sizeof s.last_launch, "%s grid %u,%u,%u block %u,%u,%u smem %u stream %s device %d",
+                      f->name.c_str(), gx, gy, gz, bx, by, bz, smem, stream ? "created" : "default", t_current->device);
     }
     if (g_launch_hook) {
         const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-        if (g_launch_hook(f->name.c_str(), grid, block, params)) return kSuccess;
+        if (g_launch_hook(f->name.c_str(), f->module->ptx.c_str(), grid, block, params)) return kSuccess;
     }
     const uint64_t threads = uint64_t(gx) * gy * gz * bx * by * bz;
     if (f->name == "weft_axpy") {

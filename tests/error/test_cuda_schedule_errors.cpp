@@ -45,6 +45,14 @@ TEST_CASE("cuda a loop outside every bound loop names the stage and the loop") {
     CHECK_THROWS_WITH_AS(none.lower_it(), doctest::Contains("loop 'i' of stage 'B'"), weft::Error);
 }
 
+TEST_CASE("cuda a parallel loop is refused with bind as the fix") {
+    Scale k(64, 256);
+    k.s[k.B].bind(k.B.axis(0), block_x());
+    k.s[k.B].parallel(k.B.axis(1));
+    CHECK_THROWS_WITH_AS(k.lower_it(), doctest::Contains("loop 'j' of stage 'B' is parallel(), which is for CPU threads"),
+                         weft::Error);
+}
+
 TEST_CASE("cuda a thread block over 1024 threads is refused") {
     Scale k(64, 2048);
     k.s[k.B].bind(k.B.axis(0), block_x());

@@ -8,6 +8,17 @@
 //
 // A Module is a shared handle: copies run the same compiled graph and storage, so use one
 // Module per thread that runs it.
+//
+// For a GPU (docs/cuda.md, "Whole networks on the GPU"):
+//
+//   graph::Module m = graph::build(g, Target::cuda());  // kernels by NVRTC, storage on cuda(0)
+//   m.set_input("x", x);                               // x on the host or on the device
+//   m.run();                                           // every kernel on m.cuda_stream()
+//   const BufferRef& y = m.get_output(0);              // DEVICE memory: the host cannot read it
+//   BufferRef h = m.get_output_host(0);                // a host copy (waits for the run)
+//
+// BuildOptions::allocate = false compiles every kernel and plans memory without touching a
+// device (what a machine without a GPU can check).
 #pragma once
 #include <functional>
 #include <memory>
@@ -18,6 +29,7 @@
 #include "weft/graph/graph.hpp"
 #include "weft/graph/inspect.hpp"
 #include "weft/ir/target.hpp"
+#include "weft/runtime/cuda/cuda.hpp"
 #include "weft/runtime/kernel.hpp"
 
 namespace weft::graph {
@@ -32,7 +44,13 @@ struct BuildOptions {
     bool fold_constants = true;                   // evaluate constant subgraphs at build time
     bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
     bool simplify_operators = true;               // pow(x, 2) -> x*x, dense with constant weights -> matmul
-    bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c
+    bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c (CPU only)
+    // Allocate the module's storage (inputs, the arena, the constants' copies) and, for CUDA,
+    // its stream. Off: the kernels are compiled and memory is planned, nothing is allocated
+    // and nothing touches a GPU; such a module can be inspected (kernels(), memory_bytes(),
+    // to_dot()) but not run.
+    bool allocate = true;
+    int cuda_device = 0;  // the device (Device::cuda(n)) a module built for Target::cuda() runs on
     // Called before each kernel is compiled, with its index (from 0), the number of
     // kernels and its name ("conv2d_nchwc_add_relu"): progress for tools (weftc).
     std::function<void(int index, int count, const std::string& name)> progress;
@@ -59,23 +77,41 @@ public:
     const std::vector<std::string>& input_names() const;
     const std::vector<std::string>& output_names() const;
 
-    // Copies `data` (shape and dtype checked) into input `name` / `index`.
+    // Copies `data` (shape and dtype checked) into input `name` / `index`. For a CUDA module
+    // `data` may be on the host or on a device.
     void set_input(const std::string& name, const BufferRef& data);
     void set_input(int index, const BufferRef& data);
-    // The module's own storage of an input: fill it in place instead of set_input's copy.
+    // The module's own storage of an input: fill it in place instead of set_input's copy
+    // (device memory for a CUDA module).
     const BufferRef& input(const std::string& name) const;
     const BufferRef& input(int index) const;
 
-    // Runs every kernel once, in order.
+    // Runs every kernel once, in order. A CUDA module launches them on its stream and
+    // returns without waiting for them (get_output_host, or cuda_stream().synchronize(), waits).
     void run();
 
     // An output after run(): a view of the module's storage, overwritten by the next run().
+    // For a CUDA module it is device memory (Device::cuda(n)): pass it to another CUDA
+    // kernel or module, or copy it with get_output_host / BufferRef::copy_to(Device::cpu()).
     const BufferRef& get_output(const std::string& name) const;
     const BufferRef& get_output(int index) const;
+    // A host copy of an output (for a CUDA module, after the kernels launched so far finish).
+    BufferRef get_output_host(const std::string& name) const;
+    BufferRef get_output_host(int index) const;
+
+    // Where the module runs: Device::cpu(), or Device::cuda(n) for a module built for CUDA.
+    Device device() const;
+    // The stream a CUDA module launches its kernels on (created at build); a weft::Error for
+    // a CPU module or one built without storage.
+    const cuda::Stream& cuda_stream() const;
 
     // ---- introspection ----------------------------------------------------------------
     const Graph& graph() const;  // the graph as compiled (after the passes)
     const std::vector<KernelInfo>& kernels() const;
+    // The compiled kernels, in kernels()'s order (a CUDA kernel's device_code() holds its
+    // CUDA C, PTX and launch configuration).
+    const std::vector<Kernel>& compiled_kernels() const;
+    const Target& target() const;
     int64_t memory_bytes() const;        // the arena of intermediates, as planned
     int64_t memory_naive_bytes() const;  // one buffer per kernel output (no reuse)
     // One buffer per operator output of the compiled graph: what running its operators one
@@ -84,13 +120,15 @@ public:
 
     // ---- profiling and debugging (graph/inspect.hpp) ------------------------------------
     // Runs the module `repeats` times after one warm-up run, timing every kernel on its own
-    // (on the current inputs; the outputs are those of the last run).
+    // (on the current inputs; the outputs are those of the last run). A CUDA module waits
+    // for each kernel on its stream, so the times are the kernels' (plus a launch).
     ProfileReport profile(int repeats = 10);
     // run(), checking each kernel as it goes: the kernel's inputs are copied, and its nodes,
     // each compiled alone (as with BuildOptions::fuse off), run on the copies; the first
     // kernel whose output differs beyond the tolerance stops the run and is reported
     // (thrown as weft::Error unless options.throw_on_mismatch is off). Compiles one kernel
-    // per node the first time (the kernel cache serves later calls).
+    // per node the first time (the kernel cache serves later calls). CPU modules only (it
+    // compares on the host): debug a CUDA module's graph built for Target::host().
     DebugReport run_debug(const DebugOptions& options = {});
     // The compiled graph in Graphviz dot, each kernel's fused group a cluster.
     std::string to_dot(const DotOptions& options = {}) const;

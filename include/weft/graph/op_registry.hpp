@@ -1,6 +1,6 @@
 // The graph layer's operators: for each, its fusion pattern, type inference, a compute in
 // the tensor language (usually a topi function) and, for the operators that anchor a fused
-// group, the default CPU schedule of that group.
+// group, the default CPU and GPU schedules of that group.
 //
 // Patterns are the TVM paper's, ordered from most to least fusable; fusion (graph/fuse.hpp)
 // decides on them alone:
@@ -39,9 +39,15 @@ struct OpDef {
     // returned, `out` the group's output (op or an element-wise epilogue of it; the stages
     // between are inlined already). Empty: the group is scheduled as injective.
     // `inputs` are the operator's input tensors, `attrs` its attributes.
-    std::function<void(Schedule&, const Tensor& op, const Tensor& out, const std::vector<Tensor>& inputs,
-                       const Attrs& attrs)>
-        schedule;
+    using GroupSchedule = std::function<void(Schedule&, const Tensor& op, const Tensor& out,
+                                             const std::vector<Tensor>& inputs, const Attrs& attrs)>;
+    GroupSchedule schedule;
+    // The same for a GPU target (Target::cuda()), usually a topi::cuda schedule (threads
+    // bound, shared memory). An operator with a CPU `schedule` but no `gpu_schedule` cannot
+    // be built for CUDA (graph::build says so, naming it): topi::cuda::schedule(s, op, out)
+    // picks a GPU schedule by the computation's structure and is a good first one. Neither:
+    // the group is scheduled as injective (topi::cuda::schedule_injective).
+    GroupSchedule gpu_schedule;
 };
 
 // The operator called `name`; weft::Error "unknown operator" when there is none.

@@ -200,6 +200,11 @@ std::vector<Placement> memory_placements(const Module& m) {
 
 std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);
+    // An artifact holds CPU object code (linked back into the JIT on load); a CUDA module's
+    // kernels are PTX for a device, which this format does not carry.
+    WEFT_CHECK(!s.target.is_cuda(), "graph::save: this module was built for ", s.target.str(),
+               "; artifacts hold CPU object code only. Save a module built for the CPU (Target::host()), or keep "
+               "the graph (or ONNX model) and call graph::build(g, Target::cuda()) where it runs");
     const Graph& g = s.graph;
     detail::ArtifactWriter w;
     w.str("weft");
@@ -521,6 +526,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
                                       "intermediates together (", unshared, ")"));
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});
+    st->arena_bytes = arena_bytes;
     detail::ModuleAccess::store_inputs_and_constants(*st);
     for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
         int id = r.i32("the memory plan");

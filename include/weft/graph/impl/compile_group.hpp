@@ -1,12 +1,15 @@
 // One fused group → one kernel: the nodes' computes chained in the tensor language (the
 // group's external inputs become placeholders), every stage but the master and the root
-// inlined, the master's default schedule (or the injective one) applied, then build().
+// inlined, the master's default schedule (or the injective one) applied, then build(). For
+// a CUDA target the schedules are the GPU ones (OpDef::gpu_schedule, topi::cuda), and the
+// kernel is CUDA C compiled by NVRTC: no device is needed.
 #pragma once
 #include <map>
 
 #include "weft/codegen/build.hpp"
 #include "weft/graph/fuse.hpp"
 #include "weft/graph/op_registry.hpp"
+#include "weft/topi/cuda.hpp"
 #include "weft/topi/injective.hpp"
 
 namespace weft::graph::detail {
@@ -15,6 +18,34 @@ struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
 };
+
+// A group's GPU schedule: its master's OpDef::gpu_schedule with the element-wise epilogue
+// `out` fused (the stages between are inlined already), or topi::cuda::schedule_injective
+// for a group without a master (or whose master has no schedule at all, as on the CPU). A
+// master with a CPU schedule but no GPU one is a weft::Error naming the operator: its CPU
+// schedule would leave loops unbound, which cannot run on a GPU.
+inline void schedule_group_for_gpu(const Graph& g, const FusedGroup& group, Schedule& s,
+                                   std::map<int, Tensor>& tensors, std::map<int, std::vector<Tensor>>& inputs_of,
+                                   const Tensor& out) {
+    if (group.master < 0) return topi::cuda::schedule_injective(s, out);
+    const Node& m = g.node(group.master);
+    const OpDef& def = op_def(m.op);
+    if (def.gpu_schedule) {
+        try {
+            def.gpu_schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
+        } catch (const Error& e) {
+            std::string what = e.what();
+            ::weft::detail::throw_user_error("graph::build for CUDA: " + describe(m) + ": " +
+                                             (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+        }
+        return;
+    }
+    WEFT_CHECK(!def.schedule, "graph::build for CUDA: operator '", m.op, "' (", describe(m),
+               ") has a CPU schedule but no GPU schedule: give its OpDef a gpu_schedule (topi::cuda::schedule(s, op, "
+               "out) picks one by the computation's structure) and register it again with graph::register_op, or "
+               "build the graph for the CPU (Target::host())");
+    topi::cuda::schedule_injective(s, out);
+}
 
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target) {
     std::map<int, Tensor> tensors;  // node id -> its tensor in this kernel
@@ -52,6 +83,18 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     Schedule s = create_schedule(out);
     for (int id : group.nodes)
         if (id != group.master && id != group.root()) s[tensors[id]].compute_inline();
+    if (target.is_cuda()) {
+        schedule_group_for_gpu(g, group, s, tensors, inputs_of, out);
+        // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
+        try {
+            result.kernel = build(s, args, target);
+        } catch (const Error& e) {
+            std::string what = e.what();
+            ::weft::detail::throw_user_error("graph::build for " + target.str() + ": kernel '" + group_name(g, group) +
+                                             "': " + (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+        }
+        return result;
+    }
     if (group.master >= 0) {
         const Node& m = g.node(group.master);
         const OpDef& def = op_def(m.op);

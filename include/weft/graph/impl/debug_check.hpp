@@ -81,6 +81,11 @@ std::string DebugReport::str() const {
 
 DebugReport Module::run_debug(const DebugOptions& options) {
     State& s = state();
+    WEFT_CHECK(!s.device.is_cuda(), "graph::Module::run_debug: this module runs on ", s.device.str(),
+               ", and run_debug compares each kernel's output on the host: build the same graph for the CPU "
+               "(graph::build(g, Target::host(), options)) and call run_debug there, or compare this module's "
+               "get_output_host() with the CPU module's outputs");
+    s.check_allocated("run_debug");
     const Graph& g = s.graph;
     DebugReport report;
     auto differs = [&](double got, double want) {

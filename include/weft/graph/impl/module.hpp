@@ -1,7 +1,10 @@
 // Definitions of graph/module.hpp: build() (check, fuse, compile each group, plan and
-// allocate memory, pre-build every kernel's argument list) and the executor.
+// allocate memory, pre-build every kernel's argument list) and the executor. A CUDA module
+// is the same with its storage on the device: one arena allocation, the inputs, and the
+// constants copied once at build; run() launches on the module's stream.
 #pragma once
 #include <cstring>
+#include <optional>
 
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/memory_plan.hpp"
@@ -22,7 +25,17 @@ struct Module::State {
     std::vector<int> input_ids, output_ids;
     std::vector<std::string> input_names, output_names;
     int64_t naive_bytes = 0;
+    int64_t arena_bytes = 0;  // as planned (also when nothing is allocated)
     Target target;  // what the kernels were compiled for (run_debug compiles its references for it)
+    Device device;  // where the storage lives and the kernels run
+    bool allocated = true;   // BuildOptions::allocate: the storage exists and the module can run
+    cuda::Stream stream;     // a CUDA module's: every kernel is launched on it
+
+    // Throws unless the module has storage (BuildOptions::allocate).
+    void check_allocated(const char* what) const {
+        WEFT_CHECK(allocated, "graph::Module::", what, ": this module was built without storage (BuildOptions::allocate "
+                   "= false, which only compiles its kernels and plans memory): build it again with allocate on to run it");
+    }
 };
 
 namespace detail {
@@ -66,17 +79,19 @@ struct ModuleAccess {
     static Module make(std::shared_ptr<State> s) { return Module(std::move(s)); }
     // values[] of the graph's inputs (storage of their own) and constants (the graph's
     // data); input_ids and input_names in graph order.
+    // On a CUDA device (st.device) the inputs are allocated there and the constants are
+    // copied there once; without st.allocated only the ids and names are filled in.
     static void store_inputs_and_constants(State& st) {
         const Graph& g = st.graph;
         st.values.resize(size_t(g.size()));
         for (int id = 0; id < g.size(); ++id) {
             const Node& n = g.node(id);
             if (n.is_input()) {
-                st.values[size_t(id)] = BufferRef::allocate(n.type.dtype, n.type.shape);
+                if (st.allocated) st.values[size_t(id)] = BufferRef::allocate(n.type.dtype, n.type.shape, st.device);
                 st.input_ids.push_back(id);
                 st.input_names.push_back(n.name);
-            } else if (n.is_constant()) {
-                st.values[size_t(id)] = n.value;
+            } else if (n.is_constant() && st.allocated) {
+                st.values[size_t(id)] = st.device.is_cpu() ? n.value : n.value.copy_to(st.device);
             }
         }
     }
@@ -95,7 +110,10 @@ const std::vector<std::string>& Module::input_names() const { return state().inp
 const std::vector<std::string>& Module::output_names() const { return state().output_names; }
 const Graph& Module::graph() const { return state().graph; }
 const std::vector<KernelInfo>& Module::kernels() const { return state().infos; }
-int64_t Module::memory_bytes() const { return state().arena.defined() ? state().arena.size_bytes() : 0; }
+const std::vector<Kernel>& Module::compiled_kernels() const { return state().kernels; }
+const Target& Module::target() const { return state().target; }
+Device Module::device() const { return state().device; }
+int64_t Module::memory_bytes() const { return state().arena_bytes; }
 int64_t Module::memory_naive_bytes() const { return state().naive_bytes; }
 int64_t Module::memory_operator_bytes() const {
     int64_t total = 0;
@@ -106,6 +124,7 @@ int64_t Module::memory_operator_bytes() const {
 
 const BufferRef& Module::input(int index) const {
     State& s = state();
+    s.check_allocated("input");
     WEFT_CHECK(index >= 0 && index < int(s.input_ids.size()), "graph::Module: input index ", index,
                " is out of range (the module has ", s.input_ids.size(), " inputs)");
     return s.values[size_t(s.input_ids[size_t(index)])];
@@ -132,6 +151,7 @@ void Module::set_input(const std::string& name, const BufferRef& data) {
 
 const BufferRef& Module::get_output(int index) const {
     State& s = state();
+    s.check_allocated("get_output");
     WEFT_CHECK(index >= 0 && index < int(s.output_ids.size()), "graph::Module: output index ", index,
                " is out of range (the module has ", s.output_ids.size(), " outputs)");
     return s.values[size_t(s.output_ids[size_t(index)])];
@@ -141,8 +161,28 @@ const BufferRef& Module::get_output(const std::string& name) const {
     return get_output(detail::index_of(state().output_names, name, "output"));
 }
 
+BufferRef Module::get_output_host(int index) const {
+    const BufferRef& out = get_output(index);
+    return out.copy_to(Device::cpu());  // from a device: after the work on its (blocking) streams
+}
+
+BufferRef Module::get_output_host(const std::string& name) const {
+    return get_output_host(detail::index_of(state().output_names, name, "output"));
+}
+
+const cuda::Stream& Module::cuda_stream() const {
+    State& s = state();
+    WEFT_CHECK(s.device.is_cuda(), "graph::Module::cuda_stream: this module runs on the CPU (built for ",
+               s.target.str(), "); only a module built for Target::cuda() has a stream");
+    s.check_allocated("cuda_stream");
+    return s.stream;
+}
+
 void Module::run() {
     State& s = state();
+    s.check_allocated("run");
+    std::optional<cuda::StreamGuard> on_stream;
+    if (s.device.is_cuda()) on_stream.emplace(s.stream);
     for (size_t k = 0; k < s.kernels.size(); ++k)
         s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
 }
@@ -151,9 +191,24 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
     st->target = target;
+    st->allocated = options.allocate;
+    if (target.is_cuda()) {
+        st->device = Device::cuda(options.cuda_device);
+        // Before the (long) compile: a module that is to run needs its device.
+        WEFT_CHECK(!options.allocate || options.cuda_device < cuda::device_count(), "no CUDA device: graph::build(g, ",
+                   target.str(), ") allocates the module's storage on ", st->device.str(), ", but ",
+                   cuda::device_count() == 0 ? cuda::unavailable_reason()
+                                             : "there are only " + std::to_string(cuda::device_count()) + " device(s)",
+                   ". To compile every kernel and plan memory without a device, set BuildOptions::allocate = false");
+    }
     Graph& g = st->graph;
     g.check();
-    g = default_pipeline(options).run(g);  // graph/pass.hpp
+    BuildOptions passes = options;
+    // The blocked layout NCHW[x]c is a CPU layout: its inner block of channels is the SIMD
+    // width of the CPU's vectors, and topi::cuda schedules convolutions in NCHW (threads
+    // over output channels and pixels, tiles in shared memory), so a GPU keeps NCHW.
+    if (target.is_cuda()) passes.convert_layout = false;
+    g = default_pipeline(passes).run(g);  // graph/pass.hpp
     std::vector<int> order = g.check();
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
     st->groups = fuse_ops(g, order, options.fuse);
@@ -208,25 +263,30 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         plan.naive_bytes = plan.arena_bytes;
     }
     st->naive_bytes = plan.naive_bytes;
-    st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(plan.arena_bytes, 1)});
+    st->arena_bytes = plan.arena_bytes;
+    for (auto& [name, v] : g.outputs()) {
+        st->output_ids.push_back(v.id);
+        st->output_names.push_back(name);
+    }
+    st->arg_ids = std::move(arg_ids);
+    if (!st->allocated) return Module(std::move(st));
+    // One allocation for all intermediates, on the module's device; each planned tensor a
+    // view at its offset (pointer arithmetic only: a device pointer is never dereferenced).
+    st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(plan.arena_bytes, 1)}, st->device);
     for (int id = 0; id < g.size(); ++id) {
         int r = request_of[size_t(id)];
         if (r < 0) continue;
         const Node& n = g.node(id);
         st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(r)], n.type.dtype,
-                                           n.type.shape);
+                                           n.type.shape, {}, st->device);
     }
-    for (auto& [name, v] : g.outputs()) {
-        st->output_ids.push_back(v.id);
-        st->output_names.push_back(name);
-    }
+    if (st->device.is_cuda()) st->stream = cuda::Stream::create(st->device);
     // The argument lists, built once: run() allocates nothing.
     for (int k = 0; k < steps; ++k) {
         std::vector<KernelArgValue> a;
-        for (int id : arg_ids[size_t(k)]) a.emplace_back(st->values[size_t(id)]);
+        for (int id : st->arg_ids[size_t(k)]) a.emplace_back(st->values[size_t(id)]);
         st->args.push_back(std::move(a));
     }
-    st->arg_ids = std::move(arg_ids);
     return Module(std::move(st));
 }
 

@@ -2,6 +2,7 @@
 // softmax, layer_norm, batch_norm, bias_add and the reductions.
 #pragma once
 #include "weft/graph/impl/op_helpers.hpp"
+#include "weft/topi/cuda.hpp"
 #include "weft/topi/topi.hpp"
 
 namespace weft::graph::ops {
@@ -55,6 +56,55 @@ inline void schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, co
         topi::schedule_depthwise_conv2d_nchw(s, op, out);
     else
         topi::schedule_conv2d_nchw(s, op, out);
+}
+
+// One GPU thread per output element, its window summed in a register; the padding stage
+// inlined. For strided convolutions: topi::cuda's tiled schedule does not build for them
+// yet (the bounds of its shared input tile come out growing with the block index instead of
+// constant, "shared buffer ... has a size that is not a constant"), so a network with a
+// stride-2 convolution (ResNet, MobileNet) would not compile for CUDA at all. Threads are
+// a tile of output pixels whose sizes divide the image (no tail: the register's region
+// stays one element), blocks the rest.
+inline void gpu_schedule_conv2d_untiled(Schedule& s, const Tensor& op, const Tensor& out) {
+    for (const Tensor& t : op.op().input_tensors())
+        if (t.op()->is_compute()) s[t].compute_inline();  // the padding
+    auto divisor_at_most = [](int64_t n, int64_t cap) {
+        for (int64_t d = std::min(n, cap); d > 1; --d)
+            if (n % d == 0) return d;
+        return int64_t(1);
+    };
+    std::vector<int64_t> shape = const_shape(out);
+    const int64_t tx = divisor_at_most(shape[3], 64), ty = divisor_at_most(shape[2], std::max<int64_t>(1, 256 / tx));
+    Stage o = s[out];
+    auto [yo, yi] = o.split(out.axis(2), ty);
+    auto [xo, xi] = o.split(out.axis(3), tx);
+    o.reorder({out.axis(0), out.axis(1), yo, xo, yi, xi});
+    IterVar nc = o.fuse(out.axis(0), out.axis(1));
+    o.bind(nc, block_z());
+    o.bind(yo, block_y());
+    o.bind(xo, block_x());
+    o.bind(yi, thread_y());
+    o.bind(xi, thread_x());
+    if (!out.same_as(op)) {
+        s[op].set_scope("local");
+        s[op].compute_at(o, xi);
+    }
+}
+
+inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& in,
+                                const Attrs& a) {
+    auto strides = pair_attr(a, "strides", 1);
+    if (strides[0] > 1 || strides[1] > 1) return gpu_schedule_conv2d_untiled(s, op, out);
+    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
+        topi::cuda::schedule_depthwise_conv2d_nchw(s, op, out);
+    else
+        topi::cuda::schedule_conv2d_nchw(s, op, out);
+}
+
+// The GPU schedule of the operators whose schedule takes only (s, op, out).
+template <void (*F)(Schedule&, const Tensor&, const Tensor&)>
+void gpu_schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
+    F(s, op, out);
 }
 
 // ---- bias_add, batch_norm ------------------------------------------------------------------
@@ -234,7 +284,8 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a) {
 inline void register_nn_ops() {
     using P = OpPattern;
     register_op({.name = "conv2d", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
-                 .infer = infer_conv2d, .compute = compute_conv2d, .schedule = schedule_conv2d});
+                 .infer = infer_conv2d, .compute = compute_conv2d, .schedule = schedule_conv2d,
+                 .gpu_schedule = gpu_schedule_conv2d});
     register_op({.name = "bias_add", .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_bias_add, .compute = compute_bias_add});
     register_op({.name = "batch_norm", .pattern = P::Broadcast, .min_inputs = 5, .max_inputs = 5,
@@ -243,51 +294,62 @@ inline void register_nn_ops() {
                  .infer = infer_dense,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::dense(in[0], in[1]); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_dense(s, op, out); }});
+                                const Attrs&) { topi::schedule_dense(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_dense>});
     register_op({.name = "matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_matmul,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::matmul(in[0], in[1]); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_matmul(s, op, out); }});
+                                const Attrs&) { topi::schedule_matmul(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_matmul>});
     register_op({.name = "batch_matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_batch_matmul,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs&) { return topi::batch_matmul(in[0], in[1]); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_batch_matmul(s, op, out); }});
+                                const Attrs&) { topi::schedule_batch_matmul(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_batch_matmul>});
     auto schedule_pool = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                             const Attrs&) { topi::schedule_pool2d(s, op, out); };
     register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::max_pool2d(in[0], pool_params(a)); },
-                 .schedule = schedule_pool});
+                 .schedule = schedule_pool,
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_pool2d>});
     register_op({.name = "avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
-                 .schedule = schedule_pool});
+                 .schedule = schedule_pool,
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_pool2d>});
     register_op({.name = "global_avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_global_pool,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::global_avg_pool2d(in[0]); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_global_pool2d(s, op, out); }});
+                                const Attrs&) { topi::schedule_global_pool2d(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_global_pool2d>});
     register_op({.name = "softmax", .pattern = P::Opaque, .infer = infer_softmax,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::softmax(in[0], int(a.get_int("axis", -1))); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_softmax(s, op, out); }});
+                                const Attrs&) { topi::schedule_softmax(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_softmax>});
     register_op({.name = "layer_norm", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer = infer_layer_norm,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_layer_norm(s, op, out); }});
+                                const Attrs&) { topi::schedule_layer_norm(s, op, out); },
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_layer_norm>});
     auto schedule_reduce = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                               const Attrs&) { topi::schedule_reduce(s, op, out); };
     register_op({.name = "sum", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::sum>, .schedule = schedule_reduce});
+                 .compute = compute_reduce<topi::sum>, .schedule = schedule_reduce,
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "mean", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::mean>, .schedule = schedule_reduce});
+                 .compute = compute_reduce<topi::mean>, .schedule = schedule_reduce,
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::max>, .schedule = schedule_reduce});
+                 .compute = compute_reduce<topi::max>, .schedule = schedule_reduce,
+                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
 }
 
 }  // namespace weft::graph::ops

@@ -41,7 +41,14 @@ ProfileReport Module::profile(int repeats) {
     auto ms_since = [](clock::time_point t0) {
         return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     };
+    // A CUDA module's kernels return at launch: wait for each, so the time is the kernel's.
+    auto wait = [&s] {
+        if (s.device.is_cuda()) s.stream.synchronize();
+    };
+    std::optional<cuda::StreamGuard> on_stream;
+    if (s.device.is_cuda()) on_stream.emplace(s.stream);
     run();  // warm-up: caches, pages of the arena, the thread pool
+    wait();
     const size_t n = s.kernels.size();
     std::vector<double> total(n, 0.0), best(n, 1e300);
     double run_total = 0;
@@ -49,12 +56,14 @@ ProfileReport Module::profile(int repeats) {
         for (size_t k = 0; k < n; ++k) {
             auto t0 = clock::now();
             s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+            wait();
             double t = ms_since(t0);
             total[k] += t;
             best[k] = std::min(best[k], t);
         }
         auto t0 = clock::now();
         run();
+        wait();
         run_total += ms_since(t0);
     }
     ProfileReport report;

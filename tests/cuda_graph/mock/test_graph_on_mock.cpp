@@ -1,0 +1,152 @@
+// Whole networks built for Target::cuda() run end to end without a GPU: the CUDA runtime
+// talks to the mock driver (tests/cuda_mock, loaded through WEFT_LIBCUDA), whose memory is
+// host memory, and the mock's launch hook runs each generated kernel in tests/cuda's CPU
+// emulator of CUDA C on that memory. So everything but the GPU itself is real: the module's
+// device arena, the constants uploaded once, set_input from the host and from the device,
+// every kernel launched on the module's stream with the parameters the runtime packs, the
+// outputs copied back — and the numbers must match the CPU module's.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "../cuda_graph_util.hpp"
+#include "cuda/cuda_emulator.hpp"
+
+using namespace weft;
+using namespace cuda_graph_test;
+
+namespace {
+
+// Before any test: the runtime loads its driver at first use, from WEFT_LIBCUDA.
+const bool g_use_mock = [] { return setenv("WEFT_LIBCUDA", WEFT_MOCK_LIBCUDA, 1) == 0; }();
+
+template <class Fn>
+Fn mock_function(const char* name) {
+    cuda::device_count();  // the runtime opens the driver at first use
+    void* lib = dlopen(WEFT_MOCK_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(lib != nullptr);
+    auto fn = reinterpret_cast<Fn>(dlsym(lib, name));
+    dlclose(lib);
+    REQUIRE(static_cast<bool>(fn));
+    return fn;
+}
+size_t live_allocations() { return mock_function<size_t (*)()>("weft_mock_live_allocations")(); }
+int launches() { return mock_function<int (*)()>("weft_mock_launches")(); }
+std::string last_launch() { return mock_function<const char* (*)()>("weft_mock_last_launch")(); }
+
+// The kernels the hook runs, by their PTX (a module's kernels may share a name: "relu").
+struct Emulated {
+    const Kernel* kernel;
+    std::unique_ptr<weft_cuda_test::EmulatedKernel> emulator;
+};
+std::map<std::string, Emulated> g_emulated;
+int g_emulated_launches = 0;
+
+bool run_emulated(const char* name, const char* ptx, const unsigned* grid, const unsigned* block, void** params) {
+    auto it = g_emulated.find(ptx);
+    if (it == g_emulated.end()) return false;
+    CHECK(it->second.kernel->module()->device_code()->kernel_name == name);
+    const ir::PrimFunc& f = it->second.kernel->signature();
+    const DeviceCode& dc = *it->second.kernel->module()->device_code();
+    for (int d = 0; d < 3; ++d) {  // the runtime launched the configuration the compiler chose
+        int64_t g = 0, b = 0;
+        REQUIRE(ir::as_const_int(dc.grid[size_t(d)], &g));
+        REQUIRE(ir::as_const_int(dc.block[size_t(d)], &b));
+        CHECK(grid[d] == unsigned(g));
+        CHECK(block[d] == unsigned(b));
+    }
+    std::vector<void*> args;
+    for (size_t i = 0; i < f.args.size(); ++i) {
+        if (f.args[i].kind == ir::KernelArg::Kind::Tensor) {
+            uint64_t pointer = 0;  // a CUdeviceptr: the mock's device memory is host memory
+            std::memcpy(&pointer, params[i], sizeof pointer);
+            args.push_back(reinterpret_cast<void*>(pointer));
+        } else {
+            args.push_back(params[i]);
+        }
+    }
+    it->second.emulator->run(args);
+    ++g_emulated_launches;
+    return true;
+}
+
+// Emulators for every kernel of `m`, registered with the mock; false (reported skipped)
+// when no C++ compiler can build them.
+bool emulate_kernels(const graph::Module& m) {
+    g_emulated.clear();
+    for (const Kernel& k : m.compiled_kernels()) {
+        const DeviceCode& dc = *k.module()->device_code();
+        if (g_emulated.count(dc.ptx)) continue;  // the same kernel twice (the kernel cache's)
+        auto e = std::make_unique<weft_cuda_test::EmulatedKernel>(dc, k.signature());
+        if (!e->ok()) {
+            MESSAGE("skipped: " << e->why());
+            return false;
+        }
+        g_emulated[dc.ptx] = {&k, std::move(e)};
+    }
+    mock_function<void (*)(bool (*)(const char*, const char*, const unsigned*, const unsigned*, void**))>(
+        "weft_mock_set_launch_hook")(run_emulated);
+    return true;
+}
+
+// Builds `g` for the CPU and for CUDA on the mock, runs both on random inputs (given to the
+// CUDA module from the host, then again from the device) and compares every output.
+void run_against_cpu(const graph::Graph& g, uint64_t seed) {
+    REQUIRE(cuda::device_count() == 2);  // the mock's
+    graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda());
+    const size_t allocations_before = live_allocations();
+    {
+        graph::Module gpu = graph::build(g, Target::cuda());
+        check_every_kernel_is_ptx(gpu);
+        check_same_groups(cpu, gpu);
+        CHECK(gpu.device() == Device::cuda(0));
+        // The storage: one arena, one buffer per input, each constant uploaded once.
+        size_t constants = 0;
+        for (const graph::Node& n : gpu.graph().nodes()) constants += n.is_constant();
+        CHECK(live_allocations() - allocations_before == 1 + size_t(gpu.num_inputs()) + constants);
+        if (!emulate_kernels(gpu)) return;
+
+        for (int round = 0; round < 2; ++round) {
+            const int launches_before = launches(), emulated_before = g_emulated_launches;
+            std::vector<BufferRef> device_inputs;
+            for (int i = 0; i < cpu.num_inputs(); ++i) {
+                Buffer<float> x = Buffer<float>::random(cpu.input(i).shape(), -1, 1, seed + uint64_t(10 * round + i));
+                cpu.set_input(i, x);
+                if (round == 0) {
+                    gpu.set_input(i, x);  // from the host
+                } else {
+                    device_inputs.push_back(x.copy_to(Device::cuda(0)));
+                    gpu.set_input(i, device_inputs.back());  // from the device
+                }
+            }
+            const size_t allocations_at_run = live_allocations();
+            cpu.run();
+            gpu.run();
+            CHECK(live_allocations() == allocations_at_run);  // run() allocates nothing
+            CHECK(launches() - launches_before == int(gpu.kernels().size()));
+            CHECK(g_emulated_launches - emulated_before == int(gpu.kernels().size()));
+            CHECK(last_launch().find("stream created") != std::string::npos);  // the module's stream
+            gpu.cuda_stream().synchronize();
+            for (int o = 0; o < cpu.num_outputs(); ++o) {
+                CHECK(gpu.get_output(o).device() == Device::cuda(0));
+                compare(cpu.get_output(o), gpu.get_output_host(o));
+            }
+        }
+    }
+    g_emulated.clear();
+    CHECK(live_allocations() == allocations_before);  // the module freed all it allocated
+}
+
+}  // namespace
+
+TEST_CASE("cuda_graph mock: a small CNN runs end to end through the mock driver and matches the CPU module") {
+    run_against_cpu(small_cnn(), 101);
+}
+
+TEST_CASE("cuda_graph mock: a transformer block runs end to end through the mock driver and matches the CPU module") {
+    run_against_cpu(transformer_block(8, 32, 64), 201);
+}
