@@ -53,6 +53,14 @@ TEST_CASE("cuda a parallel loop is refused with bind as the fix") {
                          weft::Error);
 }
 
+TEST_CASE("cuda a kernel lowered for the GPU is not built for the CPU") {
+    Scale k(64, 256);
+    k.s[k.B].bind(k.B.axis(0), block_x());
+    k.s[k.B].bind(k.B.axis(1), thread_x());
+    ir::PrimFunc f = lower(k.s, {k.A, k.B}, for_cuda());
+    CHECK_THROWS_WITH_AS(build(f, Target::host()), doctest::Contains("kernel 'B' was lowered for a GPU"), weft::Error);
+}
+
 TEST_CASE("cuda a thread block over 1024 threads is refused") {
     Scale k(64, 2048);
     k.s[k.B].bind(k.B.axis(0), block_x());

@@ -5,6 +5,7 @@
 #include "weft/codegen/build.hpp"
 #include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/codegen/llvm/codegen_llvm.hpp"
+#include "weft/ir/gpu.hpp"
 #include "weft/ir/visitor.hpp"
 #include "weft/runtime/kernel_cache.hpp"
 
@@ -30,6 +31,10 @@ Kernel build(const ir::PrimFunc& func, const Target& target) {
         return Kernel(module, func);
     }
     WEFT_CHECK(target.is_cpu(), "build: unknown target kind (", target.str(), ")");
+    auto* launch = func.body.as<ir::AttrStmt>();
+    WEFT_CHECK(!launch || launch->key != ir::gpu::thread_extent_key, "build: kernel '", func.name,
+               "' was lowered for a GPU (LowerOptions::target = Target::cuda()); build it for Target::cuda(), or lower "
+               "it again for the CPU");
     auto module = KernelCache::global().get_or_build(func, target, [&] { return codegen::compile_llvm(func, target); });
     return Kernel(module, func);
 }

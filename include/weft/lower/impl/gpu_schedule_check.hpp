@@ -57,11 +57,8 @@ inline void check_gpu_schedule(const Schedule& s, const std::string& kernel) {
 // dimension of a tensor must also be passed as a scalar argument for the kernel to know it.
 inline void check_gpu_arguments(const std::string& kernel, const std::vector<ir::KernelArg>& args, const ir::Stmt& body) {
     std::vector<ir::KernelArg> scalars;
-    for (auto& a : args) {
+    for (auto& a : args)
         if (a.kind == ir::KernelArg::Kind::Scalar) scalars.push_back(a);
-        WEFT_CHECK(a.kind == ir::KernelArg::Kind::Scalar || !a.type.is_bool(), "CUDA kernel '", kernel,
-                   "': argument '", a.name, "' is a bool tensor; use int8 or uint8 on the GPU");
-    }
     for (auto& a : args)
         for (auto& d : a.shape)
             if (auto* v = d.as<ir::VarNode>()) {
