@@ -7,12 +7,39 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "cuda_runtime/ptx_kernels.hpp"
 #include "weft/runtime/cuda/launch.hpp"
 
 using namespace weft;
+
+// Counts heap allocations made by this thread while counting is on, to check that a CUDA
+// kernel call allocates nothing (as tests/runtime/test_kernel.cpp does for CPU kernels).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define WEFT_MOCK_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef WEFT_MOCK_COUNT_ALLOCATIONS
+#define WEFT_MOCK_COUNT_ALLOCATIONS 1
+#endif
+
+#if WEFT_MOCK_COUNT_ALLOCATIONS
+namespace {
+thread_local bool g_counting = false;
+thread_local int g_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+    if (g_counting) ++g_allocations;
+    if (void* p = std::malloc(size ? size : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 namespace {
 
@@ -200,3 +227,16 @@ TEST_CASE("events time work on a stream and are released") {
     }
     CHECK(live_events() == events);
 }
+
+#if WEFT_MOCK_COUNT_ALLOCATIONS
+TEST_CASE("a CUDA kernel call with constant launch dimensions allocates nothing on the heap") {
+    Kernel reverse = test::make_block_reverse(512, 256);
+    Buffer<float> out({512}, Device::cuda(0)), in({512}, Device::cuda(0));
+    reverse(out, in);  // loads the code
+    g_allocations = 0;
+    g_counting = true;
+    reverse(out, in);
+    g_counting = false;
+    CHECK(g_allocations == 0);
+}
+#endif

@@ -136,7 +136,10 @@ void launch(const std::shared_ptr<const KernelModule>& module, Device device, co
             const std::string& kname) {
     const DeviceCode* code = module->device_code();
     WEFT_ICHECK(code != nullptr, "launch of kernel '", kname, "', which has no device code");
-    DeviceState& state = device_state(device, ("launching CUDA kernel '" + kname + "'").c_str());
+    // Without a driver, say which kernel needed it (the message is only built then: a
+    // launch allocates nothing on the heap once the kernel's code is loaded).
+    if (!global_driver().api) driver(("launching CUDA kernel '" + kname + "'").c_str());
+    DeviceState& state = device_state(device, "launching a CUDA kernel");
     CUfunction function = function_for(module, *code, state, kname);
     const DeviceProperties& props = state.properties;
 
