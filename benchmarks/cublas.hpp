@@ -18,6 +18,15 @@
 #define WEFT_BENCH_CUDA_LIB_DIR ""
 #endif
 
+// The values above, checked against the toolkit's headers where the build has them.
+#if __has_include(<cublas_api.h>)
+#include <cublas_api.h>
+static_assert(CUBLAS_OP_N == 0 && CUDA_R_32F == 0 && CUDA_R_16F == 2 && CUBLAS_COMPUTE_32F == 68 &&
+              CUBLAS_GEMM_DEFAULT == -1 && CUBLAS_DEFAULT_MATH == 0 && CUBLAS_STATUS_SUCCESS == 0);
+static_assert(sizeof(cublasOperation_t) == sizeof(int) && sizeof(cudaDataType) == sizeof(int) &&
+              sizeof(cublasComputeType_t) == sizeof(int) && sizeof(cublasGemmAlgo_t) == sizeof(int));
+#endif
+
 namespace cuda_bench {
 
 class Cublas {

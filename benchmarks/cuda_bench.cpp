@@ -23,7 +23,9 @@
 // otherwise measure the launch; buffers under the L2's 50 MiB then stay in it, for the kernel
 // and its copy peer alike); a case's inputs are random and built once (set-up is not timed).
 // The weft matmuls, the chain and the softmaxes are checked once, at set-up, against cuBLAS
-// or a host reference (counter max_rel_err); ResNet-50 b1 against its CPU build.
+// or a host reference (counter max_rel_err); ResNet-50 b1 against its CPU build. Each peer
+// runs just before weft's case, whose counter x_cublas (weft / cuBLAS) or pct_copy (% of the
+// copy's GB/s) gives the ratio on the console.
 //
 // Without a CUDA device every case reports "no CUDA device: <why>" (SkipWithError) and the
 // binary exits 0.
@@ -288,6 +290,13 @@ void run_case(benchmark::State& state, const std::string& name, Unit unit, const
         if (unit == Unit::TFlops) state.counters["TFLOP/s"] = rate / 1e12;
         else state.counters["GB/s"] = rate / 1e9;
         for (const auto& [counter, value] : p->counters) state.counters[counter] = value;
+        // The ratio to the peer of the same case, which runs first (report_cuda.py computes
+        // the table's ratios from the medians; this one is for reading the console).
+        static std::map<std::string, double> peer_rates;
+        const std::string case_name = name.substr(0, name.rfind('/')), impl = name.substr(name.rfind('/') + 1);
+        if (impl != "weft") peer_rates[case_name] = rate;
+        else if (auto peer = peer_rates.find(case_name); peer != peer_rates.end())
+            state.counters[unit == Unit::TFlops ? "x_cublas" : "pct_copy"] = rate / peer->second * (unit == Unit::TFlops ? 1 : 100);
     } catch (const std::exception& e) {
         state.SkipWithError(e.what());
     }
@@ -304,15 +313,15 @@ void register_cases() {
     const std::string mm = std::to_string(kMatmul) + "x" + std::to_string(kMatmul) + "x" + std::to_string(kMatmul);
     for (bool half : {false, true}) {
         std::string name = std::string(half ? "matmul_f16" : "matmul_f32") + "/" + mm;
-        add(name, "weft", Unit::TFlops, [half] { return weft_matmul(half); });
         add(name, "cublas", Unit::TFlops, [half] { return cublas_case(half); });
+        add(name, "weft", Unit::TFlops, [half] { return weft_matmul(half); });
     }
-    add("fused_chain/64M", "weft", Unit::GBytes, weft_chain);
     add("fused_chain/64M", "copy", Unit::GBytes, [] { return copy_case(kChain); });
+    add("fused_chain/64M", "weft", Unit::GBytes, weft_chain);
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4096, 1024}, {16384, 4096}}) {
         std::string name = "softmax/" + std::to_string(rows) + "x" + std::to_string(cols);
-        add(name, "weft", Unit::GBytes, [=] { return weft_softmax(rows, cols); });
         add(name, "copy", Unit::GBytes, [=] { return copy_case(rows * cols); });
+        add(name, "weft", Unit::GBytes, [=] { return weft_softmax(rows, cols); });
     }
     for (int64_t batch : {1, 8})
         add("resnet50/b" + std::to_string(batch), "weft", Unit::TFlops, [batch] { return weft_resnet50(batch); });
