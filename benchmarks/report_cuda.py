@@ -22,10 +22,22 @@ def sh(c):
 
 
 def load(path):
+    """The JSON; a run that crashed leaves its benchmarks array open: what it has is kept."""
     try:
-        return json.load(open(path))
-    except Exception as e:
+        text = open(path).read()
+    except OSError as e:
         return {"context": {}, "benchmarks": [], "error": f"{path}: {e}"}
+    # Google Benchmark indents each run's object by 4 spaces: close the array after the last.
+    last = text.rfind("\n    }")
+    for attempt in (text, text[:last + 6] + "\n  ]\n}" if last >= 0 else ""):
+        try:
+            data = json.loads(attempt)
+            if attempt is not text:
+                data["crashed"] = True
+            return data
+        except ValueError:
+            pass
+    return {"context": {}, "benchmarks": [], "error": f"{path}: not JSON"}
 
 
 def medians(bench):
@@ -130,6 +142,9 @@ def section(bench, torch, command):
             table.append(f"| {short} (GB/s) | {cell(w, 'GB/s', '%.0f')} | cuMemcpyDtoD, same bytes | "
                          f"{cell(p, 'GB/s', '%.0f')} | {label(ratio, '%.0f%% of copy')} | {check} |")
     lines += table
+    if bench.get("crashed"):
+        lines.append("\nweft_cuda_bench stopped before the end (its JSON was cut short): the cases missing "
+                     "here did not run.")
     extra = [(n, r) for n, r in rows.items() if n.endswith("/weft") and "build_s" in r]
     if extra:
         lines.append("\nResNet-50 through `graph::build(g, Target::cuda())`: "
