@@ -260,8 +260,10 @@ void run_case(benchmark::State& state, const std::string& name, Unit unit, const
     auto& [p, error] = prepared[name];
     if (!p && error.empty()) {
         try {
-            p = std::make_shared<Prepared>(setup());
+            auto ready = std::make_shared<Prepared>(setup());
+            ready->launch();  // warm-up: modules loaded, cuBLAS's first-call set-up, caches
             weft::cuda::synchronize(kGpu);
+            p = ready;
         } catch (const std::exception& e) {
             error = e.what();
         }
