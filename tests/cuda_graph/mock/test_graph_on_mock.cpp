@@ -5,8 +5,6 @@
 // device arena, the constants uploaded once, set_input from the host and from the device,
 // every kernel launched on the module's stream with the parameters the runtime packs, the
 // outputs copied back — and the numbers must match the CPU module's.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -15,6 +13,7 @@
 
 #include "../cuda_graph_util.hpp"
 #include "cuda/cuda_emulator.hpp"
+#include "cuda_mock/mock_access.hpp"
 
 using namespace weft;
 using namespace cuda_graph_test;
@@ -22,21 +21,12 @@ using namespace cuda_graph_test;
 namespace {
 
 // Before any test: the runtime loads its driver at first use, from WEFT_LIBCUDA.
-const bool g_use_mock = [] { return setenv("WEFT_LIBCUDA", WEFT_MOCK_LIBCUDA, 1) == 0; }();
+const bool g_use_mock = weft_mock::use_mock();
 
-template <class Fn>
-Fn mock_function(const char* name) {
-    cuda::device_count();  // the runtime opens the driver at first use
-    void* lib = dlopen(WEFT_MOCK_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
-    REQUIRE(lib != nullptr);
-    auto fn = reinterpret_cast<Fn>(dlsym(lib, name));
-    dlclose(lib);
-    REQUIRE(static_cast<bool>(fn));
-    return fn;
-}
-size_t live_allocations() { return mock_function<size_t (*)()>("weft_mock_live_allocations")(); }
-int launches() { return mock_function<int (*)()>("weft_mock_launches")(); }
-std::string last_launch() { return mock_function<const char* (*)()>("weft_mock_last_launch")(); }
+using weft_mock::last_launch;
+using weft_mock::launches;
+using weft_mock::live_allocations;
+using weft_mock::mock_function;
 
 // The kernels the hook runs, by their PTX (a module's kernels may share a name: "relu").
 struct Emulated {
