@@ -224,6 +224,19 @@ std::vector<Expr> thread_guards(const StageNode& n, const std::set<std::string>&
     return guards;
 }
 
+// The outermost leaf position of `n` inside which no other stage is computed: a guard
+// around the loops from there does not hide those stages from the threads.
+size_t thread_guard_level(const Schedule& s, const StageNode& n) {
+    size_t level = 0;
+    for (auto& other : s.stages()) {
+        auto* o = other.node().get();
+        if (o->attach != AttachType::Scope || o->attach_stage.lock().get() != &n) continue;
+        for (size_t i = 0; i < n.leaf_iter_vars.size(); ++i)
+            if (n.leaf_iter_vars[i].same_as(o->attach_ivar)) level = std::max(level, i + 1);
+    }
+    return level;
+}
+
 }  // namespace
 
 Stmt schedule_ops(const Schedule& s) {
@@ -296,7 +309,8 @@ Stmt schedule_ops(const Schedule& s) {
                        n->attach_ivar.name(), "' of '", parent->op.name(),
                        "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
         }
-        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched));
+        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched),
+                                    thread_guard_level(s, *n));
         if (n->double_buffer) nest = ir::AttrStmt::make(ir::gpu::double_buffer_write_key, make_int(1), nest);
         auto wrap = [&](const Stmt& body) -> Stmt {
             Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;

@@ -70,10 +70,13 @@ struct TensorizeSite {
 
 // The loop nest computing `bodies` (one per output, inlining done) of stage `st` over `region`.
 // A tensorized stage records its site in `sites`. `thread_guards` (GPU: threadIdx == 0 for
-// the thread axes a stage shared by the block does not bind) guard every store.
+// the thread axes a stage shared by the block does not bind) guard the stage's loops from
+// leaf position `thread_guard_level` inward (no other stage is computed inside them), or
+// every store where that cannot be (a reduction's data loops inside its reduce loops).
 inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bodies, const std::vector<ir::Range>& region,
                                 std::vector<TensorizeSite>* sites = nullptr,
-                                const std::vector<Expr>& thread_guards = {}) {
+                                const std::vector<Expr>& thread_guards = {},
+                                size_t thread_guard_level = size_t(-1)) {
     using namespace nest_detail;
     NestInfo info = infer_nest(st, region);
     // Where a tensorized nest starts (leaves.size(): not tensorized).
@@ -103,7 +106,21 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
         out_index.push_back(info.value.at(a.get()));
     }
     for (auto& r : st.op->reduce_axis) root_values[r.var()] = info.value.at(r.get());
-    std::vector<Expr> all_guards = thread_guards, data_guards = thread_guards;
+    // Where the thread guard goes: around the loops from `level` inward when that level is
+    // outside the reduce loops, else around each store.
+    const size_t leaves = st.leaf_iter_vars.size();
+    size_t first_red = leaves;
+    for (size_t i = 0; i < leaves; ++i)
+        if (st.leaf_iter_vars[i]->iter_kind == ir::IterKind::Reduce) { first_red = i; break; }
+    first_red = std::min(first_red, tz);
+    const bool hoist_guard = !thread_guards.empty() && tz == leaves && thread_guard_level <= first_red;
+    auto guarded_from = [&](const std::vector<IterVar>& loops, const Stmt& inner) {
+        size_t level = std::min(thread_guard_level, loops.size());
+        std::vector<IterVar> out(loops.begin(), loops.begin() + long(level)), in(loops.begin() + long(level), loops.end());
+        return wrap_loops(st, info, out, guard(wrap_loops(st, info, in, inner), thread_guards));
+    };
+    std::vector<Expr> all_guards, data_guards;
+    if (!hoist_guard) all_guards = data_guards = thread_guards;
     for (auto& [c, red] : info.guards) {
         all_guards.push_back(c);
         if (!red) data_guards.push_back(c);
@@ -123,6 +140,7 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
             stores.push_back(store(int(v), value, out_index));
         }
         Stmt body = guard(ir::Seq::make(stores), all_guards);
+        if (hoist_guard) return guarded_from(st.leaf_iter_vars, body);
         if (tz == st.leaf_iter_vars.size()) return wrap_loops(st, info, st.leaf_iter_vars, body);
         std::vector<IterVar> outer(st.leaf_iter_vars.begin(), st.leaf_iter_vars.begin() + long(tz));
         return wrap_loops(st, info, outer, mark(body));
@@ -153,10 +171,6 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
     }
     // Loops outside the first reduction loop enclose both init and update. A tensorized
     // nest is replaced whole, so its data loops get their init before it.
-    size_t first_red = st.leaf_iter_vars.size();
-    for (size_t i = 0; i < st.leaf_iter_vars.size(); ++i)
-        if (st.leaf_iter_vars[i]->iter_kind == ir::IterKind::Reduce) { first_red = i; break; }
-    first_red = std::min(first_red, tz);
     std::vector<IterVar> outer(st.leaf_iter_vars.begin(), st.leaf_iter_vars.begin() + long(first_red));
     std::vector<IterVar> inner(st.leaf_iter_vars.begin() + long(first_red), st.leaf_iter_vars.end());
     std::vector<IterVar> init_loops;
@@ -177,6 +191,7 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
         std::vector<IterVar> between(st.leaf_iter_vars.begin() + long(first_red), st.leaf_iter_vars.begin() + long(tz));
         upd = wrap_loops(st, info, between, mark(update));
     }
+    if (hoist_guard) return guarded_from(outer, ir::Seq::make({init, upd}));
     return wrap_loops(st, info, outer, ir::Seq::make({init, upd}));
 }
 
