@@ -13,6 +13,7 @@
 
 #include "npy.hpp"
 #include "onnx/onnx_model.hpp"
+#include "weft/runtime/cuda/cuda.hpp"
 
 using namespace weft;
 namespace fs = std::filesystem;
@@ -244,4 +245,49 @@ TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
     one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "partial.npz"), 1, "no array named 'shift'");
     { std::ofstream(s / "bad.npz") << "PK not really"; }
     one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "bad.npz"), 1, "bad.npz");
+}
+
+TEST_CASE("weftc compile --target cuda writes every kernel's CUDA C and PTX without a GPU") {
+    Scratch s("cuda");
+    write_model(small_model(), s / "model.onnx");
+    Result c = run_weftc(s, "compile --target cuda " + (s / "model.onnx") + " -o " + (s / "kernels") + " --quiet");
+    INFO(c.err);
+    REQUIRE(c.status == 0);
+    CHECK(c.out.find("CUDA kernels") != std::string::npos);
+    CHECK(c.out.find("sm_90") != std::string::npos);
+    int cu = 0, ptx = 0;
+    for (const auto& e : fs::directory_iterator(s.dir / "kernels")) {
+        std::string text = slurp(e.path().string());
+        if (e.path().extension() == ".cu") cu += text.find("__global__") != std::string::npos;
+        if (e.path().extension() == ".ptx") ptx += text.find(".entry") != std::string::npos;
+    }
+    // conv + bias + relu, flatten, matmul + bias + add: each fused group one kernel.
+    CHECK(cu >= 2);
+    CHECK(cu == ptx);
+
+    // Running needs a GPU: here it says there is none; with one the output matches the CPU's.
+    Result cpu = run_weftc(s, "run " + (s / "model.onnx") + " --seed 5 --output " + (s / "cpu.npz"));
+    REQUIRE(cpu.status == 0);
+    Result r = run_weftc(s, "run --target cuda " + (s / "model.onnx") + " --seed 5 --output " + (s / "gpu.npz"));
+    if (weft::cuda::device_count() == 0) {
+        CHECK(r.status != 0);
+        CHECK(r.err.find("no CUDA device") != std::string::npos);
+        MESSAGE("skipped: no CUDA device: weftc run --target cuda was not run on a GPU");
+        return;
+    }
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    check_close(weftc::load_npz(s / "gpu.npz")[0].second, weftc::load_npz(s / "cpu.npz")[0].second);
+}
+
+TEST_CASE("weftc --target takes cpu or cuda and only for .onnx models") {
+    Scratch s("target");
+    write_model(small_model(), s / "model.onnx");
+    Result bad = run_weftc(s, "run --target tpu " + (s / "model.onnx"));
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("bad --target 'tpu' (expected cpu or cuda)") != std::string::npos);
+    REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
+    Result artifact = run_weftc(s, "run --target cuda " + (s / "m.weft"));
+    CHECK(artifact.status == 2);
+    CHECK(artifact.err.find("--target apply to .onnx models") != std::string::npos);
 }

@@ -63,6 +63,8 @@ model options (for .onnx models):
   --input-shape NAME:D1xD2x...   the shape of input NAME (e.g. input:1x3x224x224); repeatable
   --dim SYMBOL=VALUE             the value of a symbolic dimension (e.g. batch=1); repeatable
   --no-fuse                      one kernel per operator (no operator fusion)
+  --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
+                                 by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
 )";
 
@@ -76,6 +78,10 @@ Loading it compiles nothing. Progress goes to stderr.
 options:
   -o, --output PATH              the artifact to write (default: MODEL with .weft)
   --threads N                    the thread count 'weftc run' uses by default (default: all cores)
+
+With --target cuda every kernel is compiled for the GPU (NVRTC; no GPU needed) and -o names a
+directory (default: MODEL with .cuda) that gets each kernel's CUDA C (.cu) and PTX (.ptx): an
+artifact holds CPU object code only, so 'weftc run --target cuda MODEL.onnx' compiles and runs.
 )";
 
 inline const char* kRunHelp = R"(usage: weftc run MODEL(.weft|.onnx) [--inputs IN.npz] [--output OUT.npz] [options]
@@ -224,7 +230,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text) {
     return {text.substr(0, eq), parse_int(text.substr(eq + 1), "--dim value", 1, int64_t(1) << 40)};
 }
 
-inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads"};
+inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -30,8 +30,11 @@ inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64
     NamedBuffers used;
     if (path.empty()) {
         for (int i = 0; i < m.num_inputs(); ++i) {
-            fill_random(m.input(i), seed + uint64_t(i));
-            used.emplace_back(m.input_names()[size_t(i)], m.input(i));
+            // A CUDA module's inputs are device memory: fill a host copy and set it.
+            BufferRef host = m.device().is_cpu() ? m.input(i) : BufferRef::allocate(m.input(i).dtype(), m.input(i).shape());
+            fill_random(host, seed + uint64_t(i));
+            if (!m.device().is_cpu()) m.set_input(i, host);
+            used.emplace_back(m.input_names()[size_t(i)], host);
         }
         return used;
     }
@@ -68,7 +71,7 @@ inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64
                 fail("input '" + name + "': the model takes " + type_str(want) + ", '" + path + "' has " + type_str(*b));
         }
         m.set_input(i, data);
-        used.emplace_back(name, m.input(i));
+        used.emplace_back(name, m.device().is_cpu() ? m.input(i) : data);
     }
     for (auto& [n, buf] : given) {
         bool known = positional;
@@ -81,7 +84,8 @@ inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64
 
 inline NamedBuffers outputs_of(const graph::Module& m) {
     NamedBuffers out;
-    for (int i = 0; i < m.num_outputs(); ++i) out.emplace_back(m.output_names()[size_t(i)], m.get_output(i));
+    for (int i = 0; i < m.num_outputs(); ++i)  // a CUDA module's outputs copied to the host
+        out.emplace_back(m.output_names()[size_t(i)], m.device().is_cpu() ? m.get_output(i) : m.get_output_host(i));
     return out;
 }
 
@@ -152,6 +156,7 @@ inline std::vector<double> time_runs(graph::Module& m, int repeat) {
     for (int i = 0; i < repeat; ++i) {
         auto start = Clock::now();
         m.run();
+        if (m.device().is_cuda()) m.cuda_stream().synchronize();  // a CUDA run returns at launch
         times.push_back(ms_since(start));
     }
     return times;

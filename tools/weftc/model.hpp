@@ -12,6 +12,8 @@ struct ModelOptions {
     bool fuse = true;
     bool quiet = false;
     bool any_onnx_option = false;
+    Target target = Target::host();  // --target cpu | cuda
+    bool allocate = true;            // false: compile only (graph::BuildOptions::allocate)
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -31,6 +33,10 @@ inline ModelOptions model_options(const CommandLine& cl) {
     o.fuse = !cl.flags.count("--no-fuse");
     o.any_onnx_option = o.any_onnx_option || !o.fuse;
     o.quiet = cl.flags.count("--quiet") > 0;
+    std::string target = value_or(cl, "--target", "cpu");
+    if (target == "cuda") o.target = Target::cuda();
+    else if (target != "cpu") usage_error("bad --target '" + target + "' (expected cpu or cuda)");
+    o.any_onnx_option = o.any_onnx_option || target != "cpu";
     return o;
 }
 
@@ -76,7 +82,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
     auto start = Clock::now();
     if (graph::is_artifact_file(path)) {
         if (o.any_onnx_option)
-            usage_error("--input-shape, --dim and --no-fuse apply to .onnx models; '" + path +
+            usage_error("--input-shape, --dim, --no-fuse and --target apply to .onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
         m.module = graph::load_module(path, &m.metadata);
         m.artifact = true;
@@ -95,7 +101,8 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         graph::BuildOptions b;
         b.fuse = o.fuse;
         b.progress = progress_printer(o.quiet);
-        m.module = graph::build(g, Target::host(), b);
+        b.allocate = o.allocate;
+        m.module = graph::build(g, o.target, b);
     }
     m.build_ms = ms_since(start);
     return m;

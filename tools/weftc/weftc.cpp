@@ -20,6 +20,32 @@ using namespace weftc;
 
 // ---- the commands ------------------------------------------------------------------------
 
+// weftc compile --target cuda: every kernel compiled by NVRTC (no GPU needed, nothing
+// allocated), each kernel's CUDA C and PTX written to the directory `out`.
+int compile_for_cuda(const std::string& model, std::string out, ModelOptions o) {
+    if (out.empty()) out = std::filesystem::path(model).replace_extension(".cuda").string();
+    o.allocate = false;
+    OpenedModel m = open_model(model, o);
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) fail("cannot create the directory '" + out + "': " + ec.message());
+    const auto& kernels = m.module.compiled_kernels();
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        const DeviceCode* dc = kernels[k].module()->device_code();
+        char stem[32];
+        std::snprintf(stem, sizeof stem, "%03zu_", k);
+        std::string base = (std::filesystem::path(out) / (stem + m.module.kernels()[k].name)).string();
+        std::ofstream(base + ".cu") << dc->source;
+        std::ofstream(base + ".ptx") << dc->ptx;
+        if (!std::ofstream(base + ".ptx", std::ios::app)) fail("cannot write '" + base + ".ptx'");
+    }
+    std::printf("wrote %s: %zu CUDA kernels (.cu and .ptx, %s), memory plan %s, compiled in %.2f s\n"
+                "(a CUDA module is not saved as an artifact: 'weftc run --target cuda %s' compiles and runs it)\n",
+                out.c_str(), kernels.size(), m.module.target().str().c_str(), mb(m.module.memory_bytes()).c_str(),
+                m.build_ms / 1000, model.c_str());
+    return 0;
+}
+
 int cmd_compile(const std::vector<std::string>& args) {
     CommandLine cl = parse("compile", args, joined(kModelValueOptions, {"--output"}), kModelFlags);
     if (cl.help) {
@@ -35,6 +61,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     ModelOptions o = model_options(cl);
     check_exists(model);
     if (graph::is_artifact_file(model)) fail("'" + model + "' is already a compiled artifact (weftc compile reads .onnx)");
+    if (o.target.is_cuda()) return compile_for_cuda(model, value_or(cl, "--output"), o);
     OpenedModel m = open_model(model, o);
     graph::ArtifactMetadata meta;
     meta["source"] = std::filesystem::path(model).filename().string();
