@@ -4,62 +4,11 @@
 // with float4 loads. Checks the generated CUDA C compiles with NVRTC for sm_90 and has the
 // expected structure; running it needs a GPU (tests/cuda/*_gpu.cpp).
 #include "cuda_emulator.hpp"
+#include "cuda_schedules.hpp"
 #include "cuda_test_util.hpp"
 
 using namespace weft;
 using namespace weft_cuda_test;
-
-namespace {
-
-struct TiledMatmul {
-    Tensor A, B, C, AA, BB, CL;
-    Schedule s;
-};
-
-// C[M, N] = A[M, K] * B[K, N] with 64x64 block tiles, 4x4 per thread, k steps of 16.
-TiledMatmul tiled_matmul(int64_t M, int64_t N, int64_t K, bool double_buffer) {
-    TiledMatmul m;
-    m.A = placeholder({M, K}, f32, "A");
-    m.B = placeholder({K, N}, f32, "B");
-    IterVar k = reduce_axis(0, K, "k");
-    m.C = compute({M, N}, [&](Expr i, Expr j) { return sum(m.A(i, k) * m.B(k, j), {k}); }, "C");
-    Schedule& s = m.s;
-    s = create_schedule(m.C);
-    m.AA = s.cache_read(m.A, "shared", {m.C});
-    m.BB = s.cache_read(m.B, "shared", {m.C});
-    m.CL = s.cache_write(m.C, "local");
-    // The output: blocks over 64x64 tiles, threads over 4x4 sub-tiles.
-    auto [by, yi] = s[m.C].split(m.C.axis(0), 64);
-    auto [bx, xi] = s[m.C].split(m.C.axis(1), 64);
-    auto [ty, yii] = s[m.C].split(yi, 4);
-    auto [tx, xii] = s[m.C].split(xi, 4);
-    s[m.C].reorder({by, bx, ty, tx, yii, xii});
-    s[m.C].bind(by, block_y());
-    s[m.C].bind(bx, block_x());
-    s[m.C].bind(ty, thread_y());
-    s[m.C].bind(tx, thread_x());
-    s[m.C].vectorize(xii);
-    // The accumulator: per thread, over k in steps of 16.
-    s[m.CL].compute_at(s[m.C], tx);
-    IterVar kk = s[m.CL].op()->reduce_axis.at(0);
-    auto [ko, ki] = s[m.CL].split(kk, 16);
-    s[m.CL].reorder({ko, ki, s[m.CL].op()->axis[0], s[m.CL].op()->axis[1]});
-    // The shared tiles, per step of k, fetched by all 256 threads, 4 floats each.
-    for (Tensor t : {m.AA, m.BB}) {
-        s[t].compute_at(s[m.CL], ko);
-        IterVar fused = s[t].fuse(t.axis(0), t.axis(1));
-        auto [rest, vec] = s[t].split(fused, 4);
-        auto [rest2, fx] = s[t].split(rest, 16);
-        auto [outer, fy] = s[t].split(rest2, 16);
-        s[t].bind(fy, thread_y());
-        s[t].bind(fx, thread_x());
-        s[t].vectorize(vec);
-        if (double_buffer) s[t].double_buffer();
-    }
-    return m;
-}
-
-}  // namespace
 
 TEST_CASE("cuda matmul with shared tiles and a local accumulator compiles for sm_90") {
     if (!have_nvrtc()) return;

@@ -3,75 +3,11 @@
 // in a shared array (bound to threadIdx.x), then thread 0 combines them. Checks the CUDA C
 // compiles with NVRTC for sm_90 and where the barriers and the threadIdx.x == 0 guards go.
 #include "cuda_emulator.hpp"
+#include "cuda_schedules.hpp"
 #include "cuda_test_util.hpp"
 
 using namespace weft;
 using namespace weft_cuda_test;
-
-namespace {
-
-// R (a row reduction attached at `row` of `consumer`) split over `threads` threads of the
-// block: R.rf[thread] holds a partial result in shared memory; R itself is shared too, so
-// every thread of the block reads it after a barrier.
-Tensor parallel_row_reduce(Schedule& s, const Tensor& R, const Stage& consumer, const IterVar& row, int64_t threads) {
-    IterVar k = s[R].op()->reduce_axis.at(0);
-    auto [ko, ki] = s[R].split(k, threads);
-    Tensor RF = s.rfactor(R, ki);
-    s[RF].set_scope("shared");
-    s[R].set_scope("shared");
-    s[RF].compute_at(consumer, row);
-    s[R].compute_at(consumer, row);
-    s[RF].bind(RF.op()->axis.back(), thread_x());
-    return RF;
-}
-
-struct RowSum {
-    Tensor A, B;
-    Schedule s;
-};
-
-// B[i] = sum_k A[i, k], one block per row, the row split over `threads` threads.
-RowSum row_sum_schedule(int64_t rows, int64_t cols, int64_t threads) {
-    Tensor A = placeholder({rows, cols}, f32, "A");
-    IterVar k = reduce_axis(0, cols, "k");
-    Tensor B = compute({rows}, [&](Expr i) { return sum(A(i, k), {k}); }, "B");
-    Schedule s = create_schedule(B);
-    IterVar kk = s[B].op()->reduce_axis.at(0);
-    auto [ko, ki] = s[B].split(kk, threads);
-    Tensor BF = s.rfactor(B, ki);
-    s[BF].set_scope("shared");
-    s[BF].compute_at(s[B], B.axis(0));
-    s[BF].bind(BF.op()->axis.back(), thread_x());
-    s[B].bind(B.axis(0), block_x());
-    return {A, B, s};
-}
-
-struct Softmax {
-    Tensor X, Y;
-    Schedule s;
-};
-
-// Y = softmax(X) over each row: one block per row, the max and the sum split over `threads`
-// threads of the block, the output's columns over the same threads.
-Softmax softmax_schedule(int64_t rows, int64_t cols, int64_t threads) {
-    Tensor X = placeholder({rows, cols}, f32, "X");
-    IterVar k1 = reduce_axis(0, cols, "k1"), k2 = reduce_axis(0, cols, "k2");
-    Tensor M = compute({rows}, [&](Expr i) { return max(X(i, k1), {k1}); }, "M");
-    Tensor E = compute({rows, cols}, [&](Expr i, Expr j) { return exp(X(i, j) - M(i)); }, "E");
-    Tensor S = compute({rows}, [&](Expr i) { return sum(E(i, k2), {k2}); }, "S");
-    Tensor Y = compute({rows, cols}, [&](Expr i, Expr j) { return E(i, j) / S(i); }, "Y");
-    Schedule s = create_schedule(Y);
-    s[E].compute_inline();
-    IterVar row = Y.axis(0);
-    auto [jo, ji] = s[Y].split(Y.axis(1), threads);
-    s[Y].bind(row, block_x());
-    s[Y].bind(ji, thread_x());
-    parallel_row_reduce(s, M, s[Y], row, threads);
-    parallel_row_reduce(s, S, s[Y], row, threads);
-    return {X, Y, s};
-}
-
-}  // namespace
 
 TEST_CASE("cuda row sum split over the threads of a block compiles for sm_90") {
     if (!have_nvrtc()) return;
