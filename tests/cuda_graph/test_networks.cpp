@@ -2,7 +2,7 @@
 // compiles (every fused group ONE kernel, CUDA C compiled by NVRTC for sm_90, no device
 // touched: BuildOptions::allocate = false) with the CPU module's fused groups and memory
 // plan. With a GPU the same networks run and match the CPU module (1e-4 relative); without
-// one that part reports "skipped: no CUDA device". tests/cuda_graph/mock runs a network end
+// one those test cases report "skipped: no CUDA device". tests/cuda_graph/mock runs a network end
 // to end here, through the mock driver and the CPU emulator of the generated CUDA C.
 #include "cuda_graph_util.hpp"
 
@@ -11,19 +11,25 @@ using namespace cuda_graph_test;
 
 namespace {
 
-// Builds `g` for the CPU and (compile-only) for CUDA and checks what can be checked here;
-// with a GPU, runs both on the same random inputs and compares every output.
-void compile_and_check(const graph::Graph& g, uint64_t seed) {
-    graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda());
+// Builds `g` for the CPU and (compile-only) for CUDA and checks what can be checked without
+// a GPU. (Its own test cases: a test that prints "skipped: " counts as skipped whatever it
+// checked, so the GPU runs are separate.)
+void check_compiles(const graph::Graph& g) {
+    graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda(false));
     graph::Module gpu_plan = graph::build(g, Target::cuda("sm_90"), compile_only());
     CHECK(gpu_plan.target().is_cuda());
     CHECK(gpu_plan.device() == Device::cuda(0));
     check_every_kernel_is_ptx(gpu_plan);
     check_same_groups(cpu, gpu_plan);
-    if (!have_gpu()) return report_no_gpu();
+}
 
-    graph::BuildOptions o;  // allocated on cuda(0), for the device's own arch
-    graph::Module gpu = graph::build(g, Target::cuda(cuda::properties().arch()), o);
+// With a GPU: builds `g` for the CPU and for the GPU, runs both on the same random inputs
+// (given to the GPU module from the host and from the device) and compares every output.
+void run_on_gpu(const graph::Graph& g, uint64_t seed) {
+    if (!have_gpu()) return report_no_gpu();
+    graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda());
+    graph::Module gpu = graph::build(g, Target::cuda(cuda::properties().arch()));  // on cuda(0), its own arch
+    check_same_groups(cpu, gpu);
     for (int i = 0; i < cpu.num_inputs(); ++i) {
         Buffer<float> x = Buffer<float>::random(cpu.input(i).shape(), -1, 1, seed + uint64_t(i));
         cpu.set_input(i, x);
@@ -40,7 +46,7 @@ void compile_and_check(const graph::Graph& g, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("cuda_graph: ResNet-18 compiles for CUDA kernel by kernel and runs like the CPU module") {
+TEST_CASE("cuda_graph: ResNet-18 compiles for CUDA one kernel per fused group") {
     graph::Graph g = graph::testing::resnet18(1, 32, 10);
     graph::Module plan = graph::build(g, Target::cuda(), compile_only());
     // Batch norms fold into the convolutions: one kernel per convolution (bias, residual and
@@ -50,10 +56,14 @@ TEST_CASE("cuda_graph: ResNet-18 compiles for CUDA kernel by kernel and runs lik
     CHECK(count_kernels_named(plan, "conv2d_bias_add_add_relu") == 8);  // each basic block's residual + relu
     CHECK(count_kernels_named(plan, "max_pool2d") == 1);
     CHECK(int(plan.kernels().size()) < count_ops(g, "conv2d") + count_ops(g, "batch_norm") + count_ops(g, "relu"));
-    compile_and_check(g, 11);
+    check_compiles(g);
 }
 
-TEST_CASE("cuda_graph: MobileNetV2 compiles for CUDA with depthwise kernels and runs like the CPU module") {
+TEST_CASE("cuda_graph: ResNet-18 runs on the GPU like the CPU module") {
+    run_on_gpu(graph::testing::resnet18(1, 32, 10), 11);
+}
+
+TEST_CASE("cuda_graph: MobileNetV2 compiles for CUDA with its depthwise kernels") {
     graph::Graph g = graph::testing::mobilenet_v2(1, 32, 10);
     graph::Module plan = graph::build(g, Target::cuda(), compile_only());
     int depthwise = 0;
@@ -61,10 +71,14 @@ TEST_CASE("cuda_graph: MobileNetV2 compiles for CUDA with depthwise kernels and 
         depthwise += n.is_op() && n.op == "conv2d" && n.attrs.get_int("groups", 1) > 1;
     CHECK(depthwise == 17);
     CHECK(count_kernels_named(plan, "conv2d") == count_ops(plan.graph(), "conv2d"));
-    compile_and_check(g, 21);
+    check_compiles(g);
 }
 
-TEST_CASE("cuda_graph: a transformer block compiles for CUDA and runs like the CPU module") {
+TEST_CASE("cuda_graph: MobileNetV2 runs on the GPU like the CPU module") {
+    run_on_gpu(graph::testing::mobilenet_v2(1, 32, 10), 21);
+}
+
+TEST_CASE("cuda_graph: a transformer block compiles for CUDA") {
     graph::Graph g = transformer_block();
     graph::Module plan = graph::build(g, Target::cuda(), compile_only());
     CHECK(count_kernels_named(plan, "softmax") == 1);
@@ -78,24 +92,49 @@ TEST_CASE("cuda_graph: a transformer block compiles for CUDA and runs like the C
             CHECK(dc.source.find("__shared__") != std::string::npos);
         if (plan.kernels()[k].name.find("gelu") != std::string::npos) CHECK(dc.source.find("erf") != std::string::npos);
     }
-    compile_and_check(g, 31);
+    check_compiles(g);
 }
 
-TEST_CASE("cuda_graph: an MLP compiles for CUDA with unfused kernels too") {
+TEST_CASE("cuda_graph: a transformer block runs on the GPU like the CPU module") { run_on_gpu(transformer_block(), 31); }
+
+namespace {
+
+// dense + relu, dense + sigmoid, a row sum: each pattern of a small MLP.
+graph::Graph mlp() {
     graph::Graph g;
     graph::testing::Weights w(g, 41);
     graph::Value x = g.input("x", {8, 32});
     graph::Value h = g.relu(g.dense(x, w.dense_weight("w1", 64, 32), w.uniform("b1", {64}, -0.1f, 0.1f)));
     graph::Value y = g.sigmoid(g.dense(h, w.dense_weight("w2", 16, 64), w.uniform("b2", {16}, -0.1f, 0.1f)));
     g.output(g.sum(y, {1}), "s");
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("cuda_graph: an MLP compiles for CUDA fused and unfused") {
     graph::BuildOptions unfused = compile_only();
     unfused.fuse = false;
-    graph::Module plan = graph::build(g, Target::cuda(), unfused);
+    graph::Module plan = graph::build(mlp(), Target::cuda(), unfused);
     check_every_kernel_is_ptx(plan);
     CHECK(plan.kernels().size() == size_t(count_ops(plan.graph(), "matmul") + count_ops(plan.graph(), "bias_add") +
                                           count_ops(plan.graph(), "relu") + count_ops(plan.graph(), "sigmoid") +
                                           count_ops(plan.graph(), "sum")));
-    compile_and_check(g, 43);
+    check_compiles(mlp());
+}
+
+TEST_CASE("cuda_graph: an MLP runs unfused on the GPU like the CPU module") {
+    if (!have_gpu()) return report_no_gpu();
+    graph::Module cpu = graph::build(mlp(), Target::host(), cpu_like_cuda());
+    graph::BuildOptions o;
+    o.fuse = false;
+    graph::Module gpu = graph::build(mlp(), Target::cuda(cuda::properties().arch()), o);
+    Buffer<float> x = Buffer<float>::random({8, 32}, -1, 1, 43);
+    cpu.set_input(0, x);
+    gpu.set_input(0, x);
+    cpu.run();
+    gpu.run();
+    compare(cpu.get_output(0), gpu.get_output_host(0));
 }
 
 TEST_CASE("cuda_graph: a module built without storage reports its plan and refuses to run") {

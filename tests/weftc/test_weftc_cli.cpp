@@ -264,8 +264,12 @@ TEST_CASE("weftc compile --target cuda writes every kernel's CUDA C and PTX with
     // conv + bias + relu, flatten, matmul + bias + add: each fused group one kernel.
     CHECK(cu >= 2);
     CHECK(cu == ptx);
+}
 
-    // Running needs a GPU: here it says there is none; with one the output matches the CPU's.
+// (A case of its own: one that prints "skipped: " counts as skipped whatever it checked.)
+TEST_CASE("weftc run --target cuda matches the CPU run on a GPU and says when there is none") {
+    Scratch s("cuda_run");
+    write_model(small_model(), s / "model.onnx");
     Result cpu = run_weftc(s, "run " + (s / "model.onnx") + " --seed 5 --output " + (s / "cpu.npz"));
     REQUIRE(cpu.status == 0);
     Result r = run_weftc(s, "run --target cuda " + (s / "model.onnx") + " --seed 5 --output " + (s / "gpu.npz"));
