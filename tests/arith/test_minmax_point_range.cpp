@@ -20,3 +20,10 @@ TEST_CASE("min and max of operands equal over a one-point range pick the constan
     CHECK(s(min(b * 32 + 31, 63), {{b, range(0, 1)}}) == "b * 32 + 31");
     CHECK(s(max(b, 0), {{b, range(0, 5)}}) == "b");
 }
+
+TEST_CASE("a variable whose range is one point simplifies as that constant") {
+    Var b("b"), c("c");
+    CHECK(s(max(min(b * 112 + 120, 119) - max(b * 112, 0) + 1, 0), {{b, range(0, 0)}}) == "120");
+    CHECK(s(b * 4 + c, {{b, range(3, 3)}, {c, range(0, 9)}}) == "c + 12");
+    CHECK(s(b * 4 + c, {{b, range(2, 3)}}) == "b * 4 + c");
+}

@@ -84,6 +84,15 @@ TEST_CASE("conv2d NCHW: stride, dilation, groups, depthwise, odd sizes") {
     g.groups = 4;
     g.padding = topi::Pad2d::all(1);
     check_conv(1, 8, 9, 9, 12, 3, g, true);
+    // ResNet's strided convolutions: 3x3 stride 2 and the 1x1 stride-2 downsample, whose
+    // output width is one block of threads (a block loop that runs once).
+    topi::Conv2dParams s2;
+    s2.stride = {2, 2};
+    s2.padding = topi::Pad2d::all(1);
+    check_conv(1, 16, 28, 28, 16, 3, s2, true);
+    topi::Conv2dParams ds;
+    ds.stride = {2, 2};
+    check_conv(2, 16, 28, 28, 32, 1, ds, false);
     topi::Conv2dParams dw;
     dw.groups = 16;
     dw.padding = topi::Pad2d::all(1);

@@ -5,8 +5,20 @@
 namespace weft::ir::arith {
 
 Expr simplify(const Expr& e, const VarRanges& ranges) {
+    // A variable whose range is one point is that constant: substituted first, so that every
+    // rule sees it (a GPU tile's clamped extent over a block loop that runs once, such as
+    // min(b*112 + 120, 119) - max(b*112, 0), must fold to a constant on both sides).
+    std::unordered_map<Var, Expr, VarHash, VarEq> points;
+    for (auto& [v, i] : ranges) {
+        int64_t lo, hi;
+        if (!i.has_lower() || !i.has_upper()) continue;
+        detail::RangeEnv none({});
+        if (as_const_int(detail::Simplifier(none).mutate(i.min), &lo) &&
+            as_const_int(detail::Simplifier(none).mutate(i.max), &hi) && lo == hi)
+            points[v] = make_const(v.type(), lo);
+    }
     detail::RangeEnv env(ranges);
-    return detail::Simplifier(env).mutate(e);
+    return detail::Simplifier(env).mutate(points.empty() ? e : substitute(e, points));
 }
 
 Stmt simplify(const Stmt& s, const VarRanges& ranges) {
