@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -89,9 +90,11 @@ public:
             std::ifstream log(dir + "/log");
             why_ = "no C++ compiler could build the emulated kernel: " +
                    std::string(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()).substr(0, 2000);
+            std::filesystem::remove_all(dir);
             return;
         }
         handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+        std::filesystem::remove_all(dir);  // a loaded library needs no file
         if (!handle_) {
             why_ = dlerror();
             return;
