@@ -173,3 +173,21 @@ TEST_CASE("cuda element-wise kernels compute their results on the CPU emulation 
         for (int64_t i = 0; i < n; i += 97) CHECK(b.data()[i] == int32_t(a.data()[i]) * 3 - 7);
     }
 }
+
+TEST_CASE("cuda kernels named like a math function compile under another C name") {
+    if (!have_nvrtc()) return;
+    // A graph kernel is named after its output stage, and an operator's stage is often named
+    // like the function it computes: an extern "C" kernel called exp or max does not compile.
+    const int64_t n = 1024;
+    Tensor A = placeholder({n}, f32, "A");
+    for (const char* name : {"exp", "max", "sqrtf", "int", "C"}) {
+        CAPTURE(name);
+        Tensor out = compute({n}, [&](Expr i) { return exp(A(i)); }, name);
+        Kernel k;
+        const DeviceCode& dc = build_cuda(k, elementwise_schedule(out, 4), {A, out});
+        const bool renamed = std::string(name) != "C";
+        CHECK(dc.kernel_name == (renamed ? std::string(name) + "_kernel" : std::string(name)));
+        CHECK(dc.source.find("void __launch_bounds__(256) " + dc.kernel_name + "(") != std::string::npos);
+        CHECK(dc.ptx.find(".entry " + dc.kernel_name) != std::string::npos);
+    }
+}

@@ -45,7 +45,7 @@ public:
     DeviceCode generate() {
         DeviceCode dc;
         dc.arch = target_.arch;
-        dc.kernel_name = identifier(f_.name.empty() ? "kernel" : f_.name);
+        dc.kernel_name = kernel_identifier(f_.name.empty() ? "kernel" : f_.name);
         for (auto& e : dc.grid) e = ir::make_int(1);
         for (auto& e : dc.block) e = ir::make_int(1);
         // Launch extents: the attributes around the body.
@@ -118,6 +118,24 @@ private:
         for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
         if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "v_" + r;
         return r;
+    }
+    // The kernel's C name: its name as an identifier, with "_kernel" appended when that is a
+    // name CUDA's headers or C++ already use (a graph kernel is named after its output stage,
+    // and an operator's stage is often named like the math function it computes: "exp",
+    // "max"; an extern "C" function of that name does not compile).
+    static std::string kernel_identifier(const std::string& s) {
+        static const std::set<std::string> taken = {
+            "int", "float", "double", "char", "short", "long", "void", "bool", "for", "if", "else", "while", "do",
+            "return", "const", "auto", "default", "delete", "new", "register", "signed", "unsigned", "main",
+            "min", "max", "abs", "fabs", "fabsf", "exp", "expf", "exp2", "exp2f", "expm1", "expm1f", "log", "logf",
+            "log2", "log2f", "log10", "log10f", "log1p", "log1pf", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "cbrt",
+            "pow", "powf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "tanh", "tanhf", "sinh", "cosh", "asin",
+            "acos", "atan", "atan2", "erf", "erff", "erfc", "floor", "floorf", "ceil", "ceilf", "round", "roundf",
+            "trunc", "truncf", "fmin", "fminf", "fmax", "fmaxf", "fma", "fmaf", "fmod", "fmodf", "isnan", "isinf",
+            "isfinite", "signbit", "copysign", "ldexp", "frexp", "modf", "rint", "nearbyint", "lround", "llround",
+            "sigmoid", "clamp", "printf", "malloc", "free", "memcpy", "memset", "assert"};
+        std::string name = identifier(s);
+        return taken.count(name) || name.rfind("__", 0) == 0 ? name + "_kernel" : name;
     }
     // A fresh C name for a binding of v (each binding gets its own, so C scopes never clash).
     std::string bind_name(const Var& v, const std::string& hint = "") {
