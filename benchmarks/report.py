@@ -64,7 +64,9 @@ print(f"- peers: OpenBLAS {version('libopenblas0-pthread')}, oneDNN {version('li
 print(f"- command: `benchmarks/run.sh` = `{command}` (median of 3 repetitions), after a separate")
 print("  process for jit/first_build")
 print("- rate = work / wall time; % peak against the FMA loop (GFLOP/s) or the triad (GB/s) at the")
-print("  same thread count; ratio = weft's rate / the other's (> 1: weft is faster)\n")
+print("  same thread count; ratio = weft's rate / the other's (> 1: weft is faster)")
+print("- the goals these are measured against, the gaps and what explains them:")
+print("  [docs/performance.md](../docs/performance.md) (written by hand from two runs)\n")
 
 rows = defaultdict(dict)  # (case, threads) -> impl -> (rate, unit, %peak, ms)
 memory = {}  # (case, impl) -> (kernels, planned MiB, naive MiB): the graph benchmarks
