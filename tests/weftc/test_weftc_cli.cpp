@@ -252,6 +252,10 @@ TEST_CASE("weftc compile --target cuda writes every kernel's CUDA C and PTX with
     write_model(small_model(), s / "model.onnx");
     Result c = run_weftc(s, "compile --target cuda " + (s / "model.onnx") + " -o " + (s / "kernels") + " --quiet");
     INFO(c.err);
+    if (c.status != 0 && c.err.find("without CUDA support") != std::string::npos) {
+        MESSAGE("skipped: weft was built without CUDA support (WEFT_CUDA=OFF)");
+        return;
+    }
     REQUIRE(c.status == 0);
     CHECK(c.out.find("CUDA kernels") != std::string::npos);
     CHECK(c.out.find("sm_90") != std::string::npos);
