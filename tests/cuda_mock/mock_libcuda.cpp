@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,11 @@ struct Allocation {
     int device;
 };
 
+struct Function;
 struct Module {
     std::string ptx;
     int device;
+    std::vector<std::unique_ptr<Function>> functions;  // freed with the module, as the driver's are
 };
 struct Function {
     Module* module;
@@ -285,7 +288,7 @@ CUresult cuModuleLoadDataEx(Module** module, const void* image, unsigned n, int*
                                                                   "mock: not a PTX the mock accepts");
         return kInvalidPtx;
     }
-    *module = new Module{ptx, t_current->device};
+    *module = new Module{ptx, t_current->device, {}};
     ++state().module_loads;
     return kSuccess;
 }
@@ -295,7 +298,8 @@ CUresult cuModuleUnload(Module* m) {
 }
 CUresult cuModuleGetFunction(Function** f, Module* m, const char* name) {
     if (m->ptx.find(std::string(".entry ") + name + "(") == std::string::npos) return kNotFound;
-    *f = new Function{m, name};  // leaked with the module: a test's worth
+    m->functions.push_back(std::make_unique<Function>(Function{m, name}));
+    *f = m->functions.back().get();
     return kSuccess;
 }
 CUresult cuFuncSetAttribute(Function* f, int attr, int value) {
