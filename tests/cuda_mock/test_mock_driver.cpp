@@ -10,55 +10,21 @@
 #include <new>
 #include <string>
 
+#include "allocation_counter.hpp"
+#include "cuda_mock/mock_access.hpp"
 #include "cuda_runtime/ptx_kernels.hpp"
 #include "weft/runtime/cuda/launch.hpp"
 
 using namespace weft;
 
-// Counts heap allocations made by this thread while counting is on, to check that a CUDA
-// kernel call allocates nothing (as tests/runtime/test_kernel.cpp does for CPU kernels).
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define WEFT_MOCK_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef WEFT_MOCK_COUNT_ALLOCATIONS
-#define WEFT_MOCK_COUNT_ALLOCATIONS 1
-#endif
-
-#if WEFT_MOCK_COUNT_ALLOCATIONS
-namespace {
-thread_local bool g_counting = false;
-thread_local int g_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-    if (g_counting) ++g_allocations;
-    if (void* p = std::malloc(size ? size : 1)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#endif
-
 namespace {
 
 // Before any test: the runtime loads its driver at first use, from WEFT_LIBCUDA.
-const bool g_use_mock = [] { return setenv("WEFT_LIBCUDA", WEFT_MOCK_LIBCUDA, 1) == 0; }();
+const bool g_use_mock = weft_mock::use_mock();
 
-// The mock's own counters, through the handle the runtime opened.
-template <class Fn>
-Fn mock_function(const char* name) {
-    cuda::device_count();  // the runtime opens the driver at first use
-    void* lib = dlopen(WEFT_MOCK_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
-    REQUIRE(lib != nullptr);
-    auto fn = reinterpret_cast<Fn>(dlsym(lib, name));
-    dlclose(lib);
-    REQUIRE(static_cast<bool>(fn));  // doctest cannot print function pointers
-    return fn;
-}
-std::string last_launch() { return mock_function<const char* (*)()>("weft_mock_last_launch")(); }
-size_t live_allocations() { return mock_function<size_t (*)()>("weft_mock_live_allocations")(); }
+using weft_mock::last_launch;
+using weft_mock::live_allocations;
+using weft_mock::mock_function;
 int live_streams() { return mock_function<int (*)()>("weft_mock_live_streams")(); }
 int live_events() { return mock_function<int (*)()>("weft_mock_live_events")(); }
 int module_loads() { return mock_function<int (*)()>("weft_mock_module_loads")(); }
@@ -228,15 +194,15 @@ TEST_CASE("events time work on a stream and are released") {
     CHECK(live_events() == events);
 }
 
-#if WEFT_MOCK_COUNT_ALLOCATIONS
+#if WEFT_TEST_COUNT_ALLOCATIONS
 TEST_CASE("a CUDA kernel call with constant launch dimensions allocates nothing on the heap") {
     Kernel reverse = test::make_block_reverse(512, 256);
     Buffer<float> out({512}, Device::cuda(0)), in({512}, Device::cuda(0));
     reverse(out, in);  // loads the code
-    g_allocations = 0;
-    g_counting = true;
+    weft_test_alloc::allocations = 0;
+    weft_test_alloc::counting = true;
     reverse(out, in);
-    g_counting = false;
-    CHECK(g_allocations == 0);
+    weft_test_alloc::counting = false;
+    CHECK(weft_test_alloc::allocations == 0);
 }
 #endif

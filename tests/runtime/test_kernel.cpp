@@ -12,47 +12,7 @@
 
 using namespace weft;
 
-// Counts heap allocations made by this thread while counting is on, to check that a kernel
-// call allocates nothing. (Replacing operator new affects this test binary only; TSan
-// links its own operator new, so under TSan the check is skipped.)
-#if defined(__SANITIZE_THREAD__)
-#define WEFT_TEST_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WEFT_TEST_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef WEFT_TEST_COUNT_ALLOCATIONS
-#define WEFT_TEST_COUNT_ALLOCATIONS 1
-#endif
-
-#if WEFT_TEST_COUNT_ALLOCATIONS
-namespace {
-thread_local bool g_counting = false;
-thread_local int g_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-    if (g_counting) ++g_allocations;
-    if (void* p = std::malloc(size ? size : 1)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// Every form that ends in the deletes above allocates with malloc too: a library that pairs
-// a nothrow or array new with a plain delete (LLVM's verifier does) must not mix ASan's
-// operator new with this free (AddressSanitizer: alloc-dealloc-mismatch).
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-    if (g_counting) ++g_allocations;
-    return std::malloc(size ? size : 1);
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new[](std::size_t size, const std::nothrow_t& t) noexcept { return operator new(size, t); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#endif
+#include "allocation_counter.hpp"
 
 namespace {
 
@@ -141,17 +101,17 @@ TEST_CASE("a checked call allocates nothing on the heap") {
     Kernel mm = make_scaled_matmul();
     Buffer<float> a({4, 3}), b({3, 5}), c({4, 5});
     mm(a, b, c, 1.0f);  // warm up (thread-locals, lazy statics)
-    g_allocations = 0;
-    g_counting = true;
+    weft_test_alloc::allocations = 0;
+    weft_test_alloc::counting = true;
     mm(a, b, c, 1.0f);
-    g_counting = false;
-    CHECK(g_allocations == 0);
+    weft_test_alloc::counting = false;
+    CHECK(weft_test_alloc::allocations == 0);
     // The counter itself works.
-    g_counting = true;
+    weft_test_alloc::counting = true;
     auto* probe = new std::vector<int>(10);
-    g_counting = false;
+    weft_test_alloc::counting = false;
     delete probe;
-    CHECK(g_allocations == 2);
+    CHECK(weft_test_alloc::allocations == 2);
 }
 #endif
 
