@@ -157,3 +157,22 @@ TEST_CASE("a stage of a tensor outside the schedule names the tensor") {
     Schedule s = create_schedule(p.C);
     CHECK_THROWS_WITH_AS(s[p.O], doctest::Contains("no stage for 'other'"), weft::Error);
 }
+
+TEST_CASE("store_nontemporal on a reduction or an inlined stage says why it cannot apply") {
+    Tensor X = placeholder({8, 16}, f32, "x");
+    IterVar k = reduce_axis(0, 16, "k");
+    Tensor S = compute({8}, [&](Expr i) { return sum(X(i, k), {k}); }, "rowsum");
+    Schedule s = create_schedule(S);
+    s[S].store_nontemporal();
+    CHECK_THROWS_WITH_AS(build(s, {X, S}), doctest::Contains("store_nontemporal: 'rowsum' is a reduction"), weft::Error);
+
+    Tensor P = compute({8, 16}, [&](Expr i, Expr j) { return X(i, j) * 2.f; }, "scaled");
+    Tensor Q = compute({8, 16}, [&](Expr i, Expr j) { return P(i, j) + 1.f; }, "shifted");
+    Schedule t = create_schedule(Q);
+    t[P].compute_inline();
+    t[P].store_nontemporal();
+    CHECK_THROWS_WITH_AS(build(t, {X, Q}), doctest::Contains("store_nontemporal: 'scaled' is computed inline"),
+                         weft::Error);
+    // Placeholders store nothing.
+    CHECK_THROWS_WITH_AS(t[X].store_nontemporal(), doctest::Contains("'x' is not a compute stage"), weft::Error);
+}

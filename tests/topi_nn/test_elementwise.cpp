@@ -86,3 +86,23 @@ TEST_CASE("topi schedule_injective keeps a broadcast row axis as the vector axis
         for (int64_t j = 0; j < 48; ++j) want.push_back(std::max(double(x(i, j)) + b(j), 0.0));
     check_close(y, want, "bias + relu");
 }
+
+TEST_CASE("topi schedule_injective stores outputs of 16 MiB and more non-temporally") {
+    // 4099 x 1031 floats = 16.9 MB, just over the threshold; an odd row length, so rows start
+    // at every alignment (non-temporal stores where aligned, plain ones elsewhere).
+    const Shape big{4099, 1031}, small{512, 1031};
+    for (const Shape& shape : {big, small}) {
+        Tensor X = placeholder(exprs(shape), f32, "x"), C = placeholder({shape[1]}, f32, "c");
+        Tensor Y = topi::add(topi::relu(topi::mul(X, 1.5f)), C);
+        Schedule s = create_schedule(Y);
+        topi::schedule_injective(s, Y);
+        bool streams = stage_text(s, Y.name()).find("store_nontemporal") != std::string::npos;
+        CHECK(streams == (shape[0] == big[0]));
+        auto x = random_buffer(shape, 11), c = random_buffer({shape[1]}, 12);
+        auto y = run({X, C}, Y, [&](Schedule& s2) { topi::schedule_injective(s2, Y); }, {x, c}, shape);
+        std::vector<double> want(size_t(x.size()));
+        for (size_t i = 0; i < want.size(); ++i)
+            want[i] = std::max(1.5 * x.data()[i], 0.0) + c.data()[i % size_t(shape[1])];
+        check_close(y, want, "relu(1.5 x) + c " + str(shape));
+    }
+}

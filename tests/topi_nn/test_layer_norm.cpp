@@ -64,3 +64,13 @@ TEST_CASE("topi layer_norm schedule runs rows in parallel with vectorized statis
         CHECK(text.find("(vectorized)") != std::string::npos);
     }
 }
+
+TEST_CASE("topi layer_norm stores outputs of 16 MiB and more non-temporally") {
+    check_layer_norm({4099, 1031}, 1, 1e-5, 40);  // 16.9 MB: rows start at every alignment
+    Tensor X = placeholder({4099, 1031}, f32, "X");
+    Tensor G = placeholder({1031}, f32, "gamma"), B = placeholder({1031}, f32, "beta");
+    Tensor Y = topi::layer_norm(X, G, B);
+    Schedule s = create_schedule(Y);
+    topi::schedule_layer_norm(s, Y);
+    CHECK(stage_text(s, Y.name()).find("store_nontemporal") != std::string::npos);
+}

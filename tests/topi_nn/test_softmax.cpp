@@ -161,3 +161,17 @@ TEST_CASE("topi inline exp is within a few ulp of exp") {
         check_close(y, want, vector ? "vector inline exp" : "scalar inline exp", 4.8e-7, 1e-37);
     }
 }
+
+TEST_CASE("topi softmax and log_softmax store outputs of 16 MiB and more non-temporally") {
+    // 4099 x 1031 floats = 16.9 MB: rows start at every alignment.
+    for (bool log_form : {false, true}) {
+        check_softmax({4099, 1031}, -1, log_form, -4, 4, 60 + unsigned(log_form));
+        for (const Shape& shape : {Shape{4099, 1031}, Shape{512, 1024}}) {
+            Tensor X = placeholder(exprs(shape), f32, "X");
+            Tensor Y = log_form ? topi::log_softmax(X) : topi::softmax(X);
+            Schedule s = create_schedule(Y);
+            log_form ? topi::schedule_log_softmax(s, Y) : topi::schedule_softmax(s, Y);
+            CHECK((stage_text(s, Y.name()).find("store_nontemporal") != std::string::npos) == (shape[0] == 4099));
+        }
+    }
+}

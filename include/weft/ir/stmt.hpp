@@ -85,6 +85,9 @@ namespace attr {
 // Around the copies of a loop that lowering unrolled (value: the count), so that codegen
 // leaves the unrolling of the loop around them to the schedule.
 inline constexpr const char* unrolled = "unrolled";
+// Around a store of a Stage::store_nontemporal stage (value 1): on x86 the CPU backend writes
+// its vectors with non-temporal (streaming) stores where the address is aligned.
+inline constexpr const char* nontemporal_store = "nontemporal_store";
 }  // namespace attr
 
 struct AttrStmt : StmtNode {

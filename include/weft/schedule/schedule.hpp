@@ -117,6 +117,13 @@ public:
     // the loop's next iteration runs while the current one computes (TVM's double buffering:
     // one barrier per iteration instead of two).
     void double_buffer(std::source_location loc = std::source_location::current());
+    // CPU (x86): the stage writes its vectors with non-temporal stores, which go to memory
+    // without first reading each written cache line and without evicting what the caches
+    // hold. Pays for outputs much larger than the caches that nothing reads soon (a memory-
+    // bound kernel over tens of MiB moves a third less data); hurts when the next kernel
+    // reads the output while it would still be cached. Not for reductions (their output is
+    // read back while it is computed). Other targets ignore it.
+    void store_nontemporal(std::source_location loc = std::source_location::current());
 
     // The operation this stage computes now (cache_write replaces it), its original one,
     // and its loop nest.
@@ -202,6 +209,7 @@ struct StageNode {
     IterVar attach_ivar;
     std::string scope = "global";
     bool double_buffer = false;  // Stage::double_buffer
+    bool nontemporal_stores = false;  // Stage::store_nontemporal
     IterVar tensorize_axis;  // with tensorize_intrin: the loop nest from here inward is replaced
     TensorIntrin tensorize_intrin;
     std::source_location tensorize_loc;

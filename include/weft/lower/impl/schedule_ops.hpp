@@ -258,6 +258,8 @@ Stmt schedule_ops(const Schedule& s) {
     const auto& stages = s.stages();
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
         auto* n = it->node().get();
+        WEFT_CHECK(!(n->nontemporal_stores && n->attach == AttachType::Inline), "store_nontemporal: '", n->op.name(),
+                   "' is computed inline, so it stores nothing; use it on the stage that writes the output");
         if (!n->op->is_compute() || n->attach == AttachType::Inline) continue;
         std::vector<Expr> shape = n->op->output_shape();
         Stmt attach_body;

@@ -126,7 +126,8 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
         if (!red) data_guards.push_back(c);
     }
     auto store = [&](int v, Expr value, const std::vector<Expr>& index) {
-        return Stmt(ir::make_node<ir::ProducerStore>(st.op.ptr(), v, std::move(value), index, st.op.output(v).name()));
+        Stmt s(ir::make_node<ir::ProducerStore>(st.op.ptr(), v, std::move(value), index, st.op.output(v).name()));
+        return st.nontemporal_stores ? ir::AttrStmt::make(ir::attr::nontemporal_store, make_int(1), s) : s;
     };
     auto load = [&](int v, const std::vector<Expr>& index) { return st.op.output(v).at(index); };
 
@@ -147,6 +148,9 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
     }
 
     // Reduction: update = combine(current, source) under the guards and the where-condition.
+    WEFT_CHECK(!st.nontemporal_stores, "store_nontemporal: '", st.op.name(),
+               "' is a reduction, whose output is read back while it is computed; use it on a stage that writes each "
+               "element once (cache_write the reduction, then store the copy non-temporally)");
     auto& comb = *red->combiner;
     Stmt update;
     {

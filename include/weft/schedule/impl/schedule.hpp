@@ -288,6 +288,12 @@ void Stage::double_buffer(std::source_location loc) {
     n_->double_buffer = true;
 }
 
+void Stage::store_nontemporal(std::source_location loc) {
+    WEFT_CHECK_AT(loc, n_->op->is_compute(), "store_nontemporal: '", name(), "' is not a compute stage");
+    record(*n_, "store_nontemporal", {});
+    n_->nontemporal_stores = true;
+}
+
 // ---- Schedule ---------------------------------------------------------------------------
 
 Schedule create_schedule(const std::vector<Tensor>& outputs) {
@@ -471,6 +477,8 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
             case AttachType::Scope: os << " @" << n.attach_stage.lock()->op.name() << "." << n.attach_ivar.name(); break;
         }
         if (n.scope != "global") os << " scope=" << n.scope;
+        if (n.double_buffer) os << " double_buffer";
+        if (n.nontemporal_stores) os << " store_nontemporal";
         os << "\n";
         for (auto& r : n.relations) {
             if (auto* sp = std::get_if<SplitRelation>(&r))

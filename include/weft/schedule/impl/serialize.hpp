@@ -31,7 +31,7 @@ constexpr PrimitiveArity kPrimitives[] = {
     {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
     {"set_scope", 0, 0, 1},      {"cache_read", 0, 1, -1},  {"cache_write", 0, 0, 1},
     {"rfactor", 1, 1, 0},        {"tensorize", 1, 0, 1},
-    {"double_buffer", 0, 0, 0},
+    {"double_buffer", 0, 0, 0},  {"store_nontemporal", 0, 0, 0},
 };
 
 const PrimitiveArity* find_primitive(const std::string& name) {
@@ -135,6 +135,7 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     if (p == "compute_root") return st.compute_root();
     if (p == "set_scope") return st.set_scope(step.strings[0]);
     if (p == "double_buffer") return st.double_buffer();
+    if (p == "store_nontemporal") return st.store_nontemporal();
     std::vector<IterVar> ivs;
     for (int pos : step.iter_vars) ivs.push_back(iter_var_at(st, pos, where));
     if (p == "split") st.split(ivs[0], step.ints[0]);

@@ -197,4 +197,16 @@ inline int64_t const_size(const std::vector<Expr>& shape) {
 // elements a kernel runs on the calling thread.
 constexpr int64_t kMinParallelElements = 1 << 15;
 
+// Outputs of at least this many bytes are written with non-temporal stores
+// (Stage::store_nontemporal): next to their inputs they overflow a typical last-level cache
+// share, so caching them only adds a read of every written line and evicts the inputs.
+// Measured on a Zen 4 with 32 MiB of L3, 1 thread: the fused chain over 64 MiB went from 19 to
+// 30 GB/s. Smaller outputs keep plain stores: the next kernel may read them from the cache.
+constexpr int64_t kNontemporalOutputBytes = int64_t(16) << 20;
+
+inline void store_nontemporal_if_large(Schedule& s, const Tensor& out) {
+    const int64_t n = const_size(out.shape());
+    if (n >= 0 && n * out.dtype().bytes() >= kNontemporalOutputBytes) s[out].store_nontemporal();
+}
+
 }  // namespace weft::topi::nn_detail

@@ -50,6 +50,7 @@ void schedule_injective(Schedule& s, const Tensor& out) {
                                                : "a placeholder (nothing to schedule)");
     std::vector<Tensor> chain = nn_detail::inline_injective_inputs(s, out);
     nn_detail::vectorize_injective(s, out, nn_detail::reads_element_for_element(chain));
+    nn_detail::store_nontemporal_if_large(s, out);
 }
 
 }  // namespace weft::topi

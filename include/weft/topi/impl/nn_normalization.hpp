@@ -101,6 +101,7 @@ void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out) {
     // at 4096 x 1024, 1 thread); a loop reloads x from L1 instead.
     reduce_in_row(s, var_sum, out, rows, 1);
     scalar_in_row(s, rstd, out, rows);
+    store_nontemporal_if_large(s, out);
 }
 
 }  // namespace weft::topi

@@ -110,6 +110,7 @@ void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
     elementwise_in_row(s, e, out, rows);
     reduce_in_row(s, total, out, rows);
     scalar_in_row(s, inv, out, rows);
+    store_nontemporal_if_large(s, out);
 }
 
 void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
@@ -121,6 +122,7 @@ void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
     reduce_in_row(s, mx, out, rows);
     reduce_in_row(s, total, out, rows);
     scalar_in_row(s, lse, out, rows);
+    store_nontemporal_if_large(s, out);
 }
 
 }  // namespace weft::topi

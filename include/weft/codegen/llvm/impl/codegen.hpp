@@ -45,6 +45,9 @@ private:
 
     // ---- memory (emit_memory.hpp) ----
     llvm::Value* buffer(const ir::Var& buffer_var);
+    // Stores `value` (a vector) at `address` bypassing the caches where it is aligned;
+    // false when the target or the vector's size rules that out (emit a plain store then).
+    bool emit_nontemporal_store(llvm::Value* value, llvm::Value* address, DataType t, const ir::VarNode* buffer);
     void emit_heap_allocate(const ir::Allocate* op, llvm::Value* bytes);
 
     // ---- kernel arguments (emit_args.hpp) ----
@@ -88,6 +91,8 @@ private:
     MathEmitter math_;
     std::string symbol_;
     int parallel_bodies_ = 0;
+    // Inside attr::nontemporal_store: the store being emitted may bypass the caches.
+    bool nontemporal_store_ = false;
 
     // What belongs to the LLVM function being emitted: the entry, or an outlined parallel body.
     struct FunctionState {
@@ -99,6 +104,9 @@ private:
         llvm::Value* args = nullptr;
         llvm::Value* type_codes = nullptr;
         llvm::Value* num_args = nullptr;
+        // Non-temporal stores were emitted: the function ends with a store fence (they are
+        // weakly ordered, and whoever reads the output next may run on another thread).
+        bool wrote_nontemporal = false;
     };
     FunctionState fs_;
 };

@@ -4,6 +4,10 @@
 // vector index Ramp(base, 1, n) is one contiguous vector access, Broadcast(i, n) one scalar
 // load splat to n lanes, and any other vector index a masked gather / scatter.
 #pragma once
+#include <algorithm>
+
+#include <llvm/TargetParser/Triple.h>
+
 #include "weft/codegen/llvm/impl/codegen.hpp"
 #include "weft/ir/op.hpp"
 
@@ -66,11 +70,41 @@ inline void CodeGenLLVM::emit_(const ir::Store* op) {
         access = b_.CreateAlignedStore(value, b_.CreateInBoundsGEP(elem, base, emit(op->index)), align);
     } else if (is_dense_ramp(op->index)) {
         llvm::Value* address = b_.CreateInBoundsGEP(elem, base, emit(op->index.as<ir::Ramp>()->base));
+        if (nontemporal_store_ && emit_nontemporal_store(value, address, t, op->buffer.node())) return;
         access = b_.CreateAlignedStore(value, address, align);
     } else {
         access = b_.CreateMaskedScatter(value, b_.CreateInBoundsGEP(elem, base, emit(op->index)), align);
     }
     alias_.annotate(access, op->buffer.node());
+}
+
+// x86's MOVNT stores need an address aligned to the vector (LLVM splits an under-aligned
+// non-temporal store into scalar pieces), so the store checks the address at run time and
+// falls back to a plain store. Vectors wider than a cache line need only a line's alignment:
+// LLVM writes them as several line-sized stores.
+inline bool CodeGenLLVM::emit_nontemporal_store(llvm::Value* value, llvm::Value* address, DataType t,
+                                                const ir::VarNode* buffer) {
+    const uint64_t bytes = uint64_t(t.bytes()) * uint64_t(t.lanes);
+    const bool x86 = llvm::Triple(target_.triple).isX86();
+    if (!x86 || bytes < 16 || (bytes & (bytes - 1)) != 0) return false;
+    const uint64_t alignment = std::min<uint64_t>(bytes, 64);
+    llvm::Value* offset = b_.CreateAnd(b_.CreatePtrToInt(address, b_.getInt64Ty()), b_.getInt64(alignment - 1));
+    auto* streaming = llvm::BasicBlock::Create(ctx_, "store.nontemporal", fs_.fn);
+    auto* cached = llvm::BasicBlock::Create(ctx_, "store.cached", fs_.fn);
+    auto* done = llvm::BasicBlock::Create(ctx_, "store.done", fs_.fn);
+    b_.CreateCondBr(b_.CreateICmpEQ(offset, b_.getInt64(0)), streaming, cached);
+    b_.SetInsertPoint(streaming);
+    llvm::StoreInst* nt = b_.CreateAlignedStore(value, address, llvm::Align(alignment));
+    nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+    alias_.annotate(nt, buffer);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(cached);
+    alias_.annotate(b_.CreateAlignedStore(value, address, llvm::Align(t.element_of().bytes())), buffer);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    fs_.wrote_nontemporal = true;
+    return true;
 }
 
 inline void CodeGenLLVM::emit_(const ir::Allocate* op) {

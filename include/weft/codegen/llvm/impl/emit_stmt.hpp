@@ -1,5 +1,6 @@
 // CodeGenLLVM: statements, serial loops and assertions (see codegen.hpp).
 #pragma once
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
 #include "weft/codegen/llvm/impl/codegen.hpp"
@@ -126,7 +127,12 @@ inline void CodeGenLLVM::emit_(const ir::Evaluate* op) {
 }
 
 // Pragmas and other annotations carry nothing the CPU code needs.
-inline void CodeGenLLVM::emit_(const ir::AttrStmt* op) { emit(op->body); }
+inline void CodeGenLLVM::emit_(const ir::AttrStmt* op) {
+    bool outer = nontemporal_store_;
+    if (op->key == ir::attr::nontemporal_store) nontemporal_store_ = true;
+    emit(op->body);
+    nontemporal_store_ = outer;
+}
 
 inline void CodeGenLLVM::emit_(const ir::AssertStmt* op) {
     fail_unless(emit(op->condition), op->message);
@@ -134,6 +140,7 @@ inline void CodeGenLLVM::emit_(const ir::AssertStmt* op) {
 }
 
 inline void CodeGenLLVM::emit_return(llvm::Value* code) {
+    if (fs_.wrote_nontemporal) b_.CreateCall(llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_sfence));
     for (auto it = fs_.heap.rbegin(); it != fs_.heap.rend(); ++it)
         b_.CreateCall(runtime_function("weft_runtime_free"), {*it});
     b_.CreateRet(code);
