@@ -2,25 +2,20 @@
 // kernels that share a name.
 #include <doctest/doctest.h>
 
+#include "random_floats.hpp"
+
 #include <random>
 #include <thread>
 
 #include "codegen/kernel_builder.hpp"
 
 using namespace weft;
+using weft::test::random_floats;
 using namespace weft::ir;
 using weft::test::CallArgs;
 using weft::test::KernelBuilder;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, unsigned seed, float lo = -1, float hi = 1) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
 
 // C[i] = A[i] * 2 + B[i] for i in [0, n), n a scalar argument.
 PrimFunc scalar_axpy(const std::string& name) {

@@ -4,6 +4,8 @@
 // the same schedule without it, whatever the buffer's alignment and the tail.
 #include <doctest/doctest.h>
 
+#include "random_floats.hpp"
+
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -13,16 +15,9 @@
 #include <weft/weft.hpp>
 
 using namespace weft;
+using weft::test::random_floats;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-2.f, 2.f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
 
 float chain(float x) { return std::max(1.5f * x - 0.25f, 0.f) + 0.5f; }
 

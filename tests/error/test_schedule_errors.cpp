@@ -176,3 +176,23 @@ TEST_CASE("store_nontemporal on a reduction or an inlined stage says why it cann
     // Placeholders store nothing.
     CHECK_THROWS_WITH_AS(t[X].store_nontemporal(), doctest::Contains("'x' is not a compute stage"), weft::Error);
 }
+
+TEST_CASE("ShiftInwards where overlapping tiles would count elements twice names the stage and the loop") {
+    Tensor A = placeholder({10, 9}, f32, "A");
+    IterVar k = reduce_axis(0, 9, "k");
+    Tensor S = compute({10}, [&](Expr i) { return sum(A(i, k), {k}); }, "rowsum");
+    Schedule s = create_schedule(S);
+    CHECK_THROWS_WITH_AS(s[S].split(k, 4, TailStrategy::ShiftInwards),
+                         doctest::Contains("split of axis 'k' in stage 'rowsum': TailStrategy::ShiftInwards"),
+                         weft::Error);
+    // The data axis is fine, but not with its outer loop inside the reduce loop.
+    auto [io, ii] = s[S].split(S.axis(0), 4, TailStrategy::ShiftInwards);
+    s[S].reorder({k, io, ii});
+    CHECK_THROWS_WITH_AS(build(s, {A, S}), doctest::Contains("loop 'i.outer' runs inside a reduce loop"), weft::Error);
+    // A JSON step with an unknown tail strategy.
+    Schedule t = create_schedule(S);
+    t[S].split(S.axis(0), 4, TailStrategy::ShiftInwards);
+    std::string json = t.to_json();
+    json.replace(json.find("[4,1]"), 5, "[4,7]");
+    CHECK_THROWS_WITH_AS(Schedule::from_json(json, {S}), doctest::Contains("optional tail strategy"), weft::Error);
+}

@@ -166,7 +166,8 @@ TEST_CASE("serialize: malformed records are a weft::Error naming the problem") {
     CHECK(from(record(step("Q", "split", "0", "8"))).find("no stage named 'Q'") != std::string::npos);
     CHECK(from(record(step("C", "split", "9", "8"))).find("position 9 is out of range") != std::string::npos);
     CHECK(from(record(step("C", "split", "-1", "8"))).find("position -1 is out of range") != std::string::npos);
-    CHECK(from(record(step("C", "split", "0", ""))).find("expected 1 entries in 'ints'") != std::string::npos);
+    CHECK(from(record(step("C", "split", "0", ""))).find("expected at least one entry in 'ints'") != std::string::npos);
+    CHECK(from(record(step("C", "split", "0", "8, 1, 1"))).find("optional tail strategy") != std::string::npos);
     CHECK(from(record(step("C", "reorder", "", ""))).find("at least one entry in 'iter_vars'") != std::string::npos);
     CHECK(from(record(step("C", "split", "\"i\"", "8"))).find("'iter_vars' must hold integers") != std::string::npos);
     CHECK(from(record(step("C", "compute_at", "0", "", "\"nowhere\""))).find("no stage named 'nowhere'") !=

@@ -137,3 +137,18 @@ TEST_CASE("matmul with a bias and ReLU epilogue fused into the tile loop") {
         linalg_test::check_close(y, want, sh.K);
     }
 }
+
+TEST_CASE("a last partial row block reruns the full register tile shifted inwards instead of a second kernel") {
+    // 1000 rows = 166 blocks of 6 + 4: with TailStrategy::ShiftInwards the last block starts
+    // at row 994 and the program holds one micro-kernel (one accumulator allocation).
+    std::string program = lowered_matmul({1000, 128, 64});
+    size_t kernels = 0;
+    for (size_t at = program.find("allocate matmul.local["); at != std::string::npos;
+         at = program.find("allocate matmul.local[", at + 1))
+        ++kernels;
+    CHECK(kernels == 1);
+    CHECK(program.find("min(i.outer * 6, 994)") != std::string::npos);
+    CHECK(program.find("if (") == std::string::npos);
+    linalg_test::with_threads(1, [] { check_matmul({1000, 128, 64}); });
+    linalg_test::with_threads(2, [] { check_matmul({1000, 64, 64}); });  // one panel: row blocks in parallel
+}

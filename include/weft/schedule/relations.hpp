@@ -50,11 +50,16 @@ inline NestInfo solve_relations(const StageNode& st, const std::vector<ir::Range
         if (auto* sp = std::get_if<SplitRelation>(&*it)) {
             auto pr = info.range.at(sp->parent.get());
             Expr factor = info.range.at(sp->inner.get()).extent;
-            info.value[sp->parent.get()] =
-                ir::arith::simplify(pr.min + info.value.at(sp->outer.get()) * factor + info.value.at(sp->inner.get()));
-            // Guard unless the split provably covers the parent exactly.
+            Expr start = info.value.at(sp->outer.get()) * factor;
             Expr covered = info.range.at(sp->outer.get()).extent * factor;
-            if (!ir::arith::can_prove(covered == pr.extent)) {
+            const bool exact = ir::arith::can_prove(covered == pr.extent);
+            // TailStrategy::ShiftInwards: the last tile starts at extent - factor (it overlaps
+            // the previous one) where the extent is known to hold a whole tile.
+            const bool shift = !exact && sp->tail == TailStrategy::ShiftInwards && ir::arith::can_prove(pr.extent >= factor);
+            if (shift) start = ir::min(start, pr.extent - factor);
+            info.value[sp->parent.get()] = ir::arith::simplify(pr.min + start + info.value.at(sp->inner.get()));
+            // Guard unless the split provably covers the parent exactly.
+            if (!exact && !shift) {
                 Expr cond = info.value.at(sp->parent.get()) < pr.min + pr.extent;
                 info.guards.emplace_back(cond, sp->parent->iter_kind == ir::IterKind::Reduce);
             }

@@ -39,10 +39,26 @@ inline ThreadAxis thread_z() { return {"threadIdx.z"}; }
 // were more threads; its iterations' accesses interleave, which spreads shared-memory banks.
 inline ThreadAxis vthread() { return {"vthread"}; }
 
+// What a split does with the last, partial iteration of its outer loop when the factor
+// does not divide the extent (Halide's TailStrategy).
+enum class TailStrategy : uint8_t {
+    // The inner loop runs `factor` iterations everywhere; those past the end are skipped by a
+    // guard (loop partitioning then gives the last outer iteration a copy of its own).
+    Guard,
+    // The last outer iteration starts at extent - factor instead: it overlaps the one before
+    // and recomputes a few elements, so every outer iteration runs the same full tile (one
+    // copy of an unrolled micro-kernel instead of two, whole vectors, no guard). Needs an
+    // extent of at least `factor` (smaller or symbolic extents keep the guard) and a stage
+    // whose elements may be computed twice: not a reduce axis, and a reduction's outer loop
+    // must enclose its reduce loops.
+    ShiftInwards,
+};
+
 // parent = outer * factor + inner (by factor), or outer has `nparts` iterations.
 struct SplitRelation {
     IterVar parent, outer, inner;
     Expr factor, nparts;  // exactly one is defined
+    TailStrategy tail = TailStrategy::Guard;
 };
 // fused = outer * extent(inner) + inner.
 struct FuseRelation {
@@ -76,8 +92,11 @@ public:
     Stage() = default;
     explicit Stage(std::shared_ptr<StageNode> n) : n_(std::move(n)) {}
 
-    // parent -> (outer, inner) with inner of `factor` iterations.
+    // parent -> (outer, inner) with inner of `factor` iterations; `tail` says how a last,
+    // partial tile runs when factor does not divide the extent.
     std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor,
+                                      std::source_location loc = std::source_location::current());
+    std::pair<IterVar, IterVar> split(const IterVar& parent, int64_t factor, TailStrategy tail,
                                       std::source_location loc = std::source_location::current());
     // parent -> (outer, inner) with outer of `nparts` iterations.
     std::pair<IterVar, IterVar> split_nparts(const IterVar& parent, int64_t nparts,

@@ -2,6 +2,7 @@
 // schedule's relations, the value of every axis in terms of the leaf loops, bound guards
 // for splits that do not divide, and for reductions an init nest plus an update nest.
 #pragma once
+#include <algorithm>
 #include <unordered_map>
 
 #include "weft/ir/arith/simplify.hpp"
@@ -54,6 +55,31 @@ inline Stmt wrap_loops(const StageNode& st, const NestInfo& info, const std::vec
     return body;
 }
 
+// A reduction may recompute the tiles a TailStrategy::ShiftInwards split overlaps only where
+// each tile gets its own init: the split's outer loop (and every loop made from it) must
+// enclose the reduce loops, or the overlapped elements would be accumulated twice.
+inline void check_shift_inwards_outside_reduction(const StageNode& st) {
+    if (st.op->reduce_axis.empty()) return;
+    std::vector<const void*> derived;
+    auto is_derived = [&](const IterVar& iv) { return std::find(derived.begin(), derived.end(), iv.get()) != derived.end(); };
+    for (auto& rel : st.relations) {
+        if (auto* sp = std::get_if<SplitRelation>(&rel)) {
+            if (sp->tail == TailStrategy::ShiftInwards || is_derived(sp->parent)) derived.push_back(sp->outer.get());
+            if (is_derived(sp->parent)) derived.push_back(sp->inner.get());
+        } else if (auto* f = std::get_if<FuseRelation>(&rel); f && (is_derived(f->outer) || is_derived(f->inner))) {
+            derived.push_back(f->fused.get());
+        }
+    }
+    bool in_reduction = false;
+    for (auto& iv : st.leaf_iter_vars) {
+        in_reduction |= iv->iter_kind == ir::IterKind::Reduce;
+        WEFT_CHECK(!in_reduction || !is_derived(iv), "split with TailStrategy::ShiftInwards on stage '", st.op.name(),
+                   "': loop '", iv.name(), "' runs inside a reduce loop, so the elements its last tile overlaps "
+                   "would be accumulated twice; order the split's outer loop before the reduce loops (or use "
+                   "TailStrategy::Guard)");
+    }
+}
+
 }  // namespace nest_detail
 
 // A loop nest a tensor intrinsic replaces once every stage is placed (lower/impl/tensorize.hpp):
@@ -78,6 +104,7 @@ inline ir::Stmt make_stage_nest(const StageNode& st, const std::vector<Expr>& bo
                                 const std::vector<Expr>& thread_guards = {},
                                 size_t thread_guard_level = size_t(-1)) {
     using namespace nest_detail;
+    check_shift_inwards_outside_reduction(st);
     NestInfo info = infer_nest(st, region);
     // Where a tensorized nest starts (leaves.size(): not tensorized).
     size_t tz = st.leaf_iter_vars.size();

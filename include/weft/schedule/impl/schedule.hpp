@@ -125,8 +125,20 @@ static std::pair<IterVar, IterVar> do_split(StageNode& n, const IterVar& parent,
 // Recorded after the split succeeded (a refused call leaves no step); parent keeps its
 // position, the split only appends to all_iter_vars.
 std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, std::source_location loc) {
+    return split(parent, factor, TailStrategy::Guard, loc);
+}
+
+std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, TailStrategy tail,
+                                         std::source_location loc) {
+    WEFT_CHECK_AT(loc, tail == TailStrategy::Guard || parent->iter_kind != ir::IterKind::Reduce,
+                  "split of axis '", parent.name(), "' in stage '", name(),
+                  "': TailStrategy::ShiftInwards recomputes the iterations its last tile overlaps, which would add "
+                  "them to a reduction twice; split a reduce axis with TailStrategy::Guard");
     auto r = do_split(*n_, parent, factor, false, loc);
-    record(*n_, "split", {parent}, {factor});
+    std::get<SplitRelation>(n_->relations.back()).tail = tail;
+    // The trace keeps the one-integer form for the default, so older JSON still reads.
+    if (tail == TailStrategy::Guard) record(*n_, "split", {parent}, {factor});
+    else record(*n_, "split", {parent}, {factor, int64_t(tail)});
     return r;
 }
 
@@ -484,7 +496,8 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
             if (auto* sp = std::get_if<SplitRelation>(&r))
                 os << "  split " << sp->parent.name() << " -> " << sp->outer.name() << ", " << sp->inner.name()
                    << (sp->factor.defined() ? " factor " : " nparts ")
-                   << (sp->factor.defined() ? sp->factor : sp->nparts) << "\n";
+                   << (sp->factor.defined() ? sp->factor : sp->nparts)
+                   << (sp->tail == TailStrategy::ShiftInwards ? " shift_inwards" : "") << "\n";
             else if (auto* f = std::get_if<FuseRelation>(&r))
                 os << "  fuse " << f->outer.name() << ", " << f->inner.name() << " -> " << f->fused.name() << "\n";
         }

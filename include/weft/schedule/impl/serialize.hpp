@@ -26,7 +26,7 @@ struct PrimitiveArity {
     int iter_vars, ints, strings;
 };
 constexpr PrimitiveArity kPrimitives[] = {
-    {"split", 1, 1, 0},          {"split_nparts", 1, 1, 0}, {"fuse", 2, 0, 0},         {"reorder", -1, 0, 0},
+    {"split", 1, -1, 0},          {"split_nparts", 1, 1, 0}, {"fuse", 2, 0, 0},         {"reorder", -1, 0, 0},
     {"vectorize", 1, 0, 0},      {"unroll", 1, 0, 0},       {"parallel", 1, 0, 0},     {"bind", 1, 0, 1},
     {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
     {"set_scope", 0, 0, 1},      {"cache_read", 0, 1, -1},  {"cache_write", 0, 0, 1},
@@ -138,7 +138,12 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     if (p == "store_nontemporal") return st.store_nontemporal();
     std::vector<IterVar> ivs;
     for (int pos : step.iter_vars) ivs.push_back(iter_var_at(st, pos, where));
-    if (p == "split") st.split(ivs[0], step.ints[0]);
+    if (p == "split") {
+        WEFT_CHECK(step.ints.size() <= 2 && (step.ints.size() == 1 || step.ints[1] == int64_t(TailStrategy::Guard) ||
+                                             step.ints[1] == int64_t(TailStrategy::ShiftInwards)),
+                   where, ": split takes a factor and an optional tail strategy (0 guard, 1 shift inwards)");
+        st.split(ivs[0], step.ints[0], step.ints.size() == 2 ? TailStrategy(step.ints[1]) : TailStrategy::Guard);
+    }
     else if (p == "split_nparts") st.split_nparts(ivs[0], step.ints[0]);
     else if (p == "fuse") st.fuse(ivs[0], ivs[1]);
     else if (p == "tensorize") st.tensorize(ivs[0], lookup_tensor_intrin(step.strings[0]));
