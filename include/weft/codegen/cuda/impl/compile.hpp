@@ -3,7 +3,12 @@
 #include <chrono>
 
 #include "weft/codegen/cuda/codegen_cuda.hpp"
-#include "weft/codegen/cuda/impl/emit_cuda.hpp"
+#include "weft/codegen/cuda/impl/codegen.hpp"
+#include "weft/codegen/cuda/impl/emit_expr.hpp"
+#include "weft/codegen/cuda/impl/emit_kernel.hpp"
+#include "weft/codegen/cuda/impl/emit_memory.hpp"
+#include "weft/codegen/cuda/impl/emit_stmt.hpp"
+#include "weft/codegen/cuda/impl/names.hpp"
 #include "weft/codegen/cuda/impl/nvrtc.hpp"
 
 namespace weft::codegen {
