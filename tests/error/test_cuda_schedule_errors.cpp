@@ -53,6 +53,15 @@ TEST_CASE("cuda a parallel loop is refused with bind as the fix") {
                          weft::Error);
 }
 
+TEST_CASE("cuda a prefetch is refused with shared memory as the fix") {
+    Scale k(64, 256);
+    k.s[k.B].bind(k.B.axis(0), block_x());
+    k.s[k.B].bind(k.B.axis(1), thread_x());
+    k.s[k.B].prefetch(k.A, k.B.axis(0), 1);
+    CHECK_THROWS_WITH_AS(k.lower_it(), doctest::Contains("stage 'B' has a prefetch(), which is a CPU schedule primitive"),
+                         weft::Error);
+}
+
 TEST_CASE("cuda a kernel lowered for the GPU is not built for the CPU") {
     Scale k(64, 256);
     k.s[k.B].bind(k.B.axis(0), block_x());

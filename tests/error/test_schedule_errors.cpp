@@ -196,3 +196,25 @@ TEST_CASE("ShiftInwards where overlapping tiles would count elements twice names
     json.replace(json.find("[4,1]"), 5, "[4,7]");
     CHECK_THROWS_WITH_AS(Schedule::from_json(json, {S}), doctest::Contains("optional tail strategy"), weft::Error);
 }
+
+TEST_CASE("prefetch that cannot apply names the tensor, the loop and the stage") {
+    Tensor A = placeholder({8, 32}, f32, "A"), Other = placeholder({8}, f32, "other");
+    Tensor T = compute({8, 32}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "t");
+    Tensor B = compute({8, 32}, [&](Expr i, Expr j) { return T(i, j) * 2.0f; }, "b");
+    Schedule s = create_schedule(B);
+    CHECK_THROWS_WITH_AS(s[B].prefetch(T, B.axis(0), 0), doctest::Contains("an offset of 0"), weft::Error);
+    CHECK_THROWS_WITH_AS(s[B].prefetch(Other, B.axis(0), 1), doctest::Contains("it does not read 'other'"), weft::Error);
+    CHECK_THROWS_WITH_AS(s[B].prefetch(T, T.axis(0), 1), doctest::Contains("belongs to stage 't'"), weft::Error);
+    s[B].vectorize(B.axis(1));
+    CHECK_THROWS_WITH_AS(s[B].prefetch(T, B.axis(1), 1), doctest::Contains("the loop is vectorized"), weft::Error);
+    // A tensor computed inside a loop of its reader has no whole buffer to prefetch from.
+    s[B].prefetch(T, B.axis(0), 1);
+    s[T].compute_at(s[B], B.axis(0));
+    CHECK_THROWS_WITH_AS(build(s, {A, B}), doctest::Contains("'t' is computed inside a loop of another stage"),
+                         weft::Error);
+    // The loop was split after the prefetch named it.
+    Schedule t = create_schedule(B);
+    t[B].prefetch(T, B.axis(0), 1);
+    t[B].split(B.axis(0), 2);
+    CHECK_THROWS_WITH_AS(build(t, {A, B}), doctest::Contains("loop 'i' is no longer a loop of the stage"), weft::Error);
+}

@@ -143,6 +143,14 @@ public:
     // reads the output while it would still be cached. Not for reductions (their output is
     // read back while it is computed). Other targets ignore it.
     void store_nontemporal(std::source_location loc = std::source_location::current());
+    // CPU: at the start of each iteration of the loop `iv`, software-prefetches (x86
+    // prefetcht0) the elements of `t` that this stage reads `offset` iterations of `iv` later,
+    // one hint per cache line (TVM's prefetch). A hint: results never change, and addresses
+    // past t's end are harmless (a prefetch never faults). `t` is an input or a stage
+    // computed at the root that this stage reads directly; `iv` a loop of this stage that is
+    // not vectorized.
+    void prefetch(const Tensor& t, const IterVar& iv, int64_t offset = 1,
+                  std::source_location loc = std::source_location::current());
 
     // The operation this stage computes now (cache_write replaces it), its original one,
     // and its loop nest.
@@ -229,6 +237,12 @@ struct StageNode {
     std::string scope = "global";
     bool double_buffer = false;  // Stage::double_buffer
     bool nontemporal_stores = false;  // Stage::store_nontemporal
+    struct Prefetch {
+        Tensor tensor;
+        IterVar loop;
+        int64_t offset;
+    };
+    std::vector<Prefetch> prefetches;  // Stage::prefetch
     IterVar tensorize_axis;  // with tensorize_intrin: the loop nest from here inward is replaced
     TensorIntrin tensorize_intrin;
     std::source_location tensorize_loc;

@@ -28,6 +28,9 @@ inline void check_gpu_schedule(const Schedule& s, const std::string& kernel) {
             WEFT_CHECK(n.scope == "shared" && n.attach == AttachType::Scope, "CUDA kernel '", kernel,
                        "': double_buffer on stage '", n.op.name(),
                        "' needs a \"shared\" stage computed at a serial loop of its consumer (compute_at)");
+        WEFT_CHECK(n.prefetches.empty(), "CUDA kernel '", kernel, "': stage '", n.op.name(),
+                   "' has a prefetch(), which is a CPU schedule primitive; on a GPU stage the data in shared memory "
+                   "(cache_read into \"shared\", double_buffer) instead");
         for (auto& [iv, a] : n.attrs)
             WEFT_CHECK(a.kind != ir::ForKind::Parallel, "CUDA kernel '", kernel, "': loop '", iv.name(), "' of stage '",
                        n.op.name(), "' is parallel(), which is for CPU threads; on a GPU bind it to block_x() or "

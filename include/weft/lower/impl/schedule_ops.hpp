@@ -11,6 +11,7 @@
 #include "weft/ir/gpu.hpp"
 #include "weft/ir/printer.hpp"
 #include "weft/ir/visitor.hpp"
+#include "weft/lower/impl/prefetch.hpp"
 #include "weft/lower/impl/stage_nest.hpp"
 #include "weft/lower/impl/tensorize.hpp"
 #include "weft/lower/lower.hpp"
@@ -154,6 +155,10 @@ protected:
         IRVisitor::visit_(op);
         if (idx_.of(op->producer.get()) != stage_) return;
         add(op->indices);
+    }
+    // A prefetch hint (Stage::prefetch) reads nothing: it must not widen a producer's region.
+    void visit_(const ir::Call* op) override {
+        if (op->name != prefetch_detail::kPrefetch) IRVisitor::visit_(op);
     }
     void visit_(const ir::ProducerStore* op) override {
         IRVisitor::visit_(op);
@@ -313,6 +318,14 @@ Stmt schedule_ops(const Schedule& s) {
         }
         Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched),
                                     thread_guard_level(s, *n));
+        for (auto& p : n->prefetches) {
+            const StageNode* src = idx.of(p.tensor.op().get());
+            WEFT_CHECK(!src || src->op->is_placeholder() || src->attach == AttachType::Root, "prefetch of '",
+                       p.tensor.name(), "' on stage '", n->op.name(), "': '", p.tensor.name(), "' is computed ",
+                       src && src->attach == AttachType::Inline ? "inline (it has no buffer)" : "inside a loop of another stage",
+                       "; prefetch an input or a stage computed at the root");
+        }
+        nest = insert_prefetches(*n, nest);
         if (n->double_buffer) nest = ir::AttrStmt::make(ir::gpu::double_buffer_write_key, make_int(1), nest);
         auto wrap = [&](const Stmt& body) -> Stmt {
             Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;

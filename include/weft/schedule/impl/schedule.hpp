@@ -300,6 +300,22 @@ void Stage::double_buffer(std::source_location loc) {
     n_->double_buffer = true;
 }
 
+void Stage::prefetch(const Tensor& t, const IterVar& iv, int64_t offset, std::source_location loc) {
+    WEFT_CHECK_AT(loc, t.defined(), "prefetch on stage '", name(), "': the tensor is undefined");
+    size_t pos = leaf_position(*n_, iv, "prefetch", loc);
+    WEFT_CHECK_AT(loc, offset != 0, "prefetch of '", t.name(), "' at loop '", iv.name(), "' of stage '", name(),
+                  "': an offset of 0 prefetches what the iteration reads right away; use 1 or more");
+    bool reads = false;
+    for (auto& in : n_->op.input_tensors()) reads |= in.op().same_as(t.op());
+    WEFT_CHECK_AT(loc, reads, "prefetch on stage '", name(), "': it does not read '", t.name(),
+                  "' (after cache_read, prefetch the tensor the stage reads now)");
+    const IterVarAttr* a = n_->attr(n_->leaf_iter_vars[pos]);
+    WEFT_CHECK_AT(loc, !a || a->kind != ir::ForKind::Vectorized, "prefetch of '", t.name(), "' at loop '", iv.name(),
+                  "' of stage '", name(), "': the loop is vectorized; prefetch at a loop around it");
+    n_->prefetches.push_back({t, iv, offset});
+    record(*n_, "prefetch", {iv}, {offset}, {t.op().name()});
+}
+
 void Stage::store_nontemporal(std::source_location loc) {
     WEFT_CHECK_AT(loc, n_->op->is_compute(), "store_nontemporal: '", name(), "' is not a compute stage");
     record(*n_, "store_nontemporal", {});
@@ -491,6 +507,7 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
         if (n.scope != "global") os << " scope=" << n.scope;
         if (n.double_buffer) os << " double_buffer";
         if (n.nontemporal_stores) os << " store_nontemporal";
+        for (auto& p : n.prefetches) os << " prefetch(" << p.tensor.name() << ", " << p.loop.name() << ", " << p.offset << ")";
         os << "\n";
         for (auto& r : n.relations) {
             if (auto* sp = std::get_if<SplitRelation>(&r))

@@ -33,10 +33,14 @@ inline llvm::Value* CodeGenLLVM::tensor_arg_field(llvm::Value* position, unsigne
 inline llvm::Value* CodeGenLLVM::emit_weft_intrinsic(const ir::Call* op) {
     const std::string& n = op->name;
     if (n == "weft.prefetch") {
-        // weft.prefetch(buffer, index): the element type is the call's type.
+        // weft.prefetch(buffer, index), or weft.prefetch(load) (Stage::prefetch: the address of
+        // the load, which is not performed); the element type is the call's type.
         llvm::Type* elem = memory_type(ctx_, op->type.element_of());
-        WEFT_ICHECK(op->args.size() == 2 && op->args[0].type().is_handle(), "weft.prefetch(buffer, index)");
-        llvm::Value* address = b_.CreateInBoundsGEP(elem, emit(op->args[0]), emit(op->args[1]));
+        const ir::Load* load = op->args.size() == 1 ? op->args[0].as<ir::Load>() : nullptr;
+        WEFT_ICHECK(load || (op->args.size() == 2 && op->args[0].type().is_handle()),
+                    "weft.prefetch(buffer, index) or weft.prefetch(load)");
+        llvm::Value* address = load ? b_.CreateGEP(elem, buffer(load->buffer), emit(load->index))
+                                    : b_.CreateInBoundsGEP(elem, emit(op->args[0]), emit(op->args[1]));
         // read, high locality, data cache
         b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
                            {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
