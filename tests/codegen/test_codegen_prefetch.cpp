@@ -3,6 +3,7 @@
 // results, and never a wider region for bound inference.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -81,4 +82,25 @@ TEST_CASE("prefetch is part of the trace, the JSON and the printed schedule") {
     std::ostringstream printed;
     printed << r.s;
     CHECK(printed.str().find("prefetch(A, i, 2)") != std::string::npos);
+}
+
+TEST_CASE("prefetch of the second output of a multi-output stage hints that output and survives JSON") {
+    Tensor X = placeholder({16, 40}, f32, "x");
+    std::vector<Tensor> pair = compute_multi(
+        {16, 40}, [&](Expr i, Expr j) { return std::vector<Expr>{X(i, j) + 1.0f, X(i, j) * 3.0f}; }, "pair");
+    Tensor Y = compute({16, 40}, [&](Expr i, Expr j) { return pair[1](i, j) - 2.0f; }, "y");
+    Schedule s = create_schedule(Y);
+    s[Y].prefetch(pair[1], Y.axis(0), 1);
+    std::string program = lowered(s, {X, Y});
+    INFO(program);
+    CHECK(program.find("weft.prefetch(" + pair[1].name() + "[") != std::string::npos);
+    Schedule back = Schedule::from_json(s.to_json(), {Y});
+    CHECK(back == s);
+    CHECK(lowered(back, {X, Y}) == program);
+    std::vector<float> x = random_floats(640, 4);
+    Buffer<float> in(x.data(), {16, 40}), out({16, 40});
+    build(s, {X, Y})(in, out);
+    int64_t wrong = 0;
+    for (int64_t e = 0; e < 640; ++e) wrong += std::abs(out.data()[e] - (x[size_t(e)] * 3.0f - 2.0f)) > 1e-6f;
+    CHECK(wrong == 0);
 }

@@ -33,7 +33,7 @@ inline bool is_prefetch(const ir::Call* call) { return call->name == kPrefetch; 
 // its range; variables of enclosing loops stay symbolic.
 class ReadBox : public ir::IRVisitor {
 public:
-    explicit ReadBox(const te::OperationNode* tensor) : tensor_(tensor) {}
+    ReadBox(const te::OperationNode* tensor, int value_index) : tensor_(tensor), value_index_(value_index) {}
     std::vector<ir::arith::Interval> box;
     using IRVisitor::visit;
 
@@ -44,7 +44,9 @@ protected:
     }
     void visit_(const ir::ProducerLoad* op) override {
         IRVisitor::visit_(op);
-        if (static_cast<const void*>(op->producer.get()) != static_cast<const void*>(tensor_)) return;
+        if (static_cast<const void*>(op->producer.get()) != static_cast<const void*>(tensor_) ||
+            op->value_index != value_index_)
+            return;
         if (box.empty()) box.resize(op->indices.size());
         for (size_t d = 0; d < op->indices.size(); ++d) {
             ir::arith::Interval iv = ir::arith::bounds_of(op->indices[d], ranges_);
@@ -57,6 +59,7 @@ protected:
 
 private:
     const te::OperationNode* tensor_;
+    int value_index_;
     ir::arith::VarRanges ranges_;
     bool first_ = true;
 };
@@ -74,7 +77,7 @@ protected:
         found = true;
         WEFT_CHECK(op->for_kind != ir::ForKind::Vectorized, "prefetch of '", p_.tensor.name(), "' at loop '",
                    p_.loop.name(), "' of stage '", st_.op.name(), "': the loop is vectorized; prefetch at a loop around it");
-        ReadBox box(p_.tensor.op().get());
+        ReadBox box(p_.tensor.op().get(), p_.tensor.value_index());
         box.visit(op->body);
         WEFT_CHECK(!box.box.empty(), "prefetch of '", p_.tensor.name(), "' at loop '", p_.loop.name(), "' of stage '",
                    st_.op.name(), "': the stage reads nothing of it inside that loop");

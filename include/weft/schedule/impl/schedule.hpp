@@ -313,7 +313,9 @@ void Stage::prefetch(const Tensor& t, const IterVar& iv, int64_t offset, std::so
     WEFT_CHECK_AT(loc, !a || a->kind != ir::ForKind::Vectorized, "prefetch of '", t.name(), "' at loop '", iv.name(),
                   "' of stage '", name(), "': the loop is vectorized; prefetch at a loop around it");
     n_->prefetches.push_back({t, iv, offset});
-    record(*n_, "prefetch", {iv}, {offset}, {t.op().name()});
+    // The output of a multi-output operation after the offset; output 0 keeps the short form.
+    if (t.value_index() == 0) record(*n_, "prefetch", {iv}, {offset}, {t.op().name()});
+    else record(*n_, "prefetch", {iv}, {offset, int64_t(t.value_index())}, {t.op().name()});
 }
 
 void Stage::store_nontemporal(std::source_location loc) {

@@ -31,7 +31,7 @@ constexpr PrimitiveArity kPrimitives[] = {
     {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
     {"set_scope", 0, 0, 1},      {"cache_read", 0, 1, -1},  {"cache_write", 0, 0, 1},
     {"rfactor", 1, 1, 0},        {"tensorize", 1, 0, 1},
-    {"double_buffer", 0, 0, 0},  {"store_nontemporal", 0, 0, 0}, {"prefetch", 1, 1, 1},
+    {"double_buffer", 0, 0, 0},  {"store_nontemporal", 0, 0, 0}, {"prefetch", 1, -1, 1},
 };
 
 const PrimitiveArity* find_primitive(const std::string& name) {
@@ -154,7 +154,14 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     else if (p == "parallel") st.parallel(ivs[0]);
     else if (p == "bind") st.bind(ivs[0], ThreadAxis{step.strings[0]});
     else if (p == "pragma") st.pragma(ivs[0], step.strings[0], step.ints[0]);
-    else if (p == "prefetch") st.prefetch(stage_named(s, step.strings[0], where).op().output(0), ivs[0], step.ints[0]);
+    else if (p == "prefetch") {
+        Operation source = stage_named(s, step.strings[0], where).op();
+        const int64_t value = step.ints.size() > 1 ? step.ints[1] : 0;
+        WEFT_CHECK(step.ints.size() <= 2 && value >= 0 && value < source->num_outputs(), where,
+                   ": prefetch takes an offset and an optional output index of '", step.strings[0], "' (it has ",
+                   source->num_outputs(), ")");
+        st.prefetch(source.output(int(value)), ivs[0], step.ints[0]);
+    }
     else WEFT_ICHECK(false, "primitive '", p, "' is in the table but not replayed");
 }
 
