@@ -25,17 +25,17 @@ void check_target_support(const Schedule& s, const Target& target, const std::so
 }  // namespace
 
 Kernel build(const ir::PrimFunc& func, const Target& target) {
-    if (target.is_cuda()) {
-        // CUDA C -> NVRTC -> PTX; no GPU is needed until the kernel is called.
-        auto module = KernelCache::global().get_or_build(func, target, [&] { return codegen::compile_cuda(func, target); });
-        return Kernel(module, func);
+    WEFT_CHECK(target.is_cuda() || target.is_cpu(), "build: unknown target kind (", target.str(), ")");
+    if (target.is_cpu()) {
+        auto* launch = func.body.as<ir::AttrStmt>();
+        WEFT_CHECK(!launch || launch->key != ir::gpu::thread_extent_key, "build: kernel '", func.name,
+                   "' was lowered for a GPU (LowerOptions::target = Target::cuda()); build it for Target::cuda(), or "
+                   "lower it again for the CPU");
     }
-    WEFT_CHECK(target.is_cpu(), "build: unknown target kind (", target.str(), ")");
-    auto* launch = func.body.as<ir::AttrStmt>();
-    WEFT_CHECK(!launch || launch->key != ir::gpu::thread_extent_key, "build: kernel '", func.name,
-               "' was lowered for a GPU (LowerOptions::target = Target::cuda()); build it for Target::cuda(), or lower "
-               "it again for the CPU");
-    auto module = KernelCache::global().get_or_build(func, target, [&] { return codegen::compile_llvm(func, target); });
+    // CUDA: CUDA C -> NVRTC -> PTX, no GPU needed until the kernel is called. CPU: LLVM ORC.
+    auto module = KernelCache::global().get_or_build(func, target, [&] {
+        return target.is_cuda() ? codegen::compile_cuda(func, target) : codegen::compile_llvm(func, target);
+    });
     return Kernel(module, func);
 }
 
