@@ -31,6 +31,11 @@ struct Scale {
         s = create_schedule(B);
     }
     void lower_it() { lower(s, {A, B}, for_cuda()); }
+    // One block per row, one thread per column: a schedule the GPU checks accept.
+    void bind_rows_and_columns() {
+        s[B].bind(B.axis(0), block_x());
+        s[B].bind(B.axis(1), thread_x());
+    }
 };
 
 }  // namespace
@@ -55,8 +60,7 @@ TEST_CASE("cuda a parallel loop is refused with bind as the fix") {
 
 TEST_CASE("cuda a prefetch is refused with shared memory as the fix") {
     Scale k(64, 256);
-    k.s[k.B].bind(k.B.axis(0), block_x());
-    k.s[k.B].bind(k.B.axis(1), thread_x());
+    k.bind_rows_and_columns();
     k.s[k.B].prefetch(k.A, k.B.axis(0), 1);
     CHECK_THROWS_WITH_AS(k.lower_it(), doctest::Contains("stage 'B' has a prefetch(), which is a CPU schedule primitive"),
                          weft::Error);
@@ -64,16 +68,14 @@ TEST_CASE("cuda a prefetch is refused with shared memory as the fix") {
 
 TEST_CASE("cuda a kernel lowered for the GPU is not built for the CPU") {
     Scale k(64, 256);
-    k.s[k.B].bind(k.B.axis(0), block_x());
-    k.s[k.B].bind(k.B.axis(1), thread_x());
+    k.bind_rows_and_columns();
     ir::PrimFunc f = lower(k.s, {k.A, k.B}, for_cuda());
     CHECK_THROWS_WITH_AS(build(f, Target::host()), doctest::Contains("kernel 'B' was lowered for a GPU"), weft::Error);
 }
 
 TEST_CASE("cuda a thread block over 1024 threads is refused") {
     Scale k(64, 2048);
-    k.s[k.B].bind(k.B.axis(0), block_x());
-    k.s[k.B].bind(k.B.axis(1), thread_x());
+    k.bind_rows_and_columns();
     CHECK_THROWS_WITH_AS(k.lower_it(), doctest::Contains("threadIdx.x has extent 2048, over the device limit of 1024"),
                          weft::Error);
     Scale k2(64, 64);
@@ -135,8 +137,7 @@ TEST_CASE("cuda an intermediate stage in global memory is refused") {
 TEST_CASE("cuda double_buffer needs a shared stage computed at a loop") {
     Scale k(64, 256);
     Tensor AL = k.s.cache_read(k.A, "local", {k.B});
-    k.s[k.B].bind(k.B.axis(0), block_x());
-    k.s[k.B].bind(k.B.axis(1), thread_x());
+    k.bind_rows_and_columns();
     CHECK_THROWS_WITH_AS(k.s[k.B].double_buffer(), doctest::Contains("double_buffer: 'B' is not an intermediate stage"),
                          weft::Error);
     k.s[AL].compute_at(k.s[k.B], k.B.axis(1));
