@@ -101,9 +101,9 @@ inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out
         topi::cuda::schedule_conv2d_nchw(s, op, out);
 }
 
-// The GPU schedule of the operators whose schedule takes only (s, op, out).
+// The OpDef schedule (CPU or GPU) of an operator whose topi schedule takes only (s, op, out).
 template <void (*F)(Schedule&, const Tensor&, const Tensor&)>
-void gpu_schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
+void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
     F(s, op, out);
 }
 
@@ -293,63 +293,53 @@ inline void register_nn_ops() {
     register_op({.name = "dense", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_dense,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::dense(in[0], in[1]); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_dense(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_dense>});
+                 .schedule = schedule_of<topi::schedule_dense>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_dense>});
     register_op({.name = "matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_matmul,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::matmul(in[0], in[1]); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_matmul(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_matmul>});
+                 .schedule = schedule_of<topi::schedule_matmul>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_matmul>});
     register_op({.name = "batch_matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_batch_matmul,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs&) { return topi::batch_matmul(in[0], in[1]); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_batch_matmul(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_batch_matmul>});
-    auto schedule_pool = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                            const Attrs&) { topi::schedule_pool2d(s, op, out); };
+                 .schedule = schedule_of<topi::schedule_batch_matmul>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_batch_matmul>});
     register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::max_pool2d(in[0], pool_params(a)); },
-                 .schedule = schedule_pool,
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_pool2d>});
+                 .schedule = schedule_of<topi::schedule_pool2d>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_pool2d>});
     register_op({.name = "avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
-                 .schedule = schedule_pool,
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_pool2d>});
+                 .schedule = schedule_of<topi::schedule_pool2d>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_pool2d>});
     register_op({.name = "global_avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_global_pool,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::global_avg_pool2d(in[0]); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_global_pool2d(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_global_pool2d>});
+                 .schedule = schedule_of<topi::schedule_global_pool2d>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_global_pool2d>});
     register_op({.name = "softmax", .pattern = P::Opaque, .infer = infer_softmax,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::softmax(in[0], int(a.get_int("axis", -1))); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_softmax(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_softmax>});
+                 .schedule = schedule_of<topi::schedule_softmax>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_softmax>});
     register_op({.name = "layer_norm", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer = infer_layer_norm,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
-                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                const Attrs&) { topi::schedule_layer_norm(s, op, out); },
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_layer_norm>});
-    auto schedule_reduce = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                              const Attrs&) { topi::schedule_reduce(s, op, out); };
+                 .schedule = schedule_of<topi::schedule_layer_norm>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_layer_norm>});
     register_op({.name = "sum", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::sum>, .schedule = schedule_reduce,
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
+                 .compute = compute_reduce<topi::sum>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "mean", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::mean>, .schedule = schedule_reduce,
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
+                 .compute = compute_reduce<topi::mean>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::max>, .schedule = schedule_reduce,
-                 .gpu_schedule = gpu_schedule_of<topi::cuda::schedule_reduce>});
+                 .compute = compute_reduce<topi::max>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
 }
 
 }  // namespace weft::graph::ops
