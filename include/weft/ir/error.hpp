@@ -27,6 +27,12 @@ std::string concat(const Args&... args) {
 
 [[noreturn]] inline void throw_user_error(const std::string& msg) { throw Error("weft: " + msg); }
 
+// A message of throw_user_error without its "weft: " prefix, to quote it inside another.
+inline std::string unprefixed(std::string message) {
+    if (message.rfind("weft: ", 0) == 0) message.erase(0, 6);
+    return message;
+}
+
 [[noreturn]] inline void throw_user_error_at(const std::source_location& loc, const std::string& msg) {
     throw Error(concat("weft: ", msg, "\n  (called from ", loc.file_name(), ":", loc.line(), ")"));
 }

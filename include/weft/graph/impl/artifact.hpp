@@ -437,8 +437,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
                 v = g.add_node(n.op, ins, n.attrs, n.name);
             }
         } catch (const Error& e) {
-            std::string what = e.what();
-            r.fail("node '" + n.name + "': " + (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+            r.fail("node '" + n.name + "': " + ::weft::detail::unprefixed(e.what()));
         }
         if (g.type(v) != n.type)
             r.fail("node '" + n.name + "' is saved as " + n.type.str() + " but its operator gives " + g.type(v).str());

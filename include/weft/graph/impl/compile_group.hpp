@@ -34,9 +34,8 @@ inline void schedule_group_for_gpu(const Graph& g, const FusedGroup& group, Sche
         try {
             def.gpu_schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
         } catch (const Error& e) {
-            std::string what = e.what();
             ::weft::detail::throw_user_error("graph::build for CUDA: " + describe(m) + ": " +
-                                             (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+                                             ::weft::detail::unprefixed(e.what()));
         }
         return;
     }
@@ -71,8 +70,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         try {
             tensors[id] = op_def(n.op).compute(in, n.attrs);
         } catch (const Error& e) {
-            std::string what = e.what();
-            ::weft::detail::throw_user_error(describe(n) + ": " + (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+            ::weft::detail::throw_user_error(describe(n) + ": " + ::weft::detail::unprefixed(e.what()));
         }
         inputs_of[id] = std::move(in);
     }
@@ -89,9 +87,8 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         try {
             result.kernel = build(s, args, target);
         } catch (const Error& e) {
-            std::string what = e.what();
             ::weft::detail::throw_user_error("graph::build for " + target.str() + ": kernel '" + group_name(g, group) +
-                                             "': " + (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+                                             "': " + ::weft::detail::unprefixed(e.what()));
         }
         return result;
     }

@@ -190,8 +190,7 @@ TensorType Graph::infer(const Node& n) const {
     try {
         return def->infer(in, n.attrs);
     } catch (const Error& e) {
-        std::string what = e.what();
-        if (what.rfind("weft: ", 0) == 0) what = what.substr(6);
+        std::string what = ::weft::detail::unprefixed(e.what());
         std::string types;
         for (size_t i = 0; i < in.size(); ++i) types += (i ? ", " : "") + in[i].str();
         ::weft::detail::throw_user_error(describe(n) + ": " + what + " (inputs: " + types + ")");

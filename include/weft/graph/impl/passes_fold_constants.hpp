@@ -49,9 +49,8 @@ Graph fold_constants(const Graph& g) {
         m = build(part, Target::host(), off);
         m.run();
     } catch (const Error& e) {
-        std::string what = e.what();
         ::weft::detail::throw_user_error("graph pass 'fold_constants': evaluating the constant subgraph failed: " +
-                                         (what.rfind("weft: ", 0) == 0 ? what.substr(6) : what));
+                                         ::weft::detail::unprefixed(e.what()));
     }
     std::vector<int> result_of(size_t(g.size()), -1);
     for (size_t k = 0; k < results.size(); ++k) result_of[size_t(results[k])] = int(k);

@@ -19,8 +19,7 @@ inline std::vector<int> walk_order(const Graph& g, const char* pass) {
     try {
         order = copy.check();
     } catch (const Error& e) {
-        std::string what = e.what();
-        if (what.rfind("weft: ", 0) == 0) what = what.substr(6);
+        std::string what = ::weft::detail::unprefixed(e.what());
         if (what.rfind("graph: ", 0) == 0) what = what.substr(7);
         ::weft::detail::throw_user_error(std::string("graph pass '") + pass + "': " + what);
     }

@@ -164,8 +164,7 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
     runtime::detail::last_error_slot().clear();  // a stale message must not be blamed on this call
     const int32_t rc = entry(values.data(), codes.data(), static_cast<int32_t>(n));
     if (rc != 0) {
-        std::string message = runtime::take_last_error();
-        if (message.rfind("weft: ", 0) == 0) message.erase(0, 6);
+        std::string message = detail::unprefixed(runtime::take_last_error());
         if (message.empty()) message = detail::concat("error code ", rc, " (the kernel gave no message)");
         // The generated argument checks already name the kernel; don't say it twice.
         if (message.rfind("kernel '" + kname + "': ", 0) == 0)
