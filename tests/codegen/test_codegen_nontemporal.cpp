@@ -36,7 +36,7 @@ Kernel chain_kernel(int64_t n, bool nontemporal, bool parallel) {
     return build(s, {X, Y}, Target::host(), {.name = nontemporal ? "chain_nt" : "chain"});
 }
 
-bool is_x86() { return Target::host().triple.rfind("x86_64", 0) == 0; }
+bool is_x86() { return Target::host().is_x86(); }
 
 }  // namespace
 

@@ -39,7 +39,7 @@ TEST_CASE("prefetch hints every cache line of the row read offset iterations lat
     CHECK(program.find("for (A.prefetch1, 0, 8)") != std::string::npos);
     CHECK(program.find("weft.prefetch(A[i * 100 + A.prefetch1 * 16 + 200])") != std::string::npos);
     Kernel k = build(r.s, {r.A, r.B});
-    if (Target::host().triple.rfind("x86_64", 0) == 0) CHECK(k.assembly().find("prefetcht0") != std::string::npos);
+    if (Target::host().is_x86()) CHECK(k.assembly().find("prefetcht0") != std::string::npos);
 }
 
 TEST_CASE("prefetch changes no result, serial or parallel, backward or forward") {

@@ -23,6 +23,8 @@ struct Target {
     }
     bool is_cpu() const { return kind == Kind::CPU; }
     bool is_cuda() const { return kind == Kind::CUDA; }
+    // A 64-bit x86 CPU (where x86-only code paths apply: libmvec, streaming stores).
+    bool is_x86() const { return is_cpu() && triple.rfind("x86_64", 0) == 0; }
     // Number of float32 lanes in one vector register.
     int natural_lanes(int element_bits = 32) const { return vector_bits / element_bits; }
     // A stable description, part of the kernel cache key.

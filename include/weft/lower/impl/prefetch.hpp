@@ -12,7 +12,6 @@
 // flattening makes the load a flat Load, and the CPU backend emits llvm.prefetch for its
 // address without reading it. Bound inference ignores these loads (schedule_ops.hpp).
 #pragma once
-#include <unordered_map>
 #include <vector>
 
 #include "weft/ir/arith/interval.hpp"

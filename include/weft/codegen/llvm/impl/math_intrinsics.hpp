@@ -29,7 +29,7 @@ inline bool libmvec_has(const std::string& symbol) {
 class MathEmitter {
 public:
     MathEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const Target& target) : b_(b), m_(m) {
-        bool x86 = target.triple.rfind("x86_64", 0) == 0;
+        bool x86 = target.is_x86();
         auto has = [&](const char* f) { return target.features.find(std::string("+") + f) != std::string::npos; };
         // Vector-ABI ISA letters: 'b' SSE (xmm), 'd' AVX2 (ymm), 'e' AVX-512 (zmm).
         if (x86 && target.vector_bits >= 512 && has("avx512f")) isas_.push_back({512, 'e'});
