@@ -61,9 +61,14 @@ class CallArgs {
 public:
     template <class T>
     CallArgs& tensor(std::vector<T>& data) {
+        return tensor(data.data(), int64_t(data.size()));
+    }
+    // n elements at `data` (which need not be aligned).
+    template <class T>
+    CallArgs& tensor(T* data, int64_t n) {
         auto& t = tensors_.emplace_back();
-        t.shape = int64_t(data.size());
-        t.arg = WeftTensorArg{data.data(), &t.shape, &t.stride, 1, uint8_t(dtype_of<T>::value.code),
+        t.shape = n;
+        t.arg = WeftTensorArg{data, &t.shape, &t.stride, 1, uint8_t(dtype_of<T>::value.code),
                               dtype_of<T>::value.bits, 1};
         slots_.push_back({WEFT_ARG_TENSOR, int(tensors_.size() - 1), {}});
         return *this;

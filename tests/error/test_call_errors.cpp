@@ -108,3 +108,31 @@ TEST_CASE("a non-compact (strided) buffer view names the argument") {
     Buffer<float> transposed(storage2.data(), {4, 6}, {1, 4});
     CHECK_THROWS_WITH_AS(k(transposed, a, c), doctest::Contains("'A'"), weft::Error);
 }
+
+TEST_CASE("a buffer that breaks the kernel's argument_alignment promise names the argument and the offset") {
+    Mul2D m;
+    Schedule s = create_schedule(m.C);
+    Kernel k = build(s, {m.A, m.B, m.C}, Target::host(), {.name = "mul_aligned", .argument_alignment = 64});
+    Buffer<float> a({4, 6}), c({4, 6});
+    CHECK_NOTHROW(k(a, a, c));  // weft's own buffers are 64-byte aligned
+    std::vector<float> storage(4 * 6 + 16, 1.0f);
+    float* base = storage.data();
+    while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+    Buffer<float> shifted(base + 3, {4, 6});
+    CHECK_THROWS_WITH_AS(k(a, shifted, c),
+                         doctest::Contains("'B' must be aligned to 64 bytes (the kernel was built with "
+                                           "argument_alignment = 64) but its data starts 12 bytes past"),
+                         weft::Error);
+    // The output as well; nothing was written through the refused call.
+    Buffer<float> out(base + 3, {4, 6});
+    CHECK_THROWS_WITH_AS(k(a, a, out), doctest::Contains("'C' must be aligned"), weft::Error);
+}
+
+TEST_CASE("an argument_alignment that is not a power of two up to 4096 is refused when lowering") {
+    Mul2D m;
+    Schedule s = create_schedule(m.C);
+    for (int bad : {-64, 3, 48, 8192})
+        CHECK_THROWS_WITH_AS(build(s, {m.A, m.B, m.C}, Target::host(), {.argument_alignment = bad}),
+                             doctest::Contains("argument_alignment must be 0 or a power of two up to 4096"),
+                             weft::Error);
+}

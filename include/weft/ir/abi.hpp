@@ -52,5 +52,6 @@ void weft_runtime_free(void* p);
 //   weft.arg_data(i)               -> handle     weft.arg_ndim(i)  -> int32
 //   weft.arg_shape(i, d)           -> int64      weft.arg_stride(i, d) -> int64
 //   weft.arg_dtype_code(i), weft.arg_dtype_bits(i), weft.arg_dtype_lanes(i) -> int32
+//   weft.is_aligned(p, bytes)      -> bool       weft.assume_aligned(p, bytes) -> p, known aligned
 // Other intrinsics: if_then_else(c, t, f) (only one branch evaluated), truncdiv, truncmod,
 //   weft.prefetch(buffer, index) (Evaluate only).

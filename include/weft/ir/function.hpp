@@ -16,6 +16,9 @@ struct KernelArg {
     Var var;
     DataType type;
     std::vector<Expr> shape;
+    // Tensors: the bytes the data pointer is promised to be aligned to (LowerOptions::
+    // argument_alignment), checked at the kernel's entry and then assumed; 0: no promise.
+    int64_t alignment = 0;
 };
 
 struct PrimFunc {

@@ -25,6 +25,13 @@ struct LowerOptions {
     bool print_passes = false;  // also on when the environment has WEFT_PRINT_PASSES=1
     bool fast_math = false;     // allow reassociation of float math in this kernel
     int max_unroll = 64;        // unrolled loops longer than this stay loops
+    // A promise (Halide's set_host_alignment, TVM's data_alignment): every tensor argument's
+    // data is aligned to this many bytes (a power of two up to 4096). The kernel checks it
+    // when called (a weft::Error naming the argument otherwise) and LLVM compiles knowing it:
+    // aligned vector accesses, streaming stores without a run-time alignment test. weft's
+    // Buffer allocates 64-byte aligned storage; a view into the middle of one may not be.
+    // 0: no promise beyond the element's size. CPU kernels only (CUDA ignores it).
+    int argument_alignment = 0;
     // What the program is lowered for. A CUDA target makes the whole program one GPU kernel
     // (thread bindings, shared/local memory, barriers; see lower/impl/gpu_*.hpp); build()
     // sets it from its target argument.

@@ -48,6 +48,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     ir::PrimFunc f;
     f.name = options.name.empty() ? s.outputs().at(0).name() : options.name;
     f.fast_math = options.fast_math;
+    const int64_t alignment = options.argument_alignment;
+    WEFT_CHECK(alignment >= 0 && alignment <= 4096 && (alignment & (alignment - 1)) == 0, "lower: kernel '", f.name,
+               "': argument_alignment must be 0 or a power of two up to 4096 bytes, not ", alignment);
     std::unordered_map<const ir::Object*, const StageNode*> stage_of;
     for (auto& st : s.stages()) {
         auto* n = st.node().get();
@@ -69,7 +72,8 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
                            "' is an intermediate stage of the schedule, not an output, so the kernel would never write "
                            "it; pass it to create_schedule among the outputs to get it written");
             Var data(t->name(), DataType::handle());
-            f.args.push_back({ir::KernelArg::Kind::Tensor, t->name(), data, t->dtype(), t->shape()});
+            f.args.push_back({ir::KernelArg::Kind::Tensor, t->name(), data, t->dtype(), t->shape(),
+                              options.target.is_cuda() ? 0 : alignment});
             flattener.add_argument(resolve(t->op().get(), t->value_index()), data, t->dtype(), t->shape());
         } else {
             const Var& v = std::get<Var>(a.value);

@@ -112,7 +112,15 @@ inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::Kern
                       intr(i64, "weft.arg_shape", {pos(i), pos(d)}) == make_int(1),
                   who + " must be compact (row-major); its stride " + std::to_string(d) + " must be " +
                       to_string(strides[d]));
-        bind(a.var, intr(DataType::handle(), "weft.arg_data", {pos(i)}));
+        Expr data = intr(DataType::handle(), "weft.arg_data", {pos(i)});
+        if (a.alignment > 1) {
+            // Checked before it is assumed: the assumption lives in the binding, after the check.
+            check(intr(boolean, "weft.is_aligned", {data, make_int(a.alignment)}),
+                  who + "'s data must be aligned to " + std::to_string(a.alignment) +
+                      " bytes (the kernel was built with argument_alignment = " + std::to_string(a.alignment) + ")");
+            data = intr(DataType::handle(), "weft.assume_aligned", {data, make_int(a.alignment)});
+        }
+        bind(a.var, data);
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
         body = it->kind == Step::Assert ? AssertStmt::make(it->cond, it->msg, body) : LetStmt::make(it->var, it->value, body);

@@ -124,6 +124,13 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
                     bind(dim.slot, extent, i, static_cast<int64_t>(d));
                 }
             }
+            if (!on_cuda && sig.alignment > 1) {
+                const auto misalignment = int64_t(reinterpret_cast<uintptr_t>(b.data()) % uint64_t(sig.alignment));
+                WEFT_CHECK(misalignment == 0, "kernel '", kname, "': argument '", sig.name, "' must be aligned to ",
+                           sig.alignment, " bytes (the kernel was built with argument_alignment = ", sig.alignment,
+                           ") but its data starts ", misalignment, " bytes past such a boundary; pass a weft::Buffer "
+                           "(64-byte aligned) or a view that starts at an aligned element");
+            }
             if (on_cuda) {
                 values[i].v_handle = b.data();  // the __global__ function takes the element pointer
             } else {

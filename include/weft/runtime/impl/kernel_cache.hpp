@@ -23,7 +23,7 @@ std::string describe(const ir::PrimFunc& f, const Target& target) {
     std::string s = f.name + (f.fast_math ? " fast_math" : "") + " | " + target.str();
     for (const ir::KernelArg& a : f.args) {
         s += detail::concat(" | ", a.kind == ir::KernelArg::Kind::Tensor ? "tensor " : "scalar ", a.name, " ",
-                            a.type.str(), " rank ", a.shape.size());
+                            a.type.str(), " rank ", a.shape.size(), " aligned ", a.alignment);
     }
     return s;
 }

@@ -46,6 +46,19 @@ inline llvm::Value* CodeGenLLVM::emit_weft_intrinsic(const ir::Call* op) {
                            {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
         return llvm::Constant::getNullValue(type_of(op->type));
     }
+    if (n == "weft.is_aligned" || n == "weft.assume_aligned") {
+        // (pointer, bytes): make_entry tests an argument's promised alignment, then binds the
+        // pointer through the assumption, so that LLVM's known bits carry it to every access.
+        WEFT_ICHECK(op->args.size() == 2 && op->args[1].as<ir::IntImm>(), n, "(pointer, constant bytes)");
+        llvm::Value* pointer = emit(op->args[0]);
+        const uint64_t bytes = uint64_t(op->args[1].as<ir::IntImm>()->value);
+        if (n == "weft.assume_aligned") {
+            b_.CreateAlignmentAssumption(module_.getDataLayout(), pointer, bytes);
+            return pointer;
+        }
+        llvm::Value* low_bits = b_.CreateAnd(b_.CreatePtrToInt(pointer, b_.getInt64Ty()), b_.getInt64(bytes - 1));
+        return b_.CreateICmpEQ(low_bits, b_.getInt64(0));
+    }
     WEFT_ICHECK(fs_.args != nullptr, n, " is only available in the kernel's entry, not in a parallel loop body");
     llvm::Type* result = type_of(op->type);
     if (n == "weft.num_args") return int_cast(fs_.num_args, result, true);
