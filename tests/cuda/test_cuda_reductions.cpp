@@ -83,3 +83,39 @@ TEST_CASE("cuda row sum and softmax compute their results on the CPU emulation o
         CHECK(worst < 1e-6);
     }
 }
+
+TEST_CASE("cuda a vectorized reduce axis combines its lanes as a tree in each thread") {
+    if (!have_nvrtc()) return;
+    // S[i] = sum over k < 4 of A[i, k] - M[i], M the row's maximum; one row per thread, both
+    // reductions' k vectorized.
+    const int64_t rows = 64, lanes = 4;
+    Tensor A = placeholder({rows, lanes}, f32, "A");
+    IterVar km = reduce_axis(0, lanes, "km"), ks = reduce_axis(0, lanes, "ks");
+    Tensor M = compute({rows}, [&](Expr i) { return max(A(i, km), {km}); }, "M");
+    Tensor S = compute({rows}, [&](Expr i) { return sum(A(i, ks) - M(i), {ks}); }, "S");
+    Schedule s = create_schedule(S);
+    auto [bo, bi] = s[S].split(S.axis(0), 32);
+    s[S].bind(bo, block_x());
+    s[S].bind(bi, thread_x());
+    s[S].vectorize(ks);
+    s[M].compute_at(s[S], bi);
+    s[M].set_scope("local");
+    s[M].vectorize(km);
+    Kernel kern;
+    const DeviceCode& dc = build_cuda(kern, s, {A, S});
+    const std::string& src = dc.source;
+    CHECK_FALSE(contains(src, "for (int km"));
+    CHECK_FALSE(contains(src, "for (int ks"));
+    CHECK(contains(src, "fmaxf(fmaxf("));  // max(max(a0, a2), max(a1, a3)): two levels
+    auto emu = emulate(kern);
+    if (!emu) return;
+    auto a = Buffer<float>::random({rows, lanes}, -4, 4, 17);
+    Buffer<float> out({rows});
+    emu->run({a.data(), out.data()});
+    for (int64_t i = 0; i < rows; ++i) {
+        float m = a(i, 0);
+        double sum = 0;
+        for (int64_t k = 0; k < lanes; ++k) m = std::max(m, a(i, k)), sum += a(i, k);
+        CHECK(std::abs(out(i) - (sum - double(lanes) * m)) < 1e-5);
+    }
+}

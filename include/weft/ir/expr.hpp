@@ -133,6 +133,10 @@ struct Call : ExprNode {
     static Expr make(DataType t, std::string name, std::vector<Expr> args, CallKind k = CallKind::PureIntrinsic);
 };
 
+// vector_reduce_add / _mul / _min / _max(v): the lanes of vector v combined into one scalar
+// (PureIntrinsic; a vectorized reduce axis makes them, lower/impl/vectorize.hpp).
+inline bool is_vector_reduce(const std::string& call_name) { return call_name.rfind("vector_reduce_", 0) == 0; }
+
 // A load from a flat buffer (after storage flattening). `buffer` is a handle-typed Var.
 // A vector load has a vector index (usually a Ramp).
 struct Load : ExprNode {

@@ -139,9 +139,11 @@ Expr IRMutator::visit_(const Call* op, const Expr& self) {
     bool changed = false;
     auto args = mutate_all(op->args, &changed);
     if (!changed) return self;
-    // reinterpret and LLVM intrinsics have the type they were given; the others (math, if_then_else)
-    // take the widest argument's lanes, so that vectorizing their arguments vectorizes them.
-    if (op->name == "reinterpret" || op->name.rfind("llvm.", 0) == 0) return Call::make(op->type, op->name, args, op->call_kind);
+    // reinterpret, LLVM intrinsics and the reductions of a vector's lanes (vector -> scalar) have
+    // the type they were given; the others (math, if_then_else) take the widest argument's lanes,
+    // so that vectorizing their arguments vectorizes them.
+    if (op->name == "reinterpret" || op->name.rfind("llvm.", 0) == 0 || is_vector_reduce(op->name))
+        return Call::make(op->type, op->name, args, op->call_kind);
     int lanes = 1;
     for (auto& a : args) lanes = std::max<int>(lanes, a.type().lanes);
     return Call::make(op->type.with_lanes(op->type.is_handle() ? 1 : lanes), op->name, args, op->call_kind);

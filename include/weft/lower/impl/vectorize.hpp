@@ -4,6 +4,13 @@
 // vectorized safely (a branch on the lane, a loop bound depending on it, a store of a
 // vector to one address) stays a serial loop: correct, just slower. Split tails with a
 // symbolic extent take that path.
+//
+// A vectorized reduce axis (Halide's VectorReduce) is the one store of a vector to one
+// address that does vectorize: `acc = acc op f(k)` over the lanes of k becomes
+// `acc = acc op vector_reduce_op(f(ramp))` for op in +, *, min, max, which codegen combines
+// as a tree of halves (log2(lanes) steps, not a chain of lanes - 1). It applies when that
+// store is the loop body's only store and f does not read acc; float sums and products then
+// add in a different order than the serial loop, as rfactor does.
 #pragma once
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/visitor.hpp"
@@ -19,9 +26,29 @@ inline Expr widen(const Expr& e, int lanes) {
     return e.type().lanes == lanes ? e : ir::Broadcast::make(e, lanes);
 }
 
+// The name of the intrinsic that reduces a vector's lanes with the operation of `e` (an
+// Add, Mul, Min or Max), or nullptr.
+inline const char* vector_reduce_name(const Expr& e) {
+    switch (e.kind()) {
+        case ir::NodeKind::Add: return "vector_reduce_add";
+        case ir::NodeKind::Mul: return "vector_reduce_mul";
+        case ir::NodeKind::Min: return "vector_reduce_min";
+        case ir::NodeKind::Max: return "vector_reduce_max";
+        default: return nullptr;
+    }
+}
+
+inline int count_stores(const Stmt& s) {
+    int n = 0;
+    ir::post_order_visit(s, [&](const ir::Object* node) { n += node->kind == ir::NodeKind::Store; });
+    return n;
+}
+
 class Vectorizer : public ir::IRMutator {
 public:
-    Vectorizer(Var v, Expr ramp, int lanes) : v_(std::move(v)), ramp_(std::move(ramp)), lanes_(lanes) {}
+    // `reduce_lanes`: a store of a vector to one address may become a reduction over the lanes.
+    Vectorizer(Var v, Expr ramp, int lanes, bool reduce_lanes)
+        : v_(std::move(v)), ramp_(std::move(ramp)), lanes_(lanes), reduce_lanes_(reduce_lanes) {}
     using IRMutator::mutate;
 
 protected:
@@ -45,7 +72,8 @@ protected:
         if (op->name == "if_then_else" && args[0].type().lanes == 1)
             return ir::Call::make(op->type.with_lanes(lanes_), op->name,
                                   {args[0], widen(args[1], lanes_), widen(args[2], lanes_)}, op->call_kind);
-        if (op->name == "if_then_else" || op->name == "likely" || op->call_kind != ir::Call::CallKind::PureIntrinsic)
+        if (op->name == "if_then_else" || op->name == "likely" || op->call_kind != ir::Call::CallKind::PureIntrinsic ||
+            ir::is_vector_reduce(op->name))
             throw CannotVectorize{};
         for (auto& a : args) a = widen(a, lanes_);
         return ir::Call::make(op->type.with_lanes(lanes_), op->name, args, op->call_kind);
@@ -64,12 +92,19 @@ protected:
     Stmt visit_(const ir::Store* op, const Stmt& self) override {
         Expr value = mutate(op->value), index = mutate(op->index);
         if (value.same_as(op->value) && index.same_as(op->index)) return self;
-        if (index.type().lanes == 1) throw CannotVectorize{};  // every lane would write one address
+        if (index.type().lanes == 1) {  // every lane writes one address: a reduction over the lanes, or nothing
+            Expr reduced = reduce_lanes_ ? reduce_over_lanes(op, value) : Expr();
+            if (!reduced.defined()) throw CannotVectorize{};
+            return ir::Store::make(op->buffer, reduced, index);
+        }
         return ir::Store::make(op->buffer, widen(value, lanes_), index);
     }
     Stmt visit_(const ir::LetStmt* op, const Stmt& self) override {
         Expr value = mutate(op->value);
-        if (value.type().lanes == 1) return IRMutator::visit_(op, self);
+        if (value.type().lanes == 1) {
+            scalar_lets_[op->var.get()] = value;
+            return IRMutator::visit_(op, self);
+        }
         Var nv(op->var.name(), value.type());
         renamed_[op->var.get()] = nv;
         Stmt body = mutate(op->body);
@@ -88,10 +123,58 @@ protected:
     Stmt visit_(const ir::AssertStmt*, const Stmt&) override { throw CannotVectorize{}; }
 
 private:
+    // Whether `e` is the value stored at `store`'s address (a load of it, or a variable bound to one).
+    bool is_accumulator(const Expr& e, const ir::Store* store) const {
+        Expr value = e;
+        if (auto* v = e.as<ir::VarNode>()) {
+            auto it = scalar_lets_.find(v);
+            if (it == scalar_lets_.end()) return false;
+            value = it->second;
+        }
+        auto* load = value.as<ir::Load>();
+        return load && load->buffer.same_as(store->buffer) && ir::structural_equal(load->index, store->index);
+    }
+    // Whether `e` reads the buffer `store` writes, directly or through a variable.
+    bool reads_buffer_of(const Expr& e, const ir::Store* store) const {
+        bool reads = false;
+        ir::post_order_visit(e, [&](const ir::Object* node) {
+            if (auto* load = dynamic_cast<const ir::Load*>(node); load && load->buffer.same_as(store->buffer)) reads = true;
+            if (auto it = scalar_lets_.find(node); it != scalar_lets_.end() && reads_buffer_of(it->second, store))
+                reads = true;
+        });
+        return reads;
+    }
+    // acc op f(lanes) -> acc op vector_reduce_op(f(lanes)); undefined when `value` is not that.
+    Expr reduce_over_lanes(const ir::Store* store, const Expr& value) const {
+        const char* name = vector_reduce_name(value);
+        if (!name || value.type().lanes == 1) return {};
+        Expr a, b;
+        if (auto* x = value.as<ir::Add>()) a = x->a, b = x->b;
+        if (auto* x = value.as<ir::Mul>()) a = x->a, b = x->b;
+        if (auto* x = value.as<ir::Min>()) a = x->a, b = x->b;
+        if (auto* x = value.as<ir::Max>()) a = x->a, b = x->b;
+        // After vectorizing, the scalar side is the accumulator widened to a vector.
+        auto scalar_of = [](const Expr& e) { auto* bc = e.as<ir::Broadcast>(); return bc ? bc->value : Expr(); };
+        for (int side = 0; side < 2; ++side) {
+            Expr acc = scalar_of(side == 0 ? a : b), lanes = side == 0 ? b : a;
+            if (!acc.defined() || !is_accumulator(acc, store) || reads_buffer_of(lanes, store)) continue;
+            Expr reduced = ir::Call::make(lanes.type().element_of(), name, {lanes}, ir::Call::CallKind::PureIntrinsic);
+            switch (value.kind()) {
+                case ir::NodeKind::Add: return ir::Add::make(acc, reduced);
+                case ir::NodeKind::Mul: return ir::Mul::make(acc, reduced);
+                case ir::NodeKind::Min: return ir::Min::make(acc, reduced);
+                default: return ir::Max::make(acc, reduced);
+            }
+        }
+        return {};
+    }
+
     Var v_;
     Expr ramp_;
     int lanes_;
+    bool reduce_lanes_;
     std::unordered_map<const ir::Object*, Expr> renamed_;
+    std::unordered_map<const ir::Object*, Expr> scalar_lets_;  // scalar let variables and their values
 };
 
 class VectorizeLoops : public ir::IRMutator {
@@ -105,7 +188,8 @@ public:
         Stmt serial = ir::For::make(f->loop_var, f->min, f->extent, ir::ForKind::Serial, f->body, f->thread_tag);
         if (!ir::as_const_int(f->extent, &lanes) || lanes < 2 || lanes > 256) return serial;
         try {
-            Vectorizer vec(f->loop_var, ir::Ramp::make(f->min, make_int(1), int(lanes)), int(lanes));
+            Vectorizer vec(f->loop_var, ir::Ramp::make(f->min, make_int(1), int(lanes)), int(lanes),
+                           count_stores(f->body) == 1);
             return vec.mutate(f->body);
         } catch (const CannotVectorize&) {
             return serial;

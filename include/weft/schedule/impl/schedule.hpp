@@ -195,11 +195,12 @@ void Stage::reorder(const std::vector<IterVar>& order, std::source_location loc)
 
 static void set_kind(StageNode& n, const IterVar& iv, ir::ForKind kind, const char* prim, const std::source_location& loc) {
     leaf_position(n, iv, prim, loc);
-    if (kind == ir::ForKind::Vectorized || kind == ir::ForKind::Parallel)
+    // A vectorized reduce axis combines its lanes as a tree (lower/impl/vectorize.hpp); a
+    // parallel one would have threads race on the accumulator.
+    if (kind == ir::ForKind::Parallel)
         WEFT_CHECK_AT(loc, iv->iter_kind != ir::IterKind::Reduce, prim, " on stage '", n.op.name(), "': axis '", iv.name(),
-                      "' is a reduction axis; its iterations depend on each other, so they cannot run ",
-                      kind == ir::ForKind::Parallel ? "in parallel" : "as vector lanes",
-                      " (reorder a data axis inside it, or use Schedule::rfactor to turn partial results into a data axis)");
+                      "' is a reduction axis; its iterations depend on each other, so they cannot run in parallel "
+                      "(reorder a data axis inside it, or use Schedule::rfactor to turn partial results into a data axis)");
     auto& a = n.attr_mut(iv);
     WEFT_CHECK_AT(loc, a.kind == ir::ForKind::Serial || a.kind == kind, prim, " on stage '", n.op.name(), "': axis '",
                   iv.name(), "' is already ", ir::for_kind_name(a.kind));

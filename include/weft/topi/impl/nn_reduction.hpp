@@ -75,9 +75,19 @@ inline Tensor rfactor_vectorized(Schedule& s, const Tensor& red, const IterVar& 
     return rf;
 }
 
-// Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension)
-// without reassociating: rfactor keeps one partial result per vector lane, reduced over the
-// other reduce loops with the lanes innermost; `red` then combines the lanes in order.
+// After rfactor, `red` reduces one vector of partial results over its last (reduce) loop:
+// vectorized, the lanes combine as a tree of halves (log2(lanes) steps, lower/impl/
+// vectorize.hpp) instead of a chain of lanes - 1 dependent operations.
+inline void combine_lanes_as_tree(Schedule& s, const Tensor& red) {
+    Stage st = s[red];
+    IterVar lanes = st.leaf_iter_vars().back();
+    WEFT_ICHECK(lanes->iter_kind == ir::IterKind::Reduce, "rfactor left '", red.name(), "' without its lane loop");
+    st.vectorize(lanes);
+}
+
+// Vectorizes the reduction `red` along its reduce axis `k` (read as the innermost dimension):
+// rfactor keeps one partial result per vector lane, reduced over the other reduce loops with
+// the lanes innermost; `red` then combines the lanes as a tree.
 //
 // The lane count is the widest power of two up to the host width that divides k's extent
 // (a split that did not divide would guard each lane, which stays serial); none when no
@@ -93,7 +103,9 @@ inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const I
     if (lanes < 4) return {};
     if (chains <= 1 || extent % (chains * lanes) != 0 || extent < 4 * chains * lanes) {
         auto [ko, ki] = s[red].split(k, lanes);
-        return {rfactor_vectorized(s, red, ki)};
+        Tensor partial = rfactor_vectorized(s, red, ki);
+        combine_lanes_as_tree(s, red);
+        return {partial};
     }
     auto [ko, ki] = s[red].split(k, chains * lanes);
     Tensor wide = rfactor_vectorized(s, red, ki);
@@ -101,6 +113,7 @@ inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const I
     IterVar partial_axis = s[red].leaf_iter_vars().back();
     auto [po, pi] = s[red].split(partial_axis, lanes);
     Tensor narrow = rfactor_vectorized(s, red, pi);
+    combine_lanes_as_tree(s, red);
     return {wide, narrow};
 }
 

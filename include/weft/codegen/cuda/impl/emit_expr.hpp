@@ -65,6 +65,43 @@ inline std::string CodeGenCUDA::binary(const char* op, const Expr& a, const Expr
     return "(" + expr(a, lane) + " " + op + " " + expr(b, lane) + ")";
 }
 
+// min(x, y) or max(x, y) of two printed values of type t.
+inline std::string CodeGenCUDA::min_max(bool is_min, DataType t, const std::string& x, const std::string& y) {
+    if (t == f32) return std::string(is_min ? "fminf(" : "fmaxf(") + x + ", " + y + ")";
+    if (t == f64) return std::string(is_min ? "fmin(" : "fmax(") + x + ", " + y + ")";
+    if (is_half(t)) return from_float(t, std::string(is_min ? "fminf(" : "fmaxf(") + to_float(t, x) + ", " + to_float(t, y) + ")");
+    return std::string(is_min ? "min(" : "max(") + x + ", " + y + ")";
+}
+
+// vector_reduce_*(v): the lanes of v combined as a tree of halves, as the CPU backend does.
+inline std::string CodeGenCUDA::vector_reduce(const ir::Call* op) {
+    const std::string& n = op->name;
+    const Expr& v = op->args.at(0);
+    DataType t = v.type().element_of();
+    std::vector<std::string> parts;
+    for (int i = 0; i < v.type().lanes; ++i) parts.push_back(expr(v, v.type().lanes > 1 ? i : -1));
+    auto combine = [&](const std::string& x, const std::string& y) {
+        if (n == "vector_reduce_add") return "(" + x + " + " + y + ")";
+        if (n == "vector_reduce_mul") return "(" + x + " * " + y + ")";
+        WEFT_ICHECK(n == "vector_reduce_min" || n == "vector_reduce_max", "unknown reduction ", n);
+        return min_max(n == "vector_reduce_min", t, x, y);
+    };
+    std::vector<std::string> odd_lanes;  // in the order the CPU backend combines them
+    while (parts.size() > 2) {
+        if (parts.size() % 2) {
+            odd_lanes.push_back(parts.back());
+            parts.pop_back();
+        }
+        std::vector<std::string> halves;
+        const size_t half = parts.size() / 2;
+        for (size_t i = 0; i < half; ++i) halves.push_back(combine(parts[i], parts[half + i]));
+        parts = std::move(halves);
+    }
+    std::string result = parts.size() == 2 ? combine(parts[0], parts[1]) : parts.at(0);
+    for (auto it = odd_lanes.rbegin(); it != odd_lanes.rend(); ++it) result = combine(result, *it);
+    return result;
+}
+
 inline std::string CodeGenCUDA::call_math(const ir::Call* op, int lane) {
     DataType t = op->type.element_of();
     auto arg = [&](size_t i) { return expr(op->args[i], lane); };
@@ -140,14 +177,7 @@ inline std::string CodeGenCUDA::expr(const Expr& e, int lane) {
             bool is_min = e.kind() == ir::NodeKind::Min;
             const Expr& a = is_min ? e.as<ir::Min>()->a : e.as<ir::Max>()->a;
             const Expr& b = is_min ? e.as<ir::Min>()->b : e.as<ir::Max>()->b;
-            DataType t = e.type().element_of();
-            if (t == f32) return std::string(is_min ? "fminf(" : "fmaxf(") + expr(a, lane) + ", " + expr(b, lane) + ")";
-            if (t == f64) return std::string(is_min ? "fmin(" : "fmax(") + expr(a, lane) + ", " + expr(b, lane) + ")";
-            if (is_half(t)) {
-                std::string x = to_float(t, expr(a, lane)), y = to_float(t, expr(b, lane));
-                return from_float(t, std::string(is_min ? "fminf(" : "fmaxf(") + x + ", " + y + ")");
-            }
-            return std::string(is_min ? "min(" : "max(") + expr(a, lane) + ", " + expr(b, lane) + ")";
+            return min_max(is_min, e.type().element_of(), expr(a, lane), expr(b, lane));
         }
         case ir::NodeKind::EQ: return binary("==", e.as<ir::EQ>()->a, e.as<ir::EQ>()->b, lane);
         case ir::NodeKind::NE: return binary("!=", e.as<ir::NE>()->a, e.as<ir::NE>()->b, lane);
@@ -214,6 +244,7 @@ inline std::string CodeGenCUDA::call(const ir::Call* op, int lane) {
     if (n == "if_then_else")
         return "(" + expr(op->args[0], op->args[0].type().lanes > 1 ? lane : -1) + " ? " + expr(op->args[1], lane) +
                " : " + expr(op->args[2], lane) + ")";
+    if (ir::is_vector_reduce(n)) return vector_reduce(op);
     if (n == "truncdiv") return binary("/", op->args[0], op->args[1], lane);
     if (n == "truncmod") return binary("%", op->args[0], op->args[1], lane);
     if (n == "reinterpret") {

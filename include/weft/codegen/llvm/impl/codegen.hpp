@@ -38,6 +38,8 @@ private:
     llvm::Value* emit_floor_mod(const ir::Mod* op);
     llvm::Value* emit_compare(const ir::Expr& a, const ir::Expr& b, llvm::CmpInst::Predicate signed_int,
                               llvm::CmpInst::Predicate unsigned_int, llvm::CmpInst::Predicate fp);
+    llvm::Value* arith(ir::NodeKind op, DataType t, llvm::Value* a, llvm::Value* b);
+    llvm::Value* emit_vector_reduce(const ir::Call* op);
     llvm::Value* emit_pure_intrinsic(const ir::Call* op);
     llvm::Value* emit_if_then_else(const ir::Call* op);
     llvm::Value* emit_extern_call(const ir::Call* op);

@@ -36,10 +36,26 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::VarNode* op) {
 // widen and vectorize index arithmetic. Narrower ones wrap.
 inline bool no_signed_wrap(DataType t) { return t.is_int() && t.bits >= 32; }
 
+// a op b for op an Add, Mul, Min or Max of type t (its lanes do not matter).
+inline llvm::Value* CodeGenLLVM::arith(ir::NodeKind op, DataType t, llvm::Value* a, llvm::Value* b) {
+    switch (op) {
+        case ir::NodeKind::Add:
+            return t.is_float() ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, no_signed_wrap(t));
+        case ir::NodeKind::Mul:
+            return t.is_float() ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, no_signed_wrap(t));
+        case ir::NodeKind::Min:
+            if (t.is_float()) return b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);  // minps on x86
+            return b_.CreateBinaryIntrinsic(t.is_int() ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
+        case ir::NodeKind::Max:
+            if (t.is_float()) return b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
+            return b_.CreateBinaryIntrinsic(t.is_int() ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
+        default: WEFT_ICHECK(false, "arith: not an Add, Mul, Min or Max");
+    }
+    return nullptr;
+}
+
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Add* op) {
-    llvm::Value *a = emit(op->a), *b = emit(op->b);
-    if (op->type.is_float()) return b_.CreateFAdd(a, b);
-    return b_.CreateAdd(a, b, "", false, no_signed_wrap(op->type));
+    return arith(ir::NodeKind::Add, op->type, emit(op->a), emit(op->b));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Sub* op) {
@@ -49,9 +65,7 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::Sub* op) {
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Mul* op) {
-    llvm::Value *a = emit(op->a), *b = emit(op->b);
-    if (op->type.is_float()) return b_.CreateFMul(a, b);
-    return b_.CreateMul(a, b, "", false, no_signed_wrap(op->type));
+    return arith(ir::NodeKind::Mul, op->type, emit(op->a), emit(op->b));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Div* op) {
@@ -123,15 +137,40 @@ inline llvm::Value* CodeGenLLVM::emit_floor_mod(const ir::Mod* op) {
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Min* op) {
-    llvm::Value *a = emit(op->a), *b = emit(op->b);
-    if (op->type.is_float()) return b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);  // minps on x86
-    return b_.CreateBinaryIntrinsic(op->type.is_int() ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
+    return arith(ir::NodeKind::Min, op->type, emit(op->a), emit(op->b));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Max* op) {
-    llvm::Value *a = emit(op->a), *b = emit(op->b);
-    if (op->type.is_float()) return b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
-    return b_.CreateBinaryIntrinsic(op->type.is_int() ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
+    return arith(ir::NodeKind::Max, op->type, emit(op->a), emit(op->b));
+}
+
+// vector_reduce_*(v): the lanes combined as a tree, each step the operation on the two halves
+// of the vector (a shuffle each: vextract / vpermilps on x86), log2(lanes) steps deep.
+inline llvm::Value* CodeGenLLVM::emit_vector_reduce(const ir::Call* op) {
+    WEFT_ICHECK(op->args.size() == 1, op->name, " takes one vector");
+    const std::string& n = op->name;
+    ir::NodeKind kind = n == "vector_reduce_add"   ? ir::NodeKind::Add
+                        : n == "vector_reduce_mul" ? ir::NodeKind::Mul
+                        : n == "vector_reduce_min" ? ir::NodeKind::Min
+                                                   : ir::NodeKind::Max;
+    WEFT_ICHECK(kind != ir::NodeKind::Max || n == "vector_reduce_max", "unknown reduction ", n);
+    const DataType t = op->args[0].type();
+    llvm::Value* v = emit(op->args[0]);
+    if (t.lanes == 1) return v;
+    std::vector<llvm::Value*> odd_lanes;  // lanes left over by halving an odd count
+    int lanes = t.lanes;
+    while (lanes > 2) {
+        if (lanes % 2) odd_lanes.push_back(b_.CreateExtractElement(v, uint64_t(--lanes)));
+        const int half = lanes / 2;
+        std::vector<int> low(static_cast<size_t>(half)), high(static_cast<size_t>(half));
+        for (int i = 0; i < half; ++i) low[size_t(i)] = i, high[size_t(i)] = half + i;
+        v = arith(kind, t, b_.CreateShuffleVector(v, low), b_.CreateShuffleVector(v, high));
+        lanes = half;
+    }
+    llvm::Value* result = b_.CreateExtractElement(v, uint64_t(0));
+    if (lanes == 2) result = arith(kind, t, result, b_.CreateExtractElement(v, uint64_t(1)));
+    for (auto it = odd_lanes.rbegin(); it != odd_lanes.rend(); ++it) result = arith(kind, t, result, *it);
+    return result;
 }
 
 inline llvm::Value* CodeGenLLVM::emit_compare(const ir::Expr& a_expr, const ir::Expr& b_expr,
@@ -207,6 +246,7 @@ inline llvm::Value* CodeGenLLVM::emit_pure_intrinsic(const ir::Call* op) {
     const std::string& n = op->name;
     if (n == "if_then_else") return emit_if_then_else(op);
     if (n == "reinterpret") return b_.CreateBitCast(emit(op->args[0]), type_of(op->type));
+    if (ir::is_vector_reduce(n)) return emit_vector_reduce(op);
     if (n.rfind("llvm.", 0) == 0) return emit_extern_call(op);  // LLVM knows intrinsics by name
     if (n == "truncdiv" || n == "truncmod") {  // C semantics
         llvm::Value *a = emit(op->args[0]), *b = emit(op->args[1]);
