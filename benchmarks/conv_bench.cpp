@@ -32,6 +32,12 @@ const Layer kLayers[] = {
     {"conv2d/resnet50_3x3_512_7", 512, 7, 7, 512, 3, 1, 1},
     {"conv2d/resnet50_7x7s2_3to64_224", 3, 224, 224, 64, 7, 2, 3},
     {"depthwise/3x3_32_112", 32, 112, 112, 32, 3, 1, 1, true},
+    // Diagnostics: the 14x14 and 7x7 layers' work without padding (a 16x16 or 9x9 input, no
+    // pad, the same output size and FLOPs). oneDNN skips the taps that fall into padding and
+    // weft computes them (with zeros), so the padded layers' ratios mix two things; these
+    // two compare the kernels alone.
+    {"conv2d/valid_3x3_256_16", 256, 16, 16, 256, 3, 1, 0},
+    {"conv2d/valid_3x3_512_9", 512, 9, 9, 512, 3, 1, 0},
 };
 
 std::vector<float> random_vector(size_t n, unsigned seed) {
