@@ -98,6 +98,21 @@ TEST_CASE("the kernel cache keeps kernels with and without the promise apart") {
     CHECK_THROWS_AS(promised(x, y), weft::Error);
 }
 
+TEST_CASE("one schedule object built with and without the promise gives two kernels") {
+    // build() remembers the last kernel of a schedule object: the options must be in that key.
+    Tensor X, Y;
+    Schedule s = axpb_schedule(256, X, Y, false);
+    Kernel promised = build(s, {X, Y}, Target::host(), {.argument_alignment = 64});
+    Kernel plain = build(s, {X, Y}, Target::host(), {});
+    Kernel promised_again = build(s, {X, Y}, Target::host(), {.argument_alignment = 64});
+    CHECK(plain.llvm_ir() != promised.llvm_ir());
+    CHECK(promised_again.llvm_ir() == promised.llvm_ir());
+    std::vector<float> storage(256 + 16, 1.f);
+    Buffer<float> x(storage.data() + 1, {256}), y({256});
+    CHECK_NOTHROW(plain(x, y));
+    CHECK_THROWS_AS(promised(x, y), weft::Error);
+}
+
 TEST_CASE("the generated entry checks the promise for callers of the C ABI") {
     Tensor X, Y;
     Schedule s = axpb_schedule(64, X, Y, false);
