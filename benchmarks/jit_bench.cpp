@@ -1,10 +1,16 @@
 // JIT compile time of a tiled GEMM kernel (lower + LLVM O3 + ORC link), the first one in the
 // process (which also creates the JIT; benchmarks/run.sh runs it in a process of its own) and
-// later ones (kernel cache emptied before each), and a rebuild served by the kernel cache;
+// later ones (kernel cache emptied before each), a rebuild served by the kernel cache and one
+// served by its disk level;
 // the peer: Halide 14's JIT compile of its hand-scheduled GEMM (halide_gemm.hpp) at the same
 // size, in the same run.
 #include "halide_gemm.hpp"
 #include "harness.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 
 #include <weft/weft.hpp>
 
@@ -77,5 +83,27 @@ void BM_build_cached_equal_schedule(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_build_cached_equal_schedule)->Name("jit/cached_build_equal_schedule/weft")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A build served by the kernel cache's disk level, as in a later run of a program that
+// JIT-compiles at start-up: memory cache emptied before each, the object code loaded from a
+// directory the first build filled.
+void BM_build_from_disk(benchmark::State& state) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("weft_bench_disk_cache_" + std::to_string(::getpid()));
+    weft::KernelCache::global().set_disk_directory(dir.string());
+    std::vector<weft::Argument> args;
+    weft::Schedule s = tiled_gemm(&args);
+    weft::KernelCache::global().clear();
+    weft::build(s, args);  // compiled and stored
+    for (auto _ : state) {
+        weft::KernelCache::global().clear();
+        benchmark::DoNotOptimize(weft::build(s, args).defined());
+    }
+    weft::KernelCache::global().set_disk_directory("");
+    weft::KernelCache::global().clear();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+BENCHMARK(BM_build_from_disk)->Name("jit/disk_cached_build/weft")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

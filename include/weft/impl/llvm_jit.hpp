@@ -2,5 +2,6 @@
 // translation unit (CMake's weft::weft does this in src/weft_llvm_jit.cpp).
 #pragma once
 #include "weft/codegen/llvm/impl/compile.hpp"
+#include "weft/codegen/llvm/impl/disk_cache.hpp"
 #include "weft/codegen/llvm/impl/host_target.hpp"
 #include "weft/codegen/impl/build.hpp"

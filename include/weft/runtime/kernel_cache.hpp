@@ -11,6 +11,12 @@
 //
 // Thread-safe. When two threads ask for the same missing kernel, one builds it and the
 // other waits for that result instead of compiling it again.
+//
+// A second level on disk, off by default: with a directory set (set_disk_directory, or the
+// environment variable WEFT_KERNEL_CACHE_DIR when the cache is first used), a CPU kernel the
+// memory cache misses is looked up there before it is compiled, and what is compiled is
+// stored there: a program that JIT-compiles at start-up pays the compile once per machine,
+// not once per run (codegen/impl/disk_cache.hpp has the format).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -51,6 +57,14 @@ public:
     std::optional<Recalled> recall(const std::string& key, const std::shared_ptr<const void>& owner) const;
     void remember(const std::string& key, const std::shared_ptr<const void>& owner, Recalled r);
 
+    // The on-disk level: "" turns it off. The directory is created when the first kernel is
+    // stored; a directory that cannot be written only costs the compile (no error).
+    void set_disk_directory(std::string directory);
+    std::string disk_directory() const;
+    // Kernels loaded from the disk instead of compiled (counted by the LLVM backend).
+    uint64_t disk_hits() const { return disk_hits_.load(std::memory_order_relaxed); }
+    void count_disk_hit() { disk_hits_.fetch_add(1, std::memory_order_relaxed); }
+
     uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
     size_t size() const;
@@ -75,7 +89,16 @@ private:
     std::unordered_map<uint64_t, std::vector<Entry>> entries_;
     std::unordered_map<std::string, Memo> memo_;
     mutable std::atomic<uint64_t> hits_{0}, misses_{0};  // recall() counts its hits too
+    std::atomic<uint64_t> disk_hits_{0};
+    std::string disk_directory_;  // guarded by mutex_
     uint64_t next_id_ = 0;  // guarded by mutex_
 };
+
+namespace detail {
+// The two halves of the cache's key: every variable of the signature followed by the body
+// (compared structurally), and everything else as text (name, arguments, fast_math, target).
+ir::Stmt kernel_structure(const ir::PrimFunc& f);
+std::string kernel_description(const ir::PrimFunc& f, const Target& target);
+}  // namespace detail
 
 }  // namespace weft

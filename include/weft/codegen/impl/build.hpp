@@ -34,7 +34,7 @@ Kernel build(const ir::PrimFunc& func, const Target& target) {
     }
     // CUDA: CUDA C -> NVRTC -> PTX, no GPU needed until the kernel is called. CPU: LLVM ORC.
     auto module = KernelCache::global().get_or_build(func, target, [&] {
-        return target.is_cuda() ? codegen::compile_cuda(func, target) : codegen::compile_llvm(func, target);
+        return target.is_cuda() ? codegen::compile_cuda(func, target) : codegen::compile_llvm_or_load(func, target);
     });
     return Kernel(module, func);
 }

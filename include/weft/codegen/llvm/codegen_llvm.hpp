@@ -24,8 +24,16 @@ std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Ta
 // the module's entry() is the object's `symbol`, linked against weft's runtime functions
 // and libm / libmvec. `target` is what it was compiled for (it must run on this host).
 // Throws weft::Error when the object does not load or link.
+// `llvm_ir`, when given, is what the module's llvm_ir() reports (and assembly() is made
+// from); `compile_ms` its compile_ms().
 std::shared_ptr<const KernelModule> load_llvm_object(const ObjectCode& object, const std::string& kernel_name,
-                                                     const Target& target);
+                                                     const Target& target, std::string llvm_ir = {},
+                                                     double compile_ms = 0);
+
+// compile_llvm through the on-disk kernel cache (KernelCache::disk_directory()): the object
+// code stored for the same program, target and build of weft when there is one (no
+// compile), else compile_llvm, storing the result. Without a directory, compile_llvm.
+std::shared_ptr<const KernelModule> compile_llvm_or_load(const ir::PrimFunc& f, const Target& target);
 
 // How many kernels compile_llvm has compiled in this process (kernel cache hits and
 // load_llvm_object do not count).

@@ -3,12 +3,14 @@
 #include "weft/ir/equality.hpp"
 #include "weft/runtime/kernel_cache.hpp"
 
+#include <cstdlib>
+
 namespace weft {
-namespace {
+namespace detail {
 
 // One statement holding every variable of the signature, in argument order, followed by
 // the body: structural equality on it matches variables across signature and body.
-ir::Stmt signature_and_body(const ir::PrimFunc& f) {
+ir::Stmt kernel_structure(const ir::PrimFunc& f) {
     std::vector<ir::Stmt> parts;
     for (const ir::KernelArg& a : f.args) {
         if (a.var.defined()) parts.push_back(ir::Evaluate::make(a.var));
@@ -19,7 +21,7 @@ ir::Stmt signature_and_body(const ir::PrimFunc& f) {
 }
 
 // Everything else that makes two kernels differ, as text.
-std::string describe(const ir::PrimFunc& f, const Target& target) {
+std::string kernel_description(const ir::PrimFunc& f, const Target& target) {
     std::string s = f.name + (f.fast_math ? " fast_math" : "") + " | " + target.str();
     for (const ir::KernelArg& a : f.args) {
         s += detail::concat(" | ", a.kind == ir::KernelArg::Kind::Tensor ? "tensor " : "scalar ", a.name, " ",
@@ -28,20 +30,34 @@ std::string describe(const ir::PrimFunc& f, const Target& target) {
     return s;
 }
 
-}  // namespace
+}  // namespace detail
 
 KernelCache& KernelCache::global() {
     // Never destroyed: the cached modules may hold JIT state owned by another static (the
     // backend's JIT), whose destruction order relative to this one is not ours to fix. The
     // memory stays reachable, so leak checkers do not report it.
-    static KernelCache* cache = new KernelCache;
+    static KernelCache* cache = [] {
+        auto* c = new KernelCache;
+        if (const char* dir = std::getenv("WEFT_KERNEL_CACHE_DIR")) c->disk_directory_ = dir;
+        return c;
+    }();
     return *cache;
+}
+
+void KernelCache::set_disk_directory(std::string directory) {
+    std::lock_guard lock(mutex_);
+    disk_directory_ = std::move(directory);
+}
+
+std::string KernelCache::disk_directory() const {
+    std::lock_guard lock(mutex_);
+    return disk_directory_;
 }
 
 std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc& func, const Target& target,
                                                               const Builder& build) {
-    ir::Stmt structure = signature_and_body(func);
-    std::string description = describe(func, target);
+    ir::Stmt structure = detail::kernel_structure(func);
+    std::string description = detail::kernel_description(func, target);
     const uint64_t key = ir::structural_hash(structure) ^ (std::hash<std::string>()(description) * 0x9e3779b97f4a7c15ull);
 
     std::shared_future<std::shared_ptr<const KernelModule>> found;
@@ -122,6 +138,7 @@ void KernelCache::clear() {
     memo_.clear();
     hits_.store(0, std::memory_order_relaxed);
     misses_.store(0, std::memory_order_relaxed);
+    disk_hits_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft

@@ -216,4 +216,6 @@ void emit_kernel(const ir::PrimFunc& f, const Target& target, const std::string&
     cg.emit_kernel(symbol);
 }
 
+const char* emitter_build_stamp() { return __DATE__ " " __TIME__; }
+
 }  // namespace weft::codegen::detail

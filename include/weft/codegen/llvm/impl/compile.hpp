@@ -48,11 +48,12 @@ inline std::atomic<uint64_t> compile_count{0};
 uint64_t compile_llvm_count() { return detail::compile_count.load(); }
 
 std::shared_ptr<const KernelModule> load_llvm_object(const ObjectCode& object, const std::string& kernel_name,
-                                                     const Target& target) {
+                                                     const Target& target, std::string llvm_ir, double compile_ms) {
     WEFT_CHECK(!object.bytes.empty() && !object.symbol.empty(), "kernel ", kernel_name, ": no object code to load");
     detail::check_runs_on_host(target);
     auto loaded = detail::JitSession::get().add_object(object.bytes, object.symbol, kernel_name);
-    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), object.symbol, std::string(), target, 0.0);
+    return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), object.symbol, std::move(llvm_ir), target,
+                                                      compile_ms);
 }
 
 std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Target& requested) {

@@ -17,4 +17,8 @@ namespace weft::codegen::detail {
 // needs (outlined parallel bodies). Unoptimized; throws weft::Error on unsupported input.
 void emit_kernel(const ir::PrimFunc& f, const Target& target, const std::string& symbol, llvm::Module& m);
 
+// When the emitter's translation unit was compiled: with the JIT unit's, it names this build
+// of the backend in the on-disk kernel cache's key (codegen/impl/disk_cache.hpp).
+const char* emitter_build_stamp();
+
 }  // namespace weft::codegen::detail

@@ -1,0 +1,153 @@
+// The kernel cache's level on disk (runtime/kernel_cache.hpp): compile_llvm_or_load.
+//
+// One file per kernel, <directory>/<16 hex digits>.weftk, named by a hash of its key and
+// holding the whole key, so that a hash collision, a truncated or a foreign file is a miss,
+// never a wrong kernel:
+//   "weft-kernel\n", then five length-prefixed strings (8-byte little-endian lengths):
+//   the key, the object's symbol, the object code, the optimized LLVM IR, the compile time.
+// The key is this build of weft's LLVM backend (the compile times of its two translation
+// units: a rebuilt weft never loads another build's code), the LLVM version, the kernel
+// cache's own key as text (name, arguments, fast_math, target with CPU and features) and the
+// printed program with the structural hash of its variables' bindings. Files are written to
+// a temporary name and renamed, so concurrent processes see whole files or none; a
+// directory that cannot be written or read costs the compile, never an error.
+#pragma once
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <llvm/Config/llvm-config.h>
+
+#include "weft/codegen/llvm/codegen_llvm.hpp"
+#include "weft/codegen/llvm/impl/emit_kernel.hpp"
+#include "weft/ir/equality.hpp"
+#include "weft/ir/printer.hpp"
+#include "weft/runtime/kernel_cache.hpp"
+
+namespace weft::codegen::detail {
+
+inline constexpr char kDiskMagic[] = "weft-kernel\n";
+
+struct DiskKernel {
+    std::string key, symbol, object, ir;
+    double compile_ms = 0;
+};
+
+inline std::string disk_key(const ir::PrimFunc& f, const Target& target) {
+    std::ostringstream key;
+    key << "weft LLVM backend built " << __DATE__ << " " << __TIME__ << " / " << emitter_build_stamp() << "; LLVM "
+        << LLVM_VERSION_STRING << "\n"
+        << ::weft::detail::kernel_description(f, target) << "\n"
+        << "bindings " << ir::structural_hash(::weft::detail::kernel_structure(f)) << "\n"
+        << f;
+    return key.str();
+}
+
+// FNV-1a, 64 bits: a file name, not a proof (the file holds the whole key).
+inline std::string disk_file_name(const std::string& key) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+    static const char* hex = "0123456789abcdef";
+    std::string name(16, '0');
+    for (int i = 15; i >= 0; --i, h >>= 4) name[size_t(i)] = hex[h & 15];
+    return name + ".weftk";
+}
+
+inline void put_string(std::string& out, const std::string& s) {
+    uint64_t n = s.size();
+    for (int i = 0; i < 8; ++i) out.push_back(char((n >> (8 * i)) & 0xff));
+    out += s;
+}
+
+// The next length-prefixed string of `in` from `at`, or nothing when the file ends early.
+inline std::optional<std::string> take_string(const std::string& in, size_t& at) {
+    if (in.size() - at < 8) return std::nullopt;
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(in[at + size_t(i)])) << (8 * i);
+    at += 8;
+    if (in.size() - at < n) return std::nullopt;
+    std::string s = in.substr(at, size_t(n));
+    at += size_t(n);
+    return s;
+}
+
+// The kernel stored under `key` in `directory`, if a whole file with exactly that key is there.
+inline std::optional<DiskKernel> read_disk_kernel(const std::filesystem::path& directory, const std::string& key) {
+    std::ifstream file(directory / disk_file_name(key), std::ios::binary);
+    if (!file) return std::nullopt;
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string magic = kDiskMagic;
+    if (bytes.compare(0, magic.size(), magic) != 0) return std::nullopt;
+    size_t at = magic.size();
+    DiskKernel k;
+    auto stored_key = take_string(bytes, at), symbol = take_string(bytes, at), object = take_string(bytes, at),
+         ir = take_string(bytes, at), ms = take_string(bytes, at);
+    if (!ms || at != bytes.size() || *stored_key != key || symbol->empty() || object->empty()) return std::nullopt;
+    k.key = std::move(*stored_key);
+    k.symbol = std::move(*symbol);
+    k.object = std::move(*object);
+    k.ir = std::move(*ir);
+    k.compile_ms = std::strtod(ms->c_str(), nullptr);
+    return k;
+}
+
+// Stores k; any failure (no directory, no space, no permission) leaves no file behind.
+inline void write_disk_kernel(const std::filesystem::path& directory, const DiskKernel& k) {
+    std::error_code ec;
+    std::filesystem::create_directories(directory, ec);
+    std::string bytes = kDiskMagic;
+    put_string(bytes, k.key);
+    put_string(bytes, k.symbol);
+    put_string(bytes, k.object);
+    put_string(bytes, k.ir);
+    put_string(bytes, std::to_string(k.compile_ms));
+    const std::filesystem::path final_path = directory / disk_file_name(k.key);
+    std::filesystem::path temporary = final_path;
+    temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}());
+    {
+        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+        if (!file) return;
+        file.write(bytes.data(), std::streamsize(bytes.size()));
+        if (!file.flush()) {
+            file.close();
+            std::filesystem::remove(temporary, ec);
+            return;
+        }
+    }
+    std::filesystem::rename(temporary, final_path, ec);
+    if (ec) std::filesystem::remove(temporary, ec);
+}
+
+}  // namespace weft::codegen::detail
+
+namespace weft::codegen {
+
+std::shared_ptr<const KernelModule> compile_llvm_or_load(const ir::PrimFunc& f, const Target& requested) {
+    const std::string directory = KernelCache::global().disk_directory();
+    if (directory.empty()) return compile_llvm(f, requested);
+    const Target target = requested.is_cpu() && requested.triple.empty() ? Target::host() : requested;
+    const std::string key = detail::disk_key(f, target);
+    if (auto stored = detail::read_disk_kernel(directory, key)) {
+        try {
+            auto module = load_llvm_object({stored->symbol, stored->object}, f.name, target, std::move(stored->ir),
+                                           stored->compile_ms);
+            KernelCache::global().count_disk_hit();
+            return module;
+        } catch (const ::weft::Error&) {
+            // An object this process cannot link (a damaged file that kept its key): compile.
+        }
+    }
+    auto module = compile_llvm(f, target);
+    ObjectCode object = module->object_code();
+    if (!object.bytes.empty())
+        detail::write_disk_kernel(directory, {key, object.symbol, object.bytes, module->llvm_ir(), module->compile_ms()});
+    return module;
+}
+
+}  // namespace weft::codegen
