@@ -69,15 +69,21 @@ TEST_CASE("structurally equal functions share one module and any difference buil
     ir::PrimFunc renamed = make_func(16);
     renamed.name = "sub2";
     CHECK(cache.get_or_build(renamed, cpu(), build) != first);
-    CHECK(builds == 7);
-    CHECK(cache.misses() == 7);
-    CHECK(cache.size() == 7);
+    Target wide = cpu();
+    wide.vector_bits = 512;  // the same machine told to use wider vectors
+    CHECK(cache.get_or_build(make_func(16), wide, build) != first);
+    ir::PrimFunc aligned = make_func(16);
+    for (auto& a : aligned.args) a.alignment = 64;
+    CHECK(cache.get_or_build(aligned, cpu(), build) != first);
+    CHECK(builds == 9);
+    CHECK(cache.misses() == 9);
+    CHECK(cache.size() == 9);
 
     cache.clear();
     CHECK(cache.size() == 0);
     CHECK(cache.hits() == 0);
     cache.get_or_build(make_func(16), cpu(), build);
-    CHECK(builds == 8);
+    CHECK(builds == 10);
 }
 
 TEST_CASE("a failed build is not cached and reaches the caller") {
