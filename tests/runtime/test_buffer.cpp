@@ -26,6 +26,20 @@ TEST_CASE("an owning buffer is compact row-major zero-filled and 64-byte aligned
     CHECK(reinterpret_cast<uintptr_t>(odd.data()) % 64 == 0);
 }
 
+TEST_CASE("a buffer of 2 MiB or more starts on a 2 MiB boundary and is zero-filled") {
+    // Large storage is aligned for transparent huge pages (weft_runtime_alloc).
+    for (int64_t n : {int64_t(512 * 1024), int64_t(4096 * 1024 + 3), int64_t(5000000)}) {
+        Buffer<float> b({n});
+        CHECK(reinterpret_cast<uintptr_t>(b.data()) % (uintptr_t(2) << 20) == 0);
+        bool zero = true;
+        for (int64_t i = 0; i < n; i += 4099) zero = zero && b.data()[i] == 0.f;
+        CHECK(zero);
+        b.data()[n - 1] = 1.f;  // the whole extent is usable (ASan checks the bounds)
+    }
+    Buffer<float> small({1000});
+    CHECK(reinterpret_cast<uintptr_t>(small.data()) % 64 == 0);
+}
+
 TEST_CASE("element access follows the strides and is bounds-checked") {
     Buffer<int32_t> b({2, 3});
     b(1, 2) = 7;

@@ -39,7 +39,8 @@ public:
     // `device` says where the memory is (a CUdeviceptr for a CUDA device).
     BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
               Device device = Device::cpu());
-    // Owning, zero-filled, compact storage on `device` (64-byte aligned on the host).
+    // Owning, zero-filled, compact storage on `device` (64-byte aligned on the host; from 2 MiB
+    // on, 2 MiB aligned and backed by transparent huge pages where the system allows).
     static BufferRef allocate(DataType dtype, std::vector<int64_t> shape, Device device = Device::cpu());
 
     bool defined() const { return data_ != nullptr; }

@@ -3,6 +3,8 @@
 // Every extern "C" function here is noexcept: it is called from JIT-compiled frames, which
 // carry no unwind tables, so an exception must never cross it.
 #pragma once
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -42,18 +44,29 @@ void weft_runtime_set_error(const char* message) {
 }
 
 // Alignment of kernel heap buffers and Buffer<T> storage: a cache line, and the widest
-// vector (AVX-512) loads and stores.
+// vector (AVX-512) loads and stores. Allocations of 2 MiB and more are aligned to 2 MiB and
+// asked to be backed by transparent huge pages (where the kernel leaves THP to madvise, as
+// Debian does): a streaming kernel over 16 MiB then walks 8 pages instead of 4096. Measured
+// on topi's softmax 4096x1024, 1 thread: best of 200 calls 1.44-1.47 ms with huge pages
+// against 1.51-2.14 on 4 KiB pages (four processes each).
 void* weft_runtime_alloc(int64_t bytes) {
-    constexpr int64_t kAlign = 64;
+    constexpr int64_t kAlign = 64, kHugePage = int64_t(2) << 20;
     if (bytes < 0) {
         weft_runtime_set_error("weft: a kernel asked for a negative allocation size");
         return nullptr;
     }
+    const int64_t align = bytes >= kHugePage ? kHugePage : kAlign;
     // aligned_alloc wants a multiple of the alignment; 0 bytes still yields a unique pointer.
-    int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-    if (rounded == 0) rounded = kAlign;
-    void* p = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
-    if (!p) weft_runtime_set_error("weft: out of memory in a kernel's heap allocation");
+    int64_t rounded = (bytes + align - 1) / align * align;
+    if (rounded == 0) rounded = align;
+    void* p = std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(rounded));
+    if (!p) {
+        weft_runtime_set_error("weft: out of memory in a kernel's heap allocation");
+        return nullptr;
+    }
+#ifdef MADV_HUGEPAGE
+    if (align == kHugePage) madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // a hint: failure is harmless
+#endif
     return p;
 }
 
