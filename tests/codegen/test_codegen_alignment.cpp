@@ -99,7 +99,8 @@ TEST_CASE("the kernel cache keeps kernels with and without the promise apart") {
 }
 
 TEST_CASE("one schedule object built with and without the promise gives two kernels") {
-    // build() remembers the last kernel of a schedule object: the options must be in that key.
+    // build() remembers the last kernel of a schedule object: the options and the whole
+    // target must be in that key.
     Tensor X, Y;
     Schedule s = axpb_schedule(256, X, Y, false);
     Kernel promised = build(s, {X, Y}, Target::host(), {.argument_alignment = 64});
@@ -107,6 +108,9 @@ TEST_CASE("one schedule object built with and without the promise gives two kern
     Kernel promised_again = build(s, {X, Y}, Target::host(), {.argument_alignment = 64});
     CHECK(plain.llvm_ir() != promised.llvm_ir());
     CHECK(promised_again.llvm_ir() == promised.llvm_ir());
+    Target narrow = Target::host();
+    narrow.vector_bits = 128;  // the same machine, told to keep to 128-bit vectors
+    CHECK(build(s, {X, Y}, narrow, {}).llvm_ir().find("\"prefer-vector-width\"=\"128\"") != std::string::npos);
     std::vector<float> storage(256 + 16, 1.f);
     Buffer<float> x(storage.data() + 1, {256}), y({256});
     CHECK_NOTHROW(plain(x, y));

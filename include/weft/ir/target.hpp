@@ -27,9 +27,12 @@ struct Target {
     bool is_x86() const { return is_cpu() && triple.rfind("x86_64", 0) == 0; }
     // Number of float32 lanes in one vector register.
     int natural_lanes(int element_bits = 32) const { return vector_bits / element_bits; }
-    // A stable description, part of the kernel cache key.
+    // A stable description of every field that changes the generated code: part of the kernel
+    // cache's keys (in memory, on disk, and build()'s per-schedule memo).
     std::string str() const {
-        return kind == Kind::CUDA ? "cuda -arch=" + arch : "llvm -mtriple=" + triple + " -mcpu=" + cpu + " -mattr=" + features;
+        if (kind == Kind::CUDA) return "cuda -arch=" + arch;
+        return "llvm -mtriple=" + triple + " -mcpu=" + cpu + " -mattr=" + features +
+               " -vector-bits=" + std::to_string(vector_bits);
     }
 };
 

@@ -20,6 +20,8 @@ struct Argument {
     Argument(Var v) : value(std::move(v)) {}
 };
 
+// build() remembers the kernel of a schedule object per target and options
+// (codegen/impl/build.hpp): a field that changes the program must join that key.
 struct LowerOptions {
     std::string name;           // the kernel's name in messages and dumps; default: the first output's
     bool print_passes = false;  // also on when the environment has WEFT_PRINT_PASSES=1

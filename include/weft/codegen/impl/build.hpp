@@ -48,8 +48,7 @@ Kernel build(const Schedule& s, const std::vector<Argument>& args, const Target&
     std::string key;
     if (memo) {
         std::ostringstream k;
-        k << s.node().get() << '/' << s.trace().size() << '/' << target.str() << '/' << target.vector_bits << '/'
-          << options.name << '/'
+        k << s.node().get() << '/' << s.trace().size() << '/' << target.str() << '/' << options.name << '/'
           << options.fast_math << '/' << options.max_unroll << '/' << options.argument_alignment;
         for (auto& a : args) {
             if (auto* t = std::get_if<Tensor>(&a.value)) k << "/t" << t->op().get() << ":" << t->value_index();
