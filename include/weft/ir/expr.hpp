@@ -134,8 +134,28 @@ struct Call : ExprNode {
 };
 
 // vector_reduce_add / _mul / _min / _max(v): the lanes of vector v combined into one scalar
-// (PureIntrinsic; a vectorized reduce axis makes them, lower/impl/vectorize.hpp).
-inline bool is_vector_reduce(const std::string& call_name) { return call_name.rfind("vector_reduce_", 0) == 0; }
+// with the operator of an Add, Mul, Min or Max node (PureIntrinsic; a vectorized reduce axis
+// makes them, lower/impl/vectorize.hpp; both backends combine the lanes as a tree).
+// The intrinsic's name for operator `op`, or nullptr when op is none of the four.
+inline const char* vector_reduce_name(NodeKind op) {
+    switch (op) {
+        case NodeKind::Add: return "vector_reduce_add";
+        case NodeKind::Mul: return "vector_reduce_mul";
+        case NodeKind::Min: return "vector_reduce_min";
+        case NodeKind::Max: return "vector_reduce_max";
+        default: return nullptr;
+    }
+}
+// The operator of the intrinsic `call_name` into *op; false when it is not one of them.
+inline bool vector_reduce_op(const std::string& call_name, NodeKind* op) {
+    for (NodeKind k : {NodeKind::Add, NodeKind::Mul, NodeKind::Min, NodeKind::Max})
+        if (call_name == vector_reduce_name(k)) return *op = k, true;
+    return false;
+}
+inline bool is_vector_reduce(const std::string& call_name) {
+    NodeKind op;
+    return vector_reduce_op(call_name, &op);
+}
 
 // A load from a flat buffer (after storage flattening). `buffer` is a handle-typed Var.
 // A vector load has a vector index (usually a Ramp).

@@ -26,18 +26,6 @@ inline Expr widen(const Expr& e, int lanes) {
     return e.type().lanes == lanes ? e : ir::Broadcast::make(e, lanes);
 }
 
-// The name of the intrinsic that reduces a vector's lanes with the operation of `e` (an
-// Add, Mul, Min or Max), or nullptr.
-inline const char* vector_reduce_name(const Expr& e) {
-    switch (e.kind()) {
-        case ir::NodeKind::Add: return "vector_reduce_add";
-        case ir::NodeKind::Mul: return "vector_reduce_mul";
-        case ir::NodeKind::Min: return "vector_reduce_min";
-        case ir::NodeKind::Max: return "vector_reduce_max";
-        default: return nullptr;
-    }
-}
-
 inline int count_stores(const Stmt& s) {
     int n = 0;
     ir::post_order_visit(s, [&](const ir::Object* node) { n += node->kind == ir::NodeKind::Store; });
@@ -138,7 +126,8 @@ private:
     bool reads_buffer_of(const Expr& e, const ir::Store* store) const {
         bool reads = false;
         ir::post_order_visit(e, [&](const ir::Object* node) {
-            if (auto* load = dynamic_cast<const ir::Load*>(node); load && load->buffer.same_as(store->buffer)) reads = true;
+            if (node->kind == ir::NodeKind::Load && static_cast<const ir::Load*>(node)->buffer.same_as(store->buffer))
+                reads = true;
             if (auto it = scalar_lets_.find(node); it != scalar_lets_.end() && reads_buffer_of(it->second, store))
                 reads = true;
         });
@@ -146,7 +135,7 @@ private:
     }
     // acc op f(lanes) -> acc op vector_reduce_op(f(lanes)); undefined when `value` is not that.
     Expr reduce_over_lanes(const ir::Store* store, const Expr& value) const {
-        const char* name = vector_reduce_name(value);
+        const char* name = ir::vector_reduce_name(value.kind());
         if (!name || value.type().lanes == 1) return {};
         Expr a, b;
         if (auto* x = value.as<ir::Add>()) a = x->a, b = x->b;

@@ -75,16 +75,17 @@ inline std::string CodeGenCUDA::min_max(bool is_min, DataType t, const std::stri
 
 // vector_reduce_*(v): the lanes of v combined as a tree of halves, as the CPU backend does.
 inline std::string CodeGenCUDA::vector_reduce(const ir::Call* op) {
-    const std::string& n = op->name;
+    ir::NodeKind kind;
+    const bool known = ir::vector_reduce_op(op->name, &kind);
+    WEFT_ICHECK(known, "unknown reduction ", op->name);
     const Expr& v = op->args.at(0);
     DataType t = v.type().element_of();
     std::vector<std::string> parts;
     for (int i = 0; i < v.type().lanes; ++i) parts.push_back(expr(v, v.type().lanes > 1 ? i : -1));
     auto combine = [&](const std::string& x, const std::string& y) {
-        if (n == "vector_reduce_add") return "(" + x + " + " + y + ")";
-        if (n == "vector_reduce_mul") return "(" + x + " * " + y + ")";
-        WEFT_ICHECK(n == "vector_reduce_min" || n == "vector_reduce_max", "unknown reduction ", n);
-        return min_max(n == "vector_reduce_min", t, x, y);
+        if (kind == ir::NodeKind::Add) return "(" + x + " + " + y + ")";
+        if (kind == ir::NodeKind::Mul) return "(" + x + " * " + y + ")";
+        return min_max(kind == ir::NodeKind::Min, t, x, y);
     };
     std::vector<std::string> odd_lanes;  // in the order the CPU backend combines them
     while (parts.size() > 2) {

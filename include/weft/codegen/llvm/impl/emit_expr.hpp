@@ -148,12 +148,9 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::Max* op) {
 // of the vector (a shuffle each: vextract / vpermilps on x86), log2(lanes) steps deep.
 inline llvm::Value* CodeGenLLVM::emit_vector_reduce(const ir::Call* op) {
     WEFT_ICHECK(op->args.size() == 1, op->name, " takes one vector");
-    const std::string& n = op->name;
-    ir::NodeKind kind = n == "vector_reduce_add"   ? ir::NodeKind::Add
-                        : n == "vector_reduce_mul" ? ir::NodeKind::Mul
-                        : n == "vector_reduce_min" ? ir::NodeKind::Min
-                                                   : ir::NodeKind::Max;
-    WEFT_ICHECK(kind != ir::NodeKind::Max || n == "vector_reduce_max", "unknown reduction ", n);
+    ir::NodeKind kind;
+    const bool known = ir::vector_reduce_op(op->name, &kind);
+    WEFT_ICHECK(known, "unknown reduction ", op->name);
     const DataType t = op->args[0].type();
     llvm::Value* v = emit(op->args[0]);
     if (t.lanes == 1) return v;
