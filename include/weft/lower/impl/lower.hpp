@@ -7,6 +7,7 @@
 #include "weft/lower/impl/gpu_kernel.hpp"
 #include "weft/lower/impl/gpu_schedule_check.hpp"
 #include "weft/lower/impl/gpu_thread_sync.hpp"
+#include "weft/lower/impl/hoist_conditions.hpp"
 #include "weft/lower/impl/loop_partition.hpp"
 #include "weft/lower/impl/make_entry.hpp"
 #include "weft/lower/impl/schedule_ops.hpp"
@@ -108,6 +109,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     //    Must run before vectorize so the steady state vectorizes.
     body = loop_partition(body);
     print("loop_partition", body);
+    //    A guard that does not depend on a loop moves out of it (one test per outer iteration).
+    body = hoist_loop_invariant_conditions(body);
+    print("hoist_loop_invariant_conditions", body);
     // 4. Vectorized loops -> Ramp/Broadcast vector code (or serial loops when unsafe).
     body = vectorize_loops(body);
     print("vectorize", body);

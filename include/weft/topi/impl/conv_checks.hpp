@@ -69,6 +69,40 @@ Size2d conv_out_size(const std::string& op, int64_t H, int64_t W, int64_t KH, in
 // inlines into its reduction: loop partitioning splits the loops around it so the interior
 // (every test true) loads the input directly, with neither a branch nor a clamp; only the
 // border iterations test. Its condition must not depend on a vectorized lane.
+// Whether the padded position (y, x) lies inside the H x W input: (y >= top) && (y < top + H)
+// && ... with a term for each side that has padding (the others always hold); undefined when
+// there is no padding. The row terms are marked likely when `likely_rows`, the column terms
+// when `likely_cols`: loop partitioning splits the loops a likely term depends on into border
+// and interior pieces (copies of the loop body); a plain term stays a test, which
+// hoist_loop_invariant_conditions moves out to the outermost loop it does not depend on.
+Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W, bool likely_rows = true,
+                  bool likely_cols = true) {
+    Expr inside;
+    auto add = [&](bool padded, bool likely, Expr term) {
+        if (!padded) return;
+        if (likely) term = ir::likely(term);
+        inside = inside.defined() ? (inside && term) : term;
+    };
+    add(pad.top > 0, likely_rows, y >= pad.top);
+    add(pad.bottom > 0, likely_rows, y < pad.top + H);
+    add(pad.left > 0, likely_cols, x >= pad.left);
+    add(pad.right > 0, likely_cols, x < pad.left + W);
+    return inside;
+}
+
+// The fraction of a sliding window's taps along one dimension that land in the padding: of
+// the `out` windows of `kernel` taps (stride, dilation) over `in` elements padded by `lo`.
+double padding_tap_fraction(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                            int64_t lo) {
+    int64_t outside = 0;
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t k = 0; k < kernel; ++k) {
+            int64_t at = o * stride + k * dilation - lo;
+            outside += at < 0 || at >= in;
+        }
+    return double(outside) / double(out * kernel);
+}
+
 Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, bool guarded) {
     if (pad.none()) return data;
     std::vector<Expr> shape = data.shape();
@@ -83,9 +117,7 @@ Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string&
         if (guarded) {
             idx[size_t(h_axis)] = y - pad.top;
             idx[size_t(h_axis + 1)] = x - pad.left;
-            Expr inside = ir::likely(y >= pad.top) && ir::likely(y < pad.top + H) && ir::likely(x >= pad.left) &&
-                          ir::likely(x < pad.left + W);
-            return ir::if_then_else(inside, data.at(idx), zero);
+            return ir::if_then_else(inside_input(y, x, pad, H, W), data.at(idx), zero);
         }
         idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), Expr(H - 1));
         idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), Expr(W - 1));

@@ -2,6 +2,7 @@
 // the output-channel block is the vector axis, the input-channel block the innermost
 // reduction, so the inner loop is one weight vector times a broadcast input per output pixel.
 #pragma once
+#include "weft/runtime/thread_pool.hpp"
 #include "weft/topi/impl/conv_checks.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
 
@@ -38,12 +39,21 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad", /*guarded=*/false);
     IterVar ico = reduce_axis(0, d[1], "ic.outer"), ici = reduce_axis(0, d[4], "ic.inner");
     IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
+    // Below 3% of the taps (a 3x3 window over 56x56, the 7x7 stem), the tests and the border
+    // code that skipping them takes cost more than the multiply-adds they save.
+    const double wasted = 1.0 - (1.0 - padding_tap_fraction(d[2], OH, KH, p.stride.h, p.dilation.h, p.padding.top)) *
+                                    (1.0 - padding_tap_fraction(d[3], OW, KW, p.stride.w, p.dilation.w, p.padding.left));
+    const bool skip_padding = wasted >= 0.03;
     return compute(
         {d[0], w[0], OH, OW, oc_bn},
         [&](Expr n, Expr ob, Expr y, Expr x, Expr o) {
-            return sum(padded(n, ico, y * p.stride.h + kh * p.dilation.h, x * p.stride.w + kw * p.dilation.w, ici) *
-                           weight(ob, ico, kh, kw, ici, o),
-                       {ico, kh, kw, ici});
+            Expr py = y * p.stride.h + kh * p.dilation.h, px = x * p.stride.w + kw * p.dilation.w;
+            // Taps that land in the padding are left out of the sum (they would add zeros), as
+            // oneDNN's kernels do: a tap row's test moves out to the kh loop (one test per
+            // row of taps), and loop partitioning splits the tiles of a row and their kw loops
+            // so that only the first and last tiles' pixels skip columns of taps.
+            return sum(padded(n, ico, py, px, ici) * weight(ob, ico, kh, kw, ici, o), {ico, kh, kw, ici},
+                       skip_padding ? inside_input(py, px, p.padding, d[2], d[3], /*likely_rows=*/false) : Expr());
         },
         name);
 }
@@ -110,26 +120,32 @@ int64_t oc_blocks_per_row(int64_t oc_blocks, int64_t weight_block_bytes) {
     const int64_t budget = 512 * 1024;
     return largest_divisor_at_most(oc_blocks, std::max<int64_t>(1, budget / std::max<int64_t>(1, weight_block_bytes)));
 }
-}  // namespace conv_detail
 
-// Parallel over (batch, group of output-channel blocks, output row). Per row, the padded
-// input rows it reads are copied once (vectorized along the channel block; no padding is
-// materialized for the whole input), then for each block of the group, tiles of ow pixels x
-// oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile unrolled
-// and the channel block vectorized.
-void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
-    using namespace conv_detail;
-    check_epilogue("schedule_conv2d_nchwc", op, out);
-    std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
-    int64_t OW = 0;
-    ir::as_const_int(op.shape()[3], &OW);
-    const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
-    const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
-    Tensor pad = pad_stage_of(op);
-    Tensor acc = tile_accumulator(s, op, out);
+// Output rows per parallel task when a task is a block of output channels: all of them when
+// the (batch, block) tasks already share evenly among the threads, else a divisor of the rows
+// that makes about four tasks per thread.
+int64_t conv_rows_per_task(int64_t tasks, int64_t rows) {
+    const int64_t threads = std::max(1, num_threads());
+    if (tasks % threads == 0 || tasks >= 4 * threads) return rows;
+    return largest_divisor_at_most(rows, std::max<int64_t>(1, tasks * rows / (4 * threads)));
+}
 
-    auto [obo, obi] = s[out].split(out.axis(1), oc_blocks_per_row(OB, weight_block_bytes));
-    auto [xo, xi] = s[out].split(out.axis(3), conv_row_tile(OW, oc_bn));
+// Whether op's reduction has a where-condition (conv2d_nchwc's padding-tap test).
+bool has_reduce_condition(const Tensor& op) {
+    const auto* red = op.op()->body.at(0).as<ir::Reduce>();
+    return red && red->condition.defined() && !ir::is_one(red->condition);
+}
+
+// The row schedule: parallel over (batch, group of output-channel blocks, output row). Per
+// row, the padded input rows it reads are copied once (vectorized along the channel block; no
+// padding is materialized for the whole input), then for each block of the group, tiles of
+// ow pixels x oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile
+// unrolled and the channel block vectorized. A row reads its group's whole weights: from
+// memory in the group's first row, from L2 in the others.
+void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad,
+                                const Tensor& acc, int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
+    auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
+    auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
     s[out].vectorize(out.axis(4));
     IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), obo), out.axis(2));
@@ -146,6 +162,57 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
         s[pad].compute_at(s[out], rows);
         s[pad].vectorize(pad.axis(4));
     }
+}
+
+// The input-channel-outer schedule, for small outputs (a few KiB per block: the 7x7 and
+// 14x14 layers, whose weights are the bulk of the data): parallel over (batch, output-channel
+// block, chunk of rows); the chunk's accumulators stay in L1 while the loop over input-channel
+// blocks runs outermost, so each block's slice of the weights is read from memory once and
+// used by every row of the chunk in turn (the row schedule reads all of a block's weights per
+// row, and streams them from memory in the first: the 7x7 layer's 9 MiB made its first rows
+// wait on memory). The padded input is copied once for the whole kernel.
+void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad,
+                                    const Tensor& acc, int64_t rows_per_task, int64_t tile, int64_t ic_bn) {
+    auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
+    auto [xo, xi] = s[out].split(out.axis(3), tile);
+    s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
+    s[out].vectorize(out.axis(4));
+    IterVar tasks = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), yo);
+    s[out].parallel(tasks);
+
+    s[acc].compute_at(s[out], tasks);
+    IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
+    auto [axo, axi] = s[acc].split(acc.axis(3), tile);
+    s[acc].reorder({ico, acc.axis(2), axo, kh, kw, ici, axi, acc.axis(4)});
+    if (ic_bn <= 4) s[acc].unroll(ici);
+    s[acc].unroll(axi);
+    s[acc].vectorize(acc.axis(4));
+    if (pad.defined()) {
+        IterVar planes = s[pad].fuse(s[pad].fuse(pad.axis(0), pad.axis(1)), pad.axis(2));
+        s[pad].parallel(planes);
+        s[pad].vectorize(pad.axis(4));
+    }
+}
+}  // namespace conv_detail
+
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
+    using namespace conv_detail;
+    check_epilogue("schedule_conv2d_nchwc", op, out);
+    std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
+    std::vector<int64_t> shape = const_shape("schedule_conv2d_nchwc", op, 5, "the output");
+    const int64_t N = shape[0], OH = shape[2], OW = shape[3];
+    const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
+    const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
+    const int64_t tile = conv_row_tile(OW, oc_bn);
+    Tensor pad = pad_stage_of(op);
+    Tensor acc = tile_accumulator(s, op, out);
+    // The input-channel-outer order pays where it skips padding taps (its rows differ in their
+    // taps, not in their weights) and a chunk's accumulators fit in half of L1.
+    const int64_t rows_per_task = conv_rows_per_task(N * OB, OH);
+    if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn);
+    else
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn);
 }
 
 namespace conv_detail {
