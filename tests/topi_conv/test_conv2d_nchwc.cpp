@@ -1,6 +1,8 @@
 // The blocked layout: layout transforms (round trip, zero-filled padding channels), weight
 // packing, conv2d_nchwc and depthwise_conv2d_nchwc with their default schedules against the
 // NCHW reference, with channels that do not fill a block and the fused epilogue.
+#include <sstream>
+
 #include "conv_reference.hpp"
 #include "lower/lowered_text.hpp"
 
@@ -27,17 +29,22 @@ Buffer<float> transform(const Tensor& in_t, const Tensor& out, const Buffer<floa
 struct BlockedCase {
     int64_t N, C, H, W, O, KH, KW, ic_bn, oc_bn;
     Conv2dParams p;
+    int threads = 0;  // 0: the pool's current count
 };
 
 // NCHW data and OIHW weights go through the transforms (outside the checked kernel, as a
 // caller would), the blocked conv runs with its default schedule, the result comes back
 // to NCHW and is compared with the reference.
-void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed) {
+void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int64_t infinite_tap = -1) {
     CAPTURE(k.N); CAPTURE(k.C); CAPTURE(k.H); CAPTURE(k.W); CAPTURE(k.O); CAPTURE(k.KH); CAPTURE(k.KW);
     CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w); CAPTURE(k.p.dilation.h);
-    CAPTURE(k.p.dilation.w);
+    CAPTURE(k.p.dilation.w); CAPTURE(k.threads); CAPTURE(infinite_tap);
     CAPTURE(k.p.padding.top); CAPTURE(k.p.padding.left); CAPTURE(k.p.padding.bottom); CAPTURE(k.p.padding.right);
     auto x = random_buffer({k.N, k.C, k.H, k.W}, seed), w = random_buffer({k.O, k.C, k.KH, k.KW}, seed + 1);
+    // One weight of output channel 0, input channel 0 (tap `infinite_tap`, row-major in the
+    // window) made infinite: the outputs whose only uses of that tap lie in the padding must
+    // stay finite, as in the reference, which leaves such taps out (0 * inf would be NaN).
+    if (infinite_tap >= 0) w.data()[infinite_tap] = std::numeric_limits<float>::infinity();
     auto bias = random_buffer({k.O}, seed + 2);
 
     Tensor X = placeholder({k.N, k.C, k.H, k.W}, f32, "X"), Wt = placeholder({k.O, k.C, k.KH, k.KW}, f32, "W");
@@ -54,12 +61,32 @@ void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed) {
     Tensor conv = topi::conv2d_nchwc(XcIn, WcIn, k.p);
     Tensor out = epilogue ? topi::bias_add_nchwc(conv, B, true) : conv;
     Schedule s = create_schedule(out);
+    const int before = num_threads();
+    if (k.threads > 0) set_num_threads(k.threads);  // the schedule sizes its tasks for the pool
     topi::schedule_conv2d_nchwc(s, conv, out);
     Buffer<float> yc = epilogue ? run(s, {XcIn, WcIn, B, out}, out, xc, wc, bc) : run(s, {XcIn, WcIn, out}, out, xc, wc);
+    set_num_threads(before);
 
     Tensor YcIn = placeholder(out.shape(), f32, "Yc");
     Buffer<float> y = transform(YcIn, topi::layout_transform_nchwc_to_nchw(YcIn, k.O), yc);
-    CHECK(max_rel_error(y.data(), ref_conv2d(x, w, k.p, epilogue ? bias.data() : nullptr, epilogue)) < 1e-4);
+    std::vector<double> want = ref_conv2d(x, w, k.p, epilogue ? bias.data() : nullptr, epilogue);
+    if (infinite_tap < 0) {
+        CHECK(max_rel_error(y.data(), want) < 1e-4);
+        return;
+    }
+    // Finite where the reference is (close to it), the same infinity where it is not.
+    int64_t finite = 0, wrong = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        const double got = y.data()[i];
+        if (std::isfinite(want[i])) {
+            ++finite;
+            wrong += !(std::abs(got - want[i]) <= 1e-4 * std::max(1.0, std::abs(want[i])));
+        } else {
+            wrong += got != want[i];
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(finite < int64_t(want.size()));  // the infinite weight reached some outputs
 }
 
 }  // namespace
@@ -108,6 +135,56 @@ TEST_CASE("conv2d_nchwc: ResNet-like layers in miniature") {
     check_conv2d_nchwc({1, 32, 9, 9, 64, 1, 1, 16, 16, {}}, true, 2);        // 1x1, epilogue
     check_conv2d_nchwc({1, 16, 7, 7, 64, 3, 3, 16, 32, pad1}, true, 3);      // narrow rows, oc_bn 32
     check_conv2d_nchwc({1, 3, 23, 23, 16, 7, 7, 3, 16, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}}, false, 4);
+}
+
+TEST_CASE("conv2d_nchwc: both schedules, padding taps left out, 1 to 3 threads") {
+    auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
+    const std::vector<BlockedCase> layers = {
+        {1, 16, 7, 7, 64, 3, 3, 16, 32, pad1},    // a few KiB per block: input channels outermost
+        {1, 16, 14, 14, 48, 3, 3, 16, 16, pad1},  // 3 blocks: rows in chunks on 2 threads
+        {1, 16, 28, 28, 16, 3, 3, 16, 16, pad1},  // 50 KiB per block: the row schedule
+        {1, 8, 56, 56, 16, 3, 3, 8, 16, pad1},    // padding taps 2.4% of all: computed
+        {1, 3, 29, 29, 16, 7, 7, 3, 16, {.stride = {2, 2}, .padding = {3, 2, 1, 3}}},
+    };
+    uint64_t seed = 600;
+    for (int threads : {1, 2, 3})
+        for (BlockedCase k : layers) {
+            k.threads = threads;
+            check_conv2d_nchwc(k, threads == 2, seed++);
+        }
+    // An infinite weight at tap (0, 1) (top row of the window) and at (1, 0) (left column).
+    for (size_t l : {0, 2})
+        for (int64_t tap : {1, 3}) check_conv2d_nchwc(layers[l], false, seed++, tap);
+}
+
+TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, and only below 3% they are computed") {
+    auto lowered = [](int64_t C, int64_t H, int64_t oc_bn) {
+        Tensor XcIn = placeholder({1, C / 16, H, H, 16}, f32, "Xc");
+        Tensor WcIn = placeholder({C / oc_bn, C / 16, 3, 3, 16, oc_bn}, f32, "Wc");
+        Tensor out = topi::conv2d_nchwc(XcIn, WcIn, {.padding = topi::Pad2d::all(1)});
+        Schedule s = create_schedule(out);
+        topi::schedule_conv2d_nchwc(s, out);
+        return ir::to_string(lower(s, {XcIn, WcIn, out}).body);
+    };
+    // 7x7 (18% of the taps in the padding): every test sits outside the loops over the
+    // input channels of a block, so the multiply-adds run without one.
+    std::string small = lowered(64, 7, 32);
+    CAPTURE(small);
+    CHECK(lowered_text::count(small, "if (") > 0);
+    // The lines of each ic.inner loop's body: those indented more than the loop's own line.
+    std::istringstream lines(small);
+    std::string line;
+    size_t loop_indent = std::string::npos, loops = 0, tests_inside = 0;
+    while (std::getline(lines, line)) {
+        const size_t indent = line.find_first_not_of(' ');
+        if (loop_indent != std::string::npos && indent <= loop_indent) loop_indent = std::string::npos;
+        if (loop_indent != std::string::npos) tests_inside += lowered_text::count(line, "if (");
+        else if (line.find("for (ic.inner") != std::string::npos) loop_indent = indent, ++loops;
+    }
+    CHECK(loops > 0);
+    CHECK(tests_inside == 0);
+    // 56x56 (2.4%): no test at all.
+    CHECK(lowered_text::count(lowered(16, 56, 16), "if (") == 0);
 }
 
 TEST_CASE("conv2d_nchwc: random shapes, attributes and blocks") {

@@ -16,11 +16,13 @@
 #include <vector>
 
 #include "weft/ir/arith/impl/expr_equal.hpp"
+#include "weft/ir/op.hpp"
 #include "weft/ir/visitor.hpp"
 
 namespace weft::lower_passes {
 namespace hoist_detail {
 
+using ir::Expr;
 using ir::Stmt;
 
 inline bool safe_to_evaluate_early(const Expr& e) {
@@ -99,7 +101,7 @@ public:
         int never = 0;
         if (!guards_of(loop->body, &guards, &never)) return mutated;
         // Every statement is guarded by a condition that never holds: the loop does nothing.
-        if (guards.empty() && never > 0) return ir::Evaluate::make(make_int(0));
+        if (guards.empty() && never > 0) return ir::Evaluate::make(ir::make_int(0));
         if (guards.empty()) return mutated;
         // The terms of the first guard that every guard has, that do not depend on the loop.
         std::vector<Expr> first, common;
