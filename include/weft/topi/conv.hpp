@@ -77,7 +77,9 @@ Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::
 void schedule_layout_transform(Schedule& s, const Tensor& op);
 
 // data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn]
-// -> out [N, O/oc_bn, OH, OW, oc_bn]. groups must be 1 (depthwise has its own op).
+// -> out [N, O/oc_bn, OH, OW, oc_bn]. groups must be 1 (depthwise has its own op). Where
+// the taps in the padding are 3% of the work or more, the reduction leaves them out (a
+// where-condition; docs/topi-conv.md#padding-taps-are-left-out).
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},
                     const std::string& name = "conv2d_nchwc");
 // data [N, C/bn, H, W, bn], weight [C/bn, 1, KH, KW, 1, bn] -> out [N, C/bn, OH, OW, bn].
