@@ -115,7 +115,7 @@ int64_t conv_row_tile(int64_t out_width, int64_t oc_bn) {
 }
 
 // Output-channel blocks per output row: as many as keep their weights within half of a
-// typical L2 (512 KiB), so a row's padded input is copied once for all of them.
+// typical L2 (512 KiB), so the input rows an output row reads serve all of them from L1.
 int64_t oc_blocks_per_row(int64_t oc_blocks, int64_t weight_block_bytes) {
     const int64_t budget = 512 * 1024;
     return largest_divisor_at_most(oc_blocks, std::max<int64_t>(1, budget / std::max<int64_t>(1, weight_block_bytes)));
@@ -136,11 +136,20 @@ bool has_reduce_condition(const Tensor& op) {
     return red && red->condition.defined() && !ir::is_one(red->condition);
 }
 
-// The row schedule: parallel over (batch, group of output-channel blocks, output row). Per
-// row, the padded input rows it reads are copied once (vectorized along the channel block; no
-// padding is materialized for the whole input), then for each block of the group, tiles of
-// ow pixels x oc_bn channels accumulate in registers over (ic block, kh, kw, ic) with the tile
-// unrolled and the channel block vectorized. A row reads its group's whole weights: from
+// The padded input, copied once for the whole kernel: parallel over its rows, vectorized
+// along the channel block. (A copy of the rows each output row reads, per output row, cost
+// 7% on the 7x7 stride-2 stem, whose 3-channel rows are copied 3.5 times over, and 3% on
+// the 28x28 layer.)
+void schedule_padded_copy(Schedule& s, const Tensor& pad) {
+    if (!pad.defined()) return;
+    IterVar rows = s[pad].fuse(s[pad].fuse(pad.axis(0), pad.axis(1)), pad.axis(2));
+    s[pad].parallel(rows);
+    s[pad].vectorize(pad.axis(4));
+}
+
+// The row schedule: parallel over (batch, group of output-channel blocks, output row); for
+// each block of the group, tiles of ow pixels x oc_bn channels accumulate in registers over
+// (ic block, kh, kw, ic) with the tile unrolled and the channel block vectorized. A row reads its group's whole weights: from
 // memory in the group's first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad,
                                 const Tensor& acc, int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
@@ -158,10 +167,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
     if (ic_bn <= 4) s[acc].unroll(ici);
     s[acc].unroll(acc.axis(3));
     s[acc].vectorize(acc.axis(4));
-    if (pad.defined()) {
-        s[pad].compute_at(s[out], rows);
-        s[pad].vectorize(pad.axis(4));
-    }
+    schedule_padded_copy(s, pad);
 }
 
 // The input-channel-outer schedule, for small outputs (a few KiB per block: the 7x7 and
@@ -170,7 +176,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // blocks runs outermost, so each block's slice of the weights is read from memory once and
 // used by every row of the chunk in turn (the row schedule reads all of a block's weights per
 // row, and streams them from memory in the first: the 7x7 layer's 9 MiB made its first rows
-// wait on memory). The padded input is copied once for the whole kernel.
+// wait on memory).
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad,
                                     const Tensor& acc, int64_t rows_per_task, int64_t tile, int64_t ic_bn) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
@@ -187,11 +193,7 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
     if (ic_bn <= 4) s[acc].unroll(ici);
     s[acc].unroll(axi);
     s[acc].vectorize(acc.axis(4));
-    if (pad.defined()) {
-        IterVar planes = s[pad].fuse(s[pad].fuse(pad.axis(0), pad.axis(1)), pad.axis(2));
-        s[pad].parallel(planes);
-        s[pad].vectorize(pad.axis(4));
-    }
+    schedule_padded_copy(s, pad);
 }
 }  // namespace conv_detail
 
