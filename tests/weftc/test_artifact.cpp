@@ -147,9 +147,9 @@ TEST_CASE("artifact: a wrong magic or version or a truncated or corrupt file is 
     std::string onnx_like = good;
     onnx_like[0] = 0x08;
     refused(onnx_like, "magic");
-    std::string v2 = good;
-    v2[8] = 2;
-    refused(v2, "format version 2");
+    std::string v1 = good;
+    v1[8] = 1;  // the first format (another checksum)
+    refused(v1, "format version 1");
     refused(good.substr(0, 20), "header is truncated");
     refused(good.substr(0, good.size() - 1), "truncated");
     refused(good + "x", "bytes follow");  // the size in the header does not match

@@ -9,25 +9,14 @@
 #include "weft/codegen/llvm/codegen_llvm.hpp"
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/impl/module.hpp"
+#include "weft/runtime/bytes.hpp"
 
 namespace weft::graph {
 namespace detail {
 
-class ArtifactWriter {
+// The artifact's values: ByteWriter's, plus dtypes, shapes and id lists.
+class ArtifactWriter : public ::weft::detail::ByteWriter {
 public:
-    template <class T>
-    void pod(T v) {
-        out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
-    }
-    void u8(uint8_t v) { pod(v); }
-    void u32(uint32_t v) { pod(v); }
-    void i32(int32_t v) { pod(v); }
-    void i64(int64_t v) { pod(v); }
-    void bytes(const void* data, size_t n) {
-        pod(uint64_t(n));
-        out_.append(static_cast<const char*>(data), n);
-    }
-    void str(const std::string& s) { bytes(s.data(), s.size()); }
     void dtype(DataType t) {
         u8(uint8_t(t.code));
         u8(t.bits);
@@ -41,31 +30,26 @@ public:
         u32(uint32_t(v.size()));
         for (int x : v) i32(x);
     }
-    std::string& out() { return out_; }
-
-private:
-    std::string out_;
 };
 
+// Reads what ArtifactWriter wrote; anything that does not fit or make sense is a weft::Error
+// naming the file, what was being read and where.
 class ArtifactReader {
 public:
-    ArtifactReader(std::string_view data, std::string source) : data_(data), source_(std::move(source)) {}
+    ArtifactReader(std::string_view data, std::string source) : in_(data), source_(std::move(source)) {}
 
     [[noreturn]] void fail(const std::string& why) const {
         ::weft::detail::throw_user_error("graph::load_module: '" + source_ + "' is not a valid weft artifact: " + why);
     }
-    void need(size_t n, const char* what) {
-        if (n > data_.size() - pos_)
-            fail(::weft::detail::concat("it ends inside ", what, " (at byte ", pos_ + kArtifactHeaderBytes, " of ",
-                                        data_.size() + kArtifactHeaderBytes, "): truncated"));
+    [[noreturn]] void truncated(const char* what) const {
+        fail(::weft::detail::concat("it ends inside ", what, " (at byte ", in_.position() + kArtifactHeaderBytes, " of ",
+                                    in_.size() + kArtifactHeaderBytes, "): truncated"));
     }
     template <class T>
     T pod(const char* what) {
-        need(sizeof(T), what);
-        T v;
-        std::memcpy(&v, data_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return v;
+        std::optional<T> v = in_.pod<T>();
+        if (!v) truncated(what);
+        return *v;
     }
     uint8_t u8(const char* what) { return pod<uint8_t>(what); }
     uint32_t u32(const char* what) { return pod<uint32_t>(what); }
@@ -74,16 +58,14 @@ public:
     // A count of items of at least `min_bytes` each: never more than the bytes left allow.
     size_t count(const char* what, size_t min_bytes) {
         uint32_t n = u32(what);
-        if (size_t(n) * min_bytes > data_.size() - pos_)
+        if (!in_.has(size_t(n) * min_bytes))
             fail(::weft::detail::concat(what, ": a count of ", n, " does not fit in the bytes left (truncated or corrupt)"));
         return n;
     }
     std::string_view bytes(const char* what) {
-        uint64_t n = pod<uint64_t>(what);
-        need(n > data_.size() ? data_.size() + 1 : size_t(n), what);
-        std::string_view v = data_.substr(pos_, size_t(n));
-        pos_ += size_t(n);
-        return v;
+        std::optional<std::string_view> v = in_.bytes();
+        if (!v) truncated(what);
+        return *v;
     }
     std::string str(const char* what) { return std::string(bytes(what)); }
     DataType dtype(const char* what) {
@@ -119,11 +101,10 @@ public:
         }
         return v;
     }
-    bool done() const { return pos_ == data_.size(); }
+    bool done() const { return in_.done(); }
 
 private:
-    std::string_view data_;
-    size_t pos_ = 0;
+    ::weft::detail::ByteReader in_;
     std::string source_;
 };
 
@@ -174,14 +155,7 @@ inline std::string missing_features(const std::string& artifact, const std::stri
 
 }  // namespace detail
 
-uint64_t artifact_checksum(std::string_view payload) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : payload) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+uint64_t artifact_checksum(std::string_view payload) { return ::weft::detail::fnv1a64(payload); }
 
 std::vector<Placement> memory_placements(const Module& m) {
     const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);

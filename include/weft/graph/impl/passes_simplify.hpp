@@ -4,6 +4,7 @@
 #include <map>
 
 #include "weft/graph/impl/passes_pipeline.hpp"
+#include "weft/runtime/bytes.hpp"
 
 namespace weft::graph {
 
@@ -31,11 +32,9 @@ inline bool same_constant(const Node& a, const Node& b) {
 
 // A cheap fingerprint of a constant's bytes (FNV-1a over at most 4096 bytes spread over it).
 inline uint64_t constant_fingerprint(const Node& n) {
-    const auto* p = static_cast<const unsigned char*>(n.value.data());
     const int64_t bytes = n.type.bytes(), step = std::max<int64_t>(1, bytes / 4096);
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t i = 0; i < bytes; i += step) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    return ::weft::detail::fnv1a64(std::string_view(static_cast<const char*>(n.value.data()), size_t(bytes)),
+                                   size_t(step));
 }
 
 }  // namespace pass_detail

@@ -8,6 +8,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -37,15 +38,37 @@ inline void cpu_relax() {
 #endif
 }
 
-// Waits until `a` no longer holds `old` and returns the new value. About 1024 pauses
-// (a few to tens of microseconds) cover back-to-back kernel launches; then it sleeps.
+// How long a waiting thread spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000.
+// Back-to-back kernel launches (a network's layers, a benchmark's iterations) then find the
+// workers awake: a worker asleep in a futex takes tens to hundreds of microseconds to wake
+// on a virtual machine (its idle vCPU has gone back to the host), longer than a small kernel
+// runs. libgomp and TVM's pool also spin for milliseconds. Measured on the 2-vCPU VM, five
+// processes each: 2-thread SGEMM 256^3 at 128-178 GFLOP/s with a 25 us spin, 180-208 with
+// 2 ms; int8 GEMM 256^3 at 451 in a full benchmark run, 680-816 with 2 ms. The cost: a
+// worker burns up to that long after each parallel loop (set 0 where other processes need
+// the cores more than weft needs the latency).
+inline std::chrono::microseconds spin_before_sleep() {
+    static const std::chrono::microseconds spin = [] {
+        if (const char* env = std::getenv("WEFT_SPIN_MICROSECONDS")) {
+            char* end = nullptr;
+            long v = std::strtol(env, &end, 10);
+            if (end != env && *end == '\0' && v >= 0) return std::chrono::microseconds(std::min<long>(v, 1000000));
+        }
+        return std::chrono::microseconds(2000);
+    }();
+    return spin;
+}
+
+// Waits until `a` no longer holds `old` and returns the new value: spins (with pause) for
+// spin_before_sleep(), then sleeps in std::atomic::wait.
 template <class T>
 T wait_while_equal(const std::atomic<T>& a, T old) {
-    constexpr int kSpinIterations = 1024;
-    for (int i = 0; i < kSpinIterations; ++i) {
+    const auto give_up = std::chrono::steady_clock::now() + spin_before_sleep();
+    for (int i = 1;; ++i) {
         T v = a.load(std::memory_order_acquire);
         if (v != old) return v;
         cpu_relax();
+        if (i % 256 == 0 && std::chrono::steady_clock::now() >= give_up) break;
     }
     for (;;) {
         a.wait(old, std::memory_order_acquire);

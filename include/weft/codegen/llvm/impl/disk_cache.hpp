@@ -3,8 +3,8 @@
 // One file per kernel, <directory>/<16 hex digits>.weftk, named by a hash of its key and
 // holding the whole key, so that a hash collision, a truncated or a foreign file is a miss,
 // never a wrong kernel:
-//   "weft-kernel\n", then five length-prefixed strings (8-byte little-endian lengths):
-//   the key, the object's symbol, the object code, the optimized LLVM IR, the compile time.
+//   "weft-kernel\n", then four length-prefixed byte strings (runtime/bytes.hpp): the key, the
+//   object's symbol, the object code, the optimized LLVM IR; then the compile time (a double).
 // The key is this build of weft's LLVM backend (the compile times of its two translation
 // units: a rebuilt weft never loads another build's code), the LLVM version, the kernel
 // cache's own key as text (name, arguments, fast_math, target with CPU and features) and the
@@ -28,6 +28,7 @@
 #include "weft/codegen/llvm/impl/emit_kernel.hpp"
 #include "weft/ir/equality.hpp"
 #include "weft/ir/printer.hpp"
+#include "weft/runtime/bytes.hpp"
 #include "weft/runtime/kernel_cache.hpp"
 
 namespace weft::codegen::detail {
@@ -49,32 +50,13 @@ inline std::string disk_key(const ir::PrimFunc& f, const Target& target) {
     return key.str();
 }
 
-// FNV-1a, 64 bits: a file name, not a proof (the file holds the whole key).
+// A file name from a hash of the key (the file holds the whole key).
 inline std::string disk_file_name(const std::string& key) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+    uint64_t h = ::weft::detail::fnv1a64(key);
     static const char* hex = "0123456789abcdef";
     std::string name(16, '0');
     for (int i = 15; i >= 0; --i, h >>= 4) name[size_t(i)] = hex[h & 15];
     return name + ".weftk";
-}
-
-inline void put_string(std::string& out, const std::string& s) {
-    uint64_t n = s.size();
-    for (int i = 0; i < 8; ++i) out.push_back(char((n >> (8 * i)) & 0xff));
-    out += s;
-}
-
-// The next length-prefixed string of `in` from `at`, or nothing when the file ends early.
-inline std::optional<std::string> take_string(const std::string& in, size_t& at) {
-    if (in.size() - at < 8) return std::nullopt;
-    uint64_t n = 0;
-    for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(in[at + size_t(i)])) << (8 * i);
-    at += 8;
-    if (in.size() - at < n) return std::nullopt;
-    std::string s = in.substr(at, size_t(n));
-    at += size_t(n);
-    return s;
 }
 
 // The kernel stored under `key` in `directory`, if a whole file with exactly that key is there.
@@ -82,31 +64,27 @@ inline std::optional<DiskKernel> read_disk_kernel(const std::filesystem::path& d
     std::ifstream file(directory / disk_file_name(key), std::ios::binary);
     if (!file) return std::nullopt;
     std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    const std::string magic = kDiskMagic;
+    const std::string_view magic = kDiskMagic;
     if (bytes.compare(0, magic.size(), magic) != 0) return std::nullopt;
-    size_t at = magic.size();
-    DiskKernel k;
-    auto stored_key = take_string(bytes, at), symbol = take_string(bytes, at), object = take_string(bytes, at),
-         ir = take_string(bytes, at), ms = take_string(bytes, at);
-    if (!ms || at != bytes.size() || *stored_key != key || symbol->empty() || object->empty()) return std::nullopt;
-    k.key = std::move(*stored_key);
-    k.symbol = std::move(*symbol);
-    k.object = std::move(*object);
-    k.ir = std::move(*ir);
-    k.compile_ms = std::strtod(ms->c_str(), nullptr);
-    return k;
+    ::weft::detail::ByteReader in(std::string_view(bytes).substr(magic.size()));
+    auto stored_key = in.bytes(), symbol = in.bytes(), object = in.bytes(), ir = in.bytes();
+    auto ms = in.pod<double>();
+    if (!ms || !in.done() || *stored_key != key || symbol->empty() || object->empty()) return std::nullopt;
+    return DiskKernel{std::string(*stored_key), std::string(*symbol), std::string(*object), std::string(*ir), *ms};
 }
 
 // Stores k; any failure (no directory, no space, no permission) leaves no file behind.
 inline void write_disk_kernel(const std::filesystem::path& directory, const DiskKernel& k) {
     std::error_code ec;
     std::filesystem::create_directories(directory, ec);
-    std::string bytes = kDiskMagic;
-    put_string(bytes, k.key);
-    put_string(bytes, k.symbol);
-    put_string(bytes, k.object);
-    put_string(bytes, k.ir);
-    put_string(bytes, std::to_string(k.compile_ms));
+    ::weft::detail::ByteWriter out;
+    out.out() = kDiskMagic;
+    out.str(k.key);
+    out.str(k.symbol);
+    out.str(k.object);
+    out.str(k.ir);
+    out.pod(k.compile_ms);
+    const std::string& bytes = out.out();
     const std::filesystem::path final_path = directory / disk_file_name(k.key);
     std::filesystem::path temporary = final_path;
     temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}());
