@@ -13,6 +13,7 @@
 // when the loop runs no iterations. Loads, calls and divisions by a non-constant are left.
 // GPU thread loops are left as they are (a thread's guard stays inside its thread).
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "weft/ir/arith/impl/expr_equal.hpp"
@@ -67,25 +68,32 @@ inline bool is_no_op(const Stmt& s) {
     return e && (e->value.as<ir::IntImm>() != nullptr);
 }
 
+// A guarded statement of a loop body and the terms of its condition.
+struct Guard {
+    const ir::IfThenElse* stmt;
+    std::vector<Expr> terms;
+    bool has(const Expr& t) const {
+        for (const Expr& x : terms)
+            if (ir::arith::detail::same_expr(x, t)) return true;
+        return false;
+    }
+};
+
 // The guards of a loop body: the body itself when it is an if without else, or each
 // statement of a sequence when all of them are (loop partitioning leaves such sequences: the
 // pieces of a split inner loop, each under the same outer guard). False when the body has
 // another shape. Pieces whose condition has a literal false term, and no-ops, are left out
 // of `guards`; `never` counts the former.
-inline bool guards_of(const Stmt& body, std::vector<const ir::IfThenElse*>* guards, int* never) {
-    std::vector<Stmt> items;
-    if (auto* seq = body.as<ir::Seq>()) items = seq->stmts;
-    else items.push_back(body);
-    for (const Stmt& item : items) {
+inline bool guards_of(const Stmt& body, std::vector<Guard>* guards, int* never) {
+    auto* seq = body.as<ir::Seq>();
+    for (const Stmt& item : seq ? seq->stmts : std::vector<Stmt>{body}) {
         if (is_no_op(item)) continue;
-        auto* guard = item.as<ir::IfThenElse>();
-        if (!guard || guard->else_case.defined()) return false;
-        std::vector<Expr> terms;
-        conjuncts(guard->condition, &terms);
-        bool is_false = false;
-        for (const Expr& t : terms) is_false |= ir::is_zero(t);
-        if (is_false) ++*never;
-        else guards->push_back(guard);
+        auto* stmt = item.as<ir::IfThenElse>();
+        if (!stmt || stmt->else_case.defined()) return false;
+        Guard g{stmt, {}};
+        conjuncts(stmt->condition, &g.terms);
+        if (std::any_of(g.terms.begin(), g.terms.end(), [](const Expr& t) { return ir::is_zero(t); })) ++*never;
+        else guards->push_back(std::move(g));
     }
     return true;
 }
@@ -97,46 +105,30 @@ public:
         Stmt mutated = IRMutator::visit_(op, self);
         auto* loop = mutated.as<ir::For>();
         if (!loop || loop->for_kind == ir::ForKind::ThreadBound) return mutated;
-        std::vector<const ir::IfThenElse*> guards;
+        std::vector<Guard> guards;
         int never = 0;
         if (!guards_of(loop->body, &guards, &never)) return mutated;
         // Every statement is guarded by a condition that never holds: the loop does nothing.
         if (guards.empty() && never > 0) return ir::Evaluate::make(ir::make_int(0));
         if (guards.empty()) return mutated;
         // The terms of the first guard that every guard has, that do not depend on the loop.
-        std::vector<Expr> first, common;
-        conjuncts(guards[0]->condition, &first);
-        for (const Expr& t : first) {
+        Guard common{nullptr, {}};
+        for (const Expr& t : guards[0].terms) {
             if (ir::uses_var(t, loop->loop_var) || !safe_to_evaluate_early(t)) continue;
-            bool everywhere = true;
-            for (size_t g = 1; g < guards.size() && everywhere; ++g) everywhere = has_term(guards[g]->condition, t);
-            if (everywhere) common.push_back(t);
+            if (std::all_of(guards.begin() + 1, guards.end(), [&](const Guard& g) { return g.has(t); }))
+                common.terms.push_back(t);
         }
-        if (common.empty()) return mutated;
+        if (common.terms.empty()) return mutated;
         std::vector<Stmt> pieces;
-        for (const ir::IfThenElse* guard : guards) {
-            std::vector<Expr> terms, rest;
-            conjuncts(guard->condition, &terms);
-            for (const Expr& t : terms)
-                if (!has_term_in(common, t)) rest.push_back(t);
-            pieces.push_back(rest.empty() ? guard->then_case : ir::IfThenElse::make(conjunction(rest), guard->then_case));
+        for (const Guard& g : guards) {
+            std::vector<Expr> rest;
+            for (const Expr& t : g.terms)
+                if (!common.has(t)) rest.push_back(t);
+            pieces.push_back(rest.empty() ? g.stmt->then_case : ir::IfThenElse::make(conjunction(rest), g.stmt->then_case));
         }
-        Stmt body = pieces.size() == 1 ? pieces[0] : ir::Seq::make(pieces);
-        return ir::IfThenElse::make(
-            conjunction(common),
-            ir::For::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, body, loop->thread_tag));
-    }
-
-private:
-    static bool has_term_in(const std::vector<Expr>& terms, const Expr& t) {
-        for (const Expr& x : terms)
-            if (ir::arith::detail::same_expr(x, t)) return true;
-        return false;
-    }
-    static bool has_term(const Expr& condition, const Expr& t) {
-        std::vector<Expr> terms;
-        conjuncts(condition, &terms);
-        return has_term_in(terms, t);
+        return ir::IfThenElse::make(conjunction(common.terms),
+                                    ir::For::make(loop->loop_var, loop->min, loop->extent, loop->for_kind,
+                                                  ir::Seq::make(pieces), loop->thread_tag));
     }
 };
 

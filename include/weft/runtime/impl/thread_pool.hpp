@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,17 @@ inline void cpu_relax() {
 #endif
 }
 
+// The integer in environment variable `name`, clamped to at most `hi`; nothing when it is
+// unset, not a whole number or below `lo`.
+inline std::optional<long> env_integer(const char* name, long lo, long hi) {
+    const char* env = std::getenv(name);
+    if (!env) return std::nullopt;
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < lo) return std::nullopt;
+    return std::min(v, hi);
+}
+
 // How long a waiting thread spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000.
 // Back-to-back kernel launches (a network's layers, a benchmark's iterations) then find the
 // workers awake: a worker asleep in a futex takes tens to hundreds of microseconds to wake
@@ -48,14 +60,7 @@ inline void cpu_relax() {
 // worker burns up to that long after each parallel loop (set 0 where other processes need
 // the cores more than weft needs the latency).
 inline std::chrono::microseconds spin_before_sleep() {
-    static const std::chrono::microseconds spin = [] {
-        if (const char* env = std::getenv("WEFT_SPIN_MICROSECONDS")) {
-            char* end = nullptr;
-            long v = std::strtol(env, &end, 10);
-            if (end != env && *end == '\0' && v >= 0) return std::chrono::microseconds(std::min<long>(v, 1000000));
-        }
-        return std::chrono::microseconds(2000);
-    }();
+    static const std::chrono::microseconds spin(env_integer("WEFT_SPIN_MICROSECONDS", 0, 1000000).value_or(2000));
     return spin;
 }
 
@@ -78,13 +83,9 @@ T wait_while_equal(const std::atomic<T>& a, T old) {
 }
 
 inline int default_num_threads() {
-    if (const char* env = std::getenv("WEFT_NUM_THREADS")) {
-        char* end = nullptr;
-        long v = std::strtol(env, &end, 10);
-        // An unparsable value falls back to the core count rather than failing inside a
-        // kernel launch, where no exception may be thrown.
-        if (end != env && *end == '\0' && v >= 1) return static_cast<int>(std::min<long>(v, 1024));
-    }
+    // An unparsable value falls back to the core count rather than failing inside a kernel
+    // launch, where no exception may be thrown.
+    if (std::optional<long> v = env_integer("WEFT_NUM_THREADS", 1, 1024)) return static_cast<int>(*v);
     unsigned hw = std::thread::hardware_concurrency();
     return hw == 0 ? 1 : static_cast<int>(hw);
 }

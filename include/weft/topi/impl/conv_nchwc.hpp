@@ -114,11 +114,14 @@ int64_t conv_row_tile(int64_t out_width, int64_t oc_bn) {
     return tile_extent(out_width, std::max<int64_t>(1, (registers - 4) / vectors));
 }
 
+// Half of a typical L2: the weights a schedule can expect to stay there.
+inline constexpr int64_t kHalfL2Bytes = 512 * 1024;
+
 // Output-channel blocks per output row: as many as keep their weights within half of a
-// typical L2 (512 KiB), so the input rows an output row reads serve all of them from L1.
+// typical L2, so the input rows an output row reads serve all of them from L1.
 int64_t oc_blocks_per_row(int64_t oc_blocks, int64_t weight_block_bytes) {
-    const int64_t budget = 512 * 1024;
-    return largest_divisor_at_most(oc_blocks, std::max<int64_t>(1, budget / std::max<int64_t>(1, weight_block_bytes)));
+    return largest_divisor_at_most(oc_blocks,
+                                   std::max<int64_t>(1, kHalfL2Bytes / std::max<int64_t>(1, weight_block_bytes)));
 }
 
 // Output rows per parallel task when a task is a block of output channels: all of them when
@@ -147,10 +150,19 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
     s[pad].vectorize(pad.axis(4));
 }
 
+// The register tile inside (ic block, kh, kw, ic): its pixels unrolled, its channel block
+// vectorized, and a short input-channel block (an RGB input) unrolled too, which would
+// otherwise leave a loop of 3 iterations innermost.
+void unroll_register_tile(Schedule& s, const Tensor& acc, const IterVar& ici, const IterVar& pixels, int64_t ic_bn) {
+    if (ic_bn <= 4) s[acc].unroll(ici);
+    s[acc].unroll(pixels);
+    s[acc].vectorize(acc.axis(4));
+}
+
 // The row schedule: parallel over (batch, group of output-channel blocks, output row); for
 // each block of the group, tiles of ow pixels x oc_bn channels accumulate in registers over
-// (ic block, kh, kw, ic) with the tile unrolled and the channel block vectorized. A row reads its group's whole weights: from
-// memory in the group's first row, from L2 in the others.
+// (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
+// first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad,
                                 const Tensor& acc, int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
@@ -163,10 +175,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
     s[acc].compute_at(s[out], xo);
     IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
     s[acc].reorder({ico, kh, kw, ici, acc.axis(3), acc.axis(4)});
-    // A short channel block (an RGB input) would leave a loop of 3 iterations innermost.
-    if (ic_bn <= 4) s[acc].unroll(ici);
-    s[acc].unroll(acc.axis(3));
-    s[acc].vectorize(acc.axis(4));
+    unroll_register_tile(s, acc, ici, acc.axis(3), ic_bn);
     schedule_padded_copy(s, pad);
 }
 
@@ -191,12 +200,10 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
     IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
     auto [axo, axi] = s[acc].split(acc.axis(3), tile);
     s[acc].reorder({ico, acc.axis(2), axo, kh, kw, ici, axi, acc.axis(4)});
-    if (ic_bn <= 4) s[acc].unroll(ici);
-    s[acc].unroll(axi);
-    s[acc].vectorize(acc.axis(4));
+    unroll_register_tile(s, acc, ici, axi, ic_bn);
     // Weights that do not stay in L2 come from memory a slice per input-channel block: hints
-    // for the next slice while this one runs hide the wait (7x7 layer, 590 KiB a block: +4-6%
-    // at 1 and 2 threads; at 14x14, 147 KiB a block, nothing measurable).
+    // for the next slice while this one runs hide the wait (7x7 layer, 576 KiB a block: +4%
+    // at 1 thread; at 14x14, 144 KiB a block, nothing measurable).
     if (prefetched_weight.defined()) s[acc].prefetch(prefetched_weight, ico, 1);
     schedule_padded_copy(s, pad);
 }
@@ -218,7 +225,7 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
     const int64_t rows_per_task = conv_rows_per_task(N * OB, OH);
     if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
         schedule_conv2d_nchwc_ic_outer(s, out, pad, acc,
-                                       weight_block_bytes > 512 * 1024 ? op.op().input_tensors().at(1) : Tensor(),
+                                       weight_block_bytes > kHalfL2Bytes ? op.op().input_tensors().at(1) : Tensor(),
                                        rows_per_task, tile, ic_bn);
     else
         schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn);
