@@ -38,6 +38,7 @@ TEST_CASE("hoist_conditions: a guard on an outer variable moves out of the inner
     ir::Stmt prog = h.loop(h.i, 8, h.loop(h.j, 4, ir::IfThenElse::make(Expr(h.i) >= 2, h.store(h.i * 4 + h.j, 1))));
     std::string text = ir::to_string(lower_passes::hoist_loop_invariant_conditions(prog));
     CHECK(count(text, "if (") == 1);
+    REQUIRE(count(text, "for (j") == 1);
     REQUIRE(at(text, "if (i >= 2)") != std::string::npos);
     CHECK(at(text, "for (i") < at(text, "if (i >= 2)"));
     CHECK(at(text, "if (i >= 2)") < at(text, "for (j"));
@@ -61,6 +62,7 @@ TEST_CASE("hoist_conditions: the shared term of a sequence of guarded pieces mov
                                    ir::IfThenElse::make(Expr(h.i) >= 1, h.store(h.j + 4, 2))});
     std::string text = ir::to_string(lower_passes::hoist_loop_invariant_conditions(h.loop(h.j, 4, body)));
     CHECK(count(text, "i >= 1") == 1);
+    REQUIRE(count(text, "for (j") == 1);
     CHECK(at(text, "if (i >= 1)") < at(text, "for (j"));
     CHECK(count(text, "if (j == 0)") == 1);
 }
@@ -91,11 +93,13 @@ TEST_CASE("hoist_conditions: guards that could fault or trap stay inside their l
     for (const Expr& cond : {load, divide}) {
         ir::Stmt prog = h.loop(h.j, 4, ir::IfThenElse::make(cond, h.store(h.j, 1)));
         std::string text = ir::to_string(lower_passes::hoist_loop_invariant_conditions(prog));
+        REQUIRE(count(text, "if (") == 1);
         CHECK(at(text, "for (j") < at(text, "if ("));
     }
     // A division by a constant is safe.
     ir::Stmt prog = h.loop(h.j, 4, ir::IfThenElse::make(Expr(h.i) / 2 >= 1, h.store(h.j, 1)));
     std::string text = ir::to_string(lower_passes::hoist_loop_invariant_conditions(prog));
+    REQUIRE(count(text, "for (j") == 1);
     CHECK(at(text, "if (") < at(text, "for (j"));
 }
 
