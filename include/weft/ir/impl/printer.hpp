@@ -187,7 +187,9 @@ protected:
     }
     void visit_(const AssertStmt* op) override {
         do_indent();
-        os_ << "assert("; print(op->condition); os_ << ", \"" << op->message << "\")\n";
+        os_ << "assert("; print(op->condition);
+        if (!op->message.empty()) os_ << ", \"" << op->message << "\"";  // none: the condition sets its own
+        os_ << ")\n";
         print(op->body);
     }
     void visit_(const ProducerStore* op) override {

@@ -1,7 +1,10 @@
-// The kernel entry: reads every argument through the weft.arg_* intrinsics (ir/abi.hpp),
-// checks count, kind, rank, dtype, shape and strides with messages naming the argument,
-// binds symbolic shape variables from the first buffer that has them (later uses must
-// agree), and binds each tensor's data pointer and each scalar before the body runs.
+// The kernel entry: checks count, kind, rank, dtype, shape, strides and alignment of every
+// argument with one call of the runtime (weft.check_arguments, on the table of
+// ir/argument_spec.hpp; its messages name the argument), then reads the arguments through
+// the weft.arg_* intrinsics (ir/abi.hpp): binds symbolic shape variables from the first
+// buffer that has them (the runtime checked that later uses agree), and each tensor's data
+// pointer and each scalar, before the body runs. Extents that are expressions of symbols
+// (n * 2) are asserted here, after the symbols are bound.
 #pragma once
 #include <unordered_set>
 
@@ -9,7 +12,6 @@
 #include "weft/ir/function.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/printer.hpp"
-#include "weft/lower/impl/storage_flatten.hpp"
 
 namespace weft::lower_passes {
 
@@ -61,7 +63,9 @@ inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::Kern
     using CK = Call::CallKind;
     auto intr = [](DataType t, const char* name, std::vector<Expr> a) { return Call::make(t, name, std::move(a), CK::Intrinsic); };
     auto pos = [](size_t i) { return make_int(int64_t(i)); };
-    // Built inside out: a list of (kind, ...) steps applied in order from the top.
+    // Built inside out: a list of (kind, ...) steps applied in order from the top. First the
+    // runtime checks everything the signature's table says (ir/argument_spec.hpp); its
+    // message is the error, so the assert carries none.
     struct Step {
         enum { Assert, Let } kind;
         Expr cond;
@@ -72,54 +76,29 @@ inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::Kern
     std::vector<Step> steps;
     auto check = [&](Expr c, std::string m) { steps.push_back({Step::Assert, c, std::move(m), {}, {}}); };
     auto bind = [&](Var v, Expr val) { steps.push_back({Step::Let, {}, {}, std::move(v), std::move(val)}); };
+    check(intr(boolean, "weft.check_arguments", {}), "");
     std::string k = "kernel '" + kernel + "': ";
-    check(intr(i32, "weft.num_args", {}) == make_int(int64_t(args.size()), i32),
-          k + "expected " + std::to_string(args.size()) + " arguments");
     std::unordered_set<const void*> bound;
     for (size_t i = 0; i < args.size(); ++i) {
         auto& a = args[i];
-        std::string who = k + "argument '" + a.name + "' (#" + std::to_string(i) + ")";
         if (a.kind == KernelArg::Kind::Scalar) {
-            bool is_float = a.type.is_float();
-            check(intr(i32, "weft.arg_type_code", {pos(i)}) == make_int(is_float ? WEFT_ARG_FLOAT : WEFT_ARG_INT, i32),
-                  who + " must be a " + std::string(is_float ? "floating-point" : "integer") + " scalar");
-            Expr v = is_float ? intr(f64, "weft.arg_float", {pos(i)}) : intr(i64, "weft.arg_int", {pos(i)});
+            Expr v = a.type.is_float() ? intr(f64, "weft.arg_float", {pos(i)}) : intr(i64, "weft.arg_int", {pos(i)});
             bind(a.var, cast(a.type, v));
             bound.insert(a.var.get());
             continue;
         }
-        check(intr(i32, "weft.arg_type_code", {pos(i)}) == make_int(WEFT_ARG_TENSOR, i32), who + " must be a tensor");
-        check(intr(i32, "weft.arg_ndim", {pos(i)}) == make_int(int64_t(a.shape.size()), i32),
-              who + " must have " + std::to_string(a.shape.size()) + (a.shape.size() == 1 ? " dimension" : " dimensions"));
-        check(intr(i32, "weft.arg_dtype_code", {pos(i)}) == make_int(int64_t(a.type.code), i32) &&
-                  intr(i32, "weft.arg_dtype_bits", {pos(i)}) == make_int(a.type.bits, i32) &&
-                  intr(i32, "weft.arg_dtype_lanes", {pos(i)}) == make_int(a.type.lanes, i32),
-              who + " must have dtype " + a.type.str());
         for (size_t d = 0; d < a.shape.size(); ++d) {
             Expr dim = intr(i64, "weft.arg_shape", {pos(i), pos(d)});
+            if (a.shape[d].as<IntImm>()) continue;  // checked by the runtime
             auto* v = a.shape[d].as<VarNode>();
-            if (v && !bound.count(v)) {
-                check(dim >= make_int(1), who + ": dimension " + std::to_string(d) + " must be positive");
-                bind(Var(a.shape[d].ptr()), dim);
-                bound.insert(v);
-            } else {
-                check(dim == a.shape[d], who + ": dimension " + std::to_string(d) + " must be " + to_string(a.shape[d]));
-            }
+            if (v && bound.insert(v).second) bind(Var(a.shape[d].ptr()), dim);
+            else if (!v)  // an expression of symbols bound before: the table cannot say it
+                check(dim == a.shape[d], k + "argument '" + a.name + "' (#" + std::to_string(i) + "): dimension " +
+                                             std::to_string(d) + " must be " + to_string(a.shape[d]));
         }
-        auto strides = compact_strides(a.shape);
-        for (size_t d = 0; d < a.shape.size(); ++d)
-            check(intr(i64, "weft.arg_stride", {pos(i), pos(d)}) == strides[d] ||
-                      intr(i64, "weft.arg_shape", {pos(i), pos(d)}) == make_int(1),
-                  who + " must be compact (row-major); its stride " + std::to_string(d) + " must be " +
-                      to_string(strides[d]));
         Expr data = intr(DataType::handle(), "weft.arg_data", {pos(i)});
-        if (a.alignment > 1) {
-            // Checked before it is assumed: the assumption lives in the binding, after the check.
-            check(intr(boolean, "weft.is_aligned", {data, make_int(a.alignment)}),
-                  who + "'s data must be aligned to " + std::to_string(a.alignment) +
-                      " bytes (the kernel was built with argument_alignment = " + std::to_string(a.alignment) + ")");
-            data = intr(DataType::handle(), "weft.assume_aligned", {data, make_int(a.alignment)});
-        }
+        // The runtime checked the promised alignment; the binding carries it to every access.
+        if (a.alignment > 1) data = intr(DataType::handle(), "weft.assume_aligned", {data, make_int(a.alignment)});
         bind(a.var, data);
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)

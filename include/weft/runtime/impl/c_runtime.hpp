@@ -1,5 +1,6 @@
 // Definitions of the C runtime functions of ir/abi.hpp (except weft_runtime_parallel_for,
-// which lives with the pool in impl/thread_pool.hpp) and of take_last_error().
+// which lives with the pool in impl/thread_pool.hpp, and weft_runtime_check_arguments, in
+// impl/check_arguments.hpp) and of take_last_error().
 // Every extern "C" function here is noexcept: it is called from JIT-compiled frames, which
 // carry no unwind tables, so an exception must never cross it.
 #pragma once
@@ -73,3 +74,5 @@ void* weft_runtime_alloc(int64_t bytes) {
 void weft_runtime_free(void* p) { std::free(p); }
 
 }  // extern "C"
+
+#include "weft/runtime/impl/check_arguments.hpp"

@@ -55,6 +55,7 @@ private:
     // ---- kernel arguments (emit_args.hpp) ----
     llvm::Value* emit_weft_intrinsic(const ir::Call* op);
     llvm::Value* tensor_arg_field(llvm::Value* position, unsigned field);
+    llvm::Value* emit_check_arguments();
 
     // ---- statements (emit_stmt.hpp) ----
     void emit(const ir::Stmt& s);
@@ -66,7 +67,8 @@ private:
     // Leaves the current function with `code` (freeing its live heap allocations) unless
     // `ok` holds; continues in a new block where it does.
     void return_unless(llvm::Value* ok, llvm::Value* code);
-    // Calls weft_runtime_set_error(message) and returns -1 unless `ok` holds.
+    // Unless `ok` holds: calls weft_runtime_set_error(message) (an empty message: the failed
+    // condition set its own) and returns -1.
     void fail_unless(llvm::Value* ok, const std::string& message);
     llvm::BasicBlock* branch_unless(llvm::Value* ok, const char* fail_block_name);
     // Frees the live heap allocations and returns `code` from the current function.
@@ -185,6 +187,7 @@ inline llvm::FunctionCallee CodeGenLLVM::runtime_function(const char* name) {
     else if (n == "weft_runtime_parallel_for") type = llvm::FunctionType::get(i32, {ptr, ptr, i64}, false);
     else if (n == "weft_runtime_alloc") type = llvm::FunctionType::get(ptr, {i64}, false);
     else if (n == "weft_runtime_free") type = llvm::FunctionType::get(void_, {ptr}, false);
+    else if (n == "weft_runtime_check_arguments") type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr, ptr}, false);
     WEFT_ICHECK(type != nullptr, "unknown runtime function ", n);
     llvm::FunctionCallee callee = module_.getOrInsertFunction(n, type);
     auto* fn = llvm::cast<llvm::Function>(callee.getCallee());

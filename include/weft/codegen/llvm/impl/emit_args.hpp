@@ -1,10 +1,11 @@
-// CodeGenLLVM: the weft.* intrinsics (ir/abi.hpp) through which a kernel's prologue reads
-// and checks its arguments, plus weft.prefetch.
+// CodeGenLLVM: the weft.* intrinsics (ir/abi.hpp) through which a kernel's prologue checks
+// and reads its arguments, plus weft.prefetch.
 #pragma once
 #include <cstddef>
 
 #include "weft/codegen/llvm/impl/codegen.hpp"
 #include "weft/ir/abi.hpp"
+#include "weft/ir/argument_spec.hpp"
 
 namespace weft::codegen::detail {
 
@@ -46,20 +47,16 @@ inline llvm::Value* CodeGenLLVM::emit_weft_intrinsic(const ir::Call* op) {
                            {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
         return llvm::Constant::getNullValue(type_of(op->type));
     }
-    if (n == "weft.is_aligned" || n == "weft.assume_aligned") {
-        // (pointer, bytes): make_entry tests an argument's promised alignment, then binds the
-        // pointer through the assumption, so that LLVM's known bits carry it to every access.
+    if (n == "weft.assume_aligned") {
+        // (pointer, bytes): the runtime checked an argument's promised alignment; binding the
+        // pointer through the assumption carries it to every access (LLVM's known bits).
         WEFT_ICHECK(op->args.size() == 2 && op->args[1].as<ir::IntImm>(), n, "(pointer, constant bytes)");
         llvm::Value* pointer = emit(op->args[0]);
-        const uint64_t bytes = uint64_t(op->args[1].as<ir::IntImm>()->value);
-        if (n == "weft.assume_aligned") {
-            b_.CreateAlignmentAssumption(module_.getDataLayout(), pointer, bytes);
-            return pointer;
-        }
-        llvm::Value* low_bits = b_.CreateAnd(b_.CreatePtrToInt(pointer, b_.getInt64Ty()), b_.getInt64(bytes - 1));
-        return b_.CreateICmpEQ(low_bits, b_.getInt64(0));
+        b_.CreateAlignmentAssumption(module_.getDataLayout(), pointer, uint64_t(op->args[1].as<ir::IntImm>()->value));
+        return pointer;
     }
     WEFT_ICHECK(fs_.args != nullptr, n, " is only available in the kernel's entry, not in a parallel loop body");
+    if (n == "weft.check_arguments") return emit_check_arguments();
     llvm::Type* result = type_of(op->type);
     if (n == "weft.num_args") return int_cast(fs_.num_args, result, true);
     WEFT_ICHECK(!op->args.empty(), n, " needs an argument position");
@@ -86,6 +83,20 @@ inline llvm::Value* CodeGenLLVM::emit_weft_intrinsic(const ir::Call* op) {
     }
     WEFT_ICHECK(false, "the LLVM backend does not know the intrinsic ", n);
     return nullptr;
+}
+
+// The kernel's signature as constant data (ir/argument_spec.hpp) and one call of the runtime
+// that checks the arguments against it; true when they hold.
+inline llvm::Value* CodeGenLLVM::emit_check_arguments() {
+    ir::ArgumentSpec spec = ir::argument_spec(func_.name, func_.args);
+    auto* words = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint64_t>(
+                                                         reinterpret_cast<const uint64_t*>(spec.words.data()), spec.words.size()));
+    auto* table = new llvm::GlobalVariable(module_, words->getType(), true, llvm::GlobalValue::PrivateLinkage, words,
+                                           "weft.argument_spec");
+    auto* names = b_.CreateGlobalString(spec.names, "weft.argument_names");
+    llvm::Value* ok = b_.CreateCall(runtime_function("weft_runtime_check_arguments"),
+                                    {fs_.args, fs_.type_codes, fs_.num_args, table, names});
+    return b_.CreateICmpNE(ok, b_.getInt32(0));
 }
 
 }  // namespace weft::codegen::detail

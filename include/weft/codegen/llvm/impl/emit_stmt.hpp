@@ -165,7 +165,9 @@ inline void CodeGenLLVM::return_unless(llvm::Value* ok, llvm::Value* code) {
 
 inline void CodeGenLLVM::fail_unless(llvm::Value* ok, const std::string& message) {
     llvm::BasicBlock* ok_bb = branch_unless(ok, "report");
-    b_.CreateCall(runtime_function("weft_runtime_set_error"), {b_.CreateGlobalString(message, "weft.error")});
+    // No message: the failed condition set its own (weft.check_arguments).
+    if (!message.empty())
+        b_.CreateCall(runtime_function("weft_runtime_set_error"), {b_.CreateGlobalString(message, "weft.error")});
     emit_return(b_.getInt32(-1));
     b_.SetInsertPoint(ok_bb);
 }

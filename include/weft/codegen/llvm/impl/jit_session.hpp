@@ -151,6 +151,7 @@ private:
         define("weft_runtime_parallel_for", &weft_runtime_parallel_for);
         define("weft_runtime_alloc", &weft_runtime_alloc);
         define("weft_runtime_free", &weft_runtime_free);
+        define("weft_runtime_check_arguments", &weft_runtime_check_arguments);
         if (auto err = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))))
             WEFT_ICHECK(false, "defining the runtime functions in the JIT: ", message_of(std::move(err)));
     }
