@@ -303,15 +303,18 @@ TEST_CASE("depthwise_conv2d_nchwc: the interior tiles read the input without a t
     topi::schedule_depthwise_conv2d_nchwc(s, out);
     std::string body = ir::to_string(lower(s, {XcIn, WcIn, out}).body);
     CAPTURE(body);
-    // The padding is inlined: no padded buffer.
+    // Taps in the padding are left out of the sum: no padded buffer, no zeros selected.
     CHECK(body.find(".pad") == std::string::npos);
-    // Loop partitioning leaves tests on the border rows and tiles only: of the copies of the
-    // interior tile loop (from tile 1: one per piece of the rows), the one of the interior
-    // rows loads Xc (3 taps of kw x 14 pixels per kh) with no if_then_else.
-    int clean = 0;
-    for (size_t at = body.find("for (i3.outer, 1, "); at != std::string::npos; at = body.find("for (i3.outer, 1, ", at + 1)) {
-        std::string tile = body.substr(at, body.find("for (i3.inner", at) - at);
-        if (tile.find("if_then_else") == std::string::npos && lowered_text::count(tile, "Xc[") == 3 * 14) ++clean;
-    }
-    CHECK(clean == 1);
+    CHECK(body.find("if_then_else") == std::string::npos);
+    // The rows are not copied: one loop over the interior tiles (from tile 1), whose only test
+    // is the row of taps', once per kh, around 3 taps of kw x 14 pixels.
+    REQUIRE(lowered_text::count(body, "for (i3.outer, 1, ") == 1);
+    size_t at = body.find("for (i3.outer, 1, ");
+    std::string tile = body.substr(at, body.find("for (i3.inner", at) - at);
+    CHECK(lowered_text::count(tile, "if (") == 1);
+    CHECK(tile.find("for (kh, 0, 3) {\n        if (") != std::string::npos);
+    CHECK(lowered_text::count(tile, "Xc[") == 3 * 14);
+    // Three copies of the tile in all (first, interior, last), less the taps the first and
+    // last leave out: the JIT compiles 124 loads, not one copy per border row (session 7: 15).
+    CHECK(lowered_text::count(body, "Xc[") <= 3 * 3 * 14);
 }

@@ -58,35 +58,23 @@ Size2d conv_out_size(const std::string& op, int64_t H, int64_t W, int64_t KH, in
             out_extent(op, "width", W, KW, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
 }
 
-// data with `pad` zeros around its spatial dimensions (h_axis, h_axis + 1); data itself when
-// there is no padding. The bounds test is on the padded stage, so a schedule can compute it
-// per tile instead of inlining the test into the reduction.
-//
-// `guarded` picks the form of the padded read. Clamped (false): a select of a load at the
-// clamped position (always in bounds) rather than an if_then_else: no branch per element,
-// and it vectorizes along any axis. Guarded (true): if_then_else(likely(y >= top) &&
-// likely(y < top + H) && ..., data at the unclamped position, 0), for a stage a schedule
-// inlines into its reduction: loop partitioning splits the loops around it so the interior
-// (every test true) loads the input directly, with neither a branch nor a clamp; only the
-// border iterations test. Its condition must not depend on a vectorized lane.
 // Whether the padded position (y, x) lies inside the H x W input: (y >= top) && (y < top + H)
 // && ... with a term for each side that has padding (the others always hold); undefined when
-// there is no padding. The row terms are marked likely when `likely_rows`, the column terms
-// when `likely_cols`: loop partitioning splits the loops a likely term depends on into border
-// and interior pieces (copies of the loop body); a plain term stays a test, which
-// hoist_loop_invariant_conditions moves out to the outermost loop it does not depend on.
-Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W, bool likely_rows = true,
-                  bool likely_cols = true) {
+// there is no padding. For a reduction's condition that leaves the taps in the padding out:
+// the row terms are plain, a test that hoist_loop_invariant_conditions moves out to the kh
+// loop (no code copied); the column terms are likely, so loop partitioning splits a row's
+// tiles into the first, the interior and the last (copies of the loop body, the interior one
+// without a test).
+Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W) {
     Expr inside;
-    auto add = [&](bool padded, bool likely, Expr term) {
+    auto add = [&](bool padded, Expr term) {
         if (!padded) return;
-        if (likely) term = ir::likely(term);
         inside = inside.defined() ? (inside && term) : term;
     };
-    add(pad.top > 0, likely_rows, y >= pad.top);
-    add(pad.bottom > 0, likely_rows, y < pad.top + H);
-    add(pad.left > 0, likely_cols, x >= pad.left);
-    add(pad.right > 0, likely_cols, x < pad.left + W);
+    add(pad.top > 0, y >= pad.top);
+    add(pad.bottom > 0, y < pad.top + H);
+    add(pad.left > 0, ir::likely(x >= pad.left));
+    add(pad.right > 0, ir::likely(x < pad.left + W));
     return inside;
 }
 
@@ -103,7 +91,13 @@ double padding_tap_fraction(int64_t in, int64_t out, int64_t kernel, int64_t str
     return double(outside) / double(out * kernel);
 }
 
-Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, bool guarded) {
+// data with `pad` zeros around its spatial dimensions (h_axis, h_axis + 1); data itself when
+// there is no padding. The bounds test is on the padded stage, so a schedule can compute it
+// per tile instead of inlining the test into the reduction. The read is a select of a load
+// at the clamped position (always in bounds) rather than an if_then_else: no branch per
+// element, and it vectorizes along any axis. (The depthwise convolution reads in place
+// instead, leaving the taps in the padding out of its sum.)
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name) {
     if (pad.none()) return data;
     std::vector<Expr> shape = data.shape();
     int64_t H = 0, W = 0;
@@ -114,11 +108,6 @@ Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string&
     auto value = [=](std::vector<Expr> idx) {
         Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
         const Expr zero = ir::make_zero(data.dtype());
-        if (guarded) {
-            idx[size_t(h_axis)] = y - pad.top;
-            idx[size_t(h_axis + 1)] = x - pad.left;
-            return ir::if_then_else(inside_input(y, x, pad, H, W), data.at(idx), zero);
-        }
         idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), Expr(H - 1));
         idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), Expr(W - 1));
         Expr inside = y >= pad.top && y < pad.top + H && x >= pad.left && x < pad.left + W;

@@ -18,7 +18,7 @@ Tensor conv2d_nchw(const Tensor& data, const Tensor& weight, const Conv2dParams&
     check_dim(op, weight, "dimension 1 (C/groups)", w[1], C / g, "input channels / groups");
     const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
     const int64_t OH = os.h, OW = os.w;
-    Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad", /*guarded=*/false);
+    Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad");
     const int64_t cpg = C / g, opg = O / g;
     IterVar rc = reduce_axis(0, cpg, "rc"), rh = reduce_axis(0, KH, "rh"), rw = reduce_axis(0, KW, "rw");
     return compute(
