@@ -1,7 +1,8 @@
 // A kernel's own entry checks its arguments for callers of the C ABI (ir/abi.hpp), who skip
 // Kernel's C++ checks: every mistake returns non-zero with a message naming the kernel, the
 // argument and what differs, and the kernel touches no memory. The checks run in the
-// runtime (weft_runtime_check_arguments) on a table made from the signature.
+// runtime (weft_runtime_check_arguments) on a table made from the signature. Kernel::call
+// checks the same in C++ and runs the entry without them (KernelModule::unchecked_entry).
 #include <doctest/doctest.h>
 
 #include <deque>
@@ -46,9 +47,10 @@ public:
         return push(v, WEFT_ARG_FLOAT);
     }
     // The entry's return code; `message` gets what it reported.
-    int32_t call(const Kernel& k, std::string* message = nullptr) {
+    int32_t call(const Kernel& k, std::string* message = nullptr) { return call(k.module()->entry(), message); }
+    int32_t call(WeftKernelFn entry, std::string* message = nullptr) {
         runtime::take_last_error();
-        int32_t rc = k.module()->entry()(values_.data(), codes_.data(), int32_t(values_.size()));
+        int32_t rc = entry(values_.data(), codes_.data(), int32_t(values_.size()));
         std::string m = runtime::take_last_error();
         if (message) *message = m;
         return rc;
@@ -68,6 +70,12 @@ private:
     std::vector<WeftValue> values_;
     std::vector<int32_t> codes_;
 };
+
+int lowered_count(const std::string& text, const std::string& what) {
+    int count = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+    return count;
+}
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -207,4 +215,37 @@ TEST_CASE("symbols shared between scalars and dimensions must agree") {
                       std::string::npos,
                   message);
     for (float v : z) REQUIRE(v == -99.f);
+}
+
+TEST_CASE("Kernel runs the entry without the checks, having made them in C++") {
+    ScaledRows p;
+    Kernel k = p.build_kernel();
+    WeftKernelFn unchecked = k.module()->unchecked_entry();
+    REQUIRE(bool(unchecked));
+    CHECK(bool(unchecked != k.module()->entry()));
+    std::string llvm_ir = k.llvm_ir();
+    CHECK(llvm_ir.find(".unchecked(") != std::string::npos);
+    CHECK(lowered_count(llvm_ir, "call i32 @weft_runtime_check_arguments") == 1);  // only in the checked entry
+    // The unchecked entry computes the same, given right arguments.
+    const int64_t n = 3, m = 5;
+    auto a = random_floats(size_t(n * m), 8), b = random_floats(size_t(m), 9);
+    std::vector<float> out(size_t(n * m), -99.f);
+    REQUIRE(RawCall().tensor(a.data(), f32, {n, m}).scalar_float(0.25).tensor(b.data(), f32, {m}).tensor(out.data(), f32, {n, m}).call(unchecked) == 0);
+    for (int64_t i = 0; i < n * m; ++i) CHECK(out[size_t(i)] == doctest::Approx(a[size_t(i)] * 0.25f + b[size_t(i % m)]));
+
+    // What only the entry checked before is checked by the call now: the strides. (Positive
+    // sizes: a Buffer has no empty dimension.)
+    Buffer<float> wide({n, 2 * m}), bias({m}), y({n, m});
+    BufferRef every_other(wide.data(), f32, {n, m}, {2 * m, 2});
+    CHECK_THROWS_WITH_AS(k(every_other, 1.0f, bias, y),
+                         Contains("argument 'A' (#1) must be compact (row-major); its stride 0 must be 5, got 10"), Error);
+    // A size that is an expression of symbols is still the kernel's own assert.
+    Var s("s");
+    Tensor X = placeholder({s}, f32, "X");
+    Tensor Y = compute({s * 2}, [&](Expr i) { return X(i / 2); }, "Y");
+    Schedule sched = create_schedule(Y);
+    Kernel widen = build(sched, {X, Y}, Target::host(), {.name = "widen"});
+    Buffer<float> x5({5}), y9({9}), y10({10});
+    CHECK_THROWS_WITH_AS(widen(x5, y9), Contains("kernel 'widen': argument 'Y' (#1): dimension 0 must be s * 2"), Error);
+    CHECK_NOTHROW(widen(x5, y10));
 }

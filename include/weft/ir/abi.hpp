@@ -6,7 +6,8 @@
 // argument (count, kind, rank, dtype, shape, strides) before touching memory, by calling
 // weft_runtime_check_arguments with a table of what it expects; on a mismatch the kernel
 // returns non-zero with the message set (weft_runtime_set_error), and the runtime throws
-// weft::Error with that message.
+// weft::Error with that message. The LLVM backend also exports `name.unchecked`, the same
+// kernel past that check, which Kernel::call runs after checking in C++.
 #pragma once
 #include <cstdint>
 

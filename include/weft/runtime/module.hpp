@@ -39,6 +39,10 @@ public:
     virtual ~KernelModule() = default;
     // The generated entry point (see ir/abi.hpp for its convention).
     virtual WeftKernelFn entry() const = 0;
+    // The same entry without the argument checks (count, kinds, ranks, dtypes, shapes,
+    // strides, alignment) that entry() does first for callers of the C ABI: Kernel::call runs
+    // it after checking the same in C++. Backends without one return entry().
+    virtual WeftKernelFn unchecked_entry() const { return entry(); }
     // The optimized LLVM IR / assembly of the kernel, for users who want to see it.
     virtual std::string llvm_ir() const { return {}; }
     virtual std::string assembly() const { return {}; }

@@ -43,6 +43,16 @@ std::string first_setter(const KernelPlan& plan, int slot) {
     WEFT_ICHECK(false, "symbol slot ", slot, " is set by no argument");
 }
 
+[[noreturn]] void throw_strided_buffer(const std::string& kernel, const std::string& arg, size_t i, const BufferRef& b) {
+    const std::vector<int64_t> compact = BufferRef::compact_strides(b.shape());
+    for (size_t d = 0; d < compact.size(); ++d)
+        if (b.strides()[d] != compact[d] && b.shape()[d] != 1)
+            detail::throw_user_error(detail::concat(
+                "kernel '", kernel, "': argument '", arg, "' (#", i + 1, ") must be compact (row-major); its stride ", d,
+                " must be ", compact[d], ", got ", b.strides()[d], "; pass buffer.copy() (a compact copy)"));
+    WEFT_ICHECK(false, "a buffer that is not compact has compact strides");
+}
+
 bool fits_scalar(DataType t, int64_t v) {
     if (t.is_bool()) return v == 0 || v == 1;
     if (t.bits >= 64) return t.is_int() || v >= 0;
@@ -70,6 +80,11 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
     for (size_t s = 0; s < nsym; ++s) symbol_set[s] = false;
     // A CUDA kernel (device code, no host entry) takes device buffers, all on one device.
     const bool on_cuda = plan.launch.has_value();
+    // A generated CPU kernel has an entry without its argument checks: the one those below do
+    // not make already (compact strides) is made here instead. A hand-written module's entry
+    // checks what it needs itself (and may take strides).
+    const WeftKernelFn unchecked = on_cuda ? nullptr : module_->unchecked_entry();
+    const bool skip_entry_checks = unchecked != nullptr && unchecked != module_->entry();
     Device device = Device::cuda(0);
     bool device_seen = false;
 
@@ -121,9 +136,11 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
                                " must be ", dim.value, " but the buffer passed has ", extent, " (shape ",
                                detail::shape_string(b.shape()), ")");
                 } else if (dim.kind == KernelPlan::Dim::Kind::Symbol) {
-                    bind(dim.slot, extent, i, static_cast<int64_t>(d));
+                    bind(dim.slot, extent, i, static_cast<int64_t>(d));  // positive: a buffer has no empty dimension
                 }
             }
+            // Generated code indexes row-major: a strided view must be copied first.
+            if (skip_entry_checks && !b.is_compact()) throw_strided_buffer(kname, sig.name, i, b);
             if (!on_cuda && sig.alignment > 1) {
                 const auto misalignment = int64_t(reinterpret_cast<uintptr_t>(b.data()) % uint64_t(sig.alignment));
                 WEFT_CHECK(misalignment == 0, "kernel '", kname, "': argument '", sig.name, "' must be aligned to ",
@@ -166,7 +183,9 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
         runtime::detail::launch_cuda(module_, plan, args, values.data(), symbol.data(), symbol_set.data(), device);
         return;
     }
-    WeftKernelFn entry = module_->entry();
+    // Everything the entry would check first was checked above (the dimensions that are
+    // expressions of symbols, such as n * 2, the kernel still asserts itself).
+    WeftKernelFn entry = unchecked;
     WEFT_ICHECK(entry != nullptr, "kernel '", kname, "' has no entry point");
     runtime::detail::last_error_slot().clear();  // a stale message must not be blamed on this call
     const int32_t rc = entry(values.data(), codes.data(), static_cast<int32_t>(n));

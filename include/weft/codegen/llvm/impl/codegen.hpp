@@ -25,7 +25,8 @@ namespace weft::codegen::detail {
 class CodeGenLLVM {
 public:
     CodeGenLLVM(const ir::PrimFunc& f, const Target& target, llvm::Module& m);
-    // Emits the whole kernel as the external function `symbol`.
+    // Emits the whole kernel as the external function `symbol` (and `symbol.unchecked`, see
+    // the definition).
     void emit_kernel(const std::string& symbol);
 
 private:
@@ -79,6 +80,8 @@ private:
 
     // ---- shared helpers (here) ----
     llvm::Function* new_function(const std::string& name, llvm::FunctionType* type, llvm::GlobalValue::LinkageTypes linkage);
+    // A new external function with the entry's signature (ir/abi.hpp), ready to emit into.
+    llvm::Function* begin_entry_function(const std::string& name);
     llvm::AllocaInst* entry_alloca(llvm::Type* type, uint64_t align);
     llvm::FunctionCallee runtime_function(const char* name);
     llvm::Type* type_of(DataType t) { return llvm_type(ctx_, t); }
@@ -128,12 +131,34 @@ inline CodeGenLLVM::CodeGenLLVM(const ir::PrimFunc& f, const Target& target, llv
     b_.setFastMathFlags(flags);
 }
 
+// The body checks its arguments first (make_entry's assert(weft.check_arguments())): it is
+// emitted as `symbol.unchecked`, the entry without that check, which Kernel::call uses (it
+// checked the same in C++), and `symbol` checks and then calls it, for callers of the C ABI.
 inline void CodeGenLLVM::emit_kernel(const std::string& symbol) {
     WEFT_ICHECK(func_.body.defined(), "kernel ", func_.name, " has no body");
     symbol_ = symbol;
+    auto* check = func_.body.as<ir::AssertStmt>();
+    auto* call = check ? check->condition.as<ir::Call>() : nullptr;
+    if (!call || call->name != "weft.check_arguments") {
+        begin_entry_function(symbol);
+        emit(func_.body);
+        emit_return(b_.getInt32(0));
+        return;
+    }
+    llvm::Function* unchecked = begin_entry_function(symbol + kUncheckedSuffix);
+    emit(check->body);
+    emit_return(b_.getInt32(0));
+    begin_entry_function(symbol);
+    return_unless(emit_check_arguments(), b_.getInt32(-1));
+    llvm::CallInst* run = b_.CreateCall(unchecked, {fs_.args, fs_.type_codes, fs_.num_args});
+    run->setTailCall();
+    b_.CreateRet(run);
+}
+
+inline llvm::Function* CodeGenLLVM::begin_entry_function(const std::string& name) {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
     auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr, b_.getInt32Ty()}, false);
-    llvm::Function* fn = new_function(symbol, type, llvm::GlobalValue::ExternalLinkage);
+    llvm::Function* fn = new_function(name, type, llvm::GlobalValue::ExternalLinkage);
     for (unsigned i = 0; i < 2; ++i) {
         fn->addParamAttr(i, llvm::Attribute::NoCapture);
         fn->addParamAttr(i, llvm::Attribute::ReadOnly);
@@ -147,8 +172,7 @@ inline void CodeGenLLVM::emit_kernel(const std::string& symbol) {
     fn->getArg(1)->setName("type_codes");
     fn->getArg(2)->setName("num_args");
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
-    emit(func_.body);
-    emit_return(b_.getInt32(0));
+    return fn;
 }
 
 inline llvm::Function* CodeGenLLVM::new_function(const std::string& name, llvm::FunctionType* type,

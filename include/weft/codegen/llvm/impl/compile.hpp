@@ -23,6 +23,7 @@ public:
     ~LLVMKernelModule() override { llvm::consumeError(loaded_.tracker->remove()); }
 
     WeftKernelFn entry() const override { return loaded_.entry; }
+    WeftKernelFn unchecked_entry() const override { return loaded_.unchecked; }
     std::string llvm_ir() const override { return ir_; }
     std::string assembly() const override {
         std::call_once(assembly_once_, [&] { assembly_ = ir_.empty() ? std::string() : assembly_of(ir_, target_); });

@@ -12,9 +12,14 @@ class Module;
 
 namespace weft::codegen::detail {
 
+// The name of the entry without the argument checks, next to `symbol` (which checks and then
+// calls it): what Kernel::call runs, having checked the arguments in C++.
+inline constexpr const char* kUncheckedSuffix = ".unchecked";
+
 // Emits f into m (whose triple and data layout are already set) as an externally visible
-// function named `symbol` with the WeftKernelFn signature, plus the internal functions it
-// needs (outlined parallel bodies). Unoptimized; throws weft::Error on unsupported input.
+// function named `symbol` with the WeftKernelFn signature (and, when f's body starts with the
+// argument check, `symbol` + kUncheckedSuffix), plus the internal functions it needs
+// (outlined parallel bodies). Unoptimized; throws weft::Error on unsupported input.
 void emit_kernel(const ir::PrimFunc& f, const Target& target, const std::string& symbol, llvm::Module& m);
 
 // When the emitter's translation unit was compiled: with the JIT unit's, it names this build

@@ -25,6 +25,7 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include "weft/codegen/llvm/impl/emit_kernel.hpp"
 #include "weft/codegen/llvm/impl/target_machine.hpp"
 #include "weft/ir/abi.hpp"
 
@@ -46,6 +47,7 @@ public:
 
     struct Loaded {
         WeftKernelFn entry = nullptr;
+        WeftKernelFn unchecked = nullptr;  // the entry without its argument checks (or entry)
         llvm::orc::ResourceTrackerSP tracker;
         std::string object;  // the relocatable object code the entry came from
     };
@@ -65,6 +67,7 @@ public:
                                      why);
         }
         loaded.entry = address->toPtr<WeftKernelFn>();
+        loaded.unchecked = unchecked_entry(jit_->getMainJITDylib(), symbol, loaded.entry);
         loaded.object = take_object(symbol);
         return loaded;
     }
@@ -92,11 +95,23 @@ public:
             ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be linked: " + why);
         }
         loaded.entry = address->toPtr<WeftKernelFn>();
+        loaded.unchecked = unchecked_entry(*dylib, symbol, loaded.entry);
         loaded.object = bytes;
         return loaded;
     }
 
 private:
+    // `symbol` + kUncheckedSuffix in `dylib`, or `checked` where the kernel has none (a body
+    // without the argument check, or an object from before session 8).
+    WeftKernelFn unchecked_entry(llvm::orc::JITDylib& dylib, const std::string& symbol, WeftKernelFn checked) {
+        auto address = jit_->lookup(dylib, symbol + kUncheckedSuffix);
+        if (!address) {
+            llvm::consumeError(address.takeError());
+            return checked;
+        }
+        return address->toPtr<WeftKernelFn>();
+    }
+
     JitSession() {
         initialize_llvm();
         auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
