@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lower/lowered_text.hpp"
 #include "weft/runtime/c_runtime.hpp"
 #include "weft/weft.hpp"
 
@@ -70,12 +71,6 @@ private:
     std::vector<WeftValue> values_;
     std::vector<int32_t> codes_;
 };
-
-int lowered_count(const std::string& text, const std::string& what) {
-    int count = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-    return count;
-}
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -225,7 +220,7 @@ TEST_CASE("Kernel runs the entry without the checks, having made them in C++") {
     CHECK(bool(unchecked != k.module()->entry()));
     std::string llvm_ir = k.llvm_ir();
     CHECK(llvm_ir.find(".unchecked(") != std::string::npos);
-    CHECK(lowered_count(llvm_ir, "call i32 @weft_runtime_check_arguments") == 1);  // only in the checked entry
+    CHECK(lowered_text::count(llvm_ir, "call i32 @weft_runtime_check_arguments") == 1);  // only in the checked entry
     // The unchecked entry computes the same, given right arguments.
     const int64_t n = 3, m = 5;
     auto a = random_floats(size_t(n * m), 8), b = random_floats(size_t(m), 9);

@@ -88,8 +88,8 @@ inline ir::Stmt make_entry(const std::string& kernel, const std::vector<ir::Kern
             continue;
         }
         for (size_t d = 0; d < a.shape.size(); ++d) {
-            Expr dim = intr(i64, "weft.arg_shape", {pos(i), pos(d)});
             if (a.shape[d].as<IntImm>()) continue;  // checked by the runtime
+            Expr dim = intr(i64, "weft.arg_shape", {pos(i), pos(d)});
             auto* v = a.shape[d].as<VarNode>();
             if (v && bound.insert(v).second) bind(Var(a.shape[d].ptr()), dim);
             else if (!v)  // an expression of symbols bound before: the table cannot say it
