@@ -77,9 +77,9 @@ bench::Runner weft_conv(const Layer& l) {
         Xc = topi::layout_transform_nchw_to_nchwc(X, bn);
         Wc = topi::pack_depthwise_weight_nchwc(Wt, bn);
     } else {
-        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, l.OW());
+        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, l.OW(), p.padding);
         Xc = topi::layout_transform_nchw_to_nchwc(X, b.ic_bn);
-        Wc = topi::pack_conv2d_weight_nchwc(Wt, b.ic_bn, b.oc_bn);
+        Wc = topi::pack_conv2d_weight_nchwc(Wt, b.weight_ic_bn, b.oc_bn);
     }
     auto xc = std::make_shared<Buffer<float>>(weft_transform(X, Xc, xb));
     auto wc = std::make_shared<Buffer<float>>(weft_transform(Wt, Wc, wb));

@@ -60,10 +60,18 @@ TEST_CASE("depthwise and bias_add: weight and bias shapes are checked") {
 TEST_CASE("conv2d_nchwc: blocks and groups are checked") {
     Tensor X = placeholder({1, 2, 8, 8, 8}, f32, "X");
     CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 3, 3, 3, 8, 16}, f32, "W")),
-                         Contains("dimension 1 (C/ic_bn) of 'W' must be 2 (the input channel blocks of the data) but is 3"),
+                         Contains("dimension 1 (C/weight_ic_bn) of 'W' must be 2 (the data's 16 input channels in "
+                                  "blocks of 8) but is 3"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 2, 3, 3, 16, 16}, f32, "W")),
+                         Contains("dimension 1 (C/weight_ic_bn) of 'W' must be 1 (the data's 16 input channels in "
+                                  "blocks of 16) but is 2"),
                          weft::Error);
     CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 2, 3, 3, 4, 16}, f32, "W")),
-                         Contains("dimension 4 (ic_bn) of 'W' must be 8"), weft::Error);
+                         Contains("dimension 4 (weight_ic_bn) of 'W' must be a multiple of 8 (the input channel block "
+                                  "of the data) but is 4"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc_weight_ic_bn(0, 16, 7, {}), Contains("must be positive"), weft::Error);
     CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 2, 3, 3, 8, 16}, f32, "W"), {.groups = 2}),
                          Contains("groups must be 1 in the blocked layout (got 2)"), weft::Error);
     CHECK_THROWS_WITH_AS(topi::depthwise_conv2d_nchwc(X, placeholder({2, 1, 3, 3, 1, 4}, f32, "W")),

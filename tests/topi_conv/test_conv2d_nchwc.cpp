@@ -29,7 +29,8 @@ Buffer<float> transform(const Tensor& in_t, const Tensor& out, const Buffer<floa
 struct BlockedCase {
     int64_t N, C, H, W, O, KH, KW, ic_bn, oc_bn;
     Conv2dParams p;
-    int threads = 0;  // 0: the pool's current count
+    int threads = 0;           // 0: the pool's current count
+    int64_t weight_ic_bn = 0;  // the weights' input channel block; 0: ic_bn
 };
 
 // NCHW data and OIHW weights go through the transforms (outside the checked kernel, as a
@@ -37,7 +38,7 @@ struct BlockedCase {
 // to NCHW and is compared with the reference.
 void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int64_t infinite_tap = -1) {
     CAPTURE(k.N); CAPTURE(k.C); CAPTURE(k.H); CAPTURE(k.W); CAPTURE(k.O); CAPTURE(k.KH); CAPTURE(k.KW);
-    CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w); CAPTURE(k.p.dilation.h);
+    CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.weight_ic_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w); CAPTURE(k.p.dilation.h);
     CAPTURE(k.p.dilation.w); CAPTURE(k.threads); CAPTURE(infinite_tap);
     CAPTURE(k.p.padding.top); CAPTURE(k.p.padding.left); CAPTURE(k.p.padding.bottom); CAPTURE(k.p.padding.right);
     auto x = random_buffer({k.N, k.C, k.H, k.W}, seed), w = random_buffer({k.O, k.C, k.KH, k.KW}, seed + 1);
@@ -49,7 +50,7 @@ void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int6
 
     Tensor X = placeholder({k.N, k.C, k.H, k.W}, f32, "X"), Wt = placeholder({k.O, k.C, k.KH, k.KW}, f32, "W");
     Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, k.ic_bn);
-    Tensor Wc = topi::pack_conv2d_weight_nchwc(Wt, k.ic_bn, k.oc_bn);
+    Tensor Wc = topi::pack_conv2d_weight_nchwc(Wt, k.weight_ic_bn > 0 ? k.weight_ic_bn : k.ic_bn, k.oc_bn);
     Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
 
     const int64_t OB = (k.O + k.oc_bn - 1) / k.oc_bn;
@@ -141,7 +142,7 @@ TEST_CASE("conv2d_nchwc: both schedules, padding taps left out, 1 to 3 threads")
     auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
     const std::vector<BlockedCase> layers = {
         {1, 16, 7, 7, 64, 3, 3, 16, 32, pad1},    // a few KiB per block: input channels outermost
-        {1, 512, 7, 7, 32, 3, 3, 16, 32, pad1},   // 576 KiB of weights a block: prefetched
+        {1, 512, 7, 7, 32, 3, 3, 16, 32, pad1},   // 576 KiB of weights a block
         {1, 16, 14, 14, 48, 3, 3, 16, 16, pad1},  // 3 blocks: rows in chunks on 2 threads
         {1, 16, 28, 28, 16, 3, 3, 16, 16, pad1},  // 50 KiB per block: the row schedule
         {1, 8, 56, 56, 16, 3, 3, 8, 16, pad1},    // padding taps 2.4% of all: computed
@@ -158,10 +159,10 @@ TEST_CASE("conv2d_nchwc: both schedules, padding taps left out, 1 to 3 threads")
         for (int64_t tap : {1, 3}) check_conv2d_nchwc(layers[l], false, seed++, tap);
 }
 
-TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only below 3% computed, big weights prefetched") {
-    auto lowered = [](int64_t C, int64_t H, int64_t oc_bn) {
+TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only below 3% computed") {
+    auto lowered = [](int64_t C, int64_t H, int64_t oc_bn, int64_t weight_ic_bn) {
         Tensor XcIn = placeholder({1, C / 16, H, H, 16}, f32, "Xc");
-        Tensor WcIn = placeholder({C / oc_bn, C / 16, 3, 3, 16, oc_bn}, f32, "Wc");
+        Tensor WcIn = placeholder({C / oc_bn, C / weight_ic_bn, 3, 3, weight_ic_bn, oc_bn}, f32, "Wc");
         Tensor out = topi::conv2d_nchwc(XcIn, WcIn, {.padding = topi::Pad2d::all(1)});
         Schedule s = create_schedule(out);
         topi::schedule_conv2d_nchwc(s, out);
@@ -169,7 +170,7 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only belo
     };
     // 7x7 (18% of the taps in the padding): every test sits outside the loops over the
     // input channels of a block, so the multiply-adds run without one.
-    std::string small = lowered(64, 7, 32);
+    std::string small = lowered(64, 7, 32, 16);
     CAPTURE(small);
     CHECK(lowered_text::count(small, "if (") > 0);
     // The lines of each ic.inner loop's body: those indented more than the loop's own line.
@@ -185,11 +186,52 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only belo
     CHECK(loops > 0);
     CHECK(tests_inside == 0);
     // 56x56 (2.4%): no test at all.
-    CHECK(lowered_text::count(lowered(16, 56, 16), "if (") == 0);
-    // Weights past half an L2 a block (512 channels: 576 KiB) get hints for the next input
-    // channel block's slice; small ones none.
-    CHECK(lowered_text::count(small, "weft.prefetch") == 0);
-    CHECK(lowered_text::count(lowered(512, 7, 32), "weft.prefetch") > 0);
+    CHECK(lowered_text::count(lowered(16, 56, 16, 16), "if (") == 0);
+    // Weights in blocks of all 512 input channels over data in blocks of 16: the padded copy
+    // re-blocks the input with contiguous 16-lane loads (no gather), and each tap's reduction
+    // is one loop over the 512 channels, with no loop over input-channel blocks around it.
+    std::string reblocked = lowered(512, 7, 32, 512);
+    CAPTURE(reblocked);
+    CHECK(lowered_text::count(reblocked, "Xc[ramp(") > 0);
+    CHECK(lowered_text::count(reblocked, "Xc[x16(") == 0);
+    CHECK(lowered_text::count(reblocked, "for (ic.inner, 0, 512)") > 0);
+    CHECK(lowered_text::count(reblocked, "for (ic.outer") == 0);
+}
+
+TEST_CASE("conv2d_nchwc_weight_ic_bn: up to 512 channels where a padded input is copied for a small output") {
+    const auto pad1 = topi::Pad2d::all(1);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, pad1) == 512);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(256, 16, 14, pad1) == 256);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(1024, 32, 7, pad1) == 512);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(48, 16, 7, pad1) == 48);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(20, 8, 7, pad1) == 24);   // 3 blocks of 8, the last part zeros
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(80, 16, 7, pad1) == 80);  // 5 blocks
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(3, 3, 112, topi::Pad2d::all(3)) == 3);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(128, 16, 28, pad1) == 16);  // the row schedule: no gain measured
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, {}) == 16);     // no padding: read in place
+    topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(512, 512, 7, pad1);
+    CHECK(b.weight_ic_bn % b.ic_bn == 0);
+    CHECK(b.weight_ic_bn == topi::conv2d_nchwc_weight_ic_bn(512, b.ic_bn, 7, pad1));
+    CHECK(topi::conv2d_nchwc_blocking(512, 512, 7).weight_ic_bn == topi::conv2d_nchwc_blocking(512, 512, 7).ic_bn);
+}
+
+TEST_CASE("conv2d_nchwc: weights in a larger input channel block than the data's") {
+    auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
+    const std::vector<BlockedCase> layers = {
+        {1, 64, 7, 7, 64, 3, 3, 16, 32, pad1, 0, 64},     // one block of all channels
+        {1, 48, 14, 14, 32, 3, 3, 16, 16, pad1, 0, 48},   // 3 data blocks per weight block
+        {1, 64, 9, 9, 16, 3, 3, 16, 16, pad1, 0, 32},     // two weight blocks of two data blocks
+        {1, 20, 6, 6, 8, 3, 3, 8, 8, pad1, 0, 24},        // 20 channels: the last 4 are zeros
+        {1, 32, 8, 8, 16, 1, 1, 16, 16, {}, 0, 32},       // no padding: a copy that only re-blocks
+        {2, 32, 7, 9, 16, 3, 3, 8, 16, {.stride = {2, 1}, .padding = {1, 2, 0, 1}}, 0, 16},
+    };
+    uint64_t seed = 900;
+    for (int threads : {1, 2})
+        for (BlockedCase k : layers) {
+            k.threads = threads;
+            check_conv2d_nchwc(k, threads == 2, seed++);
+        }
+    check_conv2d_nchwc(layers[0], false, seed++, 3);  // an infinite weight in the left column
 }
 
 TEST_CASE("conv2d_nchwc: random shapes, attributes and blocks") {

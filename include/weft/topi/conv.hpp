@@ -56,11 +56,20 @@ inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { sche
 // ---- the blocked layout NCHW[x]c of the TVM paper ----
 
 // Channel block sizes for a conv2d with C input and O output channels, chosen by shape for
-// the host's vector width (oc_bn is the vector axis; ic_bn the innermost reduction).
+// the host's vector width: oc_bn is the vector axis (of the weights and the output), ic_bn
+// the data's input channel block, weight_ic_bn the weights' (a multiple of ic_bn: the length
+// of the kernel's innermost reduction; see conv2d_nchwc_weight_ic_bn).
 struct Conv2dBlocking {
-    int64_t ic_bn = 1, oc_bn = 1;
+    int64_t ic_bn = 1, oc_bn = 1, weight_ic_bn = 1;
 };
-Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width);
+Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width,
+                                     const Pad2d& padding = {});
+// The input channel block for conv2d_nchwc's weights over data blocked by ic_bn: up to 512
+// channels (a multiple of ic_bn that divides the padded channel count) where the input is
+// padded (conv2d_nchwc copies it then, and re-blocks it in that copy for free) and the
+// output is at most 14 wide (the schedule that gains from a longer innermost reduction:
+// 7x7 +27%, 14x14 +10%); ic_bn otherwise.
+int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding);
 
 // NCHW [N, C, H, W] -> NCHW[bn]c [N, ceil(C/bn), H, W, bn]; channels past C are zeros.
 Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name = "to_nchwc");
@@ -76,8 +85,10 @@ Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::
 // Vectorized, parallel schedule of any layout transform or weight packing above.
 void schedule_layout_transform(Schedule& s, const Tensor& op);
 
-// data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/ic_bn, KH, KW, ic_bn, oc_bn]
-// -> out [N, O/oc_bn, OH, OW, oc_bn]. groups must be 1 (depthwise has its own op). Where
+// data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/wb, KH, KW, wb, oc_bn] with wb a
+// multiple of ic_bn (Conv2dBlocking::weight_ic_bn; where wb > ic_bn the kernel copies the
+// input, padded or not, into blocks of wb channels) -> out [N, O/oc_bn, OH, OW, oc_bn].
+// groups must be 1 (depthwise has its own op). Where
 // the taps in the padding are 3% of the work or more, the reduction leaves them out (a
 // where-condition; docs/topi-conv.md#padding-taps-are-left-out).
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},

@@ -70,8 +70,9 @@ inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const At
         WEFT_CHECK(w.shape[0] == x.shape[1] && w.shape[5] == x.shape[4], "the packed depthwise weight ", w.str(),
                    " does not match the data's channel blocks ", x.str());
     } else {
-        WEFT_CHECK(w.shape[1] == x.shape[1] && w.shape[4] == x.shape[4], "the packed weight ", w.str(),
-                   " does not match the data's channel blocks ", x.str());
+        // The weights' input channel block is the data's or a multiple of it.
+        WEFT_CHECK(w.shape[4] % x.shape[4] == 0 && w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4],
+                   "the packed weight ", w.str(), " does not match the data's channel blocks ", x.str());
     }
     int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.dilation.h * (w.shape[2] - 1) - 1) / p.stride.h + 1;
     int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.dilation.w * (w.shape[3] - 1) - 1) / p.stride.w + 1;

@@ -11,6 +11,7 @@
 #pragma once
 #include <map>
 
+#include "weft/graph/impl/ops_nn.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
 #include "weft/topi/conv.hpp"
 
@@ -104,7 +105,12 @@ private:
         int64_t ib = depthwise ? ob : have > 0 && C % have == 0 ? have : dividing_block(C, pick.ic_bn);
         if (ib == 0) return false;
         Value data = blocked(n.inputs[0].id, ib);
-        Attrs pack{{"ic_bn", ib}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};
+        // The weights' input channel block may be larger than the data's (a longer reduction
+        // for a kernel that copies its padded input anyway).
+        const int64_t wb = depthwise ? ib
+                                     : topi::conv2d_nchwc_weight_ic_bn(C, ib, n.type.shape[3],
+                                                                       ops::conv2d_params(n.attrs).padding);
+        Attrs pack{{"ic_bn", wb}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};
         Value weight = r_.out().add_node("pack_conv2d_weight", {nchw(n.inputs[1].id)}, std::move(pack),
                                          r_.fresh_name(g.node(n.inputs[1]).name + ".packed"));
         Attrs attrs = n.attrs;

@@ -97,19 +97,39 @@ double padding_tap_fraction(int64_t in, int64_t out, int64_t kernel, int64_t str
 // at the clamped position (always in bounds) rather than an if_then_else: no branch per
 // element, and it vectorizes along any axis. (The depthwise convolution reads in place
 // instead, leaving the taps in the padding out of its sum.)
-Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name) {
-    if (pad.none()) return data;
+// `channel_block` (blocked data [N, C/b, H, W, b] only, a multiple of b): the copy's channel
+// block, [N, C/channel_block, H', W', channel_block], so that a convolution can run its
+// innermost reduction over more channels than the data's block (conv2d_nchwc_weight_ic_bn);
+// 0 keeps b. A copy is made even without padding when the block changes.
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block = 0) {
     std::vector<Expr> shape = data.shape();
-    int64_t H = 0, W = 0;
+    int64_t H = 0, W = 0, block = 0, blocks = 0;
     ir::as_const_int(shape[size_t(h_axis)], &H);
     ir::as_const_int(shape[size_t(h_axis + 1)], &W);
+    const bool reblock = shape.size() == 5 && channel_block > 0 && ir::as_const_int(shape[4], &block) &&
+                         channel_block != block;
+    if (pad.none() && !reblock) return data;
     shape[size_t(h_axis)] = make_int(H + pad.top + pad.bottom);
     shape[size_t(h_axis + 1)] = make_int(W + pad.left + pad.right);
+    if (reblock) {
+        ir::as_const_int(shape[1], &blocks);
+        WEFT_CHECK(channel_block % block == 0 && blocks * block % channel_block == 0, "pad_spatial '", name,
+                   "': a channel block of ", channel_block, " must be a multiple of the data's (", block,
+                   ") and divide its ", blocks * block, " channels");
+        shape[1] = make_int(blocks * block / channel_block);
+        shape[4] = make_int(channel_block);
+    }
     auto value = [=](std::vector<Expr> idx) {
         Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
         const Expr zero = ir::make_zero(data.dtype());
         idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), Expr(H - 1));
         idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), Expr(W - 1));
+        if (reblock) {  // channel c = idx[1] * channel_block + idx[4] of the data's blocks
+            Expr c = idx[4];
+            idx[1] = idx[1] * (channel_block / block) + c / block;
+            idx[4] = c % block;
+        }
+        if (pad.none()) return data.at(idx);
         Expr inside = y >= pad.top && y < pad.top + H && x >= pad.left && x < pad.left + W;
         return select(inside, data.at(idx), zero);
     };
