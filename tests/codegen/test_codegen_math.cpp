@@ -2,9 +2,12 @@
 // scalars and vectors against <cmath>.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
+#include <tuple>
 
 #include "codegen/kernel_builder.hpp"
 
@@ -128,4 +131,90 @@ TEST_CASE("abs works on integers, including vectors") {
 TEST_CASE("math on float16 is rejected with an error naming the type") {
     auto f = unary_kernel("hexp", 1, f16, [](Expr x) { return exp(x); });
     CHECK_THROWS_WITH_AS(codegen::compile_llvm(f, Target::host()), doctest::Contains("float16"), weft::Error);
+}
+
+namespace {
+
+// Y[i] = ldexp(X[i], N[i]) over n elements, `lanes` at a time.
+template <class T>
+std::vector<T> run_ldexp(const Target& target, int lanes, std::vector<T> x, std::vector<T> e,
+                         std::string* assembly) {
+    KernelBuilder kb("ldexp");
+    DataType element = dtype_of<T>::value;
+    Var X = kb.tensor("X", element), N = kb.tensor("N", element), Y = kb.tensor("Y", element);
+    Var n = kb.scalar("n", i64);
+    Var i("i");
+    DataType t = element.with_lanes(lanes);
+    Expr index = lanes == 1 ? Expr(i) : Ramp::make(i * make_int(lanes), make_int(1), lanes);
+    auto f = kb.finish(For::make(i, make_int(0), n / make_int(lanes), ForKind::Serial,
+                                 Store::make(Y, ldexp(Load::make(t, X, index), Load::make(t, N, index)), index)));
+    auto module = codegen::compile_llvm(f, target);
+    *assembly = module->assembly();
+    std::vector<T> y(x.size(), T(0));
+    REQUIRE(CallArgs().tensor(x).tensor(e).tensor(y).scalar(int64_t(x.size())).call(module->entry()) == 0);
+    return y;
+}
+
+// x * 2^floor(n) as std::ldexp computes it, NaN for a NaN exponent.
+template <class T>
+T ref_ldexp(T x, T n) {
+    if (std::isnan(n)) return std::numeric_limits<T>::quiet_NaN();
+    return std::ldexp(x, int(std::clamp<T>(std::floor(n), -2200, 2200)));
+}
+
+template <class T>
+void check_ldexp(const Target& target, const char* path) {
+    CAPTURE(path);
+    const T inf = std::numeric_limits<T>::infinity();
+    // Random values and exponents (non-integers too), then the edges: products that overflow,
+    // land in the subnormals or underflow to 0, a subnormal x scaled back up, infinite and NaN
+    // exponents, a zero x.
+    std::vector<T> x = random_values<T>(96, 5, -100, 100), e = random_values<T>(96, 6, -40.5, 40.5);
+    const T tiny = std::numeric_limits<T>::denorm_min() * 3, big = std::numeric_limits<T>::max() / 2;
+    const int max_exp = std::numeric_limits<T>::max_exponent;
+    const std::vector<std::pair<T, T>> edges = {
+        {1.5, T(max_exp)},      {-3, T(max_exp - 1)}, {big, 1.0},  {big, -3000},  {1.25, T(-max_exp - 10)},
+        {-1.75, T(-max_exp - 30)}, {tiny, 40.0},   {tiny, -1.0}, {2.0, inf},    {-2.0, -inf},
+        {3.0, std::numeric_limits<T>::quiet_NaN()}, {0.0, 7.9}, {-0.0, -7.9}, {1.0, -0.5}, {1.0, 0.999}, {5.0, 3000},
+    };
+    for (size_t k = 0; k < edges.size(); ++k) std::tie(x[k], e[k]) = edges[k];
+    for (int lanes : {1, 3, 8, 16, 32}) {
+        CAPTURE(lanes);
+        std::string assembly;
+        std::vector<T> y = run_ldexp(target, lanes, x, e, &assembly);
+        for (size_t k = 0; k < x.size(); ++k) {
+            CAPTURE(x[k]);
+            CAPTURE(e[k]);
+            const T want = ref_ldexp(x[k], e[k]);
+            if (std::isnan(want)) CHECK(std::isnan(y[k]));
+            else CHECK(y[k] == want);  // exact, with the sign of a zero
+            if (want == 0) CHECK(std::signbit(y[k]) == std::signbit(want));
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("ldexp is x times 2 to the floor of n, exactly, with VSCALEF on AVX-512 and llvm.ldexp elsewhere") {
+    Target avx512 = Target::host(), narrow = Target::host();
+    narrow.vector_bits = 256;  // no 512-bit code: the general path
+    std::string assembly;
+    run_ldexp<float>(avx512, 16, std::vector<float>(16, 1.f), std::vector<float>(16, 2.f), &assembly);
+    if (weft::test::host_has_avx512()) {
+        CHECK(assembly.find("vscalefps") != std::string::npos);
+        check_ldexp<float>(avx512, "vscalefps");
+        check_ldexp<double>(avx512, "vscalefpd");
+    } else {
+        MESSAGE("host lacks avx512f: only the general path runs");
+        CHECK(assembly.find("vscalef") == std::string::npos);
+    }
+    run_ldexp<float>(narrow, 16, std::vector<float>(16, 1.f), std::vector<float>(16, 2.f), &assembly);
+    CHECK(assembly.find("vscalef") == std::string::npos);
+    check_ldexp<float>(narrow, "llvm.ldexp");
+    check_ldexp<double>(narrow, "llvm.ldexp");
+}
+
+TEST_CASE("ldexp needs float arguments") {
+    Var a("a", i32);
+    CHECK_THROWS_WITH_AS(ldexp(a, a), doctest::Contains("ldexp is only defined on float types"), weft::Error);
 }

@@ -30,14 +30,14 @@ TEST_CASE("cuda element-wise float32 with float4 accesses and math functions") {
     Tensor A = placeholder({n}, f32, "A"), B = placeholder({n}, f32, "B");
     Tensor C = compute({n}, [&](Expr i) {
         return tanh(A(i)) + erf(B(i)) * sqrt(abs(A(i))) + pow(B(i), A(i)) + rsqrt(B(i) * B(i) + 1.0f) +
-               max(A(i), B(i)) + sigmoid(log(abs(B(i)) + 1.0f));
+               max(A(i), B(i)) + sigmoid(log(abs(B(i)) + 1.0f)) + ldexp(A(i), floor(B(i)));
     }, "C");
     Kernel k;
     const DeviceCode& dc = build_cuda(k, elementwise_schedule(C, 4), {A, B, C});
     const std::string& src = dc.source;
     CHECK(count(src, "*(const float4*)") == 2);
     CHECK(count(src, "*(float4*)") == 1);
-    for (const char* fn : {"tanhf(", "erff(", "sqrtf(", "fabsf(", "powf(", "rsqrtf(", "fmaxf(", "logf(", "expf("})
+    for (const char* fn : {"tanhf(", "erff(", "sqrtf(", "fabsf(", "powf(", "rsqrtf(", "fmaxf(", "logf(", "expf(", "ldexpf("})
         CHECK_MESSAGE(contains(src, fn), fn);
     CHECK(const_of(dc.grid[0]) == n / 4 / 256);
     CHECK(!contains(src, "weft_floordiv"));  // index arithmetic on non-negative values: plain / and %

@@ -109,7 +109,8 @@ TEST_CASE("topi softmax schedule runs rows in parallel with vectorized statistic
     std::string body = lowered(s, {X, Y});
     // exp inline (nn_exp.hpp), on whole vectors of x: no call.
     CHECK(body.find("X[ramp(") != std::string::npos);
-    CHECK(body.find("exp(") == std::string::npos);
+    CHECK(body.find(" exp(") == std::string::npos);
+    CHECK(body.find("(exp(") == std::string::npos);
 }
 
 TEST_CASE("topi softmax and layer_norm with a symbolic number of rows") {
@@ -147,19 +148,39 @@ TEST_CASE("topi inline exp is within a few ulp of exp") {
     Tensor Y = compute({n}, [&](Expr i) { return topi::nn_detail::inline_exp(X(i)); }, "e");
     Buffer<float> x({n});
     for (int64_t i = 0; i < n; ++i) x(i) = -88.0f + 176.0f * float(i) / float(n);  // [-88, 88)
-    x(0) = -100.0f;  // below float32's range: 0
+    x(0) = -120.0f;  // below float32's range, subnormals included: 0
     x(1) = 0.0f;
+    x(2) = -INFINITY;
     for (bool vector : {false, true}) {
         auto y = run({X}, Y, [&](Schedule& s) {
             if (vector) topi::schedule_injective(s, Y);
         }, {x}, {n});
         CHECK(y(0) == 0.0f);
         CHECK(y(1) == 1.0f);
+        CHECK(y(2) == 0.0f);
         std::vector<double> want;
-        for (int64_t i = 0; i < n; ++i) want.push_back(i == 0 ? 0.0 : std::exp(double(x(i))));
+        for (int64_t i = 0; i < n; ++i) want.push_back(std::exp(double(x(i))));
         // 4 ulp of float32, relative; exp(-88) is near the smallest normal float.
         check_close(y, want, vector ? "vector inline exp" : "scalar inline exp", 4.8e-7, 1e-37);
     }
+}
+
+TEST_CASE("topi softmax gives masked entries (minus infinity) 0 and scales by 2^n with VSCALEF on AVX-512") {
+    const Shape shape{5, 1024};
+    Tensor X = placeholder(exprs(shape), f32, "X");
+    Tensor Y = topi::softmax(X);
+    auto x = random_buffer(shape, 71, -30, 30);
+    for (int64_t i = 0; i < numel(shape); i += 3) x.data()[i] = -INFINITY;  // an attention mask
+    auto y = run({X}, Y, [&](Schedule& s) { topi::schedule_softmax(s, Y); }, {x}, shape);
+    check_close(y, ref_softmax(x, shape, 1, false), "masked softmax", 2e-5, 1e-7);
+    bool zeros = true;
+    for (int64_t i = 0; i < numel(shape); i += 3) zeros = zeros && y.data()[i] == 0.0f;
+    CHECK(zeros);
+    Schedule s = create_schedule(Y);
+    topi::schedule_softmax(s, Y);
+    const std::string assembly = build(s, {X, Y}).assembly();
+    const bool avx512 = Target::host().features.find("+avx512f") != std::string::npos;
+    CHECK((assembly.find("vscalefps") != std::string::npos) == avx512);
 }
 
 TEST_CASE("topi softmax and log_softmax store outputs of 16 MiB and more non-temporally") {

@@ -80,6 +80,9 @@ Expr abs(Expr x);
 Expr floor(Expr x);
 Expr ceil(Expr x);
 Expr round(Expr x);  // halfway cases away from zero, like std::round
+// x * 2^floor(n), x and n floats of one type: exact, or the overflow (inf) or underflow (a
+// subnormal or 0) of that product (AVX-512's VSCALEF; C's ldexp with an integer-valued n).
+Expr ldexp(Expr x, Expr n);
 
 // A call to a C function `name` (resolved at JIT time) returning `type`.
 Expr call_extern(DataType type, std::string name, std::vector<Expr> args);

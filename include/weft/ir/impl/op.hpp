@@ -393,6 +393,13 @@ Expr pow(Expr x, Expr y) {
     DataType t = x.type();
     return Call::make(t, "pow", {x, y}, Call::CallKind::PureIntrinsic);
 }
+Expr ldexp(Expr x, Expr n) {
+    match_types(x, n, "ldexp");
+    WEFT_CHECK(x.type().is_float(), "intrinsic ldexp is only defined on float types, but its arguments have type ",
+               x.type().str(), "; pass the exponent as a float of the same type");
+    DataType t = x.type();
+    return Call::make(t, "ldexp", {x, n}, Call::CallKind::PureIntrinsic);
+}
 Expr abs(Expr x) {
     WEFT_CHECK(x.defined(), "abs of an undefined expression");
     WEFT_CHECK(!x.type().is_handle() && !x.type().is_bool(), "abs is not defined on ", x.type().str());
@@ -426,8 +433,8 @@ Expr call_llvm_intrin(DataType type, std::string name, std::vector<Expr> args) {
 }
 
 bool is_math_intrinsic(const std::string& n) {
-    static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow",
-                                  "abs", "floor", "ceil", "round", "truncdiv", "truncmod", "if_then_else"};
+    static const char* names[] = {"exp",   "log",  "sqrt", "rsqrt", "tanh",     "sigmoid",  "erf",         "pow",
+                                  "ldexp", "abs",  "floor", "ceil", "round",    "truncdiv", "truncmod", "if_then_else"};
     for (auto* m : names)
         if (n == m) return true;
     return false;

@@ -129,6 +129,11 @@ inline std::string CodeGenCUDA::call_math(const ir::Call* op, int lane) {
     else if (n == "round") r = "round" + sfx + "(" + x + ")";
     else if (n == "abs") r = "fabs" + sfx + "(" + x + ")";
     else if (n == "pow") r = (fast ? "__powf(" : "pow" + sfx + "(") + x + ", " + argf(1) + ")";
+    else if (n == "ldexp") {  // the exponent clamped so that the int conversion is defined (past it: 0 or inf)
+        std::string e = "floor" + sfx + "(" + argf(1) + ")";
+        r = "(isnan(" + e + ") ? " + x + " + " + e + " : ldexp" + sfx + "(" + x + ", (int)fmin" + sfx + "(fmax" + sfx +
+            "(" + e + ", -2200), 2200)))";
+    }
     else if (n == "sigmoid") {
         std::string one = dbl ? "1.0" : "1.0f";
         r = "(" + one + " / (" + one + " + " + (fast ? "__expf(-" : "exp" + sfx + "(-") + x + ")))";

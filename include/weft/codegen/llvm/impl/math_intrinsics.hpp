@@ -1,5 +1,5 @@
 // The math intrinsics of ir/op.hpp (exp, log, sqrt, rsqrt, tanh, sigmoid, erf, pow, abs,
-// floor, ceil, round) on scalars and vectors.
+// floor, ceil, round, ldexp) on scalars and vectors.
 //
 // Vectors of exp/log/pow/tanh/erf call glibc's libmvec directly (_ZGVeN16v_expf: one call
 // for 16 lanes instead of 16 calls to expf), split into the widest variant the target has;
@@ -10,6 +10,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/DynamicLibrary.h>
 
@@ -32,14 +33,15 @@ public:
         bool x86 = target.is_x86();
         auto has = [&](const char* f) { return target.features.find(std::string("+") + f) != std::string::npos; };
         // Vector-ABI ISA letters: 'b' SSE (xmm), 'd' AVX2 (ymm), 'e' AVX-512 (zmm).
-        if (x86 && target.vector_bits >= 512 && has("avx512f")) isas_.push_back({512, 'e'});
+        avx512_ = x86 && target.vector_bits >= 512 && has("avx512f");
+        if (avx512_) isas_.push_back({512, 'e'});
         if (x86 && target.vector_bits >= 256 && has("avx2")) isas_.push_back({256, 'd'});
         if (x86) isas_.push_back({128, 'b'});
     }
 
     static bool handles(const std::string& name) {
         static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow", "abs",
-                                      "floor", "ceil", "round"};
+                                      "floor", "ceil", "round", "ldexp"};
         for (auto* n : names)
             if (name == n) return true;
         return false;
@@ -56,6 +58,7 @@ public:
         if (name == "ceil") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
         if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, args[0]);  // half away from 0
         if (name == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
+        if (name == "ldexp") return avx512_ ? scalef(args[0], args[1], t) : ldexp(args[0], args[1]);
         if (name == "rsqrt") return b_.CreateFDiv(one(args[0]), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]));
         if (name == "sigmoid") {
             llvm::Value* e = libm("exp", {b_.CreateFNeg(args[0])}, t);
@@ -66,6 +69,50 @@ public:
 
 private:
     llvm::Value* one(llvm::Value* like) { return llvm::ConstantFP::get(like->getType(), 1.0); }
+
+    // ldexp(x, n) = x * 2^floor(n) with AVX-512's VSCALEF, which computes exactly that (one
+    // instruction where building 2^n from its exponent bits takes a conversion, an add, a
+    // shift and a multiply), in 512-bit pieces; a shorter piece or a scalar fills the low
+    // lanes of one.
+    llvm::Value* scalef(llvm::Value* x, llvm::Value* n, DataType t) {
+        const int full = 512 / t.bits, lanes = t.lanes;
+        const bool f32 = t.bits == 32;
+        auto* piece_type = llvm::FixedVectorType::get(x->getType()->getScalarType(), unsigned(full));
+        llvm::Function* fn = llvm::Intrinsic::getDeclaration(
+            &m_, f32 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_512 : llvm::Intrinsic::x86_avx512_mask_scalef_pd_512);
+        llvm::Value* every_lane = f32 ? b_.getInt16(0xffff) : b_.getInt8(0xff);
+        llvm::Value* current_rounding = b_.getInt32(4);  // _MM_FROUND_CUR_DIRECTION
+        // Lanes [at, at + count) of v in the low lanes of a full piece.
+        auto piece = [&](llvm::Value* v, int at, int count) -> llvm::Value* {
+            if (t.is_scalar()) return b_.CreateInsertElement(llvm::PoisonValue::get(piece_type), v, uint64_t(0));
+            if (count == full && lanes == full) return v;
+            std::vector<int> mask;
+            for (int i = 0; i < full; ++i) mask.push_back(i < count ? at + i : -1);
+            return b_.CreateShuffleVector(v, mask);
+        };
+        std::vector<VectorPiece> pieces;
+        for (int at = 0; at < lanes; at += full) {
+            const int count = std::min(full, lanes - at);
+            llvm::Value* r = b_.CreateCall(fn, {piece(x, at, count), piece(n, at, count),
+                                                llvm::PoisonValue::get(piece_type), every_lane, current_rounding});
+            if (t.is_scalar()) return b_.CreateExtractElement(r, uint64_t(0));
+            pieces.push_back({at, count, count == full ? r : extract_lanes(b_, r, 0, count)});
+        }
+        return assemble_lanes(b_, x->getType(), pieces);
+    }
+
+    // ldexp elsewhere: LLVM's llvm.ldexp with the exponent converted to integers (clamped so
+    // that the conversion is defined; past +-2200 every float and double is 0 or inf), and
+    // NaN where n is NaN, as VSCALEF gives.
+    llvm::Value* ldexp(llvm::Value* x, llvm::Value* n) {
+        llvm::Type* ftype = x->getType();
+        llvm::Type* itype = ftype->getWithNewType(b_.getInt32Ty());  // i32 or a vector of as many
+        llvm::Value* k = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, n);
+        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, k, llvm::ConstantFP::get(ftype, -2200.0));
+        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, k, llvm::ConstantFP::get(ftype, 2200.0));
+        llvm::Value* scaled = b_.CreateIntrinsic(llvm::Intrinsic::ldexp, {ftype, itype}, {x, b_.CreateFPToSI(k, itype)});
+        return b_.CreateSelect(b_.CreateFCmpUNO(n, n), b_.CreateFAdd(x, n), scaled);
+    }
 
     // exp, log, pow, tanh, erf.
     llvm::Value* libm(const std::string& name, const std::vector<llvm::Value*>& args, DataType t) {
@@ -138,6 +185,7 @@ private:
     llvm::IRBuilder<>& b_;
     llvm::Module& m_;
     std::vector<Isa> isas_;  // widest first
+    bool avx512_ = false;
 };
 
 }  // namespace weft::codegen::detail
