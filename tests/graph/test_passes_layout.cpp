@@ -31,11 +31,14 @@ double blocked_vs_nchw(const graph::Graph& g, graph::Module* blocked_out = nullp
     nchw.run();
     const BufferRef &a = blocked.get_output(0), &b = nchw.get_output(0);
     REQUIRE(a.shape() == b.shape());
+    if (blocked_out) *blocked_out = blocked;
     const float *p = static_cast<const float*>(a.data()), *q = static_cast<const float*>(b.data());
     double scale = 1e-30, worst = 0;
     for (int64_t i = 0; i < a.size(); ++i) scale = std::max(scale, double(std::abs(q[i])));
-    for (int64_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
-    if (blocked_out) *blocked_out = blocked;
+    for (int64_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(p[i]) || !std::isfinite(q[i])) return INFINITY;  // std::max would skip a NaN
+        worst = std::max(worst, double(std::abs(p[i] - q[i])));
+    }
     return worst / scale;
 }
 
@@ -95,7 +98,8 @@ TEST_CASE("grouped convolutions and channel counts no block divides stay in NCHW
     graph::testing::Weights w(g, 4);
     graph::Value x = g.input("x", {1, 8, 6, 6});
     graph::Value y = g.conv2d(x, w.conv_weight("grouped.w", 20, 4, 3), {.pad = 1, .groups = 2}, "grouped");
-    y = g.conv2d(y, w.conv_weight("odd.w", 36, 20, 1), {}, "odd");  // 20 and 36: no block of 8 or 16
+    // 20 input channels: no block of 8 or 16 divides them, and 2 blocks of 16 would be 5/8 zeros.
+    y = g.conv2d(y, w.conv_weight("odd.w", 36, 20, 1), {}, "odd");
     g.output(y, "y");
     graph::Module m;
     CHECK(blocked_vs_nchw(g, &m) < 1e-5);
@@ -106,4 +110,96 @@ TEST_CASE("grouped convolutions and channel counts no block divides stay in NCHW
 TEST_CASE("resnet18 and mobilenet_v2 at 64x64 give the same logits blocked and in NCHW") {
     CHECK(blocked_vs_nchw(graph::testing::resnet18(1, 64, 10)) < 1e-4);
     CHECK(blocked_vs_nchw(graph::testing::mobilenet_v2(1, 64, 10)) < 1e-4);
+}
+
+TEST_CASE("channel counts that do not fill blocks of 16 get zero channels: 40, 24 and a 1000-way classifier") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 12);
+    graph::Value x = g.input("x", {1, 16, 9, 9});
+    graph::Value y = g.relu(g.conv2d(x, w.conv_weight("a.w", 40, 16, 3), w.uniform("a.b", {40}, -0.1f, 0.1f),
+                                     {.pad = 1}, "a"));
+    y = g.sigmoid(g.conv2d(y, w.conv_weight("b.w", 24, 40, 1), w.uniform("b.b", {24}, -0.1f, 0.1f), {}, "b"));
+    y = g.max_pool2d(y, {.kernel = 2, .stride = 2});
+    graph::Value logits = g.relu(g.conv2d(y, w.conv_weight("c.w", 1000, 24, 1), w.uniform("c.b", {1000}, -0.1f, 0.1f),
+                                          {}, "c"));
+    g.output(g.global_avg_pool2d(logits), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    const graph::Graph& c = m.graph();
+    CHECK(count_ops(c, "conv2d_nchwc") == 3);
+    CHECK(count_ops(c, "conv2d") == 0);
+    CHECK(count_ops(c, "layout_transform") == 2);  // in, and out after the pool
+    // Every blocked value has blocks of 16: 40 -> 48 channels, 24 -> 32, 1000 -> 1008.
+    std::vector<int64_t> channels;
+    for (const graph::Node& n : c.nodes())
+        if (n.op == "conv2d_nchwc") {
+            CHECK(n.type.shape[4] == 16);
+            channels.push_back(n.type.shape[1] * n.type.shape[4]);
+        }
+    CHECK(channels == std::vector<int64_t>{48, 32, 1008});
+}
+
+TEST_CASE("an operator that is not finite at zero leaves zero-filled blocks for NCHW") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 13);
+    graph::Value x = g.input("x", {1, 16, 7, 7});
+    graph::Value a = g.sigmoid(g.conv2d(x, w.conv_weight("a.w", 24, 16, 3), {.pad = 1}, "a"));
+    graph::Value b = g.conv2d(x, w.conv_weight("b.w", 24, 16, 3), {.pad = 1}, "b");
+    // In the 8 zero channels of the blocked forms: sigmoid(0) / 0 = inf, which the next conv
+    // would multiply by its zero weights into NaN; so the division runs in NCHW.
+    graph::Value y = g.div(a, b);
+    y = g.conv2d(y, w.conv_weight("c.w", 16, 24, 3), {.pad = 1}, "c");
+    g.output(y, "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-3);  // dividing by values near 0 magnifies the rounding
+    CHECK(count_ops(m.graph(), "conv2d_nchwc") == 3);
+    for (const graph::Node& n : m.graph().nodes())
+        if (n.op == "div") CHECK(n.type.shape.size() == 4);
+}
+
+TEST_CASE("a concat along the channels of inputs blocked alike stays blocked") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 14);
+    graph::Value x = g.input("x", {1, 32, 12, 12});
+    graph::Value squeeze = g.relu(g.conv2d(x, w.conv_weight("s.w", 16, 32, 1), {}, "squeeze"));
+    graph::Value e1 = g.relu(g.conv2d(squeeze, w.conv_weight("e1.w", 32, 16, 1), {}, "expand1x1"));
+    graph::Value e3 = g.relu(g.conv2d(squeeze, w.conv_weight("e3.w", 48, 16, 3), {.pad = 1}, "expand3x3"));
+    graph::Value y = g.concat({e1, e3}, 1, "fire");
+    y = g.conv2d(y, w.conv_weight("next.w", 16, 80, 1), {}, "next");
+    g.output(y, "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(count_ops(m.graph(), "concat") == 1);
+    CHECK(count_ops(m.graph(), "layout_transform") == 2);  // in and out only
+    for (const graph::Node& n : m.graph().nodes())
+        if (n.op == "concat") CHECK(n.type.shape.size() == 5);
+}
+
+TEST_CASE("a concat of inputs with different blocks or a partial block goes through NCHW") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 15);
+    graph::Value x = g.input("x", {1, 16, 7, 7});
+    graph::Value a = g.conv2d(x, w.conv_weight("a.w", 64, 16, 3), {.pad = 1}, "a");  // 7 wide: blocks of 32
+    graph::Value b = g.conv2d(x, w.conv_weight("b.w", 48, 16, 3), {.pad = 1}, "b");  // blocks of 16
+    graph::Value c = g.conv2d(x, w.conv_weight("c.w", 24, 16, 3), {.pad = 1}, "c");  // 24 of 32 channels
+    g.output(g.concat({a, b}, 1), "ab");
+    g.output(g.concat({b, c}, 1), "bc");
+    for (int out = 0; out < 2; ++out) {
+        graph::Module blocked = graph::build(g, Target::host(), {.convert_layout = true});
+        graph::Module nchw = graph::build(g, Target::host(), {.convert_layout = false});
+        auto in = Buffer<float>::random(blocked.input(0).shape(), -1.f, 1.f, 31);
+        blocked.set_input(0, in);
+        nchw.set_input(0, in);
+        blocked.run();
+        nchw.run();
+        const BufferRef &p = blocked.get_output(out), &q = nchw.get_output(out);
+        REQUIRE(p.shape() == q.shape());
+        double worst = 0;
+        for (int64_t i = 0; i < p.size(); ++i)
+            worst = std::max(worst, double(std::abs(static_cast<const float*>(p.data())[i] -
+                                                    static_cast<const float*>(q.data())[i])));
+        CHECK(worst < 1e-4);
+        for (const graph::Node& n : blocked.graph().nodes())
+            if (n.op == "concat") CHECK(n.type.shape.size() == 4);
+    }
 }
