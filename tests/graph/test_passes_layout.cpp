@@ -112,13 +112,13 @@ TEST_CASE("resnet18 and mobilenet_v2 at 64x64 give the same logits blocked and i
     CHECK(blocked_vs_nchw(graph::testing::mobilenet_v2(1, 64, 10)) < 1e-4);
 }
 
-TEST_CASE("channel counts that do not fill blocks of 16 get zero channels: 40, 24 and a 1000-way classifier") {
+TEST_CASE("channel counts that nearly fill blocks of 16 get zero channels: 120 and a 1000-way classifier") {
     graph::Graph g;
     graph::testing::Weights w(g, 12);
     graph::Value x = g.input("x", {1, 16, 9, 9});
-    graph::Value y = g.relu(g.conv2d(x, w.conv_weight("a.w", 40, 16, 3), w.uniform("a.b", {40}, -0.1f, 0.1f),
+    graph::Value y = g.relu(g.conv2d(x, w.conv_weight("a.w", 120, 16, 3), w.uniform("a.b", {120}, -0.1f, 0.1f),
                                      {.pad = 1}, "a"));
-    y = g.sigmoid(g.conv2d(y, w.conv_weight("b.w", 24, 40, 1), w.uniform("b.b", {24}, -0.1f, 0.1f), {}, "b"));
+    y = g.sigmoid(g.conv2d(y, w.conv_weight("b.w", 24, 120, 1), w.uniform("b.b", {24}, -0.1f, 0.1f), {}, "b"));
     y = g.max_pool2d(y, {.kernel = 2, .stride = 2});
     graph::Value logits = g.relu(g.conv2d(y, w.conv_weight("c.w", 1000, 24, 1), w.uniform("c.b", {1000}, -0.1f, 0.1f),
                                           {}, "c"));
@@ -129,26 +129,24 @@ TEST_CASE("channel counts that do not fill blocks of 16 get zero channels: 40, 2
     CHECK(count_ops(c, "conv2d_nchwc") == 3);
     CHECK(count_ops(c, "conv2d") == 0);
     CHECK(count_ops(c, "layout_transform") == 2);  // in, and out after the pool
-    // Every blocked value has blocks of 16: 40 -> 48 channels, 24 -> 32, 1000 -> 1008.
-    std::vector<int64_t> channels;
+    // 120 -> 128 channels and 1000 -> 1008 in blocks of 16; 24 in three exact blocks of 8
+    // (two of 16 would be a quarter zeros).
+    std::vector<std::pair<int64_t, int64_t>> blocks;
     for (const graph::Node& n : c.nodes())
-        if (n.op == "conv2d_nchwc") {
-            CHECK(n.type.shape[4] == 16);
-            channels.push_back(n.type.shape[1] * n.type.shape[4]);
-        }
-    CHECK(channels == std::vector<int64_t>{48, 32, 1008});
+        if (n.op == "conv2d_nchwc") blocks.emplace_back(n.type.shape[1], n.type.shape[4]);
+    CHECK(blocks == std::vector<std::pair<int64_t, int64_t>>{{8, 16}, {3, 8}, {63, 16}});
 }
 
 TEST_CASE("an operator that is not finite at zero leaves zero-filled blocks for NCHW") {
     graph::Graph g;
     graph::testing::Weights w(g, 13);
     graph::Value x = g.input("x", {1, 16, 7, 7});
-    graph::Value a = g.sigmoid(g.conv2d(x, w.conv_weight("a.w", 24, 16, 3), {.pad = 1}, "a"));
-    graph::Value b = g.conv2d(x, w.conv_weight("b.w", 24, 16, 3), {.pad = 1}, "b");
+    graph::Value a = g.sigmoid(g.conv2d(x, w.conv_weight("a.w", 120, 16, 3), {.pad = 1}, "a"));
+    graph::Value b = g.conv2d(x, w.conv_weight("b.w", 120, 16, 3), {.pad = 1}, "b");
     // In the 8 zero channels of the blocked forms: sigmoid(0) / 0 = inf, which the next conv
     // would multiply by its zero weights into NaN; so the division runs in NCHW.
     graph::Value y = g.div(a, b);
-    y = g.conv2d(y, w.conv_weight("c.w", 16, 24, 3), {.pad = 1}, "c");
+    y = g.conv2d(y, w.conv_weight("c.w", 16, 120, 3), {.pad = 1}, "c");
     g.output(y, "y");
     graph::Module m;
     CHECK(blocked_vs_nchw(g, &m) < 1e-3);  // dividing by values near 0 magnifies the rounding
@@ -181,7 +179,7 @@ TEST_CASE("a concat of inputs with different blocks or a partial block goes thro
     graph::Value x = g.input("x", {1, 16, 7, 7});
     graph::Value a = g.conv2d(x, w.conv_weight("a.w", 64, 16, 3), {.pad = 1}, "a");  // 7 wide: blocks of 32
     graph::Value b = g.conv2d(x, w.conv_weight("b.w", 48, 16, 3), {.pad = 1}, "b");  // blocks of 16
-    graph::Value c = g.conv2d(x, w.conv_weight("c.w", 24, 16, 3), {.pad = 1}, "c");  // 24 of 32 channels
+    graph::Value c = g.conv2d(x, w.conv_weight("c.w", 120, 16, 3), {.pad = 1}, "c");  // 120 of 128 channels
     g.output(g.concat({a, b}, 1), "ab");
     g.output(g.concat({b, c}, 1), "bc");
     for (int out = 0; out < 2; ++out) {

@@ -22,14 +22,15 @@ namespace layout_detail {
 
 // The channel block for `channels`: `preferred` or 16 when one divides them (whole
 // vectors); else, past one vector, 16 with the last block filled up by zero channels where
-// the blocks stay at least 3/4 full (1000 -> 63 blocks, 24 -> 2: full vectors run faster
-// than exact blocks of 8, which use half a 512-bit vector: SqueezeNet's 1000-channel
-// classifier 83 -> 103 GFLOP/s); else 8 when it divides them, or all of them when they fit
-// one vector; 0: none (the conv stays in NCHW).
+// the blocks stay at least 7/8 full (1000 -> 63 blocks: SqueezeNet's classifier conv 83 ->
+// 103 GFLOP/s on one core, against exact blocks of 8, half a 512-bit vector); else 8 when
+// it divides them (24 and 40 channels: MobileNetV2's 24-channel convs ran 20-25% slower in
+// 2 blocks of 16 than in 3 of 8, a third more work for whole vectors), or all of them when
+// they fit one vector; 0: none (the conv stays in NCHW).
 inline int64_t channel_block(int64_t channels, int64_t preferred) {
     for (int64_t b : {preferred, int64_t(16)})
         if (b >= 16 && channels % b == 0) return b;
-    if (channels > 16 && 4 * channels >= 3 * ((channels + 15) / 16 * 16)) return 16;
+    if (channels > 16 && 8 * channels >= 7 * ((channels + 15) / 16 * 16)) return 16;
     if (channels % 8 == 0) return 8;
     return channels <= 16 ? channels : 0;
 }
