@@ -113,7 +113,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     body = hoist_loop_invariant_conditions(body);
     print("hoist_loop_invariant_conditions", body);
     // 4. Vectorized loops -> Ramp/Broadcast vector code (or serial loops when unsafe).
-    body = vectorize_loops(body);
+    body = vectorize_loops(body, gpu ? 0 : options.target.vector_bits);
     print("vectorize", body);
     // 5. Unrolled loops -> copies of the body.
     body = unroll_loops(body, options.max_unroll);
