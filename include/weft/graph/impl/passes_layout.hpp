@@ -40,8 +40,8 @@ inline int64_t channel_block(int64_t channels, int64_t preferred) {
 // division or a log of zero would): these may run on a blocked form whose channels do not
 // fill its blocks.
 inline bool finite_at_zero(const std::string& op) {
-    static const char* ops[] = {"relu",    "leaky_relu", "clip", "sigmoid", "tanh",    "gelu",   "hard_swish", "exp",
-                                "sqrt",    "erf",        "add",  "sub",     "mul",     "maximum", "minimum"};
+    static const char* ops[] = {"relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu", "hard_swish", "exp",
+                                "sqrt", "erf", "add", "sub", "mul", "maximum", "minimum"};
     for (const char* o : ops)
         if (op == o) return true;
     return false;

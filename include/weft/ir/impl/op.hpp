@@ -433,8 +433,8 @@ Expr call_llvm_intrin(DataType type, std::string name, std::vector<Expr> args) {
 }
 
 bool is_math_intrinsic(const std::string& n) {
-    static const char* names[] = {"exp",   "log",  "sqrt", "rsqrt", "tanh",     "sigmoid",  "erf",         "pow",
-                                  "ldexp", "abs",  "floor", "ceil", "round",    "truncdiv", "truncmod", "if_then_else"};
+    static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow", "ldexp", "abs",
+                                  "floor", "ceil", "round", "truncdiv", "truncmod", "if_then_else"};
     for (auto* m : names)
         if (n == m) return true;
     return false;
