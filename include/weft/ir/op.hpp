@@ -30,6 +30,7 @@ bool as_const_int(const Expr& e, int64_t* value);
 bool is_const_int(const Expr& e, int64_t value);
 inline bool is_zero(const Expr& e) { return is_const_int(e, 0); }
 inline bool is_one(const Expr& e) { return is_const_int(e, 1); }
+inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 bool is_const(const Expr& e);
 
 // Applies the mixed-dtype rules above to a pair of operands (op names the operator in errors).

@@ -50,7 +50,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     f.name = options.name.empty() ? s.outputs().at(0).name() : options.name;
     f.fast_math = options.fast_math;
     const int64_t alignment = options.argument_alignment;
-    WEFT_CHECK(alignment >= 0 && alignment <= 4096 && (alignment & (alignment - 1)) == 0, "lower: kernel '", f.name,
+    WEFT_CHECK(alignment == 0 || (alignment <= 4096 && ir::is_power_of_two(alignment)), "lower: kernel '", f.name,
                "': argument_alignment must be 0 or a power of two up to 4096 bytes, not ", alignment);
     std::unordered_map<const ir::Object*, const StageNode*> stage_of;
     for (auto& st : s.stages()) {

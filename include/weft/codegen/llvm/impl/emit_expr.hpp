@@ -88,8 +88,6 @@ inline bool constant_divisor(const ir::Expr& e, int64_t* value) {
     return ir::as_const_int(e, value);
 }
 
-inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 inline int log2_of(int64_t v) {
     int k = 0;
     while ((int64_t(1) << k) < v) ++k;
@@ -102,7 +100,7 @@ inline llvm::Value* CodeGenLLVM::emit_floor_div(const ir::Div* op) {
     llvm::Type* t = a->getType();
     int64_t c = 0;
     bool constant = constant_divisor(op->b, &c);
-    if (constant && is_power_of_two(c)) {
+    if (constant && ir::is_power_of_two(c)) {
         auto* shift = llvm::ConstantInt::get(t, log2_of(c));
         return op->type.is_int() ? b_.CreateAShr(a, shift) : b_.CreateLShr(a, shift);
     }
@@ -125,7 +123,7 @@ inline llvm::Value* CodeGenLLVM::emit_floor_mod(const ir::Mod* op) {
     llvm::Type* t = a->getType();
     int64_t c = 0;
     bool constant = constant_divisor(op->b, &c);
-    if (constant && is_power_of_two(c)) return b_.CreateAnd(a, llvm::ConstantInt::get(t, c - 1));
+    if (constant && ir::is_power_of_two(c)) return b_.CreateAnd(a, llvm::ConstantInt::get(t, c - 1));
     if (!op->type.is_int()) return b_.CreateURem(a, b);
     llvm::Value* r = b_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(t);

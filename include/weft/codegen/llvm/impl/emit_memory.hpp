@@ -83,7 +83,7 @@ inline void CodeGenLLVM::emit_(const ir::Store* op) {
 inline bool CodeGenLLVM::emit_nontemporal_store(llvm::Value* value, llvm::Value* address, DataType t,
                                                 const ir::VarNode* buffer) {
     const uint64_t bytes = uint64_t(t.bytes()) * uint64_t(t.lanes);
-    if (!target_.is_x86() || bytes < 16 || (bytes & (bytes - 1)) != 0) return false;
+    if (!target_.is_x86() || bytes < 16 || !ir::is_power_of_two(int64_t(bytes))) return false;
     const uint64_t alignment = std::min<uint64_t>(bytes, 64);
     llvm::Value* offset = b_.CreateAnd(b_.CreatePtrToInt(address, b_.getInt64Ty()), b_.getInt64(alignment - 1));
     auto* streaming = llvm::BasicBlock::Create(ctx_, "store.nontemporal", fs_.fn);
