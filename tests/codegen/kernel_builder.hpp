@@ -138,6 +138,6 @@ inline int count_calls_to(const std::string& assembly, const std::string& functi
     return n;
 }
 
-inline bool host_has_avx512() { return Target::host().features.find("+avx512f") != std::string::npos; }
+inline bool host_has_avx512() { return Target::host().has_feature("avx512f"); }
 
 }  // namespace weft::test

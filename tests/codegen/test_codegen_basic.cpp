@@ -131,4 +131,23 @@ TEST_CASE("Target::host describes this machine") {
     CHECK(!t.cpu.empty());
     CHECK((t.vector_bits == 128 || t.vector_bits == 256 || t.vector_bits == 512));
     CHECK((t.vector_bits == 512) == weft::test::host_has_avx512());
+    CHECK(t.uses_avx512() == weft::test::host_has_avx512());
+}
+
+TEST_CASE("Target::has_feature matches whole entries of the feature string") {
+    Target t;
+    t.triple = "x86_64-pc-linux-gnu";
+    t.vector_bits = 512;
+    t.features = "+avx2,+avx512fp16,-avx512vnni,+fma";
+    CHECK(t.has_feature("avx2"));
+    CHECK(t.has_feature("fma"));
+    CHECK(!t.has_feature("avx512f"));  // only a prefix of avx512fp16
+    CHECK(!t.has_feature("avx512vnni"));  // disabled
+    CHECK(!t.has_feature("avx"));
+    CHECK(!t.uses_avx512());
+    t.features += ",+avx512f";
+    CHECK(t.has_feature("avx512f"));
+    CHECK(t.uses_avx512());
+    t.vector_bits = 256;  // AVX-512 present, but the code keeps to 256-bit vectors
+    CHECK(!t.uses_avx512());
 }

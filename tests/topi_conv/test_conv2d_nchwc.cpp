@@ -38,8 +38,8 @@ struct BlockedCase {
 // to NCHW and is compared with the reference.
 void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int64_t infinite_tap = -1) {
     CAPTURE(k.N); CAPTURE(k.C); CAPTURE(k.H); CAPTURE(k.W); CAPTURE(k.O); CAPTURE(k.KH); CAPTURE(k.KW);
-    CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.weight_ic_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w); CAPTURE(k.p.dilation.h);
-    CAPTURE(k.p.dilation.w); CAPTURE(k.threads); CAPTURE(infinite_tap);
+    CAPTURE(k.ic_bn); CAPTURE(k.oc_bn); CAPTURE(k.weight_ic_bn); CAPTURE(k.p.stride.h); CAPTURE(k.p.stride.w);
+    CAPTURE(k.p.dilation.h); CAPTURE(k.p.dilation.w); CAPTURE(k.threads); CAPTURE(infinite_tap);
     CAPTURE(k.p.padding.top); CAPTURE(k.p.padding.left); CAPTURE(k.p.padding.bottom); CAPTURE(k.p.padding.right);
     auto x = random_buffer({k.N, k.C, k.H, k.W}, seed), w = random_buffer({k.O, k.C, k.KH, k.KW}, seed + 1);
     // One weight of output channel 0, input channel 0 (tap `infinite_tap`, row-major in the

@@ -25,6 +25,18 @@ struct Target {
     bool is_cuda() const { return kind == Kind::CUDA; }
     // A 64-bit x86 CPU (where x86-only code paths apply: libmvec, streaming stores).
     bool is_x86() const { return is_cpu() && triple.rfind("x86_64", 0) == 0; }
+    // Whether `features` enables `name` ("avx512f": "+avx512f" as a whole entry, so that
+    // "+avx512fp16" does not count).
+    bool has_feature(const std::string& name) const {
+        const std::string entry = "+" + name;
+        for (size_t at = features.find(entry); at != std::string::npos; at = features.find(entry, at + 1)) {
+            const size_t end = at + entry.size();
+            if ((at == 0 || features[at - 1] == ',') && (end == features.size() || features[end] == ',')) return true;
+        }
+        return false;
+    }
+    // Whether code for this target may use AVX-512's 512-bit vectors.
+    bool uses_avx512() const { return is_x86() && vector_bits >= 512 && has_feature("avx512f"); }
     // Number of float32 lanes in one vector register.
     int natural_lanes(int element_bits = 32) const { return vector_bits / element_bits; }
     // A stable description of every field that changes the generated code: part of the kernel

@@ -20,10 +20,7 @@ namespace weft::topi::nn_detail {
 // bits, (n + 127) << 23: a conversion, an add, a shift and a multiply, which the targets
 // without a native ldexp still run faster than their general one.
 inline bool exp_scales_with_ldexp() {
-    static const bool avx512 = [] {
-        Target host = Target::host();
-        return host.is_x86() && host.vector_bits >= 512 && host.features.find("+avx512f") != std::string::npos;
-    }();
+    static const bool avx512 = Target::host().uses_avx512();  // as the LLVM backend decides for it
     return avx512;
 }
 

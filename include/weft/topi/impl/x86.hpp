@@ -36,7 +36,7 @@ TensorIntrin vnni_dot_16x4() {
     return intrin;
 }
 
-bool host_has_vnni() { return Target::host().features.find("+avx512vnni") != std::string::npos; }
+bool host_has_vnni() { return Target::host().has_feature("avx512vnni"); }
 
 Tensor pack_vnni_weight(const Tensor& b, std::string name) {
     WEFT_CHECK(b.ndim() == 2, "pack_vnni_weight: '", b.name(), "' must be 2-D [K, N], has ", b.ndim(), " dimensions");

@@ -31,11 +31,10 @@ class MathEmitter {
 public:
     MathEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const Target& target) : b_(b), m_(m) {
         bool x86 = target.is_x86();
-        auto has = [&](const char* f) { return target.features.find(std::string("+") + f) != std::string::npos; };
         // Vector-ABI ISA letters: 'b' SSE (xmm), 'd' AVX2 (ymm), 'e' AVX-512 (zmm).
-        avx512_ = x86 && target.vector_bits >= 512 && has("avx512f");
+        avx512_ = target.uses_avx512();
         if (avx512_) isas_.push_back({512, 'e'});
-        if (x86 && target.vector_bits >= 256 && has("avx2")) isas_.push_back({256, 'd'});
+        if (x86 && target.vector_bits >= 256 && target.has_feature("avx2")) isas_.push_back({256, 'd'});
         if (x86) isas_.push_back({128, 'b'});
     }
 
