@@ -114,6 +114,7 @@ double max_rel_err(const float* got, const float* want, int64_t n) {
 // ---- cases -----------------------------------------------------------------------------
 
 constexpr int64_t kMatmul = 4096;
+constexpr int kSamples = 20;  // timed samples per repetition, each of `repeat` launches
 
 struct MatmulData {
     BufferRef a, b, c;
@@ -308,6 +309,10 @@ void add(const std::string& name, const std::string& impl, Unit unit, Setup setu
     std::string full = "gpu/" + name + "/" + impl;
     benchmark::RegisterBenchmark(full.c_str(), [full, unit, setup](benchmark::State& s) { run_case(s, full, unit, setup); })
         ->UseManualTime()
+        // A fixed number of samples: Google Benchmark would otherwise run until the *manual*
+        // time reaches its minimum, and a sample's manual time is one launch of `repeat`
+        // (10 us for a 16 MB copy), so it ran ~50000 samples of 60 launches each (minutes).
+        ->Iterations(kSamples)
         ->Unit(benchmark::kMillisecond);
 }
 

@@ -286,3 +286,20 @@ TEST_CASE("Module run allocates nothing and keeps its storage in place") {
     CHECK(allocations.load() >= 1);
     delete v;
 }
+
+TEST_CASE("a matmul whose last row tile overlaps the one before does not write over its residual") {
+    // dense + bias + a dying residual h: the GEMM schedule's last block of rows starts early
+    // (TailStrategy::ShiftInwards: 29 rows are no multiple of its row tile) and computes the
+    // rows it overlaps twice. Written over h, the second pass would add h's new values.
+    graph::Graph g;
+    graph::Value x = g.input("x", {29, 64});
+    graph::Value h = g.relu(g.add(x, x));
+    graph::Value f = g.dense(h, g.constant("w1", Buffer<float>::random({96, 64}, -0.2f, 0.2f, 1)),
+                             g.constant("b1", Buffer<float>::random({96}, -0.1f, 0.1f, 2)));
+    graph::Value y = g.add(g.dense(f, g.constant("w2", Buffer<float>::random({64, 96}, -0.2f, 0.2f, 3)),
+                                   g.constant("b2", Buffer<float>::random({64}, -0.1f, 0.1f, 4))),
+                           h);
+    g.output(y, "y");
+    graph::Module m = graph_check::check_fused_matches_unfused(g, 1e-4, graph_check::nchw());
+    CHECK(m.kernels().size() == 3);
+}

@@ -54,7 +54,8 @@ inline int index_of(const std::vector<std::string>& names, const std::string& na
 // through other nodes of the group, is element-wise (or broadcast to the output's type).
 // The kernel then reads input element i only for output element i, just before writing
 // it. Nodes that do not read it may be anything: a convolution whose epilogue adds a
-// residual may write over the residual, not over the convolution's own data.
+// residual may write over the residual, not over the convolution's own data. The caller
+// also checks that the kernel writes each element once (CompiledGroup::writes_each_output_once).
 inline bool can_write_over(const Graph& g, const FusedGroup& group, int input) {
     const TensorType& out = g.node(group.root()).type;
     if (g.node(input).type != out) return false;
@@ -215,12 +216,14 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
 
     // Compile every group.
     std::vector<std::vector<int>> arg_ids;
+    std::vector<bool> writes_once;  // per group: CompiledGroup::writes_each_output_once
     for (const FusedGroup& group : st->groups) {
         if (options.progress) options.progress(int(arg_ids.size()), int(st->groups.size()), group_name(g, group));
         detail::CompiledGroup c = detail::compile_group(g, group, target);
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms()});
         st->kernels.push_back(std::move(c.kernel));
         arg_ids.push_back(std::move(c.args));
+        writes_once.push_back(c.writes_each_output_once);
     }
 
     // Storage: inputs and constants have their own; each group's output is planned.
@@ -244,6 +247,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     if (options.plan_memory) {
         for (int k = 0; k < steps; ++k) {
             const FusedGroup& group = st->groups[size_t(k)];
+            if (!writes_once[size_t(k)]) continue;
             for (int id : arg_ids[size_t(k)])
                 if (id != group.root() && request_of[size_t(id)] >= 0 &&
                     requests[size_t(request_of[size_t(id)])].last == k && detail::can_write_over(g, group, id)) {
