@@ -10,12 +10,20 @@
 #                                            # where one command's time is limited)
 # Environment: WEFT_JOBS (build jobs, default 16), BENCH_REPETITIONS (default 5), PYTHON
 # (the interpreter with torch, default python3), WEFT_LIBCUBLAS (libcublas to open),
-# BENCH_TIMEOUT (seconds for weft_cuda_bench, default 420; what it measured by then is reported).
+# BENCH_TIMEOUT (seconds for weft_cuda_bench, default 420; what it measured by then is reported),
+# WEFT_CUDA_BENCH (a weft_cuda_bench built elsewhere: run it, build nothing).
 # Without a GPU it still runs to the end: every case reports "no CUDA device: ...".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 build="${WEFT_BUILD_DIR:-build-cuda-bench}"
+bench="$build/benchmarks/weft_cuda_bench"
+if [[ -n "${WEFT_CUDA_BENCH:-}" ]]; then
+  # A weft_cuda_bench built elsewhere (a GPU machine without LLVM 19 cannot build weft): no
+  # configure, no build.
+  bench="$WEFT_CUDA_BENCH"
+  [[ -x "$bench" ]] || { echo "run_cuda.sh: WEFT_CUDA_BENCH=$bench is not an executable" >&2; exit 1; }
+else
 compilers=()
 if command -v clang++-19 >/dev/null; then
   compilers=(-DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19)
@@ -27,14 +35,15 @@ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${compilers
   -DWEFT_BUILD_TOOLS=OFF -DWEFT_INSTALL=OFF -DWEFT_TEST_PACKAGE=OFF ${WEFT_CMAKE_ARGS:-}
 cmake --build "$build" -j "${WEFT_JOBS:-16}" --target weft_cuda_bench
 if [[ "${1:-}" == --build-only ]]; then
-  echo "built $build/benchmarks/weft_cuda_bench"
+  echo "built $bench"
   exit 0
+fi
 fi
 
 out="$build/benchmarks"
 mkdir -p "$out"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
-cmd=("$build/benchmarks/weft_cuda_bench" --benchmark_repetitions="${BENCH_REPETITIONS:-5}"
+cmd=("$bench" --benchmark_repetitions="${BENCH_REPETITIONS:-5}"
      --benchmark_report_aggregates_only=true --benchmark_out="$out/cuda_results.json"
      --benchmark_out_format=json "$@")
 timeout "${BENCH_TIMEOUT:-420}" "${cmd[@]}" || echo "run_cuda.sh: weft_cuda_bench failed (exit $?); reporting what it wrote" >&2

@@ -64,6 +64,7 @@ TEST_CASE("tensor cores: float16 matmul tensorized onto mma.sync m16n8k16") {
     check_tensorcore_matmul(64, 32, 64, f16);
     check_tensorcore_matmul(128, 64, 96, f16);
     check_tensorcore_matmul(16, 8, 16, f16);
+    check_tensorcore_matmul(256, 256, 64, f16);  // blocks of 2 x 2 warps of 4 x 8 mma tiles
 }
 
 TEST_CASE("tensor cores: bfloat16 matmul tensorized onto mma.sync m16n8k16") {

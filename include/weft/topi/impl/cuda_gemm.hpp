@@ -39,8 +39,13 @@ inline int64_t dividing_tile(int64_t n, std::initializer_list<int64_t> candidate
 // a column tile must hold whole panels.
 inline std::optional<GemmTiles> choose_gemm_tiles(int64_t M, int64_t N, int64_t K, int64_t panel) {
     if (M <= 0 || N <= 0 || K <= 0) return std::nullopt;
-    if (M % 128 == 0 && N % 128 == 0 && K % 8 == 0 && M >= 256 && N >= 256 && (panel == 0 || 128 % panel == 0))
-        return GemmTiles{128, 128, 8, 8, 8};
+    // Large products: 64 x 64 blocks of 128 threads, 8 x 4 register tiles (B's 4 columns one
+    // 16-byte shared load), steps of 16. Measured on an H100 at 4096^3 (benchmarks/RESULTS.md,
+    // GPU): 39.7 TFLOP/s against 19.1 for 128 x 128 blocks of 8 x 8 tiles in steps of 8 (whose
+    // 8 columns were 8 scalar loads with 4-way bank conflicts) and 29-37 for the other tilings
+    // tried (64/128 blocks, 4x4 / 8x4 tiles, steps of 8 to 32).
+    if (M % 64 == 0 && N % 64 == 0 && K % 16 == 0 && M >= 128 && N >= 128 && (panel == 0 || 64 % panel == 0))
+        return GemmTiles{64, 64, 8, 4, 16};
     GemmTiles t{};
     t.bm = dividing_tile(M, {64, 32, 16, 8});
     // Through the CPU's packed panels of B, a column tile is whole panels, or the one panel.
