@@ -71,6 +71,28 @@ TEST_CASE("conv2d NCHW: shared tiles of input and weights, 3-D thread blocks") {
     CHECK(count(k.source, "__syncthreads()") >= 1);
 }
 
+TEST_CASE("conv2d NCHW: 8 channels of several pixels per thread where the blocks fill the GPU") {
+    topi::Conv2dParams p;
+    p.padding = topi::Pad2d::all(1);
+    // 3x3 over 28 rows: 4 rows per thread (8 x 4 accumulators), 4 groups of 8 channels.
+    Compiled rows = check_conv(4, 4, 28, 28, 160, 3, p, true);
+    CHECK(count(rows.source, "float conv2d_nchw[32]") == 1);  // (with the ReLU the conv is the local stage)
+    // 1x1 over rows 14 wide: 2 columns per thread (8 x 2), steps of 16 input channels.
+    Compiled cols = check_conv(2, 16, 14, 14, 1024, 1, {}, false);
+    CHECK(count(cols.source, "float conv2d_nchw_local[16]") == 1);
+    CHECK(count(cols.source, "float x_shared[") == 1);
+    // A convolution too small for that many blocks (batch 1, 7 x 7 pixels) takes small tiles.
+    Compiled small = check_conv(1, 16, 7, 7, 64, 1, {}, false);
+    CHECK(count(small.source, "float conv2d_nchw_local[2]") == 1);
+    // The window steps are read off the compute: a 3x3 window dilated by 2 with stride 2
+    // fetches patches with those gaps and still matches the CPU.
+    topi::Conv2dParams sd;
+    sd.stride = {2, 2};
+    sd.dilation = {2, 2};
+    sd.padding = topi::Pad2d::all(2);
+    check_conv(2, 16, 56, 56, 16, 3, sd, false);
+}
+
 TEST_CASE("conv2d NCHW: stride, dilation, groups, depthwise, odd sizes") {
     topi::Conv2dParams p;
     p.stride = {2, 2};

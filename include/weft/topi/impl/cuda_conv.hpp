@@ -1,8 +1,8 @@
 // GPU schedules of conv2d NCHW and pooling (topi/cuda.hpp).
 //
 // conv2d, direct: a block computes FB output channels x YB rows x XB columns of one image;
-// its threads are (FB/FT) x YB x XB (threadIdx.z, .y, .x), each FT channels of one pixel in
-// registers. The reduction over input channels runs in steps of RC: at each step the input
+// its threads are (FB/FT) x (YB/PY) x (XB/PX) (threadIdx.z, .y, .x), each FT channels of
+// PY x PX pixels in registers. The reduction over input channels runs in steps of RC: at each step the input
 // patch the block's pixels read (RC channels, padding applied as it is fetched) and the
 // FB x RC x KH x KW weights are fetched into shared memory by all threads together,
 // double-buffered. Strides, dilation and groups (depthwise too) only change which input
@@ -28,6 +28,106 @@ inline void schedule_conv_untiled(Schedule& s, const Tensor& op, const Tensor& o
     }
 }
 
+// The steps of the convolution window in the input: input row = y * stride_h + rh * dilation_h
+// (likewise columns), read off the compute's load of its data (or of its padding stage).
+struct WindowSteps {
+    int64_t stride_h = 1, dilation_h = 1, stride_w = 1, dilation_w = 1;
+};
+inline WindowSteps window_steps(const Tensor& op) {
+    const Tensor data = op.op().input_tensors().at(0);
+    const ir::ProducerLoad* load = nullptr;
+    ir::post_order_visit(op.op()->body[0], [&](const ir::Object* node) {
+        if (node->kind != ir::NodeKind::ProducerLoad) return;
+        auto* l = static_cast<const ir::ProducerLoad*>(node);
+        if (l->producer.get() == data.op().get() && l->indices.size() == 4) load = l;
+    });
+    WindowSteps w;
+    if (!load) return w;
+    // The coefficient of `v` in `index`: index with v = 1 minus index with v = 0 (every other
+    // loop variable 0); 1 when that is not a constant.
+    std::vector<Var> vars;  // the loop variables: n, f, y, x, then rc, rh, rw
+    for (auto& iv : op.op()->axis) vars.push_back(iv.var());
+    for (auto& iv : op.op()->reduce_axis) vars.push_back(iv.var());
+    auto coefficient = [&](const Expr& index, const Var& v) {
+        std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq> at0, at1;
+        for (const Var& u : vars) {
+            at0[u] = make_int(0);
+            at1[u] = make_int(u.same_as(v) ? 1 : 0);
+        }
+        int64_t c = 1;
+        if (!ir::as_const_int(ir::arith::simplify(ir::substitute(index, at1) - ir::substitute(index, at0)), &c) || c < 1)
+            return int64_t(1);
+        return c;
+    };
+    w.stride_h = coefficient(load->indices[2], vars[2]);
+    w.stride_w = coefficient(load->indices[3], vars[3]);
+    w.dilation_h = coefficient(load->indices[2], vars[5]);
+    w.dilation_w = coefficient(load->indices[3], vars[6]);
+    return w;
+}
+
+// The register and block tiles of the direct convolution, chosen by sweeps of ResNet-50's
+// layers at batch 8 and 1 on an H100 (RESULTS.md, GPU). A thread computes ft output channels
+// of py x px pixels; a block, tz such channel groups over yb x xb pixels, ~224 threads. The
+// candidates, tried in order until the grid has kMinConvBlocks blocks (fewer leave
+// multiprocessors idle):
+//  - 8 channels of several pixels, 4 groups: 4 rows per thread for windows over 28+ rows
+//    (consecutive rows share window rows, loaded once), else 2 columns on rows 14+ wide.
+//    At batch 8: 1.1-2.4x the 4 channels of one pixel per thread used before.
+//  - for smaller grids (batch 1), fewer channels per thread (4, then 2) in more groups, with
+//    2 rows (windows) or 2 columns (1x1) per thread, then one pixel: at batch 1, 1.2-2x the
+//    large tiles' time when those leave the grid short of blocks.
+// Steps of up to 16 input channels, as many as the double-buffered tiles' 48 KiB of shared
+// memory allow.
+inline constexpr int64_t kMinConvBlocks = 112;  // ~ an H100's 132 multiprocessors
+
+struct ConvTiles {
+    int64_t ft = 1, tz = 1, px = 1, py = 1, xb = 1, yb = 1, rc = 1;
+    int64_t threads() const { return (xb / px) * (yb / py) * tz; }
+};
+
+inline ConvTiles choose_conv_tiles(int64_t N, int64_t F, int64_t OH, int64_t OW, int64_t RC, int64_t KH, int64_t KW,
+                                   const WindowSteps& w) {
+    enum class Pixels { Many, Two, One };
+    auto tiles = [&](int64_t ft_cap, int64_t tz_cap, Pixels pixels) {
+        ConvTiles t;
+        t.ft = divisor_at_most(F, ft_cap);
+        t.tz = divisor_at_most(F / t.ft, tz_cap);
+        const int64_t rows = pixels == Pixels::Many ? 4 : 2;
+        if (pixels != Pixels::One && KH > 1 && OH % rows == 0 && OH >= 7 * rows) t.py = rows;
+        else if (pixels != Pixels::One && OW >= 14 && OW % 2 == 0) t.px = 2;
+        const int64_t tx = divisor_at_most(OW / t.px, 32);
+        t.xb = tx * t.px;
+        const int64_t ty = divisor_at_most(OH / t.py, std::max<int64_t>(1, 256 / (tx * t.tz)));
+        t.yb = ty * t.py;
+        auto shared_bytes = [&](int64_t rc, int64_t fb) {
+            const int64_t patch_rows = (t.yb - 1) * w.stride_h + (KH - 1) * w.dilation_h + 1;
+            const int64_t patch_cols = (t.xb - 1) * w.stride_w + (KW - 1) * w.dilation_w + 1;
+            return 2 * 4 * (rc * patch_rows * patch_cols + fb * rc * KH * KW);  // double-buffered float32
+        };
+        t.rc = divisor_at_most(RC, 16);
+        while (t.rc > 1 && shared_bytes(t.rc, t.ft * t.tz) > 48 * 1024) t.rc = divisor_at_most(RC, t.rc - 1);
+        while (t.tz > 1 && shared_bytes(t.rc, t.ft * t.tz) > 48 * 1024) t.tz = divisor_at_most(F / t.ft, t.tz - 1);
+        return t;
+    };
+    auto blocks = [&](const ConvTiles& t) { return N * (F / (t.ft * t.tz)) * (OH / t.yb) * (OW / t.xb); };
+    struct Candidate {
+        int64_t ft, tz;
+        Pixels pixels;
+    };
+    const std::vector<Candidate> candidates =
+        KH > 1 ? std::vector<Candidate>{{8, 4, Pixels::Many}, {2, 8, Pixels::Two}, {2, 8, Pixels::One},
+                                        {2, 4, Pixels::One}, {2, 2, Pixels::One}}
+               : std::vector<Candidate>{{8, 4, Pixels::Many}, {4, 4, Pixels::Many}, {2, 8, Pixels::Many},
+                                        {2, 8, Pixels::One}, {2, 4, Pixels::One}, {2, 2, Pixels::One}};
+    ConvTiles t;
+    for (const Candidate& c : candidates) {
+        t = tiles(c.ft, c.tz, c.pixels);
+        if (blocks(t) >= kMinConvBlocks) break;
+    }
+    return t;
+}
+
 inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& out, const char* who) {
     conv_detail::check_epilogue(who, op, out);
     WEFT_CHECK(op.op()->is_reduction() && op.op()->reduce_axis.size() == 3, who, ": '", op.name(),
@@ -37,19 +137,17 @@ inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& ou
     std::vector<Tensor> inputs = op.op().input_tensors();
     const int64_t F = const_or(out.shape()[1], 1), OH = const_or(out.shape()[2], 1), OW = const_or(out.shape()[3], 1);
     const int64_t RC = const_or(op.op()->reduce_axis[0].dom().extent, 1);
+    const int64_t KH = const_or(op.op()->reduce_axis[1].dom().extent, 1), KW = const_or(op.op()->reduce_axis[2].dom().extent, 1);
     const int64_t C = const_or(inputs.at(0).shape()[1], 1);
     const int64_t groups = RC > 0 ? C / RC : 1, per_group = F / std::max<int64_t>(groups, 1);
     // Every tile divides its extent (no tails: shared and local tiles need constant sizes).
-    const int64_t ft = divisor_at_most(F, 4);                        // channels per thread
-    const int64_t tz = divisor_at_most(F / ft, 4);                   // channel groups of threads
-    const int64_t tx = OW <= 32 ? OW : divisor_at_most(OW, 32);      // columns
-    const int64_t ty = divisor_at_most(OH, std::max<int64_t>(1, 256 / (tx * tz)));  // rows
-    const int64_t rc = divisor_at_most(RC, 8);
+    const int64_t N = const_or(out.shape()[0], 1);
+    const ConvTiles t = choose_conv_tiles(N, F, OH, OW, RC, KH, KW, window_steps(op));
     // A block's output channels must read a fixed set of input channels: all of one group
     // (depthwise: one channel each), or whole groups.
-    const int64_t fb = ft * tz;
+    const int64_t fb = t.ft * t.tz;
     const bool fixed_channels = groups == 1 || per_group == 1 || fb % per_group == 0;
-    if (!fixed_channels || tx * ty * tz < 8) return schedule_conv_untiled(s, op, out, pad);
+    if (!fixed_channels || t.threads() < 8) return schedule_conv_untiled(s, op, out, pad);
 
     Tensor acc = conv_detail::tile_accumulator(s, op, out);
     Tensor data_s = s.cache_read(inputs.at(0), "shared", {acc});
@@ -59,31 +157,38 @@ inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& ou
     Stage o = s[out];
     IterVar n = out.axis(0), f = out.axis(1), y = out.axis(2), x = out.axis(3);
     auto [fo, fi] = o.split(f, fb);
-    auto [fz, ff] = o.split(fi, ft);
-    auto [yo, yi] = o.split(y, ty);
-    auto [xo, xi] = o.split(x, tx);
-    o.reorder({n, fo, yo, xo, fz, yi, xi, ff});
+    auto [fz, ff] = o.split(fi, t.ft);
+    auto [yo, yi] = o.split(y, t.yb);
+    auto [ty, yv] = o.split(yi, t.py);
+    auto [xo, xi] = o.split(x, t.xb);
+    auto [tx, xv] = o.split(xi, t.px);
+    o.reorder({n, fo, yo, xo, fz, ty, tx, yv, xv, ff});
     IterVar nf = o.fuse(n, fo);
     o.bind(nf, block_z());
     o.bind(yo, block_y());
     o.bind(xo, block_x());
     o.bind(fz, thread_z());
-    o.bind(yi, thread_y());
-    o.bind(xi, thread_x());
+    o.bind(ty, thread_y());
+    o.bind(tx, thread_x());
+    o.unroll(yv);
+    o.unroll(xv);
     o.unroll(ff);
 
-    s[acc].compute_at(o, xi);
+    // Each thread's ft x py x px accumulators, over the input channels in steps of rc.
+    s[acc].compute_at(o, tx);
     Stage a = s[acc];
     std::vector<IterVar> leaves = a.leaf_iter_vars();  // n, f, y, x, rc, rh, rw
-    IterVar af = leaves[1], arc = leaves[4], arh = leaves[5], arw = leaves[6];
-    auto [rco, rci] = a.split(arc, rc);
-    a.reorder({leaves[0], rco, arh, arw, rci, af, leaves[2], leaves[3]});
-    a.unroll(af);
+    auto [rco, rci] = a.split(leaves[4], t.rc);
+    a.reorder({leaves[0], rco, leaves[5], leaves[6], rci, leaves[1], leaves[2], leaves[3]});
+    a.unroll(leaves[1]);
+    a.unroll(leaves[2]);
+    a.unroll(leaves[3]);
     s[data_s].compute_at(a, rco);
     s[weight_s].compute_at(a, rco);
-    cooperative_fetch(s, data_s, tx, ty, tz);
-    cooperative_fetch(s, weight_s, tx, ty, tz);
-    if (RC > rc) {
+    const int64_t threads_x = t.xb / t.px, threads_y = t.yb / t.py;
+    cooperative_fetch(s, data_s, threads_x, threads_y, t.tz);
+    cooperative_fetch(s, weight_s, threads_x, threads_y, t.tz);
+    if (RC > t.rc) {
         s[data_s].double_buffer();
         s[weight_s].double_buffer();
     }
