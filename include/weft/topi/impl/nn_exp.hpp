@@ -18,7 +18,10 @@ namespace weft::topi::nn_detail {
 // Whether inline_exp scales by 2^n with ldexp: where the host has AVX-512 (one VSCALEF:
 // softmax 4096x1024 5% faster on one core), rather than with 2^n built from its exponent
 // bits, (n + 127) << 23: a conversion, an add, a shift and a multiply, which the targets
-// without a native ldexp still run faster than their general one.
+// without a native ldexp still run faster than their general one (three such powers). The
+// compute does not know the target it will be built for: a kernel built on an AVX-512 host
+// for another x86 target gets that general ldexp (correct and vectorized, a few operations
+// more).
 inline bool exp_scales_with_ldexp() {
     static const bool avx512 = Target::host().uses_avx512();  // as the LLVM backend decides for it
     return avx512;

@@ -57,7 +57,7 @@ public:
         if (name == "ceil") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
         if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, args[0]);  // half away from 0
         if (name == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
-        if (name == "ldexp") return avx512_ ? scalef(args[0], args[1], t) : ldexp(args[0], args[1]);
+        if (name == "ldexp") return avx512_ ? scalef(args[0], args[1], t) : ldexp(args[0], args[1], t);
         if (name == "rsqrt") return b_.CreateFDiv(one(args[0]), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]));
         if (name == "sigmoid") {
             llvm::Value* e = libm("exp", {b_.CreateFNeg(args[0])}, t);
@@ -100,16 +100,34 @@ private:
         return assemble_lanes(b_, x->getType(), pieces);
     }
 
-    // ldexp elsewhere: LLVM's llvm.ldexp with the exponent converted to integers (clamped so
-    // that the conversion is defined; past +-2200 every float and double is 0 or inf), and
-    // NaN where n is NaN, as VSCALEF gives.
-    llvm::Value* ldexp(llvm::Value* x, llvm::Value* n) {
+    // ldexp elsewhere: x times three powers of two built from their exponent bits,
+    // 2^k = bits((k + bias) << mantissa), k = floor(n) clamped to +-300 for float32 and
+    // +-2200 for float64 (beyond, every result is 0 or inf) and split as k1 = floor(k / 4),
+    // k2 = floor((k - k1) / 2), k3 = the rest: all of k's sign and within a normal exponent,
+    // so the products move monotonically to the result and each power is exact. (LLVM 19
+    // lowers llvm.ldexp on x86 to a libm call per lane.) A subnormal result whose
+    // intermediate product was subnormal already may be rounded twice. NaN where n is NaN,
+    // as VSCALEF gives.
+    llvm::Value* ldexp(llvm::Value* x, llvm::Value* n, DataType t) {
+        const bool f32 = t.bits == 32;
         llvm::Type* ftype = x->getType();
-        llvm::Type* itype = ftype->getWithNewType(b_.getInt32Ty());  // i32 or a vector of as many
+        llvm::Type* itype = ftype->getWithNewType(f32 ? b_.getInt32Ty() : b_.getInt64Ty());
+        const double limit = f32 ? 300.0 : 2200.0;
         llvm::Value* k = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, n);
-        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, k, llvm::ConstantFP::get(ftype, -2200.0));
-        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, k, llvm::ConstantFP::get(ftype, 2200.0));
-        llvm::Value* scaled = b_.CreateIntrinsic(llvm::Intrinsic::ldexp, {ftype, itype}, {x, b_.CreateFPToSI(k, itype)});
+        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, k, llvm::ConstantFP::get(ftype, -limit));
+        k = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, k, llvm::ConstantFP::get(ftype, limit));
+        llvm::Value* ki = b_.CreateFPToSI(k, itype);
+        auto constant = [&](int64_t v) { return llvm::ConstantInt::getSigned(itype, v); };
+        auto power_of_two = [&](llvm::Value* e) {
+            llvm::Value* biased = b_.CreateAdd(e, constant(f32 ? 127 : 1023));
+            return b_.CreateBitCast(b_.CreateShl(biased, constant(f32 ? 23 : 52)), ftype);
+        };
+        llvm::Value* k1 = b_.CreateAShr(ki, constant(2));
+        llvm::Value* rest = b_.CreateSub(ki, k1);
+        llvm::Value* k2 = b_.CreateAShr(rest, constant(1));
+        llvm::Value* k3 = b_.CreateSub(rest, k2);
+        llvm::Value* scaled = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(x, power_of_two(k1)), power_of_two(k2)),
+                                            power_of_two(k3));
         return b_.CreateSelect(b_.CreateFCmpUNO(n, n), b_.CreateFAdd(x, n), scaled);
     }
 
