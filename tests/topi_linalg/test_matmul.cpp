@@ -138,6 +138,24 @@ TEST_CASE("matmul with a bias and ReLU epilogue fused into the tile loop") {
     }
 }
 
+TEST_CASE("rows no multiple of the register tile take a taller, narrower tile that divides them when the overlap would waste over 1%") {
+    // 128 rows: tiles of 6 x 4 vectors would compute 4 rows twice (3%); 8 x 3 vectors
+    // divide 128 (and 96 columns) and need no shifted block.
+    const int64_t lanes = Target::host().natural_lanes(32);
+    std::string program = lowered_matmul({128, 96, 32});
+    if (lanes == 16) {
+        CHECK(program.find("allocate matmul.local[float32 * 384]") != std::string::npos);  // 8 x 48
+        CHECK(program.find("for (i.outer, 0, 16)") != std::string::npos);
+        CHECK(program.find("min(i.outer") == std::string::npos);
+        // 1000 rows waste 2 of 1000 with the 6-row tile: it stays.
+        CHECK(lowered_matmul({1000, 128, 64}).find("min(i.outer * 6, 994)") != std::string::npos);
+    } else {
+        MESSAGE("host vectors of " << lanes << " floats: the tile sizes checked are AVX-512's");
+    }
+    linalg_test::with_threads(1, [] { check_matmul({128, 96, 32}); });
+    linalg_test::with_threads(2, [] { check_matmul({128, 3072, 24}); });
+}
+
 TEST_CASE("a last partial row block reruns the full register tile shifted inwards instead of a second kernel") {
     // 1000 rows = 166 blocks of 6 + 4: with TailStrategy::ShiftInwards the last block starts
     // at row 994 and the program holds one micro-kernel (one accumulator allocation).

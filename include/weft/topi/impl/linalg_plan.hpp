@@ -51,6 +51,13 @@ inline GemmTile choose_gemm_tile(int64_t M, int64_t N, int64_t panel = 0) {
     int64_t nr = panel > 0 ? panel : N >= 4 * v.lanes ? 4 * v.lanes : N > v.lanes ? round_up(N, v.lanes) : N;
     int64_t vectors = std::max<int64_t>(1, (nr + v.lanes - 1) / v.lanes);
     int64_t mr = std::clamp<int64_t>(v.accumulators / vectors, 1, 12);
+    // The last block of rows overlaps the one before when mr does not divide M
+    // (TailStrategy::ShiftInwards) and computes mr - M % mr rows twice: where that is over
+    // 1% of M, one vector narrower when its taller tile divides M and its width N.
+    if (panel == 0 && M > mr && M % mr != 0 && double(mr - M % mr) > 0.01 * double(M) && vectors > 1) {
+        const int64_t narrower = vectors - 1, taller = std::clamp<int64_t>(v.accumulators / narrower, 1, 12);
+        if (M % taller == 0 && N % (narrower * v.lanes) == 0) return {taller, narrower * v.lanes};
+    }
     return {std::min(mr, std::max<int64_t>(M, 1)), nr};
 }
 
