@@ -19,7 +19,9 @@ Compiled check_matmul(int64_t M, int64_t N, int64_t K) {
 
 }  // namespace
 
-TEST_CASE("matmul 64x192x256: 64x64 block tiles in shared memory, double-buffered, 4x4 per thread") {
+TEST_CASE("matmul 64x192x256: block tiles of 64 rows and whole CPU panels in shared memory, double-buffered, 4x4 per thread") {
+    // (The CPU compute packs B in panels of 64 columns, or of 48 where its register tile of
+    // 8 rows then divides M, as here with AVX-512: the GPU's column tile holds whole panels.)
     Compiled k = check_matmul(64, 192, 256);
     CHECK(count(k.source, "__shared__") == 2);
     CHECK(count(k.source, "__syncthreads()") >= 1);

@@ -49,7 +49,8 @@ inline std::optional<GemmTiles> choose_gemm_tiles(int64_t M, int64_t N, int64_t 
     GemmTiles t{};
     t.bm = dividing_tile(M, {64, 32, 16, 8});
     // Through the CPU's packed panels of B, a column tile is whole panels, or the one panel.
-    t.bn = panel > 0 && panel >= N ? N : dividing_tile(N, {64, 32, 16, 8}, std::max<int64_t>(panel, 1));
+    // (48: the CPU packs B in panels of 3 vectors when its row tile then divides M.)
+    t.bn = panel > 0 && panel >= N ? N : dividing_tile(N, {64, 48, 32, 16, 8}, std::max<int64_t>(panel, 1));
     t.kt = dividing_tile(K, {16, 8, 4, 2, 1});
     if (t.bm == 0 || t.bn == 0 || t.kt == 0) return std::nullopt;
     t.tm = t.bm % 4 == 0 ? 4 : t.bm % 2 == 0 ? 2 : 1;
