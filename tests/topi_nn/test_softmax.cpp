@@ -185,6 +185,7 @@ TEST_CASE("topi softmax gives masked entries (minus infinity) 0 and scales by 2^
     Target narrow = Target::host();
     narrow.vector_bits = 256;
     Kernel k = build(s, {X, Y}, narrow);
+    CHECK(k.assembly().find("vscalef") == std::string::npos);
     CHECK(k.assembly().find("ldexpf") == std::string::npos);
     Buffer<float> y256(std::vector<int64_t>(shape.begin(), shape.end()));
     k(x, y256);

@@ -260,6 +260,14 @@ struct StageNode {
         attrs.emplace_back(iv, IterVarAttr{});
         return attrs.back().second;
     }
+    // Whether the stage computes some of its elements twice: one of its splits shifts its
+    // last tile inwards (TailStrategy::ShiftInwards), over the tile before. Its output must
+    // then not share bytes with an input it reads (graph memory planning's in place).
+    bool recomputes_elements() const {
+        for (const IterVarRelation& rel : relations)
+            if (auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->tail == TailStrategy::ShiftInwards) return true;
+        return false;
+    }
 };
 
 struct ScheduleNode {

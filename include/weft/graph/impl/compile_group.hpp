@@ -17,19 +17,11 @@ namespace weft::graph::detail {
 struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
-    // Whether the kernel writes each output element once. A TailStrategy::ShiftInwards split
-    // of the output stage (the CPU GEMM's last row block) computes the elements its last tile
-    // overlaps twice, so the output must not share bytes with an input (graph memory
-    // planning's in place): the second pass would read the input already overwritten.
+    // Whether the kernel writes each output element once: not where the output stage's last
+    // tile is shifted over the one before (StageNode::recomputes_elements; the CPU GEMM's last
+    // row block), so that memory planning does not put the output over an input it reads.
     bool writes_each_output_once = true;
 };
-
-// Whether `st` recomputes elements: one of its splits shifts its last tile inwards.
-inline bool recomputes_elements(const Stage& st) {
-    for (const IterVarRelation& rel : st.node()->relations)
-        if (auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->tail == TailStrategy::ShiftInwards) return true;
-    return false;
-}
 
 // A group's GPU schedule: its master's OpDef::gpu_schedule with the element-wise epilogue
 // `out` fused (the stages between are inlined already), or topi::cuda::schedule_injective
@@ -95,17 +87,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         if (id != group.master && id != group.root()) s[tensors[id]].compute_inline();
     if (target.is_cuda()) {
         schedule_group_for_gpu(g, group, s, tensors, inputs_of, out);
-        // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
-        try {
-            result.kernel = build(s, args, target);
-            result.writes_each_output_once = !recomputes_elements(s[out]);
-        } catch (const Error& e) {
-            ::weft::detail::throw_user_error("graph::build for " + target.str() + ": kernel '" + group_name(g, group) +
-                                             "': " + ::weft::detail::unprefixed(e.what()));
-        }
-        return result;
-    }
-    if (group.master >= 0) {
+    } else if (group.master >= 0) {
         const Node& m = g.node(group.master);
         const OpDef& def = op_def(m.op);
         if (def.schedule) def.schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
@@ -113,8 +95,18 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     } else {
         topi::schedule_injective(s, out);
     }
-    result.kernel = build(s, args, target);
-    result.writes_each_output_once = !recomputes_elements(s[out]);
+    result.writes_each_output_once = !s[out].node()->recomputes_elements();
+    if (!target.is_cuda()) {
+        result.kernel = build(s, args, target);
+        return result;
+    }
+    // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
+    try {
+        result.kernel = build(s, args, target);
+    } catch (const Error& e) {
+        ::weft::detail::throw_user_error("graph::build for " + target.str() + ": kernel '" + group_name(g, group) +
+                                         "': " + ::weft::detail::unprefixed(e.what()));
+    }
     return result;
 }
 

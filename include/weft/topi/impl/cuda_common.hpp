@@ -2,6 +2,7 @@
 // and the thread-binding patterns every schedule uses.
 #pragma once
 #include <algorithm>
+#include <initializer_list>
 
 #include "weft/topi/cuda.hpp"
 #include "weft/topi/impl/nn_detail.hpp"
@@ -20,6 +21,13 @@ inline int64_t pow2_at_least(int64_t n, int64_t cap) {
     int64_t p = 1;
     while (p < n && p < cap) p *= 2;
     return p;
+}
+
+// The first of `options` that divides n and is a multiple of `unit`, or 0.
+inline int64_t first_dividing(int64_t n, std::initializer_list<int64_t> options, int64_t unit = 1) {
+    for (int64_t o : options)
+        if (n % o == 0 && o % unit == 0) return o;
+    return 0;
 }
 
 inline int64_t const_or(const Expr& e, int64_t fallback) {

@@ -28,9 +28,7 @@ struct GemmTiles {
 // sizes, and the lowering sizes a tile that a tail clips by its clipped, symbolic extent.)
 inline int64_t dividing_tile(int64_t n, std::initializer_list<int64_t> candidates, int64_t unit = 1) {
     if (n > 0 && n < 8) return n % unit == 0 ? n : 0;
-    for (int64_t c : candidates)
-        if (n % c == 0 && c % unit == 0) return c;
-    return 0;
+    return first_dividing(n, candidates, unit);
 }
 
 // Tiles from the output's rows M, columns N and the reduction K (all constant), or

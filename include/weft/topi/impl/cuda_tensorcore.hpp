@@ -81,12 +81,7 @@ void schedule_matmul_tensorcore(Schedule& s, const Tensor& C) {
     // fragment 4) where the shape allows, 2 x 2 warps a block. On an H100 at 4096^3: 88
     // TFLOP/s against 41 for warps of 2 x 2 tiles (32 x 16); blocks of 4 or 8 warps, 256-row
     // or 256-column blocks and 8 x 8 tiles per warp measured 63-76.
-    auto largest_dividing = [](int64_t n, std::initializer_list<int64_t> options) {
-        for (int64_t o : options)
-            if (n % o == 0) return o;
-        return int64_t(1);
-    };
-    const int64_t mi = largest_dividing(M / 16, {4, 2}), ni = largest_dividing(N / 8, {8, 4, 2});
+    const int64_t mi = detail::first_dividing(M / 16, {4, 2, 1}), ni = detail::first_dividing(N / 8, {8, 4, 2, 1});
     const int64_t wm = (M / (16 * mi)) % 2 == 0 ? 2 : 1, wn = (N / (8 * ni)) % 2 == 0 ? 2 : 1;
     const int64_t kt = K % 32 == 0 ? 32 : 16;  // the shared tiles' depth
 
