@@ -219,3 +219,61 @@ TEST_CASE("prefetch that cannot apply names the tensor, the loop and the stage")
     t[B].split(B.axis(0), 2);
     CHECK_THROWS_WITH_AS(build(t, {A, B}), doctest::Contains("loop 'i' is no longer a loop of the stage"), weft::Error);
 }
+
+TEST_CASE("compute_with that cannot fuse names both stages and what differs") {
+    // a and b read x; c reads a one row ahead; r sums a's rows.
+    Tensor X = placeholder({8, 32}, f32, "x");
+    Tensor A = compute({8, 32}, [&](Expr i, Expr j) { return X(i, j) * 2.0f; }, "a");
+    Tensor B = compute({8, 32}, [&](Expr i, Expr j) { return A(i, j) + X(i, j); }, "b");
+    Tensor C = compute({8, 32}, [&](Expr i, Expr j) { return A(i, j) - A(min(i + 1, 7), j); }, "c");
+    IterVar k = reduce_axis(0, 32, "k");
+    Tensor R = compute({8}, [&](Expr i) { return sum(A(i, k.var()), {k}); }, "r");
+    Tensor D = compute({8, 32}, [&](Expr i, Expr j) { return R(i) * 0.5f; }, "d");
+    auto lower_b = [&](const Schedule& s) { return lower(s, {X, B}); };
+
+    // Primitive-time checks.
+    Schedule s = create_schedule(B);
+    CHECK_THROWS_WITH_AS(s[B].compute_with(s[B], B.axis(0)), doctest::Contains("cannot be fused with itself"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(s[A].compute_with(s[B], B.axis(0)), doctest::Contains("'b' reads 'a'"), weft::Error);
+    CHECK_THROWS_WITH_AS(s[B].compute_with(s[A], B.axis(0)), doctest::Contains("belongs to stage 'b'"), weft::Error);
+    CHECK_THROWS_WITH_AS(s[X].compute_with(s[A], A.axis(0)), doctest::Contains("'x' is a placeholder"), weft::Error);
+
+    // Loops of different ranges.
+    s[A].split(A.axis(1), 8);
+    s[B].split(B.axis(1), 4);
+    s[B].compute_with(s[A], s[A].leaf_iter_vars()[1]);
+    CHECK_THROWS_WITH_AS(lower_b(s), doctest::Contains("fused loops must have the same range"), weft::Error);
+
+    // Different places: a at the root, b an output but a computed inside b's loop.
+    Schedule p = create_schedule(B);
+    p[A].compute_at(p[B], B.axis(0));
+    p[B].compute_with(p[A], A.axis(0));
+    CHECK_THROWS_WITH_AS(lower_b(p), doctest::Contains("computed at different places"), weft::Error);
+
+    // c reads row i + 1 of a in the iteration where a has written row i only.
+    Schedule q = create_schedule(C);
+    q[C].compute_with(q[A], A.axis(0));
+    CHECK_THROWS_WITH_AS(lower(q, {X, C}), doctest::Contains("of 'a' but 'a' writes [i, i], [0, 31] there"), weft::Error);
+
+    // Fused at a's reduce loop: d would read partial sums.
+    Schedule t = create_schedule(D);
+    t[D].compute_with(t[R], R.op()->reduce_axis[0]);
+    CHECK_THROWS_WITH_AS(lower(t, {X, D}), doctest::Contains("loop 'k' of 'r' is a reduce loop"), weft::Error);
+
+    // A stage computed between the two.
+    Tensor E = compute({8, 32}, [&](Expr i, Expr j) { return B(i, j) * 3.0f; }, "e");
+    Schedule u = create_schedule(E);
+    u[E].compute_with(u[A], A.axis(0));
+    CHECK_THROWS_WITH_AS(lower(u, {X, E}), doctest::Contains("another stage is computed between them"), weft::Error);
+
+    // The fused loop was split afterwards; a loop of b compute_at cannot name after fusion.
+    Schedule v = create_schedule(B);
+    v[B].compute_with(v[A], A.axis(0));
+    v[A].split(A.axis(0), 2);
+    CHECK_THROWS_WITH_AS(lower_b(v), doctest::Contains("axis 'i' is no longer a loop of 'a'"), weft::Error);
+    // Chains are refused.
+    Schedule w = create_schedule(E);
+    w[B].compute_with(w[A], A.axis(0));
+    CHECK_THROWS_WITH_AS(w[E].compute_with(w[B], B.axis(0)), doctest::Contains("is itself fused"), weft::Error);
+}

@@ -124,6 +124,17 @@ public:
     void compute_inline(std::source_location loc = std::source_location::current());
     // Computes the whole stage at the top level of the kernel (the default).
     void compute_root(std::source_location loc = std::source_location::current());
+    // Fuses this stage's loops with those of `other`, from the outermost down to other's loop
+    // `iv` and as many of this stage's (Halide's compute_with): each iteration of the fused
+    // loops runs other's body, then this stage's. Use it for two passes over the same data,
+    // such as a softmax row's exponentials and their sum, so the second pass reads what the
+    // first just wrote (registers, L1) instead of a second sweep. Lowering checks the rest
+    // and says what differs: both stages computed at the same place (the root, or the same
+    // loop of the same consumer) with nothing computed between them; fused loops of the same
+    // range, kind and thread binding, none a reduce loop of `other`; `other` does not read this
+    // stage, and what this stage reads of `other` in an iteration, `other` wrote in that one.
+    void compute_with(const Stage& other, const IterVar& iv,
+                      std::source_location loc = std::source_location::current());
     // Replaces the loop nest from `axis` inward by a tensor intrinsic (te/tensor_intrin.hpp).
     // The loops inside `axis` must match the intrinsic's axes in order and extent (data axes
     // to its data axes, reduce loops to its reduce axes) and compute what its description
@@ -234,6 +245,9 @@ struct StageNode {
     AttachType attach = AttachType::Root;
     std::weak_ptr<StageNode> attach_stage;
     IterVar attach_ivar;
+    // Stage::compute_with: this stage's loops are fused with with_stage's, down to its loop with_ivar.
+    std::weak_ptr<StageNode> with_stage;
+    IterVar with_ivar;
     std::string scope = "global";
     bool double_buffer = false;  // Stage::double_buffer
     bool nontemporal_stores = false;  // Stage::store_nontemporal

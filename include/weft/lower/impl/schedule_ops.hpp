@@ -11,6 +11,7 @@
 #include "weft/ir/gpu.hpp"
 #include "weft/ir/printer.hpp"
 #include "weft/ir/visitor.hpp"
+#include "weft/lower/impl/compute_with.hpp"
 #include "weft/lower/impl/prefetch.hpp"
 #include "weft/lower/impl/stage_nest.hpp"
 #include "weft/lower/impl/tensorize.hpp"
@@ -261,6 +262,29 @@ Stmt schedule_ops(const Schedule& s) {
     Stmt program;
     std::vector<TensorizeSite> tensorize_sites;
     const auto& stages = s.stages();
+    // compute_with: per stage A, the stage B fused with it, and how many loops deep.
+    std::unordered_map<const StageNode*, std::pair<const StageNode*, size_t>> fused_with;
+    std::unordered_set<const StageNode*> fused_placed;  // B's whose marked nest is in the program
+    for (size_t i = 0; i < stages.size(); ++i) {
+        auto* b = stages[i].node().get();
+        auto a = b->with_stage.lock();
+        if (!a) continue;
+        size_t depth = compute_with_depth(*a, *b);
+        bool a_first = false;
+        for (size_t j = 0; j < i; ++j) a_first |= stages[j].node() == a;
+        WEFT_CHECK(a_first, "compute_with of '", b->op.name(), "' with '", a->op.name(), "': '", a->op.name(),
+                   "' comes after '", b->op.name(), "' in the schedule's stage order, so it runs after it; fuse '",
+                   a->op.name(), "' with '", b->op.name(), "' instead");
+        fused_with[a.get()] = {b, depth};
+    }
+    auto region_of = [&idx](const StageNode* a) -> RegionOf {
+        return [&idx, a](const Stmt& st) -> std::optional<std::vector<ir::arith::Interval>> {
+            RegionCollector rc(idx, a);
+            rc.visit(st);
+            if (!rc.found) return std::nullopt;
+            return rc.region;
+        };
+    };
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
         auto* n = it->node().get();
         WEFT_CHECK(!(n->nontemporal_stores && n->attach == AttachType::Inline), "store_nontemporal: '", n->op.name(),
@@ -275,7 +299,10 @@ Stmt schedule_ops(const Schedule& s) {
                        "', but that stage is inlined and has no loops");
             const ir::For* loop = program.defined() ? find_loop(program, n->attach_ivar.var()) : nullptr;
             WEFT_CHECK(loop, "compute_at: stage '", n->op.name(), "' is attached to loop '", n->attach_ivar.name(),
-                       "' of '", parent->op.name(), "', which is not a loop of the lowered program");
+                       "' of '", parent->op.name(), "', which is not a loop of the lowered program",
+                       parent->with_stage.lock() ? " (it may be one of the loops compute_with fused with those of '" +
+                                                       parent->with_stage.lock()->op.name() + "': attach to that stage's loop)"
+                                                 : "");
             WEFT_CHECK(reads_stage(loop->body, idx, n), "compute_at: '", parent->op.name(), "' does not read '",
                        n->op.name(), "' inside its loop '", n->attach_ivar.name(), "'");
             attach_body = loop->body;
@@ -327,8 +354,17 @@ Stmt schedule_ops(const Schedule& s) {
         }
         nest = insert_prefetches(*n, nest);
         if (n->double_buffer) nest = ir::AttrStmt::make(ir::gpu::double_buffer_write_key, make_int(1), nest);
+        if (n->with_stage.lock()) {
+            nest = ir::AttrStmt::make(kComputeWithSite, make_int(0), nest);
+            fused_placed.insert(n);
+        }
+        auto fused = fused_with.find(n);
+        const bool fuse_here = fused != fused_with.end() && fused_placed.count(fused->second.first);
         auto wrap = [&](const Stmt& body) -> Stmt {
-            Stmt seq = body.defined() ? ir::Seq::make({nest, body}) : nest;
+            Stmt seq = fuse_here ? place_compute_with(body, *n, *fused->second.first, fused->second.second, nest,
+                                                      region_of(n))
+                       : body.defined() ? ir::Seq::make({nest, body})
+                                        : nest;
             if (n->is_output) return seq;
             for (int v = n->op->num_outputs() - 1; v >= 0; --v)
                 seq = Stmt(ir::make_node<ir::ProducerRealize>(n->op.ptr(), v, n->op->output_dtype(v), region, n->scope,

@@ -267,6 +267,31 @@ void Stage::compute_at(const Stage& parent, const IterVar& iv, std::source_locat
     n_->attach_ivar = iv;
 }
 
+void Stage::compute_with(const Stage& other, const IterVar& iv, std::source_location loc) {
+    WEFT_CHECK_AT(loc, other.defined(), "compute_with of '", name(), "': the other stage is undefined");
+    WEFT_CHECK_AT(loc, n_->op->is_compute(), "compute_with: '", name(), "' is a placeholder (an input), it is not computed");
+    WEFT_CHECK_AT(loc, !same_as(other), "compute_with: stage '", name(), "' cannot be fused with itself");
+    size_t depth = leaf_position(*other.n_, iv, "compute_with", loc) + 1;
+    WEFT_CHECK_AT(loc, n_->leaf_iter_vars.size() >= depth, "compute_with: '", name(), "' has ",
+                  n_->leaf_iter_vars.size(), " loops, fewer than the ", depth, " of '", other.name(),
+                  "' down to its loop '", iv.name(), "'");
+    WEFT_CHECK_AT(loc, !reads_transitively(n_->schedule, other.n_.get(), n_.get()), "compute_with: '", other.name(),
+                  "' reads '", name(), "', so '", name(), "' cannot run after it in each fused iteration");
+    WEFT_CHECK_AT(loc, !other.n_->with_stage.lock(), "compute_with: '", other.name(),
+                  "' is itself fused with another stage (compute_with); fuse '", name(), "' with that one");
+    for (auto& st : n_->schedule->stages) {
+        auto with = st.node()->with_stage.lock();
+        WEFT_CHECK_AT(loc, with != n_, "compute_with: '", st.name(), "' is fused with '", name(),
+                      "', so '", name(), "' cannot itself be fused with another stage (no chains)");
+        WEFT_CHECK_AT(loc, with != other.n_ || st.same_as(*this), "compute_with: '", st.name(),
+                      "' is already fused with '", other.name(), "'; a stage takes at most one other stage");
+    }
+    record(*n_, "compute_with", {}, {}, {other.name()});
+    n_->schedule->trace.back().iter_vars = {index_in(other.n_->all_iter_vars, iv)};
+    n_->with_stage = other.n_;
+    n_->with_ivar = iv;
+}
+
 void Stage::compute_inline(std::source_location loc) {
     WEFT_CHECK_AT(loc, n_->op->is_compute(), "compute_inline: '", name(), "' is a placeholder (an input)");
     WEFT_CHECK_AT(loc, !n_->is_output, "compute_inline: '", name(),
@@ -507,6 +532,7 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
             case AttachType::Inline: os << " @inline"; break;
             case AttachType::Scope: os << " @" << n.attach_stage.lock()->op.name() << "." << n.attach_ivar.name(); break;
         }
+        if (auto with = n.with_stage.lock()) os << " with " << with->op.name() << "." << n.with_ivar.name();
         if (n.scope != "global") os << " scope=" << n.scope;
         if (n.double_buffer) os << " double_buffer";
         if (n.nontemporal_stores) os << " store_nontemporal";

@@ -7,7 +7,7 @@
 //    "steps": [{"stage": "C", "primitive": "split", "iter_vars": [0], "ints": [8], "strings": []}, ...]}
 //
 // iter_vars are positions in the stage's all_iter_vars at the time of the call (for
-// compute_at: in the parent's); see record() in schedule/impl/schedule.hpp.
+// compute_at and compute_with: in the other stage's); see record() in schedule/impl/schedule.hpp.
 #include <climits>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +28,7 @@ struct PrimitiveArity {
 constexpr PrimitiveArity kPrimitives[] = {
     {"split", 1, -1, 0},          {"split_nparts", 1, 1, 0}, {"fuse", 2, 0, 0},         {"reorder", -1, 0, 0},
     {"vectorize", 1, 0, 0},      {"unroll", 1, 0, 0},       {"parallel", 1, 0, 0},     {"bind", 1, 0, 1},
-    {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
+    {"pragma", 1, 1, 1},         {"compute_at", 1, 0, 1},   {"compute_with", 1, 0, 1},   {"compute_inline", 0, 0, 0}, {"compute_root", 0, 0, 0},
     {"set_scope", 0, 0, 1},      {"cache_read", 0, 1, -1},  {"cache_write", 0, 0, 1},
     {"rfactor", 1, 1, 0},        {"tensorize", 1, 0, 1},
     {"double_buffer", 0, 0, 0},  {"store_nontemporal", 0, 0, 0}, {"prefetch", 1, -1, 1},
@@ -112,9 +112,11 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     check_count(where, "strings", step.strings.size(), arity->strings);
     Stage st = stage_named(s, step.stage, where);
     const std::string& p = step.primitive;
-    if (p == "compute_at") {
-        Stage parent = stage_named(s, step.strings[0], where);
-        st.compute_at(parent, iter_var_at(parent, step.iter_vars[0], where));
+    if (p == "compute_at" || p == "compute_with") {
+        Stage other = stage_named(s, step.strings[0], where);
+        IterVar iv = iter_var_at(other, step.iter_vars[0], where);
+        if (p == "compute_at") st.compute_at(other, iv);
+        else st.compute_with(other, iv);
         return;
     }
     if (p == "cache_read") {

@@ -34,8 +34,10 @@ inline std::vector<Expr> with_index(const std::vector<Expr>& idx, int axis, int 
 // A statistic `red` of each row, computed inside the row loop `rows` of `out`. Vectorized
 // along the row by rfactor (one partial result per lane) when the row is contiguous and its
 // length allows it; across rows (its last data axis the vector, inside the reduce loops)
-// when the reduced axis is not the innermost one. `chains`: see rfactor_lanes.
-inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows, int chains = 4) {
+// when the reduced axis is not the innermost one. `chains`: see rfactor_lanes. Returns the
+// rfactor stages (the per-lane partial results), outermost first.
+inline std::vector<Tensor> reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows,
+                                         int chains = 4) {
     IterVar k = innermost_reduce_axis(red);
     std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k, chains) : std::vector<Tensor>{};
     if (!k.defined()) {
@@ -52,19 +54,42 @@ inline void reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, con
         s[red].compute_at(s[out], rows);
         for (auto& p : partials) s[p].compute_at(s[out], rows);
     }
+    return partials;
 }
 
 // An element-wise stage of a whole row (shape = out's), computed inside the row loop and
-// vectorized along its last axis.
-inline void elementwise_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
+// vectorized along its last axis. Returns the loop over the vectors.
+inline IterVar elementwise_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
     if (rows.defined()) s[t].compute_at(s[out], rows);
     auto [o, lane] = s[t].split(t.axis(t.ndim() - 1), vector_lanes(t.dtype()));
     s[t].vectorize(lane);
+    return o;
 }
 
 // A one-value-per-row stage computed inside the row loop.
 inline void scalar_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
     if (rows.defined()) s[t].compute_at(s[out], rows);
+}
+
+// Software prefetch of the rows ahead of row i of x (a kernel input, rows contiguous,
+// `length` elements each), one hint per cache line spread over the loop `vectors` of `t`,
+// which reads one vector of row i per iteration. The hardware prefetchers stop at 4 KiB page
+// boundaries and a kernel that reads a row, then computes on it from L1, leaves them nothing
+// to follow between rows: the next row's first pass waits for memory. The hints run at least
+// a page ahead. Measured on a 2-core Xeon (AVX-512, 4096 x 1024, 1 thread, one process):
+// softmax 3.35-3.58 -> 3.14-3.25 ms one row ahead (3.06-3.23 two rows ahead), layer_norm
+// 1.77-1.79 -> 1.56-1.61 ms one row ahead (1.67-1.70 two rows ahead).
+// `x` is the one tensor that `reader` (the row's first statistic) reads.
+inline void prefetch_rows_ahead(Schedule& s, const Tensor& t, const Tensor& reader, const IterVar& vectors,
+                                int64_t length) {
+    std::vector<Tensor> inputs = reader.op().input_tensors();
+    if (inputs.size() != 1 || !inputs[0].op()->is_placeholder() || length <= 0) return;
+    const Tensor& x = inputs[0];
+    const int lanes = vector_lanes(x.dtype());
+    const int64_t row_bytes = length * x.dtype().bytes();
+    if (length % lanes != 0 || row_bytes < 1024) return;  // short rows: the hardware prefetcher follows them
+    const int64_t rows_ahead = (4096 + row_bytes - 1) / row_bytes;
+    s[t].prefetch(x, vectors, rows_ahead * (length / lanes));
 }
 
 // The row loop of `out` over its first `lead` axes (fused, parallel when there is enough

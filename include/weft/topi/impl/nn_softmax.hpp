@@ -107,8 +107,19 @@ void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
     Tensor inv = input_named(op, "softmax.inv", "schedule_softmax");
     IterVar rows = softmax_rows(s, op, out, mx);
     reduce_in_row(s, mx, out, rows);
-    elementwise_in_row(s, e, out, rows);
-    reduce_in_row(s, total, out, rows);
+    IterVar e_vectors = elementwise_in_row(s, e, out, rows);
+    // The sum adds each vector of exponentials as soon as the exp pass has computed it, in the
+    // same loop (compute_with), instead of reading the row again: one partial per lane, as
+    // many vectors as the exp loop's. Where the row is not whole vectors the loops differ.
+    const int axis = softmax_axis(mx);
+    int64_t length = 0;
+    const int lanes = vector_lanes(op.dtype());
+    const bool fuse_sum = rows.defined() && axis == op.ndim() - 1 &&
+                          ir::as_const_int(op.shape()[size_t(axis)], &length) && length % lanes == 0 &&
+                          length >= 2 * lanes;
+    std::vector<Tensor> partials = reduce_in_row(s, total, out, rows, fuse_sum ? 1 : 4);
+    if (fuse_sum && partials.size() == 1) s[partials[0]].compute_with(s[e], e_vectors);
+    if (fuse_sum) prefetch_rows_ahead(s, e, mx, e_vectors, length);
     scalar_in_row(s, inv, out, rows);
     store_nontemporal_if_large(s, out);
 }
