@@ -174,9 +174,9 @@ TEST_CASE("a concat along the channels of inputs blocked alike stays blocked") {
     graph::Value x = g.input("x", {1, 32, 12, 12});
     graph::Value squeeze = g.relu(g.conv2d(x, w.conv_weight("s.w", 16, 32, 1), {}, "squeeze"));
     graph::Value e1 = g.relu(g.conv2d(squeeze, w.conv_weight("e1.w", 32, 16, 1), {}, "expand1x1"));
-    graph::Value e3 = g.relu(g.conv2d(squeeze, w.conv_weight("e3.w", 48, 16, 3), {.pad = 1}, "expand3x3"));
+    graph::Value e3 = g.relu(g.conv2d(squeeze, w.conv_weight("e3.w", 64, 16, 3), {.pad = 1}, "expand3x3"));
     graph::Value y = g.concat({e1, e3}, 1, "fire");
-    y = g.conv2d(y, w.conv_weight("next.w", 16, 80, 1), {}, "next");
+    y = g.conv2d(y, w.conv_weight("next.w", 16, 96, 1), {}, "next");
     g.output(y, "y");
     graph::Module m;
     CHECK(blocked_vs_nchw(g, &m) < 1e-5);
@@ -188,7 +188,7 @@ TEST_CASE("a concat of inputs with different blocks or a partial block goes thro
     graph::Graph g;
     graph::testing::Weights w(g, 15);
     graph::Value x = g.input("x", {1, 16, 7, 7});
-    graph::Value a = g.conv2d(x, w.conv_weight("a.w", 64, 16, 3), {.pad = 1}, "a");  // 7 wide: blocks of 32
+    graph::Value a = g.conv2d(x, w.conv_weight("a.w", 64, 16, 3), {.pad = 1}, "a");  // blocks of 32
     graph::Value b = g.conv2d(x, w.conv_weight("b.w", 48, 16, 3), {.pad = 1}, "b");  // blocks of 16
     graph::Value c = g.conv2d(x, w.conv_weight("c.w", 120, 16, 3), {.pad = 1}, "c");  // 120 of 128 channels
     g.output(g.concat({a, b}, 1), "ab");
