@@ -19,6 +19,9 @@ packages=(
   nlohmann-json3-dev                   # schedule / tuning records
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
 )
+# The sanitizer build links clang-19's ASan/UBSan runtimes (a machine can have clang-19
+# without them: then the link fails on libclang_rt.asan.a).
+if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then packages+=(libclang-rt-19-dev); fi
 # Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
 # require them, and weft links only the shared libLLVM, which carries its own dependencies.
 
