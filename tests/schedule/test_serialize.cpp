@@ -193,3 +193,18 @@ TEST_CASE("serialize: stages that share a name cannot be told apart and say so")
     std::string msg = error_of([&] { Schedule::from_json(s.to_json(), {T2}); });
     CHECK(msg.find("distinct names") != std::string::npos);
 }
+
+TEST_CASE("serialize: a split of an axis passed as an element of leaf_iter_vars records that axis") {
+    // The split rewrites leaf_iter_vars while the caller's reference still points into it.
+    Tensor X = placeholder({8, 12, 20}, f32, "x");
+    Tensor Y = compute({8, 12, 20}, [&](Expr i, Expr j, Expr k) { return X(i, j, k) * 2.0f; }, "y");
+    Schedule s = create_schedule(Y);
+    s[Y].split(s[Y].leaf_iter_vars()[0], 4);
+    s[Y].split_nparts(s[Y].leaf_iter_vars().back(), 5);
+    REQUIRE(s.trace().size() == 2);
+    CHECK(s.trace()[0].iter_vars == std::vector<int>{0});  // i, not i.outer
+    CHECK(s.trace()[1].iter_vars == std::vector<int>{2});  // k
+    Schedule replayed = Schedule::from_json(s.to_json(), {Y});
+    CHECK(replayed == s);
+    CHECK(ir::to_string(lower(replayed, {X, Y}).body) == ir::to_string(lower(s, {X, Y}).body));
+}

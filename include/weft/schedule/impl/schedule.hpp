@@ -128,8 +128,11 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, 
     return split(parent, factor, TailStrategy::Guard, loc);
 }
 
-std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, TailStrategy tail,
+// The split primitives copy their axis first: a caller may pass an element of
+// leaf_iter_vars(), which the split rewrites (and may reallocate) before the trace records it.
+std::pair<IterVar, IterVar> Stage::split(const IterVar& axis, int64_t factor, TailStrategy tail,
                                          std::source_location loc) {
+    const IterVar parent = axis;
     WEFT_CHECK_AT(loc, tail == TailStrategy::Guard || parent->iter_kind != ir::IterKind::Reduce,
                   "split of axis '", parent.name(), "' in stage '", name(),
                   "': TailStrategy::ShiftInwards recomputes the iterations its last tile overlaps, which would add "
@@ -142,7 +145,8 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor, 
     return r;
 }
 
-std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t nparts, std::source_location loc) {
+std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& axis, int64_t nparts, std::source_location loc) {
+    const IterVar parent = axis;
     auto r = do_split(*n_, parent, nparts, true, loc);
     record(*n_, "split_nparts", {parent}, {nparts});
     return r;
