@@ -10,7 +10,10 @@
 // elements A has not computed yet.
 #pragma once
 #include <functional>
+#include <optional>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/gpu.hpp"
