@@ -63,6 +63,15 @@ TEST_CASE("topi layer_norm schedule runs rows in parallel with vectorized statis
         CHECK(text.find("@layer_norm.i") != std::string::npos);
         CHECK(text.find("(vectorized)") != std::string::npos);
     }
+    // The variance pass prefetches the next row (4 KiB: one page ahead) for the first pass.
+    CHECK(stage_text(s, "layer_norm.var_sum.rf").find("prefetch(X, k0.outer, 64)") != std::string::npos);
+    // Rows shorter than 1 KiB are left to the hardware prefetchers.
+    Tensor Xs = placeholder({512, 64}, f32, "X");
+    Tensor Gs = placeholder({64}, f32, "gamma"), Bs = placeholder({64}, f32, "beta");
+    Tensor Ys = topi::layer_norm(Xs, Gs, Bs);
+    Schedule t = create_schedule(Ys);
+    topi::schedule_layer_norm(t, Ys);
+    CHECK(stage_text(t, "layer_norm.var_sum.rf").find("prefetch") == std::string::npos);
 }
 
 TEST_CASE("topi layer_norm stores outputs of 16 MiB and more non-temporally") {

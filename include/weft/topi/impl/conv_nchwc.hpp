@@ -34,12 +34,13 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     // Two vectors of output channels per pixel where the channels allow: each input value
     // broadcast feeds two FMAs, and a tile of 14 pixels x 2 vectors loads 16 values per 28
     // FMAs where 28 pixels x 1 vector loads 29. A core with two 512-bit FMA units runs out of
-    // load slots with one vector: measured on a 2-core Xeon (AVX-512, two FMA units), one
-    // process, one thread, 16 -> 32 channels per block: 64->64 3x3@56 78-91 -> 107-116
-    // GFLOP/s, 256->64 1x1@56 72-76 -> 100-108, 128 3x3@28 86 -> 109, 256 3x3@14 134 -> 168,
-    // 7x7 stem 92 -> 124, 256 3x3@16 (no padding) 76 -> 105; two threads alike (+30-40%);
-    // 64 channels per block was slower again on the wide layers. Narrow rows (7 pixels)
-    // had two vectors before: too few pixels for a one-vector tile that hides the latency.
+    // load slots with one vector: measured on a 2-core Xeon (AVX-512, two FMA units), both
+    // blockings in one process, one thread, 32 channels per block against 16: 64->64 3x3@56
+    // +27-37%, 256->64 1x1@56 +38-43%, 128 3x3@28 +27%, 256 3x3@14 +25%, 7x7 stem +35%,
+    // 256 3x3@16 (no padding) +38%; two threads +30-40%. benchmarks/run.sh on that machine:
+    // 0.53-0.94 of oneDNN before, 0.80-0.98 after (one thread). 64 channels per block was
+    // slower again on the wide layers. Narrow rows (7 pixels) had two vectors before: too
+    // few pixels for a one-vector tile that hides the latency.
     b.oc_bn = out_channels % (2 * lanes) == 0 ? 2 * lanes : out_channels >= lanes ? lanes : out_channels;
     b.ic_bn = in_channels >= lanes ? lanes : in_channels;
     b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding);
