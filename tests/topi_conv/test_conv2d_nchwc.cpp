@@ -138,6 +138,51 @@ TEST_CASE("conv2d_nchwc: ResNet-like layers in miniature") {
     check_conv2d_nchwc({1, 3, 23, 23, 16, 7, 7, 3, 16, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}}, false, 4);
 }
 
+TEST_CASE("conv2d_nchwc: blocks of 64 output channels, tiles with a partial last one, a stem two vectors at a time") {
+    auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
+    for (int threads : {1, 2}) {
+        CAPTURE(threads);
+        // Rows of 20 and 17 pixels: tiles of 6 with a last one of 2 or 5 (16 lanes).
+        check_conv2d_nchwc({1, 32, 20, 20, 64, 3, 3, 16, 64, pad1, threads}, threads == 2, 30);
+        check_conv2d_nchwc({1, 16, 17, 17, 128, 3, 3, 16, 64, pad1, threads}, false, 31);
+        // Input channels in blocks of 64, unrolled in steps of a vector; 1x1 read in place.
+        check_conv2d_nchwc({1, 64, 9, 19, 64, 1, 1, 64, 64, {}, threads}, true, 32);
+        // A 64-channel block over 3 input channels (the stem): two vectors at a time.
+        check_conv2d_nchwc({1, 3, 45, 45, 64, 7, 7, 3, 64, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}, threads},
+                           threads == 2, 33);
+        // 48 channels of 64: a partial block, zero channels in the weights and the output.
+        check_conv2d_nchwc({1, 16, 18, 18, 48, 3, 3, 16, 64, pad1, threads}, false, 34);
+    }
+}
+
+TEST_CASE("conv2d_nchwc: wide rows get four vectors per pixel, tiles of 6 and the input channels unrolled") {
+    const int64_t lanes = Target::host().natural_lanes(32);
+    const topi::Conv2dBlocking wide = topi::conv2d_nchwc_blocking(64, 64, 56), narrow = topi::conv2d_nchwc_blocking(256, 256, 14);
+    const topi::Conv2dBlocking stem = topi::conv2d_nchwc_blocking(3, 64, 112, topi::Pad2d::all(3));
+    CHECK(narrow.oc_bn == 2 * lanes);
+    CHECK(stem.ic_bn == 3);
+    if (lanes < 16) {  // 16 vector registers: four vectors per pixel would leave tiles of 2
+        CHECK(wide.oc_bn == 2 * lanes);
+        return;
+    }
+    CHECK(wide.oc_bn == 4 * lanes);
+    CHECK(stem.oc_bn == 4 * lanes);
+    CHECK(topi::conv2d_nchwc_blocking(64, 96, 56).oc_bn == 2 * lanes);  // 96 is no multiple of 64
+    Tensor XcIn = placeholder({1, 4, 58, 58, 16}, f32, "Xc"), WcIn = placeholder({1, 4, 3, 3, 16, 64}, f32, "Wc");
+    Tensor out = topi::conv2d_nchwc(XcIn, WcIn, {});
+    Schedule s = create_schedule(out);
+    topi::schedule_conv2d_nchwc(s, out);
+    std::string body = ir::to_string(lower(s, {XcIn, WcIn, out}).body);
+    CAPTURE(body);
+    // 56 pixels: 9 tiles of 6 and one of 2; the 16 input channels of a block unrolled.
+    CHECK(lowered_text::count(body, "for (i3.outer, 0, 9)") == 1);
+    CHECK(lowered_text::count(body, "for (ic.inner") == 0);
+    CHECK(lowered_text::count(body, "for (kw, 0, 3)") == 2);
+    // Per step of the reduction, 6 broadcast input values (2 in the last tile), each times
+    // one 64-lane weight vector.
+    CHECK(lowered_text::count(body, "x64(Xc[") == 16 * (6 + 2));
+}
+
 TEST_CASE("conv2d_nchwc: both schedules, padding taps left out, 1 to 3 threads") {
     auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
     const std::vector<BlockedCase> layers = {
@@ -169,8 +214,9 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only belo
         return ir::to_string(lower(s, {XcIn, WcIn, out}).body);
     };
     // 7x7 (18% of the taps in the padding): every test sits outside the loops over the
-    // input channels of a block, so the multiply-adds run without one.
-    std::string small = lowered(64, 7, 32, 16);
+    // input channels of a block, so the multiply-adds run without one. (Weights in blocks of
+    // 64 input channels: a loop over them in unrolled steps of 16 remains.)
+    std::string small = lowered(64, 7, 32, 64);
     CAPTURE(small);
     CHECK(lowered_text::count(small, "if (") > 0);
     // The lines of each ic.inner loop's body: those indented more than the loop's own line.
@@ -189,12 +235,13 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only belo
     CHECK(lowered_text::count(lowered(16, 56, 16, 16), "if (") == 0);
     // Weights in blocks of all 512 input channels over data in blocks of 16: the padded copy
     // re-blocks the input with contiguous 16-lane loads (no gather), and each tap's reduction
-    // is one loop over the 512 channels, with no loop over input-channel blocks around it.
+    // is one loop over the 512 channels (in 32 unrolled steps of 16), with no loop over
+    // input-channel blocks around it.
     std::string reblocked = lowered(512, 7, 32, 512);
     CAPTURE(reblocked);
     CHECK(lowered_text::count(reblocked, "Xc[ramp(") > 0);
     CHECK(lowered_text::count(reblocked, "Xc[x16(") == 0);
-    CHECK(lowered_text::count(reblocked, "for (ic.inner, 0, 512)") > 0);
+    CHECK(lowered_text::count(reblocked, "for (ic.inner.outer, 0, 32)") > 0);
     CHECK(lowered_text::count(reblocked, "for (ic.outer") == 0);
 }
 
@@ -318,6 +365,10 @@ TEST_CASE("depthwise_conv2d_nchwc: padding 0, 1 and 2, strides 1 and 2, odd size
     // One output column and row; padding wider than the kernel reaches.
     check_depthwise_nchwc({1, 5, 1, 1, 3, 8, {.padding = topi::Pad2d::all(1)}, 2}, true, 311);
     check_depthwise_nchwc({2, 5, 3, 4, 3, 4, {.stride = {2, 1}, .padding = {2, 0, 2, 1}}, 1}, false, 312);
+    // A block of 64 channels (a wide conv's output block) is done 32 at a time; 40 channels
+    // of it are real.
+    check_depthwise_nchwc({1, 64, 10, 30, 3, 64, {.padding = topi::Pad2d::all(1)}, 2}, true, 313);
+    check_depthwise_nchwc({1, 40, 9, 17, 3, 64, {.stride = {2, 2}, .padding = topi::Pad2d::all(1)}, 1}, false, 314);
 }
 
 TEST_CASE("depthwise_conv2d_nchwc: random shapes, attributes and blocks") {

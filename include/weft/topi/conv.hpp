@@ -56,8 +56,9 @@ inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { sche
 // ---- the blocked layout NCHW[x]c of the TVM paper ----
 
 // Channel block sizes for a conv2d with C input and O output channels, chosen by shape for
-// the host's vector width: oc_bn is the vector axis (of the weights and the output; two
-// vectors, 32 float32 channels with AVX-512, where O is a multiple of that), ic_bn
+// the host's vector width: oc_bn is the vector axis (of the weights and the output; four
+// vectors, 64 float32 channels with AVX-512, for outputs wider than 14 from at least a
+// vector's worth of input channels, two for the others, where O is a multiple of that), ic_bn
 // the data's input channel block, weight_ic_bn the weights' (a multiple of ic_bn: the length
 // of the kernel's innermost reduction; see conv2d_nchwc_weight_ic_bn).
 struct Conv2dBlocking {
@@ -71,6 +72,9 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
 // output is at most 14 wide (the schedule that gains from a longer innermost reduction:
 // 7x7 +27%, 14x14 +10%); ic_bn otherwise.
 int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding);
+// The channel block for depthwise_conv2d_nchwc over `channels` channels (data, weights and
+// output share it): two vectors where the channels allow, one, or all the channels.
+int64_t depthwise_conv2d_nchwc_block(int64_t channels);
 
 // NCHW [N, C, H, W] -> NCHW[bn]c [N, ceil(C/bn), H, W, bn]; channels past C are zeros.
 Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name = "to_nchwc");

@@ -123,12 +123,14 @@ private:
         const bool depthwise = groups > 1 && groups == C && O == C && w.shape[1] == 1;
         if (groups != 1 && !depthwise) return false;
         topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3]);
-        int64_t ob = channel_block(O, pick.oc_bn);
-        if (ob == 0) return false;
         // The input keeps the block its producer gave it (its last block may be filled up
-        // with zero channels; the packed weights get zero input channels to match).
-        int64_t have = block_[size_t(n.inputs[0].id)];
-        int64_t ib = depthwise ? ob : have > 0 ? have : channel_block(C, pick.ic_bn);
+        // with zero channels; the packed weights get zero input channels to match). A
+        // depthwise conv keeps it for its output too (its channels are its input's).
+        const int64_t have = block_[size_t(n.inputs[0].id)];
+        const int64_t ob = depthwise && have > 0 ? have
+                           : channel_block(O, depthwise ? topi::depthwise_conv2d_nchwc_block(C) : pick.oc_bn);
+        if (ob == 0) return false;
+        const int64_t ib = depthwise ? ob : have > 0 ? have : channel_block(C, pick.ic_bn);
         if (ib == 0) return false;
         Value data = blocked(n.inputs[0].id, ib);
         // The weights' input channel block may be larger than the data's (a longer reduction

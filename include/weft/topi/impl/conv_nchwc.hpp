@@ -31,20 +31,35 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
                ", ", out_width);
     const int64_t lanes = conv_detail::host_lanes();
     Conv2dBlocking b;
-    // Two vectors of output channels per pixel where the channels allow: each input value
-    // broadcast feeds two FMAs, and a tile of 14 pixels x 2 vectors loads 16 values per 28
-    // FMAs where 28 pixels x 1 vector loads 29. A core with two 512-bit FMA units runs out of
-    // load slots with one vector: measured on a 2-core Xeon (AVX-512, two FMA units), both
-    // blockings in one process, one thread, 32 channels per block against 16: 64->64 3x3@56
-    // +27-37%, 256->64 1x1@56 +38-43%, 128 3x3@28 +27%, 256 3x3@14 +25%, 7x7 stem +35%,
-    // 256 3x3@16 (no padding) +38%; two threads +30-40%. benchmarks/run.sh on that machine:
-    // 0.53-0.94 of oneDNN before, 0.80-0.98 after (one thread). 64 channels per block was
-    // slower again on the wide layers. Narrow rows (7 pixels) had two vectors before: too
-    // few pixels for a one-vector tile that hides the latency.
-    b.oc_bn = out_channels % (2 * lanes) == 0 ? 2 * lanes : out_channels >= lanes ? lanes : out_channels;
+    // Several vectors of output channels per pixel: each input value broadcast feeds one FMA
+    // per vector, and broadcast loads are what runs out first. Measured on a 2-core Xeon
+    // (AVX-512, two FMA units), a register tile of P pixels x V vectors in L1, in one process:
+    // 14x2 and 12x2 reach 122-128 GFLOP/s, 6x4, 8x3 and 9x3 150-155, 28x1 72 (one broadcast
+    // per FMA). So four vectors (64 channels, tiles of 6 pixels) for rows wider than 14, where
+    // a partial last tile is a small part of the row, and two (tiles of up to 14) for the
+    // narrow rows (7, 14), where a 6-pixel tile would leave a large tail: both in one
+    // process, one thread, 64 against 32 channels per block: 64->64 3x3@56 +16%, 256->64 1x1
+    // @56 +6%, 128 3x3@28 +5%; 256 3x3@14 -6%, 512 3x3@7 -15%. (A block of 64 over an input
+    // of fewer channels than a vector, the RGB stem, is computed two vectors at a time:
+    // conv_tile_channels.) Before that, 32 against 16 channels (one vector): +25-43% on
+    // every ResNet-50 layer. With 16 vector registers (AVX2), four vectors would leave room
+    // for tiles of 2 pixels.
+    const bool wide_rows = lanes >= 16 && out_width > 14;
+    b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes
+              : out_channels % (2 * lanes) == 0            ? 2 * lanes
+              : out_channels >= lanes                      ? lanes
+                                                           : out_channels;
     b.ic_bn = in_channels >= lanes ? lanes : in_channels;
     b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding);
     return b;
+}
+
+int64_t depthwise_conv2d_nchwc_block(int64_t channels) {
+    WEFT_CHECK(channels >= 1, "depthwise_conv2d_nchwc_block: channels must be positive, got ", channels);
+    const int64_t lanes = conv_detail::host_lanes();
+    // Two vectors where the channels allow: a depthwise tile holds an input vector per
+    // accumulator (depthwise_row_tile), so more vectors per pixel leave too few pixels.
+    return channels % (2 * lanes) == 0 ? 2 * lanes : channels >= lanes ? lanes : channels;
 }
 
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p, const std::string& name) {
@@ -134,13 +149,30 @@ Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu, const s
 }
 
 namespace conv_detail {
-// Output pixels per register tile: enough accumulators (pixels x vectors per block) to hide
-// the FMA latency, few enough to stay in the 32 (16 without AVX-512) vector registers.
-int64_t conv_row_tile(int64_t out_width, int64_t oc_bn) {
+// Output channels per register tile: the whole block, or two vectors of it where the input
+// has fewer channels than a vector (a short unrolled reduction over, say, 3 channels: LLVM
+// loads all of its weight vectors up front, and with four per channel the tile spilled its
+// accumulators; the 7x7 stem ran at half the speed).
+int64_t conv_tile_channels(int64_t oc_bn, int64_t ic_bn) {
     const int64_t lanes = host_lanes();
-    const int64_t vectors = std::max<int64_t>(1, (oc_bn + lanes - 1) / lanes);
+    return oc_bn > 2 * lanes && ic_bn < lanes && oc_bn % (2 * lanes) == 0 ? 2 * lanes : oc_bn;
+}
+
+// Output pixels per register tile of tile_oc channels: as many as the vector registers hold
+// as accumulators (pixels x vectors) next to one register per weight vector and one for the
+// broadcast input. What limits such a tile is its loads per FMA, (pixels + vectors) /
+// (pixels x vectors): a divisor of the row is taken where its ratio is within 10% of the
+// largest tile's, else the largest tile with a partial last one (6x4 tiles ran 15% faster
+// than 4x4 ones, in L1, one thread).
+int64_t conv_row_tile(int64_t out_width, int64_t tile_oc) {
+    const int64_t lanes = host_lanes();
+    const int64_t v = std::max<int64_t>(1, (tile_oc + lanes - 1) / lanes);
     const int64_t registers = lanes >= 16 ? 32 : 16;
-    return tile_extent(out_width, std::max<int64_t>(1, (registers - 4) / vectors));
+    const int64_t cap = std::max<int64_t>(1, (registers - v - 1) / v);
+    if (out_width <= cap) return out_width;
+    const int64_t d = largest_divisor_at_most(out_width, cap);
+    // (d + v) / (d v) <= 1.1 (cap + v) / (cap v), in integers.
+    return 10 * (d + v) * cap <= 11 * (cap + v) * d ? d : cap;
 }
 
 // Half of a typical L2: the weights a schedule can expect to stay there.
@@ -189,21 +221,41 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
     }
 }
 
-// The register tile inside (ic block, kh, kw, ic): its pixels unrolled, its channel block
-// vectorized, and a short input-channel block (an RGB input) unrolled too, which would
-// otherwise leave a loop of 3 iterations innermost.
-void unroll_register_tile(Schedule& s, const Tensor& acc, const IterVar& ici, const IterVar& pixels, int64_t ic_bn) {
-    if (ic_bn <= 4) s[acc].unroll(ici);
+// The register tile: the loops in `outer` (the input-channel blocks among them), then the
+// taps (kh, kw), the input channels of a block, the tile's pixels and its channels, tile_oc
+// of the block's at a time (a loop over the block's parts right after `outer`). Its pixels unrolled, its channels vectorized, and the
+// input channels of a block unrolled too, in steps of one vector's worth at most: the loop's
+// counter and address updates otherwise share the FMA ports (+2-7% on the ResNet-50 layers
+// with 16-channel blocks, one thread).
+void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
+                            int64_t ic_bn, int64_t tile_oc) {
+    IterVar kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3), channels = acc.axis(4);
+    int64_t oc_bn = 0;
+    ir::as_const_int(acc.shape()[4], &oc_bn);
+    if (tile_oc < oc_bn) {
+        auto [part, lanes] = s[acc].split(channels, tile_oc);
+        outer.push_back(part);
+        channels = lanes;
+    }
+    for (IterVar iv : {kh, kw, ici, pixels, channels}) outer.push_back(iv);
+    s[acc].reorder(outer);
+    const int64_t step = host_lanes();
+    if (ic_bn <= step) {
+        s[acc].unroll(ici);
+    } else if (ic_bn % step == 0) {
+        auto [rest, unrolled] = s[acc].split(ici, step);
+        s[acc].unroll(unrolled);
+    }
     s[acc].unroll(pixels);
-    s[acc].vectorize(acc.axis(4));
+    s[acc].vectorize(channels);
 }
 
 // The row schedule: parallel over (batch, group of output-channel blocks, output row); for
 // each block of the group, tiles of ow pixels x oc_bn channels accumulate in registers over
 // (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
 // first row, from L2 in the others.
-void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad,
-                                const Tensor& acc, int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
+void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
+                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn, int64_t tile_oc) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
@@ -212,9 +264,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
     s[out].parallel(rows);
 
     s[acc].compute_at(s[out], xo);
-    IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
-    s[acc].reorder({ico, kh, kw, ici, acc.axis(3), acc.axis(4)});
-    unroll_register_tile(s, acc, ici, acc.axis(3), ic_bn);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn, tile_oc);
     schedule_padded_copy(s, pad);
 }
 
@@ -227,7 +277,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // wait on memory). With the weights in blocks of up to 512 input channels
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn) {
+                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn, int64_t tile_oc) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
@@ -236,10 +286,8 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
     s[out].parallel(tasks);
 
     s[acc].compute_at(s[out], tasks);
-    IterVar ico = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3);
     auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-    s[acc].reorder({ico, acc.axis(2), axo, kh, kw, ici, axi, acc.axis(4)});
-    unroll_register_tile(s, acc, ici, axi, ic_bn);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn, tile_oc);
     schedule_padded_copy(s, pad);
 }
 }  // namespace conv_detail
@@ -252,16 +300,18 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
     const int64_t N = shape[0], OH = shape[2], OW = shape[3];
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
-    const int64_t tile = conv_row_tile(OW, oc_bn);
+    const int64_t tile_oc = conv_tile_channels(oc_bn, ic_bn);
+    const int64_t tile = conv_row_tile(OW, tile_oc);
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
     // taps, not in their weights) and a chunk's accumulators fit in half of L1.
     const int64_t rows_per_task = conv_rows_per_task(N * OB, OH);
     if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn, tile_oc);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn,
+                                   tile_oc);
 }
 
 namespace conv_detail {
@@ -292,15 +342,20 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     ir::as_const_int(op.shape()[3], &OW);
     ir::as_const_int(op.shape()[4], &bn);
     Tensor acc = tile_accumulator(s, op, out);
+    // A block of more than two vectors (the one its producer, a wide conv, chose) is done two
+    // vectors at a time: each more vector per pixel would halve the tile's pixels.
+    const int64_t lanes = host_lanes();
+    const int64_t tile_c = bn > 2 * lanes && bn % (2 * lanes) == 0 ? 2 * lanes : bn;
 
     auto [yo, yi] = s[out].split(out.axis(2), tile_extent(OH, 8));
-    auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, bn));
-    s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
-    s[out].vectorize(out.axis(4));
+    auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c));
+    auto [co, ci] = s[out].split(out.axis(4), tile_c);
+    s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, co, xi, ci});
+    s[out].vectorize(ci);
     IterVar chunks = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), yo);
     s[out].parallel(chunks);
 
-    s[acc].compute_at(s[out], xo);
+    s[acc].compute_at(s[out], co);
     IterVar kh = acc.reduce_axis(0), kw = acc.reduce_axis(1);
     s[acc].reorder({kh, kw, acc.axis(3), acc.axis(4)});
     s[acc].unroll(kw);
