@@ -29,7 +29,9 @@ bool skip_without_vnni() {
 }  // namespace
 
 TEST_CASE("int8 matmul tensorized with vpdpbusd matches an int32 reference") {
-    for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 16, 4}, {7, 48, 20}, {13, 64, 64}, {97, 128, 36}}) {
+    // K / 4 of 1, 5, 16, 9 and 24: steps of 4 unrolled by 1, 5, 8, 3 and 8 (3 times).
+    for (auto [M, N, K] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 16, 4}, {7, 48, 20}, {13, 64, 64}, {97, 128, 36}, {5, 32, 96}}) {
         Tensor A = placeholder({M, K}, u8, "A"), B = placeholder({K, N}, i8, "B");
         Tensor Bp = topi::pack_vnni_weight(B);
         Tensor C = topi::matmul_u8s8(A, Bp);
@@ -41,6 +43,8 @@ TEST_CASE("int8 matmul tensorized with vpdpbusd matches an int32 reference") {
         CAPTURE(K);
         std::string ir = ir::to_string(lower(s, {A, B, C}).body);
         CHECK(ir.find("llvm.x86.avx512.vpdpbusd.512") != std::string::npos);
+        // The loop over steps of 4 k runs K / 32 times (8 steps unrolled in it) where 8 divide.
+        if (K % 32 == 0) CHECK(ir.find("for (k.outer.outer, 0, " + std::to_string(K / 32) + ")") != std::string::npos);
         if (skip_without_vnni()) return;
         Kernel f = build(s, {A, B, C});
         CHECK(f.assembly().find("vpdpbusd") != std::string::npos);
@@ -61,7 +65,9 @@ TEST_CASE("int8 matmul tensorized with vpdpbusd matches an int32 reference") {
 
 TEST_CASE("int8 conv2d NCHW4c tensorized with vpdpbusd matches an int32 reference") {
     struct Shape { int64_t C, O, H, W, KH, stride, pad; };
-    for (auto sh : {Shape{4, 16, 5, 7, 3, 1, 1}, Shape{8, 32, 9, 9, 3, 2, 1}, Shape{12, 16, 6, 11, 1, 1, 0}}) {
+    // 3x3 and 1x1 windows unrolled whole, 5x5 along kw only.
+    for (auto sh : {Shape{4, 16, 5, 7, 3, 1, 1}, Shape{8, 32, 9, 9, 3, 2, 1}, Shape{12, 16, 6, 11, 1, 1, 0},
+                    Shape{8, 32, 11, 13, 5, 1, 2}}) {
         Tensor X = placeholder({1, sh.C, sh.H, sh.W}, u8, "X"), Wt = placeholder({sh.O, sh.C, sh.KH, sh.KH}, i8, "W");
         Tensor Xb = topi::layout_nchw_to_nchw4c(X), Wp = topi::pack_conv2d_vnni_weight(Wt);
         Tensor Y = topi::conv2d_nchwc_u8s8(Xb, Wp, sh.stride, sh.pad);
@@ -71,6 +77,10 @@ TEST_CASE("int8 conv2d NCHW4c tensorized with vpdpbusd matches an int32 referenc
         topi::schedule_conv2d_nchwc_u8s8(s, Y);
         CAPTURE(sh.C);
         CAPTURE(sh.stride);
+        CAPTURE(sh.KH);
+        std::string ir = ir::to_string(lower(s, {X, Wt, Y}).body);
+        CHECK(ir.find("for (kw") == std::string::npos);
+        CHECK((ir.find("for (kh") == std::string::npos) == (sh.KH <= 3));
         if (skip_without_vnni()) return;
         Kernel f = build(s, {X, Wt, Y});
         auto x = random_bytes<uint8_t>({1, sh.C, sh.H, sh.W}, 3);
