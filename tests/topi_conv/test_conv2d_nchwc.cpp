@@ -157,7 +157,8 @@ TEST_CASE("conv2d_nchwc: blocks of 64 output channels, tiles with a partial last
 
 TEST_CASE("conv2d_nchwc: wide rows get four vectors per pixel, tiles of 6 and the input channels unrolled") {
     const int64_t lanes = Target::host().natural_lanes(32);
-    const topi::Conv2dBlocking wide = topi::conv2d_nchwc_blocking(64, 64, 56), narrow = topi::conv2d_nchwc_blocking(256, 256, 14);
+    const topi::Conv2dBlocking wide = topi::conv2d_nchwc_blocking(64, 64, 56);
+    const topi::Conv2dBlocking narrow = topi::conv2d_nchwc_blocking(256, 256, 14);
     const topi::Conv2dBlocking stem = topi::conv2d_nchwc_blocking(3, 64, 112, topi::Pad2d::all(3));
     CHECK(narrow.oc_bn == 2 * lanes);
     CHECK(stem.ic_bn == 3);

@@ -57,8 +57,8 @@ inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { sche
 
 // Channel block sizes for a conv2d with C input and O output channels, chosen by shape for
 // the host's vector width: oc_bn is the vector axis (of the weights and the output; four
-// vectors, 64 float32 channels with AVX-512, for outputs wider than 14 from at least a
-// vector's worth of input channels, two for the others, where O is a multiple of that), ic_bn
+// vectors, 64 float32 channels with AVX-512, for outputs wider than 14, two for the others,
+// where O is a multiple of that), ic_bn
 // the data's input channel block, weight_ic_bn the weights' (a multiple of ic_bn: the length
 // of the kernel's innermost reduction; see conv2d_nchwc_weight_ic_bn).
 struct Conv2dBlocking {

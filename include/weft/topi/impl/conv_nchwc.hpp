@@ -33,9 +33,9 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     Conv2dBlocking b;
     // Several vectors of output channels per pixel: each input value broadcast feeds one FMA
     // per vector, and broadcast loads are what runs out first. Measured on a 2-core Xeon
-    // (AVX-512, two FMA units), a register tile of P pixels x V vectors in L1, in one process:
-    // 14x2 and 12x2 reach 122-128 GFLOP/s, 6x4, 8x3 and 9x3 150-155, 28x1 72 (one broadcast
-    // per FMA). So four vectors (64 channels, tiles of 6 pixels) for rows wider than 14, where
+    // (AVX-512, two FMA units), a register tile of P pixels x V vectors in L1, in one run,
+    // as a fraction of the 6x4 tile's rate: 5x4, 8x3, 9x3 0.97-0.99, 4x4 0.84, 14x2 0.82, 12x2
+    // 0.79, 28x1 0.46 (one broadcast per FMA). So four vectors (64 channels, tiles of 6 pixels) for rows wider than 14, where
     // a partial last tile is a small part of the row, and two (tiles of up to 14) for the
     // narrow rows (7, 14), where a 6-pixel tile would leave a large tail: both in one
     // process, one thread, 64 against 32 channels per block: 64->64 3x3@56 +16%, 256->64 1x1
@@ -45,10 +45,7 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     // every ResNet-50 layer. With 16 vector registers (AVX2), four vectors would leave room
     // for tiles of 2 pixels.
     const bool wide_rows = lanes >= 16 && out_width > 14;
-    b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes
-              : out_channels % (2 * lanes) == 0            ? 2 * lanes
-              : out_channels >= lanes                      ? lanes
-                                                           : out_channels;
+    b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes : conv_detail::two_vector_block(out_channels);
     b.ic_bn = in_channels >= lanes ? lanes : in_channels;
     b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding);
     return b;
@@ -56,10 +53,9 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
 
 int64_t depthwise_conv2d_nchwc_block(int64_t channels) {
     WEFT_CHECK(channels >= 1, "depthwise_conv2d_nchwc_block: channels must be positive, got ", channels);
-    const int64_t lanes = conv_detail::host_lanes();
-    // Two vectors where the channels allow: a depthwise tile holds an input vector per
-    // accumulator (depthwise_row_tile), so more vectors per pixel leave too few pixels.
-    return channels % (2 * lanes) == 0 ? 2 * lanes : channels >= lanes ? lanes : channels;
+    // At most two vectors: a depthwise tile holds an input vector per accumulator
+    // (depthwise_row_tile), so more vectors per pixel leave too few pixels.
+    return conv_detail::two_vector_block(channels);
 }
 
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p, const std::string& name) {
@@ -154,16 +150,15 @@ namespace conv_detail {
 // loads all of its weight vectors up front, and with four per channel the tile spilled its
 // accumulators; the 7x7 stem ran at half the speed).
 int64_t conv_tile_channels(int64_t oc_bn, int64_t ic_bn) {
-    const int64_t lanes = host_lanes();
-    return oc_bn > 2 * lanes && ic_bn < lanes && oc_bn % (2 * lanes) == 0 ? 2 * lanes : oc_bn;
+    return ic_bn < host_lanes() ? two_vector_part(oc_bn) : oc_bn;
 }
 
 // Output pixels per register tile of tile_oc channels: as many as the vector registers hold
 // as accumulators (pixels x vectors) next to one register per weight vector and one for the
 // broadcast input. What limits such a tile is its loads per FMA, (pixels + vectors) /
 // (pixels x vectors): a divisor of the row is taken where its ratio is within 10% of the
-// largest tile's, else the largest tile with a partial last one (6x4 tiles ran 15% faster
-// than 4x4 ones, in L1, one thread).
+// largest tile's, else the largest tile with a partial last one (4x4 tiles ran at 0.84 of
+// 6x4 ones in the same run, in L1, one thread).
 int64_t conv_row_tile(int64_t out_width, int64_t tile_oc) {
     const int64_t lanes = host_lanes();
     const int64_t v = std::max<int64_t>(1, (tile_oc + lanes - 1) / lanes);
@@ -223,10 +218,10 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
 
 // The register tile: the loops in `outer` (the input-channel blocks among them), then the
 // taps (kh, kw), the input channels of a block, the tile's pixels and its channels, tile_oc
-// of the block's at a time (a loop over the block's parts right after `outer`). Its pixels unrolled, its channels vectorized, and the
-// input channels of a block unrolled too, in steps of one vector's worth at most: the loop's
-// counter and address updates otherwise share the FMA ports (+2-7% on the ResNet-50 layers
-// with 16-channel blocks, one thread).
+// of the block's at a time (a loop over the block's parts right after `outer`). Its pixels
+// unrolled, its channels vectorized, and the input channels of a block unrolled too, in
+// steps of one vector's worth at most: the loop's counter and address updates otherwise
+// share the FMA ports (+2-7% on the ResNet-50 layers with 16-channel blocks, one thread).
 void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
                             int64_t ic_bn, int64_t tile_oc) {
     IterVar kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3), channels = acc.axis(4);
@@ -344,8 +339,7 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     Tensor acc = tile_accumulator(s, op, out);
     // A block of more than two vectors (the one its producer, a wide conv, chose) is done two
     // vectors at a time: each more vector per pixel would halve the tile's pixels.
-    const int64_t lanes = host_lanes();
-    const int64_t tile_c = bn > 2 * lanes && bn % (2 * lanes) == 0 ? 2 * lanes : bn;
+    const int64_t tile_c = two_vector_part(bn);
 
     auto [yo, yi] = s[out].split(out.axis(2), tile_extent(OH, 8));
     auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c));

@@ -9,6 +9,20 @@ namespace weft::topi::conv_detail {
 
 inline int64_t host_lanes() { return std::max(1, Target::host().natural_lanes(32)); }
 
+// A channel block of at most two vectors: two where the channels are a multiple of that,
+// one where there are that many, else all the channels.
+inline int64_t two_vector_block(int64_t channels) {
+    const int64_t lanes = host_lanes();
+    return channels % (2 * lanes) == 0 ? 2 * lanes : channels >= lanes ? lanes : channels;
+}
+
+// The part of a channel block a register tile takes at a time when it holds at most two
+// vectors per pixel: two vectors of a block that is a multiple of two vectors, else the block.
+inline int64_t two_vector_part(int64_t block) {
+    const int64_t two = 2 * host_lanes();
+    return block > two && block % two == 0 ? two : block;
+}
+
 // The largest divisor of n that is at most cap (1 if none larger).
 inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
     for (int64_t d = std::min(n, cap); d > 1; --d)

@@ -1,7 +1,7 @@
 // Definitions for topi/x86.hpp.
-#include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/target.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
+#include "weft/topi/impl/nn_detail.hpp"
 #include "weft/topi/x86.hpp"
 
 namespace weft::topi {
@@ -80,7 +80,8 @@ void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
     // Up to 8 steps of 4 k unrolled: a step is one vpdpbusd per accumulator, and the loop's
     // counter and address updates took issue slots from them. In one process, one thread,
     // three runs: 1024^3 0.86-0.93 of oneDNN -> 0.98, 256^3 0.97-1.02 -> 1.03-1.05.
-    const int64_t K = const_dim(c.op().input_tensors().at(0), 1, "schedule_matmul_u8s8");
+    int64_t K = 0;
+    nn_detail::const_extent(c.reduce_axis(0).dom().extent, &K);
     auto [kso, ksi] = s[cc].split(ko, conv_detail::largest_divisor_at_most(K / 4, 8));
     s[cc].reorder({kso, ksi, cc.axis(0), cjo, cji, ki});
     s[cc].unroll(ksi);
@@ -164,8 +165,8 @@ void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& out) {
     // (kw always, kh too up to 3x3), in one process, one thread, 64->64 3x3@56 and 256->256
     // 3x3@14: 0.75-0.83 of oneDNN -> 0.92-0.94 (kw alone: 0.85-0.87).
     int64_t KH = 0, KW = 0;
-    ir::as_const_int(ir::arith::simplify(kh.dom().extent), &KH);  // an axis's extent is max - min
-    ir::as_const_int(ir::arith::simplify(kw.dom().extent), &KW);
+    nn_detail::const_extent(kh.dom().extent, &KH);
+    nn_detail::const_extent(kw.dom().extent, &KW);
     s[cc].unroll(kw);
     if (KH * KW <= 9) s[cc].unroll(kh);
     s[cc].unroll(ax(cc, 1));
