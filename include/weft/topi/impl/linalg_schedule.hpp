@@ -43,7 +43,9 @@ inline bool same_shape(const Tensor& a, const Tensor& b) {
 }
 
 // The register tile, in a local accumulator computed at one tile of `dst`: the reduction
-// outermost (split by 4 for LLVM to interleave), rows unrolled, columns vectorized.
+// outermost, split by 4 and the 4 steps unrolled (LLVM left a loop of 4 around a 24-FMA
+// body, whose counter and address arithmetic cost 8-10% at 512^3 and 1024^3), rows
+// unrolled, columns vectorized.
 inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims, int64_t K) {
     Stage a = s[acc];
     std::vector<IterVar> leaves = a.leaf_iter_vars();
@@ -51,6 +53,7 @@ inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims
     if (K >= 8) {
         auto [ko, ki] = a.split(k, 4);
         a.reorder({ko, ki, i, j});
+        a.unroll(ki);
     } else {
         a.reorder({k, i, j});
     }
