@@ -35,9 +35,10 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     // per vector, and broadcast loads are what runs out first. Measured on a 2-core Xeon
     // (AVX-512, two FMA units), a register tile of P pixels x V vectors in L1, in one run,
     // as a fraction of the 6x4 tile's rate: 5x4, 8x3, 9x3 0.97-0.99, 4x4 0.84, 14x2 0.82, 12x2
-    // 0.79, 28x1 0.46 (one broadcast per FMA). So four vectors (64 channels, tiles of 6 pixels) for rows wider than 14, where
-    // a partial last tile is a small part of the row, and two (tiles of up to 14) for the
-    // narrow rows (7, 14), where a 6-pixel tile would leave a large tail: both in one
+    // 0.79, 28x1 0.46 (one broadcast per FMA). So four vectors (64 channels, tiles of 6
+    // pixels) for rows wider than 14, where a partial last tile is a small part of the row,
+    // and two (tiles of up to 14) for the narrow rows (7, 14), where a 6-pixel tile would
+    // leave a large tail: both in one
     // process, one thread, 64 against 32 channels per block: 64->64 3x3@56 +16%, 256->64 1x1
     // @56 +6%, 128 3x3@28 +5%; 256 3x3@14 -6%, 512 3x3@7 -15%. (A block of 64 over an input
     // of fewer channels than a vector, the RGB stem, is computed two vectors at a time:
