@@ -13,6 +13,7 @@
 #include "weft/lower/impl/schedule_ops.hpp"
 #include "weft/lower/impl/storage_flatten.hpp"
 #include "weft/lower/impl/storage_rewrite.hpp"
+#include "weft/lower/impl/unroll_register_tiles.hpp"
 #include "weft/lower/impl/vectorize.hpp"
 #include "weft/lower/lower.hpp"
 
@@ -115,7 +116,13 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     // 4. Vectorized loops -> Ramp/Broadcast vector code (or serial loops when unsafe).
     body = vectorize_loops(body, gpu ? 0 : options.target.vector_bits);
     print("vectorize", body);
-    // 5. Unrolled loops -> copies of the body.
+    // 5. Loops that index a register tile (a small "local" buffer) are unrolled, so every
+    //    access to the tile has a constant position and LLVM keeps it in registers (CPU).
+    if (!gpu) {
+        body = unroll_register_tile_loops(body, options.max_unroll);
+        print("unroll_register_tile_loops", body);
+    }
+    //    Unrolled loops -> copies of the body.
     body = unroll_loops(body, options.max_unroll);
     print("unroll", body);
     // 6. Simplify the whole program.
