@@ -223,7 +223,7 @@ TEST_CASE("conv2d_nchwc: both schedules, padding taps left out, 1 to 3 threads")
         for (int64_t tap : {1, 3}) check_conv2d_nchwc(layers[l], false, seed++, tap);
 }
 
-TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only below 3% computed") {
+TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps and computed only in a copy below 3%") {
     auto lowered = [](int64_t C, int64_t H, int64_t oc_bn, int64_t weight_ic_bn) {
         Tensor XcIn = placeholder({1, C / 16, H, H, 16}, f32, "Xc");
         Tensor WcIn = placeholder({C / oc_bn, C / weight_ic_bn, 3, 3, weight_ic_bn, oc_bn}, f32, "Wc");
@@ -235,23 +235,40 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps, only belo
     // 7x7 (18% of the taps in the padding): every test sits outside the loops over the
     // input channels of a block, so the multiply-adds run without one. (Weights in blocks of
     // 64 input channels: a loop over them in unrolled steps of 16 remains.)
+    // The tests inside the loops over the input channels of a block, and how many such loops.
+    auto tests_in_channel_loops = [](const std::string& program, size_t* loops) {
+        // The lines of each ic.inner loop's body: those indented more than the loop's own line.
+        std::istringstream lines(program);
+        std::string line;
+        size_t loop_indent = std::string::npos, tests_inside = 0;
+        *loops = 0;
+        while (std::getline(lines, line)) {
+            const size_t indent = line.find_first_not_of(' ');
+            if (loop_indent != std::string::npos && indent <= loop_indent) loop_indent = std::string::npos;
+            if (loop_indent != std::string::npos) tests_inside += lowered_text::count(line, "if (");
+            else if (line.find("for (ic.inner") != std::string::npos) loop_indent = indent, ++(*loops);
+        }
+        return tests_inside;
+    };
     std::string small = lowered(64, 7, 32, 64);
     CAPTURE(small);
     CHECK(lowered_text::count(small, "if (") > 0);
-    // The lines of each ic.inner loop's body: those indented more than the loop's own line.
-    std::istringstream lines(small);
-    std::string line;
-    size_t loop_indent = std::string::npos, loops = 0, tests_inside = 0;
-    while (std::getline(lines, line)) {
-        const size_t indent = line.find_first_not_of(' ');
-        if (loop_indent != std::string::npos && indent <= loop_indent) loop_indent = std::string::npos;
-        if (loop_indent != std::string::npos) tests_inside += lowered_text::count(line, "if (");
-        else if (line.find("for (ic.inner") != std::string::npos) loop_indent = indent, ++loops;
-    }
+    size_t loops = 0;
+    CHECK(tests_in_channel_loops(small, &loops) == 0);
     CHECK(loops > 0);
-    CHECK(tests_inside == 0);
-    // 56x56 (2.4%): no test at all.
-    CHECK(lowered_text::count(lowered(16, 56, 16, 16), "if (") == 0);
+    // 56x56 (2.4% of the taps), the weights in the data's channel block: the input is read
+    // in place, no padded copy, and the padding taps are skipped by tests of the tap's row
+    // alone (in the kh loop; the columns by loop partitioning, with no test).
+    std::string in_place = lowered(16, 56, 16, 16);
+    CAPTURE(in_place);
+    CHECK(lowered_text::count(in_place, "allocate conv2d_nchwc.pad") == 0);
+    CHECK(lowered_text::count(in_place, "if (") > 0);
+    CHECK(lowered_text::count(in_place, "if (") == lowered_text::count(in_place, "if (i0.i1.outer.fused.i2.fused + kh >= 1"));
+    // Weights in blocks of 32 over data in blocks of 16: a copy re-blocks the input, padded,
+    // and at 2.4% the padding taps are computed (no test at all).
+    std::string copied = lowered(32, 56, 16, 32);
+    CHECK(lowered_text::count(copied, "allocate conv2d_nchwc.pad") == 1);
+    CHECK(lowered_text::count(copied, "if (") == 0);
     // Weights in blocks of all 512 input channels over data in blocks of 16: the padded copy
     // re-blocks the input with contiguous 16-lane loads (no gather), and each tap's reduction
     // is one loop over the 512 channels (in 32 unrolled steps of 16), with no loop over
