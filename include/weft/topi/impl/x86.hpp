@@ -4,6 +4,11 @@
 #include "weft/topi/impl/nn_detail.hpp"
 #include "weft/topi/x86.hpp"
 
+namespace weft::topi::conv_detail {
+// conv_checks.hpp, compiled with the convolutions.
+Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W);
+}  // namespace weft::topi::conv_detail
+
 namespace weft::topi {
 namespace {
 
@@ -128,17 +133,15 @@ Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, int64_t stride, i
     WEFT_CHECK(const_dim(wp, 1, op) == CB, op, ": data has ", CB * 4, " channels, the weight ", const_dim(wp, 1, op) * 4);
     const int64_t OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
     WEFT_CHECK(OH > 0 && OW > 0, op, ": a ", KH, "x", KW, " kernel does not fit a ", H, "x", W, " image padded by ", pad);
-    Tensor padded = data;
-    if (pad > 0)
-        padded = compute({N, CB, H + 2 * pad, W + 2 * pad, int64_t(4)}, [&](Expr n, Expr c, Expr y, Expr x, Expr ci) {
-            Expr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
-            return if_then_else(inside, data(n, c, y - pad, x - pad, ci), ir::make_const(u8, 0));
-        }, name + ".pad");
     IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
             ci = reduce_axis(0, 4, "ici");
+    // The input is read in place and the taps in the padding are left out of the sum, as
+    // conv2d_nchwc does (docs/topi-conv.md): no padded copy before the convolution.
     return compute({N, OB, OH, OW, int64_t(16)}, [&](Expr n, Expr ob, Expr oy, Expr ox, Expr oc) {
-        Expr in = padded(n, ic, oy * stride + kh, ox * stride + kw, ci);
-        return sum(cast(i32, in) * cast(i32, wp(ob, ic, kh, kw, oc, ci)), {ic, kh, kw, ci});
+        Expr y = oy * stride + kh, x = ox * stride + kw;
+        Expr in = data(n, ic, y - pad, x - pad, ci);
+        return sum(cast(i32, in) * cast(i32, wp(ob, ic, kh, kw, oc, ci)), {ic, kh, kw, ci},
+                   pad > 0 ? conv_detail::inside_input(y, x, Pad2d::all(pad), H, W) : Expr());
     }, name);
 }
 
