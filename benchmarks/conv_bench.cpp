@@ -77,7 +77,7 @@ bench::Runner weft_conv(const Layer& l) {
         Xc = topi::layout_transform_nchw_to_nchwc(X, bn);
         Wc = topi::pack_depthwise_weight_nchwc(Wt, bn);
     } else {
-        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, l.OW(), p.padding);
+        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, l.OW(), p.padding, l.K);
         Xc = topi::layout_transform_nchw_to_nchwc(X, b.ic_bn);
         Wc = topi::pack_conv2d_weight_nchwc(Wt, b.weight_ic_bn, b.oc_bn);
     }

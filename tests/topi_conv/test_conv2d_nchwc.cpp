@@ -281,7 +281,7 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps and comput
     CHECK(lowered_text::count(reblocked, "for (ic.outer") == 0);
 }
 
-TEST_CASE("conv2d_nchwc_weight_ic_bn: up to 512 channels where a padded input is copied for a small output") {
+TEST_CASE("conv2d_nchwc_weight_ic_bn: up to 512 channels for a small output unless a 1x1 window reads its input in place") {
     const auto pad1 = topi::Pad2d::all(1);
     CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, pad1) == 512);
     CHECK(topi::conv2d_nchwc_weight_ic_bn(256, 16, 14, pad1) == 256);
@@ -291,11 +291,15 @@ TEST_CASE("conv2d_nchwc_weight_ic_bn: up to 512 channels where a padded input is
     CHECK(topi::conv2d_nchwc_weight_ic_bn(80, 16, 7, pad1) == 80);  // 5 blocks
     CHECK(topi::conv2d_nchwc_weight_ic_bn(3, 3, 112, topi::Pad2d::all(3)) == 3);
     CHECK(topi::conv2d_nchwc_weight_ic_bn(128, 16, 28, pad1) == 16);  // the row schedule: no gain measured
-    CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, {}) == 16);     // no padding: read in place
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, {}) == 16);     // 1x1, no padding: read in place
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(512, 16, 7, {}, 3) == 512);  // valid 3x3: re-blocked in a copy
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(256, 16, 14, {}, 3) == 256);
+    CHECK(topi::conv2d_nchwc_weight_ic_bn(256, 16, 16, {}, 3) == 16);  // wider than 14: the row schedule
     topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(512, 512, 7, pad1);
     CHECK(b.weight_ic_bn % b.ic_bn == 0);
     CHECK(b.weight_ic_bn == topi::conv2d_nchwc_weight_ic_bn(512, b.ic_bn, 7, pad1));
     CHECK(topi::conv2d_nchwc_blocking(512, 512, 7).weight_ic_bn == topi::conv2d_nchwc_blocking(512, 512, 7).ic_bn);
+    CHECK(topi::conv2d_nchwc_blocking(512, 512, 7, {}, 3).weight_ic_bn == 512);
 }
 
 TEST_CASE("conv2d_nchwc: weights in a larger input channel block than the data's") {
@@ -306,6 +310,7 @@ TEST_CASE("conv2d_nchwc: weights in a larger input channel block than the data's
         {1, 64, 9, 9, 16, 3, 3, 16, 16, pad1, 0, 32},     // two weight blocks of two data blocks
         {1, 20, 6, 6, 8, 3, 3, 8, 8, pad1, 0, 24},        // 20 channels: the last 4 are zeros
         {1, 32, 8, 8, 16, 1, 1, 16, 16, {}, 0, 32},       // no padding: a copy that only re-blocks
+        {1, 32, 9, 9, 16, 3, 3, 16, 16, {}, 0, 32},       // a valid 3x3 window, re-blocked
         {2, 32, 7, 9, 16, 3, 3, 8, 16, {.stride = {2, 1}, .padding = {1, 2, 0, 1}}, 0, 16},
     };
     uint64_t seed = 900;

@@ -65,13 +65,14 @@ struct Conv2dBlocking {
     int64_t ic_bn = 1, oc_bn = 1, weight_ic_bn = 1;
 };
 Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width,
-                                     const Pad2d& padding = {});
+                                     const Pad2d& padding = {}, int64_t kernel_width = 1);
 // The input channel block for conv2d_nchwc's weights over data blocked by ic_bn: up to 512
-// channels (a multiple of ic_bn that divides the padded channel count) where the input is
-// padded (conv2d_nchwc copies it then, and re-blocks it in that copy for free) and the
-// output is at most 14 wide (the schedule that gains from a longer innermost reduction:
-// 7x7 +27%, 14x14 +10%); ic_bn otherwise.
-int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding);
+// channels (a multiple of ic_bn that divides the padded channel count) where the output is
+// at most 14 wide (the schedule that gains from a longer innermost reduction: 7x7 +27%,
+// 14x14 +10%) and the window is wider than 1 or the input padded (conv2d_nchwc then copies
+// the input, padded and re-blocked); ic_bn otherwise (a 1x1 window measured no gain).
+int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding,
+                                  int64_t kernel_width = 1);
 // The channel block for depthwise_conv2d_nchwc over `channels` channels (data, weights and
 // output share it): two vectors where the channels allow, one, or all the channels.
 int64_t depthwise_conv2d_nchwc_block(int64_t channels);

@@ -134,10 +134,10 @@ private:
         if (ib == 0) return false;
         Value data = blocked(n.inputs[0].id, ib);
         // The weights' input channel block may be larger than the data's (a longer reduction
-        // for a kernel that copies its padded input anyway).
+        // over a copy of the input, padded and re-blocked).
         const int64_t wb = depthwise ? ib
                                      : topi::conv2d_nchwc_weight_ic_bn(C, ib, n.type.shape[3],
-                                                                       ops::conv2d_params(n.attrs).padding);
+                                                                       ops::conv2d_params(n.attrs).padding, w.shape[3]);
         Attrs pack{{"ic_bn", wb}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};
         Value weight = r_.out().add_node("pack_conv2d_weight", {nchw(n.inputs[1].id)}, std::move(pack),
                                          r_.fresh_name(g.node(n.inputs[1]).name + ".packed"));

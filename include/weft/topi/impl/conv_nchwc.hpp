@@ -8,14 +8,18 @@
 
 namespace weft::topi {
 
-int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding) {
-    WEFT_CHECK(in_channels >= 1 && ic_bn >= 1 && out_width >= 1,
-               "conv2d_nchwc_weight_ic_bn: channels, block and width must be positive, got ", in_channels, ", ", ic_bn,
-               ", ", out_width);
-    // Without padding the input is read in place, in its own block. Outputs wider than 14
-    // get the row schedule, whose accumulators stay in registers across the whole reduction:
-    // a longer block measured the same there (28x28, 56x56).
-    if (padding.none() || out_width > 14) return ic_bn;
+int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t out_width, const Pad2d& padding,
+                                  int64_t kernel_width) {
+    WEFT_CHECK(in_channels >= 1 && ic_bn >= 1 && out_width >= 1 && kernel_width >= 1,
+               "conv2d_nchwc_weight_ic_bn: channels, block, width and kernel width must be positive, got ", in_channels,
+               ", ", ic_bn, ", ", out_width, ", ", kernel_width);
+    // Outputs wider than 14 get the row schedule, whose accumulators stay in registers across
+    // the whole reduction: a longer block measured the same there (28x28, 56x56). A 1x1
+    // window without padding reads its input in place: copying it to re-block measured no
+    // gain (1024->256 @14 -3 to -6%, 512->2048 @7 +1%). A valid 3x3 window gains even with
+    // the copy (in one process: 256 @16 +2-4% on one thread, +26% on two; 512 @9 +6-11%,
+    // +29%).
+    if (out_width > 14 || (padding.none() && kernel_width == 1)) return ic_bn;
     // The input-channel-outer schedule (7x7, 14x14) reloads a row's accumulators per row of
     // taps and input-channel block; up to 512 channels per block: measured on the 7x7 layer
     // (512 channels, one core, one process), 16 -> 64 -> 128 -> 512 channels ran 101 -> 122
@@ -25,7 +29,7 @@ int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t ou
 }
 
 Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width,
-                                     const Pad2d& padding) {
+                                     const Pad2d& padding, int64_t kernel_width) {
     WEFT_CHECK(in_channels >= 1 && out_channels >= 1 && out_width >= 1,
                "conv2d_nchwc_blocking: channels and width must be positive, got ", in_channels, ", ", out_channels,
                ", ", out_width);
@@ -48,7 +52,7 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     const bool wide_rows = lanes >= 16 && out_width > 14;
     b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes : conv_detail::two_vector_block(out_channels);
     b.ic_bn = in_channels >= lanes ? lanes : in_channels;
-    b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding);
+    b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding, kernel_width);
     return b;
 }
 
