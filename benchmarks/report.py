@@ -61,7 +61,7 @@ def version(pkg):
 
 print(f"- peers: OpenBLAS {version('libopenblas0-pthread')}, oneDNN {version('libdnnl2')}, "
       f"Eigen {version('libeigen3-dev')}, Halide {version('libhalide14-0')}")
-print(f"- command: `benchmarks/run.sh` = `{command}` (median of 3 repetitions), after a separate")
+print(f"- command: `benchmarks/run.sh` = `{command}` (median of 3 repetitions, run in random order), after a separate")
 print("  process for jit/first_build")
 print("- rate = work / wall time; % peak against the FMA loop (GFLOP/s) or the triad (GB/s) at the")
 print("  same thread count; ratio = weft's rate / the other's (> 1: weft is faster)")

@@ -13,8 +13,11 @@ bin="$build/benchmarks/weft_bench"
 out="$build/benchmarks"
 # The first JIT build of a process (it also creates the JIT) needs a process of its own.
 first=("$bin" --benchmark_filter='^jit/first_build' --benchmark_out="$out/first.json" --benchmark_out_format=json)
+# Repetitions in random order (--benchmark_enable_random_interleaving): a slow spell of this
+# shared machine then falls on weft and its peers alike instead of on one benchmark's three
+# repetitions in a row.
 cmd=("$bin" --benchmark_filter="${BENCH_FILTER:--jit/first_build}" --benchmark_repetitions=3
-     --benchmark_report_aggregates_only=true --benchmark_out="$out/results.json" --benchmark_out_format=json "$@")
+     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true --benchmark_out="$out/results.json" --benchmark_out_format=json "$@")
 "${first[@]}"
 "${cmd[@]}"
 # Through a temporary file: report.py reads the GPU section (run_cuda.sh's) of the current one.
