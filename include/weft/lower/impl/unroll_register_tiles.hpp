@@ -10,7 +10,7 @@
 //
 //   allocate acc[float32 * 96] in local            allocate acc[float32 * 96] in local
 //   ...                                            ...
-//   for (ii, 0, 6) {                         ->    unrolled (ii, 0, 6) {
+//   for (ii, 0, 6) {                         ->    unrolled for (ii, 0, 6) {
 //     Y[...] = max(acc[ramp(ii * 16, 1, 16)], 0)     Y[...] = max(acc[ramp(ii * 16, 1, 16)], 0)
 //
 // A loop is unrolled only when its body is straight-line code once the loops inside it are
