@@ -34,7 +34,6 @@ int main() {
     // and every tile of rows reads it from there.
     s[C].reorder({jo, io, ii, ji});
     s[C].vectorize(ji);
-    s[C].unroll(ii);  // the copy-out reads the tile at constant positions: it stays in registers
     s[C].parallel(jo);
     s[Bp].compute_at(s[C], jo);
     s[Bp].vectorize(Bp.axis(2));
@@ -43,8 +42,9 @@ int main() {
     auto [ko, ki] = s[CC].split(k, 4);
     s[CC].reorder({ko, ki, ci, cj});
     s[CC].unroll(ki);  // 4 steps of k unrolled: no loop counter between them
-    s[CC].unroll(ci);
     s[CC].vectorize(cj);
+    // The tile's rows (ci, and ii in the copy-out) need no unroll call: lowering unrolls the
+    // loops that index a local tile, so that it stays in registers (docs/schedules.md#cache_write).
 
     std::cout << "--- schedule ---\n" << s << "\n--- lowered program ---\n" << lower(s, {A, B, C}) << "\n";
 

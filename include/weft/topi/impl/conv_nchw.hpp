@@ -81,7 +81,6 @@ void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
     auto [xo, xi] = s[out].split(out.axis(3), xt);
     s[out].reorder({out.axis(0), oo, out.axis(2), xo, oi, xi});
     s[out].vectorize(xi);
-    s[out].unroll(oi);  // constant positions in the accumulator tile, which stays in registers
     IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), oo), out.axis(2));
     s[out].parallel(rows);
 

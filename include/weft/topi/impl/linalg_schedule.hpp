@@ -127,9 +127,6 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     if (nb) order.insert(order.begin(), dst.axis(0));
     d.reorder(order);
     d.vectorize(ji);
-    // The tile's rows unrolled in the copy-out or epilogue: read at a variable row, the
-    // accumulator tile would stay a stack array instead of registers.
-    d.unroll(ii);
 
     // Parallel over column panels (each packed once, in L2, for all its rows) when there
     // are enough of them for every thread; else over the row blocks of each panel, the
