@@ -87,3 +87,18 @@ TEST_CASE("the ranges passed in are used") {
     arith::VarRanges r{{i, arith::Interval(make_int(0), n - 1)}};
     CHECK(to_string(simplify(IfThenElse::make(i < n, store(i)), r)) == to_string(store(i)));
 }
+
+TEST_CASE("an unrolled marker around copies that all proved dead goes and other attributes stay") {
+    Var i("i");
+    // The guarded slots of a register tile past the end of a row: if (4 < 2) ... twice.
+    Stmt dead = AttrStmt::make(attr::unrolled, make_int(2),
+                               Seq::make({IfThenElse::make(make_int(4) < 2, store(4)),
+                                          IfThenElse::make(make_int(5) < 2, store(5))}));
+    CHECK(to_string(simplify(dead)) == to_string(Evaluate::make(make_int(0, i32))));
+    Stmt live = AttrStmt::make(attr::unrolled, make_int(2),
+                               Seq::make({IfThenElse::make(make_int(0) < 2, store(0)),
+                                          IfThenElse::make(make_int(3) < 2, store(3))}));
+    CHECK(to_string(simplify(live)) == to_string(AttrStmt::make(attr::unrolled, make_int(2), store(0))));
+    Stmt other = AttrStmt::make("thread_extent", make_int(32), Evaluate::make(make_int(0, i32)));
+    CHECK(to_string(simplify(other)) == to_string(other));
+}

@@ -38,6 +38,14 @@ void check_values(Kernel& k, int64_t n, int64_t lo, int64_t total, int threads) 
     CHECK(ok);
 }
 
+// Whether some line of the lowered body loads x (`load`) and has no `test` in it.
+bool loads_untested(const std::string& body, const std::string& load, const std::string& test) {
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);)
+        if (line.find(load) != std::string::npos && line.find(test) == std::string::npos) return true;
+    return false;
+}
+
 }  // namespace
 
 TEST_CASE("loop partitioning: a likely lower bound peels the head of the loop") {
@@ -67,11 +75,7 @@ TEST_CASE("loop partitioning: likely lower and upper bounds in one condition giv
         std::string body = ir::to_string(lower(s, {X, Y}).body);
         CAPTURE(body);
         // Some store reads x with no test; the tests that are left are on the border only.
-        bool direct = false;
-        std::istringstream lines(body);
-        for (std::string line; std::getline(lines, line);)
-            direct = direct || (line.find("x[") != std::string::npos && line.find("if_then_else") == std::string::npos);
-        CHECK(direct);
+        CHECK(loads_untested(body, "x[", "if_then_else"));
         if (split == 0) {  // 2 zeros, the 15 elements of x untested, 3 zeros
             CHECK(count(body, "for (i, 0, 2) {\n  y[i] = 0.0f\n}") == 1);
             CHECK(count(body, "for (i, 2, 15) {\n  y[i] = x[i - 2]\n}") == 1);
@@ -131,4 +135,39 @@ TEST_CASE("loop partitioning: inside a border piece, a bound the piece's range s
         ok = ok && std::abs(y(i) - want) <= 1e-5f * (1.0f + std::abs(want));
     }
     CHECK(ok);
+}
+
+TEST_CASE("loop partitioning: a bound on x / c over a fused axis is multiplied out") {
+    // A row of n pixels of 3 channels padded by lo and hi pixels, written as one run over the
+    // fused (pixel, channel) axis f: the pixel is f / 3, so the likely bounds compare f / 3.
+    // Partitioning solves them for f (f / 3 >= lo <=> f >= 3 lo), and the steady loop loads
+    // x without a test. Each orientation of the comparisons, and runs split by 4, 5 and 8.
+    const int64_t n = 11, lo = 2, hi = 3, C = 3, W = n + lo + hi;
+    for (int form = 0; form < 2; ++form)
+        for (int64_t split : {0, 4, 5, 8}) {
+            CAPTURE(form);
+            CAPTURE(split);
+            Tensor X = placeholder({n, C}, f32, "x");
+            Tensor Y = compute({W, C}, [&](Expr p, Expr c) {
+                Expr inside = form == 0 ? likely(p >= lo) && likely(p < lo + n)
+                                        : likely(Expr(lo) <= p) && likely(Expr(lo + n - 1) >= p);
+                Expr at = min(max(p - lo, Expr(int64_t(0))), Expr(n - 1));
+                return select(inside, X(at, c), 0.0f);
+            }, "y");
+            Schedule s = create_schedule(Y);
+            IterVar run = s[Y].fuse(Y.axis(0), Y.axis(1));
+            if (split) s[Y].split(run, split);
+            std::string body = ir::to_string(lower(s, {X, Y}).body);
+            CAPTURE(body);
+            CHECK(loads_untested(body, "x[", "select"));
+            if (split == 0) CHECK(count(body, "for (i.j.fused, 6, 33) {\n  y[i.j.fused] = x[i.j.fused - 6]\n}") == 1);
+            Kernel k = build(s, {X, Y});
+            auto x = Buffer<float>::random({n, C}, -1.f, 1.f, 11);
+            Buffer<float> y({W, C});
+            k(x, y);
+            bool ok = true;
+            for (int64_t p = 0; p < W; ++p)
+                for (int64_t c = 0; c < C; ++c) ok = ok && y(p, c) == (p >= lo && p < lo + n ? x(p - lo, c) : 0.0f);
+            CHECK(ok);
+        }
 }

@@ -138,7 +138,7 @@ TEST_CASE("conv2d_nchwc: ResNet-like layers in miniature") {
     check_conv2d_nchwc({1, 3, 23, 23, 16, 7, 7, 3, 16, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}}, false, 4);
 }
 
-TEST_CASE("conv2d_nchwc: blocks of 64 output channels, tiles with a partial last one, a stem two vectors at a time") {
+TEST_CASE("conv2d_nchwc: blocks of 64 output channels, tiles with a partial last one, a stem of 3 channels") {
     auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
     for (int threads : {1, 2}) {
         CAPTURE(threads);
@@ -147,12 +147,39 @@ TEST_CASE("conv2d_nchwc: blocks of 64 output channels, tiles with a partial last
         check_conv2d_nchwc({1, 16, 17, 17, 128, 3, 3, 16, 64, pad1, threads}, false, 31);
         // Input channels in blocks of 64, unrolled in steps of a vector; 1x1 read in place.
         check_conv2d_nchwc({1, 64, 9, 19, 64, 1, 1, 64, 64, {}, threads}, true, 32);
-        // A 64-channel block over 3 input channels (the stem): two vectors at a time.
+        // A 64-channel block over 3 input channels (the stem): one loop over (kw, channel).
         check_conv2d_nchwc({1, 3, 45, 45, 64, 7, 7, 3, 64, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)}, threads},
                            threads == 2, 33);
         // 48 channels of 64: a partial block, zero channels in the weights and the output.
         check_conv2d_nchwc({1, 16, 18, 18, 48, 3, 3, 16, 64, pad1, threads}, false, 34);
     }
+}
+
+TEST_CASE("conv2d_nchwc: the stem reduces over kw and channel in one loop and copies its padding a vector at a time") {
+    const int64_t lanes = Target::host().natural_lanes(32);
+    const topi::Conv2dBlocking stem = topi::conv2d_nchwc_blocking(3, 64, 112, topi::Pad2d::all(3), 7);
+    Tensor XcIn = placeholder({1, 1, 224, 224, 3}, f32, "Xc"), WcIn = placeholder({1, 1, 7, 7, 3, stem.oc_bn}, f32, "Wc");
+    Tensor out = topi::conv2d_nchwc(XcIn, WcIn, {.stride = {2, 2}, .padding = topi::Pad2d::all(3)});
+    Schedule s = create_schedule(out);
+    topi::schedule_conv2d_nchwc(s, out);
+    std::string body = ir::to_string(lower(s, {XcIn, WcIn, out}).body);
+    CAPTURE(body);
+    // The taps of a row, 7 columns x 3 channels, are one loop of 21 (in each kind of tile);
+    // there is no loop over kw or the channels on their own.
+    CHECK(lowered_text::count(body, "for (kw.ic.inner.fused, 0, 21)") >= 1);
+    CHECK(lowered_text::count(body, "for (kw, ") == 0);
+    CHECK(lowered_text::count(body, "for (ic.inner") == 0);
+    // The whole block is one tile: no loop over parts of its channels.
+    CHECK(lowered_text::count(body, "i4.c.outer") == 0);
+    // The padded copy loads a row's interior as contiguous vectors, with no gather.
+    CHECK(lowered_text::count(body, "Xc[ramp(") >= 1);
+    CHECK(lowered_text::count(body, "Xc[x") == 0);
+    if (lanes < 16) return;
+    // 112 pixels: 18 tiles of 6 and one of 4, each step of the reduction 64 channels wide.
+    CHECK(lowered_text::count(body, "for (i3.outer, 0, 18)") == 1);
+    CHECK(lowered_text::count(body, "for (kw.ic.inner.fused, 0, 21)") == 2);
+    CHECK(lowered_text::count(body, "x64(conv2d_nchwc.pad[") == 6 + 4);
+    CHECK(lowered_text::count(body, ", 1, 16)]") >= 1);
 }
 
 TEST_CASE("conv2d_nchwc: wide rows get four vectors per pixel, tiles of 6 and the input channels unrolled") {

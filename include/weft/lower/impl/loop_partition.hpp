@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "weft/ir/arith/impl/expr_equal.hpp"
+#include "weft/ir/arith/impl/int_math.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/equality.hpp"
 #include "weft/ir/visitor.hpp"
@@ -97,15 +98,37 @@ struct TrueRange {
     bool prefix = true;
 };
 
+// The divisor c > 0 where e is `x / c` (floor division of a 64-bit integer), else 0.
+inline int64_t positive_divisor(const Expr& e) {
+    auto* d = e.as<ir::Div>();
+    int64_t c = 0;
+    if (!d || !ir::arith::detail::no_overflow_type(e.type()) || !ir::as_const_int(d->b, &c) || c <= 0) return 0;
+    return c;
+}
+
 inline TrueRange true_range(const Expr& cond, const Var& v, const ir::arith::VarRanges& inner) {
-    // cond holds iff margin >= need.
-    Expr margin;
+    // cond holds iff margin >= need, i.e. a - b >= need (b <= a - need) for its two sides a >= b.
+    Expr big, small;
     int64_t need = 0;
-    if (auto* lt = cond.as<ir::LT>()) margin = lt->b - lt->a, need = 1;
-    else if (auto* le = cond.as<ir::LE>()) margin = le->b - le->a;
-    else if (auto* gt = cond.as<ir::GT>()) margin = gt->a - gt->b, need = 1;
-    else if (auto* ge = cond.as<ir::GE>()) margin = ge->a - ge->b;
+    if (auto* lt = cond.as<ir::LT>()) big = lt->b, small = lt->a, need = 1;
+    else if (auto* le = cond.as<ir::LE>()) big = le->b, small = le->a;
+    else if (auto* gt = cond.as<ir::GT>()) big = gt->a, small = gt->b, need = 1;
+    else if (auto* ge = cond.as<ir::GE>()) big = ge->a, small = ge->b;
     else return {};
+    // A side that is a floor division x / c by a constant c > 0 is multiplied out, so that
+    // the margin is affine in x (a fused axis: x = f / 3 over the fused index f):
+    //   x / c >= b + need  <=>  x >= (b + need) * c, i.e. x - (b + need) * c >= 0;
+    //   a - need >= x / c  <=>  (a - need) * c + c - 1 >= x, i.e. (a - need + 1) * c - 1 - x >= 0.
+    Expr margin;
+    if (int64_t c = positive_divisor(big)) {
+        margin = big.as<ir::Div>()->a - (small + make_int(need)) * make_int(c);
+        need = 0;
+    } else if (int64_t c = positive_divisor(small)) {
+        margin = (big - make_int(need) + make_int(1)) * make_int(c) - make_int(1) - small.as<ir::Div>()->a;
+        need = 0;
+    } else {
+        margin = big - small;
+    }
     if (!margin.type().is_integer()) return {};
     margin = ir::arith::simplify(margin);
     Expr lo = ir::arith::bounds_of(margin, inner).min;

@@ -44,9 +44,9 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     // and two (tiles of up to 14) for the narrow rows (7, 14), where a 6-pixel tile would
     // leave a large tail: both in one
     // process, one thread, 64 against 32 channels per block: 64->64 3x3@56 +16%, 256->64 1x1
-    // @56 +6%, 128 3x3@28 +5%; 256 3x3@14 -6%, 512 3x3@7 -15%. (A block of 64 over an input
-    // of fewer channels than a vector, the RGB stem, is computed two vectors at a time:
-    // conv_tile_channels.) Before that, 32 against 16 channels (one vector): +25-43% on
+    // @56 +6%, 128 3x3@28 +5%; 256 3x3@14 -6%, 512 3x3@7 -15%. (The RGB stem's block of 64
+    // reduces over (kw, channel) in one loop: schedule_register_tile.) Before that, 32
+    // against 16 channels (one vector): +25-43% on
     // every ResNet-50 layer. With 16 vector registers (AVX2), four vectors would leave room
     // for tiles of 2 pixels.
     const bool wide_rows = lanes >= 16 && out_width > 14;
@@ -161,14 +161,6 @@ Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu, const s
 }
 
 namespace conv_detail {
-// Output channels per register tile: the whole block, or two vectors of it where the input
-// has fewer channels than a vector (a short unrolled reduction over, say, 3 channels: LLVM
-// loads all of its weight vectors up front, and with four per channel the tile spilled its
-// accumulators; the 7x7 stem ran at half the speed).
-int64_t conv_tile_channels(int64_t oc_bn, int64_t ic_bn) {
-    return ic_bn < host_lanes() ? two_vector_part(oc_bn) : oc_bn;
-}
-
 // Output pixels per register tile of tile_oc channels: as many as the vector registers hold
 // as accumulators (pixels x vectors) next to one register per weight vector and one for the
 // broadcast input. What limits such a tile is its loads per FMA, (pixels + vectors) /
@@ -227,35 +219,48 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
     if (block > data_block && data_block > 0 && block % data_block == 0) {
         auto [outer, inner] = s[pad].split(pad.axis(4), data_block);
         s[pad].vectorize(inner);
+    } else if (block < conv_detail::host_lanes()) {
+        // A block narrower than a vector (the RGB stem's 3 channels): a row of pixels is one
+        // contiguous run, copied a vector at a time. Loop partitioning leaves the interior
+        // vectors a plain copy (it multiplies out the column test x / 3 >= left). The stem's
+        // copy, one thread: vectors of 3 channels 69 us, of 16 lanes 21, memcpy 17.
+        IterVar run = s[pad].fuse(pad.axis(3), pad.axis(4));
+        auto [outer, inner] = s[pad].split(run, conv_detail::host_lanes());
+        s[pad].vectorize(inner);
     } else {
         s[pad].vectorize(pad.axis(4));
     }
 }
 
 // The register tile: the loops in `outer` (the input-channel blocks among them), then the
-// taps (kh, kw), the input channels of a block, the tile's pixels and its channels, tile_oc
-// of the block's at a time (a loop over the block's parts right after `outer`). Its pixels
-// unrolled, its channels vectorized, and the input channels of a block unrolled too, in
-// steps of one vector's worth at most: the loop's counter and address updates otherwise
+// taps (kh, kw), the input channels of a block, the tile's pixels and its channels. Its
+// pixels unrolled, its channels vectorized, and the input channels of a block unrolled too,
+// in steps of one vector's worth at most: the loop's counter and address updates otherwise
 // share the FMA ports (+2-7% on the ResNet-50 layers with 16-channel blocks, one thread).
+// A block of fewer channels than a vector (the RGB stem's 3) is reduced over (kw, channel)
+// as one loop, not unrolled: the input a tap row reads is one contiguous run (kw * 3 + c)
+// and so are its weights. Unrolled over the 3 channels, LLVM loads all of their weight
+// vectors up front and a tile of 64 channels spills; the stem then took its channels 32 at a
+// time in two passes over the taps. In one process, 1 thread, against oneDNN with the input
+// padded beforehand: 2 x 32 channels x 14 pixels 0.86-0.92, one loop over (kw, channel)
+// with 64 channels x 6 pixels 1.05 (x 7 pixels 0.99, unrolled by 3 channels 0.68).
 void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
-                            int64_t ic_bn, int64_t tile_oc) {
+                            int64_t ic_bn) {
     IterVar kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3), channels = acc.axis(4);
-    int64_t oc_bn = 0;
-    ir::as_const_int(acc.shape()[4], &oc_bn);
-    if (tile_oc < oc_bn) {
-        auto [part, lanes] = s[acc].split(channels, tile_oc);
-        outer.push_back(part);
-        channels = lanes;
-    }
-    for (IterVar iv : {kh, kw, ici, pixels, channels}) outer.push_back(iv);
-    s[acc].reorder(outer);
     const int64_t step = host_lanes();
-    if (ic_bn <= step) {
-        s[acc].unroll(ici);
-    } else if (ic_bn % step == 0) {
-        auto [rest, unrolled] = s[acc].split(ici, step);
-        s[acc].unroll(unrolled);
+    if (ic_bn < step) {
+        IterVar taps = s[acc].fuse(kw, ici);
+        for (IterVar iv : {kh, taps, pixels, channels}) outer.push_back(iv);
+        s[acc].reorder(outer);
+    } else {
+        for (IterVar iv : {kh, kw, ici, pixels, channels}) outer.push_back(iv);
+        s[acc].reorder(outer);
+        if (ic_bn == step) {
+            s[acc].unroll(ici);
+        } else if (ic_bn % step == 0) {
+            auto [rest, unrolled] = s[acc].split(ici, step);
+            s[acc].unroll(unrolled);
+        }
     }
     s[acc].unroll(pixels);
     s[acc].vectorize(channels);
@@ -266,22 +271,16 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn, int64_t tile_oc) {
+                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
     s[out].vectorize(out.axis(4));
-    // The tile's pixels unrolled in the epilogue. Lowering unrolls the loops over a register
-    // tile by itself (unroll_register_tiles.hpp), but not where the tile is computed in parts
-    // (tile_oc < oc_bn, the RGB stem): the loop over the parts holds the reduction, so the
-    // tile is not all at constant positions and the pass leaves it. Unrolled here, the stem
-    // ran 0.76-0.81 -> 0.85-0.90 of oneDNN (session 13).
-    s[out].unroll(xi);
     IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), obo), out.axis(2));
     s[out].parallel(rows);
 
     s[acc].compute_at(s[out], xo);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn, tile_oc);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn);
     schedule_padded_copy(s, pad);
 }
 
@@ -294,7 +293,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // wait on memory). With the weights in blocks of up to 512 input channels
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn, int64_t tile_oc) {
+                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
@@ -304,7 +303,7 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 
     s[acc].compute_at(s[out], tasks);
     auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn, tile_oc);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn);
     schedule_padded_copy(s, pad);
 }
 }  // namespace conv_detail
@@ -317,18 +316,16 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
     const int64_t N = shape[0], OH = shape[2], OW = shape[3];
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
-    const int64_t tile_oc = conv_tile_channels(oc_bn, ic_bn);
-    const int64_t tile = conv_row_tile(OW, tile_oc);
+    const int64_t tile = conv_row_tile(OW, oc_bn);
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
     // taps, not in their weights) and a chunk's accumulators fit in half of L1.
     const int64_t rows_per_task = conv_rows_per_task(N * OB, OH);
     if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn, tile_oc);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn,
-                                   tile_oc);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn);
 }
 
 namespace conv_detail {

@@ -89,6 +89,7 @@ protected:
     Stmt visit_(const IfThenElse* op, const Stmt& self) override;
     Stmt visit_(const AssertStmt* op, const Stmt& self) override;
     Stmt visit_(const Seq* op, const Stmt& self) override;
+    Stmt visit_(const AttrStmt* op, const Stmt& self) override;
 };
 
 inline Expr make_binary(NodeKind kind, const Expr& a, const Expr& b) {

@@ -2,7 +2,7 @@
 // ranges over [min, min + extent - 1] inside its body; a let's variable equals its value),
 // and statements proven dead or trivial go: loops that never run, branches that are never
 // taken (inside `if (v < e)`, v's range is narrowed on each side), asserts that always hold, single-iteration loops (except GPU thread-bound ones,
-// which name a hardware index), and sequences of no-ops.
+// which name a hardware index), sequences of no-ops and unrolled markers around nothing.
 #pragma once
 #include "weft/ir/arith/impl/simplifier.hpp"
 
@@ -87,6 +87,16 @@ inline Stmt Simplifier::visit_(const Seq* op, const Stmt& self) {
         else kept.push_back(simplified);
     }
     return changed ? Seq::make(std::move(kept)) : self;
+}
+
+// An unrolled loop whose copies all proved dead (a register tile's guarded tail slots, past
+// the end of the row) leaves nothing to mark. Other attributes (a GPU launch extent, say)
+// mean something without a body and stay.
+inline Stmt Simplifier::visit_(const AttrStmt* op, const Stmt& self) {
+    Stmt out = IRMutator::visit_(op, self);
+    auto* attr = out.as<AttrStmt>();
+    if (attr && attr->key == attr::unrolled && is_no_op(attr->body)) return make_no_op();
+    return out;
 }
 
 }  // namespace weft::ir::arith::detail
