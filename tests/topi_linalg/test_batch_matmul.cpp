@@ -54,3 +54,41 @@ TEST_CASE("batch_matmul matches a double reference incl. broadcast batches") {
         });
     }
 }
+
+TEST_CASE("batch_matmul keeps a constant-size register tile when its panels or chunks do not divide N") {
+    // The batch was fused with the column panels (or the streamed chunks) into one parallel
+    // loop; where the last panel is partial, the panel index was a remainder of the fused
+    // index, and every tile took the partial panel's symbolic width: no register tile, and
+    // 4x256x256 @ 256x80 ran 24x slower than with N = 64.
+    const std::vector<BatchShape> shapes = {
+        {4, 4, 64, 80, 32},   // panels of 64 and one of 16; the batch in parallel
+        {2, 2, 64, 200, 32},  // at 2 threads, too few batches: the row blocks in parallel
+        {4, 4, 4, 200, 32},   // a few rows stream B in column chunks, the last one partial
+        {1, 1, 4, 200, 32},   // one batch: the chunks in parallel
+    };
+    for (int threads : {1, 2}) {
+        CAPTURE(threads);
+        linalg_test::with_threads(threads, [&] {
+            for (const BatchShape& sh : shapes) {
+                CAPTURE(sh.M);
+                CAPTURE(sh.N);
+                CAPTURE(sh.batch_a);
+                Tensor A = placeholder({sh.batch_a, sh.M, sh.K}, f32, "A"), B = placeholder({sh.batch_b, sh.K, sh.N}, f32, "B");
+                Tensor C = topi::batch_matmul(A, B);
+                Schedule s = create_schedule(C);
+                topi::schedule_batch_matmul(s, C);
+                std::string program = ir::to_string(lower(s, {A, B, C}).body);
+                size_t at = program.find("allocate batch_matmul.local[");
+                REQUIRE(at != std::string::npos);
+                for (; at != std::string::npos; at = program.find("allocate batch_matmul.local[", at + 1)) {
+                    std::string line = program.substr(at, program.find('\n', at) - at);
+                    CAPTURE(line);
+                    CHECK(line.find("min(") == std::string::npos);
+                    CHECK(line.find("max(") == std::string::npos);
+                    CHECK(line.find("%") == std::string::npos);
+                }
+                check_batch_matmul(sh, false);
+            }
+        });
+    }
+}
