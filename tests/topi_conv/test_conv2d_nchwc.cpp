@@ -439,6 +439,24 @@ TEST_CASE("depthwise_conv2d_nchwc: padding 0, 1 and 2, strides 1 and 2, odd size
     check_depthwise_nchwc({1, 40, 9, 17, 3, 64, {.stride = {2, 2}, .padding = topi::Pad2d::all(1)}, 1}, false, 314);
 }
 
+TEST_CASE("depthwise_conv2d_nchwc: rows no chunk of 4 to 8 divides keep a constant-size tile") {
+    // 13, 19 and 38 rows: the last chunk of rows overlaps the one before. With a guarded
+    // tail inside the fused parallel loop, every tile's size was symbolic (7x slower).
+    for (int64_t H : {13, 19, 38}) {
+        CAPTURE(H);
+        Tensor X = placeholder({1, 2, H, H, 16}, f32, "Xc"), W = placeholder({2, 1, 3, 3, 1, 16}, f32, "Wc");
+        Tensor out = topi::depthwise_conv2d_nchwc(X, W, {.padding = topi::Pad2d::all(1)});
+        Schedule s = create_schedule(out);
+        topi::schedule_depthwise_conv2d_nchwc(s, out);
+        std::string body = ir::to_string(lower(s, {X, W, out}).body);
+        REQUIRE(lowered_text::count(body, "allocate depthwise_conv2d_nchwc.local[") >= 1);
+        CHECK(lowered_text::symbolic_allocations(body, "depthwise_conv2d_nchwc.local").empty());
+        for (int threads : {1, 2})
+            check_depthwise_nchwc({1, 32, H, H, 3, 16, {.padding = topi::Pad2d::all(1)}, threads}, threads == 2,
+                                  320 + uint64_t(H));
+    }
+}
+
 TEST_CASE("depthwise_conv2d_nchwc: random shapes, attributes and blocks") {
     Dice dice(23);
     for (int i = 0; i < 8; ++i) {
