@@ -3,6 +3,7 @@
 // reads load at a clamped position and select, gathered indices are clamped.
 #pragma once
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "weft/topi/broadcast.hpp"
@@ -20,10 +21,13 @@ inline std::string shape_string(const std::vector<int64_t>& v) {
     return s + "]";
 }
 
+// The product of v[from, to) (to clamped to v's size). Over iterators: GCC 12 warned that the
+// index loop could overrun (-Waggressive-loop-optimizations) when `to` is SIZE_MAX.
 inline int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
-    int64_t p = 1;
-    for (size_t d = from; d < std::min(to, v.size()); ++d) p *= v[d];
-    return p;
+    const size_t end = std::min(to, v.size());
+    if (from >= end) return 1;
+    return std::accumulate(v.begin() + std::ptrdiff_t(from), v.begin() + std::ptrdiff_t(end), int64_t(1),
+                           std::multiplies<>());
 }
 
 // The tensor's shape as integers; a symbolic one is an error naming the operator.
