@@ -161,15 +161,15 @@ Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu, const s
 }
 
 namespace conv_detail {
-// Output pixels per register tile of tile_oc channels: as many as the vector registers hold
-// as accumulators (pixels x vectors) next to one register per weight vector and one for the
-// broadcast input. What limits such a tile is its loads per FMA, (pixels + vectors) /
+// Output pixels per register tile of `channels` channels (a block): as many as the vector
+// registers hold as accumulators (pixels x vectors) next to one register per weight vector
+// and one for the broadcast input. What limits such a tile is its loads per FMA, (pixels + vectors) /
 // (pixels x vectors): a divisor of the row is taken where its ratio is within 10% of the
 // largest tile's, else the largest tile with a partial last one (4x4 tiles ran at 0.84 of
 // 6x4 ones in the same run, in L1, one thread).
-int64_t conv_row_tile(int64_t out_width, int64_t tile_oc) {
+int64_t conv_row_tile(int64_t out_width, int64_t channels) {
     const int64_t lanes = host_lanes();
-    const int64_t v = std::max<int64_t>(1, (tile_oc + lanes - 1) / lanes);
+    const int64_t v = std::max<int64_t>(1, (channels + lanes - 1) / lanes);
     const int64_t registers = lanes >= 16 ? 32 : 16;
     const int64_t cap = std::max<int64_t>(1, (registers - v - 1) / v);
     if (out_width <= cap) return out_width;
@@ -365,9 +365,13 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     // (TailStrategy::ShiftInwards; a few rows computed twice, to the same values). With a
     // guarded tail, the row inside the fused parallel loop was a remainder (f % chunks) that
     // loop partitioning cannot cut on, every tile's size was symbolic, and a 32-channel
-    // layer of 38x38, 19x19 or 13x13 ran at 14-16 GFLOP/s against 96-102 for 40, 20 and 14.
+    // layer of 38x38, 19x19 or 13x13 ran at 0.14-0.17 of the rate of 40x40, 20x20 and 14x14
+    // (one process, one thread).
     int64_t rows = tile_extent(OH, 8);
-    if (OH % rows) rows = (OH + (OH + 7) / 8 - 1) / ((OH + 7) / 8);
+    if (OH % rows) {
+        const int64_t chunks = (OH + 7) / 8;
+        rows = (OH + chunks - 1) / chunks;
+    }
     auto [yo, yi] = s[out].split(out.axis(2), rows, OH % rows ? TailStrategy::ShiftInwards : TailStrategy::Guard);
     auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c));
     auto [co, ci] = s[out].split(out.axis(4), tile_c);

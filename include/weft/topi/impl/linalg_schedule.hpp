@@ -80,9 +80,9 @@ inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& 
     // (see schedule_gemm: a remainder of the fused index leaves every chunk's tile the
     // partial one's symbolic width). Else the batch is parallel where it has a task for
     // every thread, the chunks otherwise.
-    const bool fuse_batch = nb && N % chunk == 0;
-    IterVar chunks = fuse_batch ? d.fuse(dst.axis(0), jc) : jc;
-    d.parallel(nb && !fuse_batch && const_or(dst.shape()[0], kUnknownExtent) >= threads ? dst.axis(0) : chunks);
+    const bool batch_apart = nb && N % chunk != 0;
+    IterVar chunks = nb && !batch_apart ? d.fuse(dst.axis(0), jc) : jc;
+    d.parallel(batch_apart && const_or(dst.shape()[0], kUnknownExtent) >= threads ? dst.axis(0) : chunks);
     s[acc].compute_at(d, chunks);
 
     Stage a = s[acc];
@@ -140,15 +140,15 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     // A batch's panels are fused with the batch into one parallel loop, unless the last
     // panel is partial: the panel is then a remainder of the fused index (f % panels),
     // which loop partitioning cannot cut on, and every tile took the partial panel's
-    // symbolic width (no register tile: 4x256x256 @ 256x80 ran at 4.9 GFLOP/s against 117
-    // for N = 64). There the batch alone is parallel, its panels a loop inside that
-    // partitioning cuts into full panels and the last one.
+    // symbolic width (no register tile: 4x256x256 @ 256x80 ran at 0.04 of the rate at
+    // N = 64 in the same process). There the batch alone is parallel (`batch_apart`), its
+    // panels a loop inside that partitioning cuts into full panels and the last one.
     int64_t panels = (N + tile.nr - 1) / tile.nr;
-    const bool fuse_batch = nb && N % tile.nr == 0;
-    const int64_t outer_tasks = nb && !fuse_batch ? batch : batch * panels;
+    const bool batch_apart = nb && N % tile.nr != 0;
+    const int64_t outer_tasks = batch_apart ? batch : batch * panels;
     bool by_panel = threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr;
-    IterVar panel = fuse_batch ? d.fuse(dst.axis(0), jo) : jo;
-    d.parallel(by_panel ? (nb && !fuse_batch ? dst.axis(0) : panel) : io);
+    IterVar panel = nb && !batch_apart ? d.fuse(dst.axis(0), jo) : jo;
+    d.parallel(by_panel ? (batch_apart ? dst.axis(0) : panel) : io);
     s[acc].compute_at(d, io);
     schedule_micro_kernel(s, acc, nb, K);
 
