@@ -48,6 +48,9 @@ struct OpDef {
     // picks a GPU schedule by the computation's structure and is a good first one. Neither:
     // the group is scheduled as injective (topi::cuda::schedule_injective).
     GroupSchedule gpu_schedule;
+    // Made only by the graph passes (the blocked layout's operators), never by a user's
+    // graph or an importer: a failure inside one is reported as a bug in a rewrite.
+    bool made_by_passes = false;
 };
 
 // The operator called `name`; weft::Error "unknown operator" when there is none.

@@ -1,8 +1,11 @@
 // weft::Error and the two kinds of checks.
 //
-// A *user* error means the input was wrong (a shape, a schedule, a buffer): the message
-// says what and how to fix it. An *internal* error is a bug in weft. Messages are only
-// built when a check fails.
+// A *user* error (weft::Error) means the input was wrong (a shape, a schedule, a buffer, a
+// model): the message says what and how to fix it. An *internal* error
+// (weft::InternalError, also a weft::Error) is a bug in weft: an invariant failed, or an
+// operator's shape inference accepted what its computation then refused. Catch
+// weft::Error for both; tests and apps that must tell them apart catch InternalError first.
+// Messages are only built when a check fails.
 #pragma once
 #include <source_location>
 #include <sstream>
@@ -14,6 +17,12 @@ namespace weft {
 class Error : public std::runtime_error {
 public:
     explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+// A bug in weft (see above); its message starts "weft internal error".
+class InternalError : public Error {
+public:
+    explicit InternalError(const std::string& msg) : Error(msg) {}
 };
 
 namespace detail {
@@ -37,9 +46,25 @@ inline std::string unprefixed(std::string message) {
     throw Error(concat("weft: ", msg, "\n  (called from ", loc.file_name(), ":", loc.line(), ")"));
 }
 
+inline constexpr const char* internal_error_prefix = "weft internal error (a bug in weft, please report it)";
+
 [[noreturn]] inline void throw_internal_error(const char* file, int line, const std::string& msg) {
-    throw Error(concat("weft internal error (a bug in weft, please report it) at ", file, ":", line, ": ",
-                       msg));
+    throw InternalError(concat(internal_error_prefix, " at ", file, ":", line, ": ", msg));
+}
+
+// An internal error found where no source line is the culprit (a rewrite's result refused).
+[[noreturn]] inline void throw_internal_error(const std::string& msg) {
+    throw InternalError(concat(internal_error_prefix, ": ", msg));
+}
+
+// The one way to add context to an error on its way up: the same kind (user or internal),
+// the message "weft: <context>: <the error's message><suffix>" (an internal error keeps its
+// prefix and gets the context on a line of its own).
+[[noreturn]] inline void rethrow_with_context(const Error& e, const std::string& context,
+                                              const std::string& suffix = "") {
+    if (dynamic_cast<const InternalError*>(&e))
+        throw InternalError(concat(e.what(), "\n  (while ", context, suffix, ")"));
+    throw_user_error(concat(context, ": ", unprefixed(e.what()), suffix));
 }
 
 }  // namespace detail

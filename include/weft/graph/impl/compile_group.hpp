@@ -38,8 +38,7 @@ inline void schedule_group_for_gpu(const Graph& g, const FusedGroup& group, Sche
         try {
             def.gpu_schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
         } catch (const Error& e) {
-            ::weft::detail::throw_user_error("graph::build for CUDA: " + describe(m) + ": " +
-                                             ::weft::detail::unprefixed(e.what()));
+            ::weft::detail::rethrow_with_context(e, "graph::build for CUDA: " + describe(m));
         }
         return;
     }
@@ -74,7 +73,16 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         try {
             tensors[id] = op_def(n.op).compute(in, n.attrs);
         } catch (const Error& e) {
-            ::weft::detail::throw_user_error(describe(n) + ": " + ::weft::detail::unprefixed(e.what()));
+            // The node's shape inference accepted these inputs (Graph::check), so its
+            // computation refusing them is a bug, often in a pass's rewrite; not the user's.
+            std::string types;
+            for (Value v : n.inputs) types += (types.empty() ? "" : ", ") + g.type(v).str();
+            ::weft::detail::throw_internal_error(
+                describe(n) + ": its shape inference accepted inputs " + types + " but its computation refused them: " +
+                ::weft::detail::unprefixed(e.what()) +
+                (op_def(n.op).made_by_passes ? " (the graph passes made this node; BuildOptions::convert_layout = "
+                                               "false avoids the blocked layout's nodes)"
+                                             : ""));
         }
         inputs_of[id] = std::move(in);
     }
@@ -104,8 +112,8 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     try {
         result.kernel = build(s, args, target);
     } catch (const Error& e) {
-        ::weft::detail::throw_user_error("graph::build for " + target.str() + ": kernel '" + group_name(g, group) +
-                                         "': " + ::weft::detail::unprefixed(e.what()));
+        ::weft::detail::rethrow_with_context(e, "graph::build for " + target.str() + ": kernel '" +
+                                                    group_name(g, group) + "'");
     }
     return result;
 }

@@ -190,10 +190,9 @@ TensorType Graph::infer(const Node& n) const {
     try {
         return def->infer(in, n.attrs);
     } catch (const Error& e) {
-        std::string what = ::weft::detail::unprefixed(e.what());
         std::string types;
         for (size_t i = 0; i < in.size(); ++i) types += (i ? ", " : "") + in[i].str();
-        ::weft::detail::throw_user_error(describe(n) + ": " + what + " (inputs: " + types + ")");
+        ::weft::detail::rethrow_with_context(e, describe(n), " (inputs: " + types + ")");
     }
 }
 

@@ -82,7 +82,13 @@ inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const At
 
 inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a) {
     topi::Conv2dParams p = conv2d_params(a);
-    if (a.get_int("depthwise", 0)) return topi::depthwise_conv2d_nchwc(in[0], in[1], p);
+    // Depthwise: one group per channel of the blocked data, the zero channels that fill up
+    // its last block included (the graph's groups attribute counts the real ones).
+    if (a.get_int("depthwise", 0)) {
+        std::vector<int64_t> x = const_shape(in[0]);
+        p.groups = x[1] * x[4];
+        return topi::depthwise_conv2d_nchwc(in[0], in[1], p);
+    }
     p.groups = 1;
     return topi::conv2d_nchwc(in[0], in[1], p);
 }
@@ -96,11 +102,12 @@ inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& o
 inline void register_layout_ops() {
     using P = OpPattern;
     register_op({.name = "layout_transform", .pattern = P::Injective, .infer = infer_layout_transform,
-                 .compute = compute_layout_transform});
+                 .compute = compute_layout_transform, .made_by_passes = true});
     register_op({.name = "pack_conv2d_weight", .pattern = P::Injective, .infer = infer_pack_weight,
-                 .compute = compute_pack_weight});
+                 .compute = compute_pack_weight, .made_by_passes = true});
     register_op({.name = "conv2d_nchwc", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
-                 .infer = infer_conv2d_nchwc, .compute = compute_conv2d_nchwc, .schedule = schedule_conv2d_nchwc});
+                 .infer = infer_conv2d_nchwc, .compute = compute_conv2d_nchwc, .schedule = schedule_conv2d_nchwc,
+                 .made_by_passes = true});
 }
 
 }  // namespace weft::graph::ops

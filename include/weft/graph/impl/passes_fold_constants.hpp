@@ -49,8 +49,7 @@ Graph fold_constants(const Graph& g) {
         m = build(part, Target::host(), off);
         m.run();
     } catch (const Error& e) {
-        ::weft::detail::throw_user_error("graph pass 'fold_constants': evaluating the constant subgraph failed: " +
-                                         ::weft::detail::unprefixed(e.what()));
+        ::weft::detail::rethrow_with_context(e, "graph pass 'fold_constants': evaluating the constant subgraph");
     }
     std::vector<int> result_of(size_t(g.size()), -1);
     for (size_t k = 0; k < results.size(); ++k) result_of[size_t(results[k])] = int(k);
