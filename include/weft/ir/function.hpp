@@ -19,6 +19,11 @@ struct KernelArg {
     // Tensors: the bytes the data pointer is promised to be aligned to (LowerOptions::
     // argument_alignment), checked at the kernel's entry and then assumed; 0: no promise.
     int64_t alignment = 0;
+    // Tensors: whether the kernel writes it (an output of the schedule), and for an output
+    // the positions of the input arguments it may share bytes with, each read element-wise
+    // (lower/impl/argument_access.hpp). Kernel::call refuses any other overlap.
+    bool is_output = false;
+    std::vector<int> may_overwrite;
 };
 
 struct PrimFunc {

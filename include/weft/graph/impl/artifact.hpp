@@ -245,6 +245,8 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
                 shape.push_back(imm->value);
             }
             w.shape(shape);
+            w.u8(a.is_output);
+            w.ints(a.may_overwrite);
         }
         // Kernels the cache served share one module: its object is stored once.
         auto same = first_with_module.find(kernel.module().get());
@@ -469,6 +471,10 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
             if (TensorType{shape, arg.type} != g.node(arg_ids[a]).type)
                 r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
             for (int64_t d : shape) arg.shape.push_back(make_int(d));
+            arg.is_output = r.u8("a kernel argument") != 0;
+            arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(nargs));
+            if (arg.is_output != (a + 1 == nargs) || (!arg.is_output && !arg.may_overwrite.empty()))
+                r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
             f.args.push_back(std::move(arg));
         }
         std::shared_ptr<const KernelModule> module;

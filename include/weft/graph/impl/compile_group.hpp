@@ -17,10 +17,6 @@ namespace weft::graph::detail {
 struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
-    // Whether the kernel writes each output element once: not where the output stage's last
-    // tile is shifted over the one before (StageNode::recomputes_elements; the CPU GEMM's last
-    // row block), so that memory planning does not put the output over an input it reads.
-    bool writes_each_output_once = true;
 };
 
 // A group's GPU schedule: its master's OpDef::gpu_schedule with the element-wise epilogue
@@ -103,7 +99,6 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     } else {
         topi::schedule_injective(s, out);
     }
-    result.writes_each_output_once = !s[out].node()->recomputes_elements();
     if (!target.is_cuda()) {
         result.kernel = build(s, args, target);
         return result;

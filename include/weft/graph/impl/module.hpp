@@ -49,27 +49,12 @@ inline int index_of(const std::vector<std::string>& names, const std::string& na
                                      known + ")");
 }
 
-// Whether a group may write its output over `input`, an input that dies at it (in place):
-// the input has the output's type, and every node of the group that reads it, directly or
-// through other nodes of the group, is element-wise (or broadcast to the output's type).
-// The kernel then reads input element i only for output element i, just before writing
-// it. Nodes that do not read it may be anything: a convolution whose epilogue adds a
-// residual may write over the residual, not over the convolution's own data. The caller
-// also checks that the kernel writes each element once (CompiledGroup::writes_each_output_once).
-inline bool can_write_over(const Graph& g, const FusedGroup& group, int input) {
-    const TensorType& out = g.node(group.root()).type;
-    if (g.node(input).type != out) return false;
-    std::vector<int> readers{input};  // the input and the group's nodes that depend on it
-    for (int id : group.nodes) {  // in topological order
-        const Node& n = g.node(id);
-        bool reads = false;
-        for (Value v : n.inputs) reads = reads || std::find(readers.begin(), readers.end(), v.id) != readers.end();
-        if (!reads) continue;
-        OpPattern p = op_def(n.op).pattern;
-        if (!(p == OpPattern::ElemWise || (p == OpPattern::Broadcast && n.type == out))) return false;
-        readers.push_back(id);
-    }
-    return true;
+// Whether kernel k may write its output (its last argument) over its argument `slot` in
+// place: the kernel reads it element-wise (KernelArg::may_overwrite, found by lowering).
+inline bool may_write_over(const Kernel& k, int slot) {
+    const std::vector<ir::KernelArg>& args = k.signature().args;
+    const std::vector<int>& allowed = args.back().may_overwrite;
+    return std::find(allowed.begin(), allowed.end(), slot) != allowed.end();
 }
 
 // The friend of Module (graph/module.hpp) through which build() and graph/artifact.hpp's
@@ -216,14 +201,12 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
 
     // Compile every group.
     std::vector<std::vector<int>> arg_ids;
-    std::vector<bool> writes_once;  // per group: CompiledGroup::writes_each_output_once
     for (const FusedGroup& group : st->groups) {
         if (options.progress) options.progress(int(arg_ids.size()), int(st->groups.size()), group_name(g, group));
         detail::CompiledGroup c = detail::compile_group(g, group, target);
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms()});
         st->kernels.push_back(std::move(c.kernel));
         arg_ids.push_back(std::move(c.args));
-        writes_once.push_back(c.writes_each_output_once);
     }
 
     // Storage: inputs and constants have their own; each group's output is planned.
@@ -246,14 +229,15 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         if (request_of[size_t(v.id)] >= 0) requests[size_t(request_of[size_t(v.id)])].last = steps;  // read after the run
     if (options.plan_memory) {
         for (int k = 0; k < steps; ++k) {
-            const FusedGroup& group = st->groups[size_t(k)];
-            if (!writes_once[size_t(k)]) continue;
-            for (int id : arg_ids[size_t(k)])
-                if (id != group.root() && request_of[size_t(id)] >= 0 &&
-                    requests[size_t(request_of[size_t(id)])].last == k && detail::can_write_over(g, group, id)) {
-                    requests[size_t(request_of[size_t(group.root())])].inplace_of = request_of[size_t(id)];
+            const std::vector<int>& ids = arg_ids[size_t(k)];
+            for (size_t slot = 0; slot + 1 < ids.size(); ++slot) {
+                const int id = ids[slot];
+                if (request_of[size_t(id)] >= 0 && requests[size_t(request_of[size_t(id)])].last == k &&
+                    detail::may_write_over(st->kernels[size_t(k)], int(slot))) {
+                    requests[size_t(request_of[size_t(ids.back())])].inplace_of = request_of[size_t(id)];
                     break;
                 }
+            }
         }
     }
     MemoryPlan plan;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "weft/ir/printer.hpp"
+#include "weft/lower/impl/argument_access.hpp"
 #include "weft/lower/impl/gpu_double_buffer.hpp"
 #include "weft/lower/impl/gpu_kernel.hpp"
 #include "weft/lower/impl/gpu_schedule_check.hpp"
@@ -66,9 +67,13 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
                                     : tensor_key(it->second, vi);
     };
     StorageFlattener flattener(resolve);
+    std::unordered_map<const void*, size_t> position;  // each argument's first position
     for (auto& a : args) {
         if (auto* t = std::get_if<Tensor>(&a.value)) {
             WEFT_CHECK(t->defined(), "lower: an argument tensor is undefined");
+            auto [seen, first] = position.try_emplace(resolve(t->op().get(), t->value_index()), f.args.size());
+            WEFT_CHECK(first, "lower: kernel '", f.name, "': tensor '", t->name(), "' is passed twice (arguments #",
+                       seen->second + 1, " and #", f.args.size() + 1, "); list each tensor once");
             if (auto it = stage_of.find(t->op().get()); it != stage_of.end())
                 WEFT_CHECK(!it->second->op->is_compute() || it->second->is_output, "lower: argument '", t->name(),
                            "' is an intermediate stage of the schedule, not an output, so the kernel would never write "
@@ -80,6 +85,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         } else {
             const Var& v = std::get<Var>(a.value);
             WEFT_CHECK(v.defined(), "lower: an argument variable is undefined");
+            auto [seen, first] = position.try_emplace(v.get(), f.args.size());
+            WEFT_CHECK(first, "lower: kernel '", f.name, "': variable '", v.name(), "' is passed twice (arguments #",
+                       seen->second + 1, " and #", f.args.size() + 1, "); list each variable once");
             f.args.push_back({ir::KernelArg::Kind::Scalar, v.name(), v, v.type(), {}});
         }
     }
@@ -93,6 +101,8 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
             WEFT_CHECK(passed, "lower: output '", out.output(v).name(),
                        "' is not in the argument list; pass it so the kernel can write it");
         }
+
+    mark_argument_access(s, args, stage_of, f);
 
     const bool gpu = options.target.is_cuda();
     if (gpu) check_gpu_schedule(s, f.name);

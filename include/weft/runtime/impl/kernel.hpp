@@ -1,5 +1,6 @@
 // Definitions for runtime/kernel.hpp: the signature digest and the checked call.
 #pragma once
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +60,49 @@ bool fits_scalar(DataType t, int64_t v) {
     int64_t lo = t.is_int() ? -(int64_t(1) << (t.bits - 1)) : 0;
     int64_t hi = t.is_int() ? (int64_t(1) << (t.bits - 1)) - 1 : (int64_t(1) << t.bits) - 1;
     return v >= lo && v <= hi;
+}
+
+// The bytes [first, last) a buffer's elements occupy (any strides).
+std::pair<uintptr_t, uintptr_t> byte_span(const BufferRef& b) {
+    int64_t lo = 0, hi = 0;  // element offsets of the first and last element
+    for (int d = 0; d < b.ndim(); ++d) {
+        const int64_t reach = (b.shape()[size_t(d)] - 1) * b.strides()[size_t(d)];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    const auto base = reinterpret_cast<uintptr_t>(b.data());
+    const int64_t bytes = b.dtype().bytes();
+    return {base + uintptr_t(lo * bytes), base + uintptr_t((hi + 1) * bytes)};
+}
+
+// An output of the kernel must not share bytes with another tensor argument, except an
+// input the kernel reads element-wise (KernelArg::may_overwrite) passed as the very same
+// bytes: writing over anything else computes wrong numbers without a word.
+void check_no_aliasing(const std::string& kname, const ir::PrimFunc& sig, std::span<const KernelArgValue> args) {
+    for (size_t o = 0; o < args.size(); ++o) {
+        if (!sig.args[o].is_output) continue;
+        const BufferRef& out = args[o].buffer();
+        const auto [olo, ohi] = byte_span(out);
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (i == o || args[i].kind() != KernelArgValue::Kind::Tensor) continue;
+            const BufferRef& in = args[i].buffer();
+            const auto [ilo, ihi] = byte_span(in);
+            if (ihi <= olo || ohi <= ilo) continue;  // apart
+            const ir::KernelArg &os = sig.args[o], &is = sig.args[i];
+            const bool allowed = std::find(os.may_overwrite.begin(), os.may_overwrite.end(), int(i)) !=
+                                 os.may_overwrite.end();
+            if (allowed && ilo == olo && ihi == ohi) continue;  // element-wise, in place
+            const char* what = is.is_output ? "output" : "input";
+            if (i < o && is.is_output) continue;  // the pair is reported from its first output
+            detail::throw_user_error(detail::concat(
+                "kernel '", kname, "': output '", os.name, "' (#", o + 1, ") shares memory with ", what, " '", is.name,
+                "' (#", i + 1, "); ",
+                is.is_output ? "two outputs must not overlap"
+                : allowed    ? "it may write over that input only in place: the very same bytes (same start and size)"
+                             : "the kernel reads that input at other elements than the one it writes, so writing over "
+                               "it would compute wrong numbers",
+                "; pass separate buffers"));
+        }
+    }
 }
 
 }  // namespace
@@ -180,6 +224,7 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
         }
     }
 
+    check_no_aliasing(kname, plan.func, args);
     if (on_cuda) {
         runtime::detail::launch_cuda(module_, plan, args, values.data(), symbol.data(), symbol_set.data(), device);
         return;
