@@ -73,3 +73,35 @@ TEST_CASE("module calls with a wrong name shape or dtype are errors") {
     CHECK_THROWS_WITH_AS(m.get_output(1), Contains("output index 1 is out of range"), weft::Error);
     CHECK_THROWS_WITH_AS(graph::Module().run(), Contains("this module is empty"), weft::Error);
 }
+
+TEST_CASE("a value of another graph is refused wherever it is passed, not read as a node of this one") {
+    graph::Graph a, b;
+    graph::Value ax = a.input("x", {4});
+    graph::Value ay = a.relu(ax, "ay");
+    graph::Value bx = b.input("x", {4});
+    b.relu(bx, "by");  // b has a node with ay's id too
+    CHECK_THROWS_WITH_AS(b.relu(ay), Contains("belongs to another graph"), weft::Error);
+    CHECK_THROWS_WITH_AS(b.add(bx, ay), Contains("value %1 belongs to another graph"), weft::Error);
+    CHECK_THROWS_WITH_AS(b.output(ay, "y"), Contains("belongs to another graph"), weft::Error);
+    CHECK_THROWS_WITH_AS(b.node(ay), Contains("belongs to another graph"), weft::Error);
+    CHECK_THROWS_WITH_AS(b.set_input(1, 0, ax), Contains("belongs to another graph"), weft::Error);
+    // A copy takes the values of its original made before the copy; its own new ones are its own.
+    graph::Graph c = a;
+    graph::Value cz = c.sigmoid(ay, "cz");
+    CHECK(c.type(cz).shape == std::vector<int64_t>{4});
+    CHECK_THROWS_WITH_AS(a.relu(cz), Contains("belongs to another graph"), weft::Error);
+    graph::Value az = a.tanh(ax, "az");  // made after the copy: c has no such node
+    CHECK_THROWS_WITH_AS(c.relu(az), Contains("belongs to another graph"), weft::Error);
+}
+
+TEST_CASE("two outputs of the same name are refused") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    g.output(g.relu(x), "y");
+    CHECK_THROWS_WITH_AS(g.output(g.sigmoid(x), "y"), Contains("two outputs named 'y'"), weft::Error);
+    graph::Value r = g.relu(x, "r");
+    g.output(r);  // named after its node
+    CHECK_THROWS_WITH_AS(g.output(r), Contains("two outputs named 'r'"), weft::Error);
+    g.output(r, "r_again");  // the same value under another name is fine
+    CHECK(g.outputs().size() == 3);
+}

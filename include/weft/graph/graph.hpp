@@ -26,11 +26,15 @@
 
 namespace weft::graph {
 
-// The output of node `id` of a graph.
+// The output of node `id` of a graph. A Value the graph hands out carries the graph's
+// identity, so that one graph refuses another's values (which would silently mean
+// whichever of its own nodes has the same id); Value{id} (graph 0) is taken by any graph.
 struct Value {
     int id = -1;
+    uint64_t graph = 0;  // Graph::identity() of the graph that made it; 0: unchecked
     bool defined() const { return id >= 0; }
-    bool operator==(const Value&) const = default;
+    // The same node: values are compared within one graph.
+    bool operator==(const Value& o) const { return id == o.id; }
 };
 
 struct TensorType {
@@ -104,6 +108,15 @@ struct Pool2dAttrs {
 
 class Graph {
 public:
+    Graph();
+    // A copy takes the values of the graph it was copied from, for the nodes that graph had
+    // then (passes and build() work on copies); values it makes afterwards are its own.
+    Graph(const Graph& other);
+    Graph& operator=(const Graph& other);
+    Graph(Graph&&) noexcept = default;
+    Graph& operator=(Graph&&) noexcept = default;
+    uint64_t identity() const { return identity_; }
+
     // ---- building -------------------------------------------------------------------
     Value input(const std::string& name, std::vector<int64_t> shape, DataType dtype = DataType::float_(32));
     // A constant (weights): its data is copied into compact storage the graph owns.
@@ -115,7 +128,8 @@ public:
     // A node of a registered operator; its type is inferred now. An empty name gets
     // "<op>_<id>".
     Value add_node(const std::string& op, std::vector<Value> inputs, Attrs attrs = {}, std::string name = "");
-    // Marks v as an output of the graph (an empty name takes the node's name).
+    // Marks v as an output of the graph (an empty name takes the node's name). Output names
+    // are unique: a second output of the same name is a weft::Error.
     void output(Value v, std::string name = "");
 
     // ---- the builder: one function per operator (see docs/graph.md for each) ----------
@@ -219,7 +233,14 @@ private:
     Value append(Node n);
     TensorType infer(const Node& n) const;
     std::string unique_name(const std::string& wanted, const std::string& op) const;
+    // v, checked to be a value of this graph (or of a graph it was copied from, made before
+    // the copy); `what` says where it was passed, for the message.
+    Value own(Value v, const std::string& what) const;
 
+    uint64_t identity_ = 0;
+    // The graphs this one was copied from (its own line of copies) and how many nodes each
+    // had when copied: their values up to that count are this graph's too.
+    std::vector<std::pair<uint64_t, int>> copied_from_;
     std::vector<Node> nodes_;
     std::vector<std::pair<std::string, Value>> outputs_;
     std::map<std::string, int> by_name_;

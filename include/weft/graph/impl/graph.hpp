@@ -1,6 +1,7 @@
 // Definitions of graph/graph.hpp: attributes, the node store, inference, check() and printing.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <queue>
@@ -125,7 +126,40 @@ std::string Attrs::str() const {
 
 std::string describe(const Node& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
+namespace detail {
+inline uint64_t next_graph_identity() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace detail
+
+Graph::Graph() : identity_(detail::next_graph_identity()) {}
+
+Graph::Graph(const Graph& other)
+    : identity_(detail::next_graph_identity()),
+      copied_from_(other.copied_from_),
+      nodes_(other.nodes_),
+      outputs_(other.outputs_),
+      by_name_(other.by_name_) {
+    copied_from_.emplace_back(other.identity_, other.size());
+}
+
+Graph& Graph::operator=(const Graph& other) {
+    if (this != &other) *this = Graph(other);
+    return *this;
+}
+
+Value Graph::own(Value v, const std::string& what) const {
+    if (v.graph == 0 || v.graph == identity_) return v;
+    for (auto& [graph, nodes] : copied_from_)
+        if (v.graph == graph && v.id < nodes) return v;
+    ::weft::detail::throw_user_error(::weft::detail::concat(
+        "graph: ", what, ": value %", v.id, " belongs to another graph; a graph::Value works only with the graph "
+        "that made it (or a copy made after it)"));
+}
+
 const Node& Graph::node(Value v) const {
+    v = own(v, "node()");
     WEFT_CHECK(v.id >= 0 && v.id < size(), "graph: value %", v.id, " is not a node of this graph (it has ", size(),
                " nodes)");
     return nodes_[size_t(v.id)];
@@ -142,7 +176,7 @@ Value Graph::append(Node n) {
     n.name = unique_name(n.name, n.op);
     by_name_[n.name] = size();
     nodes_.push_back(std::move(n));
-    return Value{size() - 1};
+    return Value{size() - 1, identity_};
 }
 
 Value Graph::input(const std::string& name, std::vector<int64_t> shape, DataType dtype) {
@@ -198,6 +232,7 @@ TensorType Graph::infer(const Node& n) const {
 
 Value Graph::add_node(const std::string& op, std::vector<Value> inputs, Attrs attrs, std::string name) {
     WEFT_CHECK(name.empty() || !by_name_.count(name), "graph: the name '", name, "' is taken");
+    for (Value& v : inputs) v = own(v, "an input of a new '" + op + "' node");
     Node n{.op = op, .name = name.empty() ? unique_name("", op) : name, .inputs = std::move(inputs),
            .attrs = std::move(attrs)};
     n.type = infer(n);
@@ -205,28 +240,32 @@ Value Graph::add_node(const std::string& op, std::vector<Value> inputs, Attrs at
 }
 
 void Graph::output(Value v, std::string name) {
-    const Node& n = node(v);
-    outputs_.emplace_back(name.empty() ? n.name : std::move(name), v);
+    const Node& n = node(own(v, "output()"));
+    if (name.empty()) name = n.name;
+    for (auto& [taken, value] : outputs_)
+        WEFT_CHECK(taken != name, "graph: two outputs named '", name, "' (%", value.id, " and %", v.id,
+                   "); give each output its own name");
+    outputs_.emplace_back(std::move(name), v);
 }
 
 std::vector<Value> Graph::inputs() const {
     std::vector<Value> r;
     for (int i = 0; i < size(); ++i)
-        if (nodes_[size_t(i)].is_input()) r.push_back(Value{i});
+        if (nodes_[size_t(i)].is_input()) r.push_back(Value{i, identity_});
     return r;
 }
 
 std::optional<Value> Graph::find(const std::string& name) const {
     auto it = by_name_.find(name);
     if (it == by_name_.end()) return std::nullopt;
-    return Value{it->second};
+    return Value{it->second, identity_};
 }
 
 void Graph::set_input(int id, int slot, Value v) {
     WEFT_CHECK(id >= 0 && id < size(), "graph: set_input: %", id, " is not a node");
     Node& n = nodes_[size_t(id)];
     WEFT_CHECK(slot >= 0 && slot < int(n.inputs.size()), describe(n), ": has no input ", slot);
-    n.inputs[size_t(slot)] = v;
+    n.inputs[size_t(slot)] = own(v, "set_input()");
 }
 
 bool Graph::is_ordered() const {
