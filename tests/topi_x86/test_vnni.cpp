@@ -118,32 +118,35 @@ TEST_CASE("tensorize names what differs when the loop nest does not match the in
     const int64_t M = 6, N = 32, K = 16;
     Tensor A = placeholder({M, K}, u8, "A"), Bp = placeholder({N / 16, K / 4, 16, 4}, i8, "Bp");
     IterVar k = reduce_axis(0, K, "k");
-    auto build_with = [&](auto body, int64_t jsplit, int64_t ksplit) {
+    // `weight`: the second input the body reads.
+    auto build_with = [&](auto body, int64_t jsplit, int64_t ksplit, const Tensor& weight) {
         Tensor C = compute({M, N}, body(k), "C");
         Schedule s = create_schedule(C);
         auto [jo, ji] = s[C].split(C.axis(1), jsplit);
         auto [ko, ki] = s[C].split(k, ksplit);
         s[C].reorder({C.axis(0), jo, ko, ji, ki});
         s[C].tensorize(ji, topi::vnni_dot_16x4());
-        return lower(s, {A, Bp, C});
+        return lower(s, {A, weight, C});
     };
     auto vnni_body = [&](IterVar kk) {
         return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) * cast(i32, Bp(j / 16, kk / 4, j % 16, kk % 4)), {kk}); };
     };
-    CHECK_NOTHROW(build_with(vnni_body, 16, 4));
+    CHECK_NOTHROW(build_with(vnni_body, 16, 4, Bp));
     // Wrong extents: 8 columns where the intrinsic does 16.
-    CHECK_THROWS_WITH_AS(build_with(vnni_body, 8, 4), doctest::Contains("runs 8 iterations, the intrinsic's axis 'j' 16"),
+    CHECK_THROWS_WITH_AS(build_with(vnni_body, 8, 4, Bp), doctest::Contains("runs 8 iterations, the intrinsic's axis 'j' 16"),
                          Error);
-    // The weight's rows and columns swapped: indices move differently.
+    // The weight's rows and columns swapped (a weight of that layout, so every read is in
+    // bounds): indices move differently.
+    Tensor Bs = placeholder({N / 16, K / 4, 4, 16}, i8, "Bs");
     auto swapped = [&](IterVar kk) {
-        return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) * cast(i32, Bp(j / 16, kk / 4, kk % 4, j % 16)), {kk}); };
+        return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) * cast(i32, Bs(j / 16, kk / 4, kk % 4, j % 16)), {kk}); };
     };
-    CHECK_THROWS_WITH_AS(build_with(swapped, 16, 4), doctest::Contains("moves as"), Error);
+    CHECK_THROWS_WITH_AS(build_with(swapped, 16, 4, Bs), doctest::Contains("moves as"), Error);
     // Another expression: a product of the wrong widths.
     auto plus = [&](IterVar kk) {
         return [&, kk](Expr i, Expr j) { return sum(cast(i32, A(i, kk)) + cast(i32, Bp(j / 16, kk / 4, j % 16, kk % 4)), {kk}); };
     };
-    CHECK_THROWS_WITH_AS(build_with(plus, 16, 4), doctest::Contains("where the intrinsic computes"), Error);
+    CHECK_THROWS_WITH_AS(build_with(plus, 16, 4, Bp), doctest::Contains("where the intrinsic computes"), Error);
     // Wrong loop kinds at the primitive itself.
     Tensor C = compute({M, N}, vnni_body(k), "C");
     Schedule s = create_schedule(C);

@@ -17,7 +17,8 @@ IterVar reduce_axis(Expr begin, Expr end, std::string name);
 
 namespace detail {
 // The output shape is the extents of `axis`.
-Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name);
+Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name,
+                       std::source_location loc = {});
 std::vector<IterVar> make_axes(const std::vector<Expr>& shape, const std::vector<std::string>& names);
 
 template <class F, size_t... I>
@@ -45,13 +46,14 @@ constexpr int expr_arity() {
 // defines several outputs over the same domain (see compute_multi).
 template <class F>
 Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",
-               const std::vector<std::string>& axis_names = {}) {
+               const std::vector<std::string>& axis_names = {},
+               std::source_location loc = std::source_location::current()) {
     if constexpr (std::is_invocable_v<F&, const std::vector<Expr>&>) {
         WEFT_CHECK(!shape.empty(), "compute '", name, "': the result would have no dimensions");
         auto axes = detail::make_axes(shape, axis_names);
         std::vector<Expr> index;
         for (auto& a : axes) index.push_back(a.var());
-        return detail::make_compute(axes, {fcompute(index)}, std::move(name)).output(0);
+        return detail::make_compute(axes, {fcompute(index)}, std::move(name), loc).output(0);
     } else {
         constexpr int arity = detail::expr_arity<F>();
         static_assert(arity >= 1, "compute: the lambda must take between 1 and 6 Expr arguments");
@@ -60,14 +62,15 @@ Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "c
                    shape.size() == 1 ? " dimension" : " dimensions");
         auto axes = detail::make_axes(shape, axis_names);
         Expr body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
-        return detail::make_compute(axes, {body}, std::move(name)).output(0);
+        return detail::make_compute(axes, {body}, std::move(name), loc).output(0);
     }
 }
 
 // Several outputs computed together (e.g. argmax's index and value).
 template <class F>
 std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",
-                                  const std::vector<std::string>& axis_names = {}) {
+                                  const std::vector<std::string>& axis_names = {},
+                                  std::source_location loc = std::source_location::current()) {
     constexpr int arity = detail::expr_arity<F>();
     static_assert(arity >= 1, "compute_multi: the lambda must take between 1 and 6 Expr arguments");
     WEFT_CHECK(int(shape.size()) == arity, "compute '", name, "': the lambda takes ", arity,
@@ -75,7 +78,7 @@ std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, st
                shape.size() == 1 ? " dimension" : " dimensions");
     auto axes = detail::make_axes(shape, axis_names);
     std::vector<Expr> body = detail::invoke_with_axes(fcompute, axes, std::make_index_sequence<arity>{});
-    Operation op = detail::make_compute(axes, std::move(body), std::move(name));
+    Operation op = detail::make_compute(axes, std::move(body), std::move(name), loc);
     std::vector<Tensor> out;
     for (int i = 0; i < op->num_outputs(); ++i) out.push_back(op.output(i));
     return out;

@@ -4,6 +4,7 @@
 // its axes (and, for reductions, a Reduce node over reduce axes). A Tensor is one output of
 // an operation; calling it with indices builds a read (ir::ProducerLoad) of it.
 #pragma once
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct OperationNode : ir::Object {
     std::vector<IterVar> axis;
     std::vector<IterVar> reduce_axis;
     std::vector<Expr> body;
+    // Compute: where the user's compute() call is (line 0: made by weft itself), for messages.
+    std::source_location loc;
 
     OperationNode(OpKind k, std::string n) : ir::Object(ir::NodeKind::Object), op_kind(k), name(std::move(n)) {}
     bool is_placeholder() const { return op_kind == OpKind::Placeholder; }

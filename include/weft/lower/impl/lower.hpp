@@ -4,6 +4,7 @@
 
 #include "weft/ir/printer.hpp"
 #include "weft/lower/impl/argument_access.hpp"
+#include "weft/lower/impl/check_reads.hpp"
 #include "weft/lower/impl/gpu_double_buffer.hpp"
 #include "weft/lower/impl/gpu_kernel.hpp"
 #include "weft/lower/impl/gpu_schedule_check.hpp"
@@ -103,6 +104,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         }
 
     mark_argument_access(s, args, stage_of, f);
+    // Reads outside their tensors: an error now for constant shapes, asserts at the entry
+    // for symbolic ones.
+    std::vector<EntryAssert> read_asserts = check_reads_in_bounds(s);
 
     const bool gpu = options.target.is_cuda();
     if (gpu) check_gpu_schedule(s, f.name);
@@ -158,7 +162,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         f.body = body;
         return f;
     }
-    // 8. The entry: argument checks and bindings.
+    // 8. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
+    for (auto it = read_asserts.rbegin(); it != read_asserts.rend(); ++it)
+        body = ir::AssertStmt::make(it->cond, "kernel '" + f.name + "': " + it->message, body);
     body = make_entry(f.name, f.args, body);
     print("make_entry (argument checks)", body);
     f.body = body;

@@ -114,7 +114,8 @@ std::vector<IterVar> make_axes(const std::vector<Expr>& shape, const std::vector
     return axes;
 }
 
-Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name) {
+Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body, std::string name,
+                       std::source_location loc) {
     WEFT_CHECK(!body.empty(), "compute '", name, "' has no output expression");
     std::vector<IterVar> raxis;
     for (size_t i = 0; i < body.size(); ++i) {
@@ -140,6 +141,7 @@ Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body,
     node->axis = axis;
     node->reduce_axis = raxis;
     node->body = std::move(body);
+    node->loc = loc;
     return Operation(std::shared_ptr<const OperationNode>(node));
 }
 
