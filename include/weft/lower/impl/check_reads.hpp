@@ -16,7 +16,7 @@
 
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/printer.hpp"
-#include "weft/ir/visitor.hpp"
+#include "weft/lower/impl/range_visitor.hpp"
 #include "weft/te/operation.hpp"
 
 namespace weft::lower_passes {
@@ -27,7 +27,7 @@ struct EntryAssert {
     std::string message;
 };
 
-class ReadBoundsChecker : public ir::IRVisitor {
+class ReadBoundsChecker : public RangeVisitor {
 public:
     explicit ReadBoundsChecker(const te::OperationNode& op) : op_(op) {
         for (auto* axes : {&op.axis, &op.reduce_axis})
@@ -38,8 +38,7 @@ public:
     std::vector<EntryAssert> asserts;
 
 private:
-    using IRVisitor::visit;
-    using IRVisitor::visit_;
+    using RangeVisitor::visit_;
 
     void visit_(const ir::Call* op) override {
         if (op->name != "if_then_else" || op->args.size() != 3) return IRVisitor::visit_(op);
@@ -52,11 +51,6 @@ private:
         under(op->condition, [&] {
             for (const Expr& s : op->source) visit(s);
         });
-    }
-    void visit_(const ir::Let* op) override {
-        visit(op->value);
-        ranges_[op->var] = ir::arith::bounds_of(op->value, ranges_);
-        visit(op->body);
     }
     void visit_(const ir::ProducerLoad* op) override {
         IRVisitor::visit_(op);
@@ -150,7 +144,6 @@ private:
     }
 
     const te::OperationNode& op_;
-    ir::arith::VarRanges ranges_;
     std::vector<std::pair<Expr, ir::arith::Interval>> facts_;
 };
 

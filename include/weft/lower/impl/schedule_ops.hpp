@@ -13,6 +13,7 @@
 #include "weft/ir/visitor.hpp"
 #include "weft/lower/impl/compute_with.hpp"
 #include "weft/lower/impl/prefetch.hpp"
+#include "weft/lower/impl/range_visitor.hpp"
 #include "weft/lower/impl/stage_nest.hpp"
 #include "weft/lower/impl/tensorize.hpp"
 #include "weft/lower/lower.hpp"
@@ -124,32 +125,22 @@ private:
 
 // The union over all reads of `stage` in a statement of their index bounds, with every
 // variable bound inside the statement (loops, lets) ranging over its values.
-class RegionCollector : public ir::IRVisitor {
+class RegionCollector : public RangeVisitor {
 public:
     // `relaxed`: variables of enclosing loops the region covers whole (GPU thread loops).
     RegionCollector(const StageIndex& idx, const StageNode* stage, ir::arith::VarRanges relaxed = {})
-        : idx_(idx), stage_(stage), ranges_(std::move(relaxed)) {}
+        : RangeVisitor(std::move(relaxed)), idx_(idx), stage_(stage) {}
     std::vector<ir::arith::Interval> region;
     bool found = false;
-    using IRVisitor::visit;
 
 protected:
+    using RangeVisitor::visit_;
     void visit_(const ir::For* op) override {
         visit(op->min);
         visit(op->extent);
         // A loop's min may depend on enclosing inner loops: bound it through their ranges.
         ranges_[op->loop_var] = ir::arith::Interval(ir::arith::bounds_of(op->min, ranges_).min,
                                                     ir::arith::bounds_of(op->min + op->extent - 1, ranges_).max);
-        visit(op->body);
-    }
-    void visit_(const ir::LetStmt* op) override {
-        visit(op->value);
-        ranges_[op->var] = ir::arith::bounds_of(op->value, ranges_);
-        visit(op->body);
-    }
-    void visit_(const ir::Let* op) override {
-        visit(op->value);
-        ranges_[op->var] = ir::arith::bounds_of(op->value, ranges_);
         visit(op->body);
     }
     void visit_(const ir::ProducerLoad* op) override {
@@ -169,7 +160,6 @@ protected:
 private:
     const StageIndex& idx_;
     const StageNode* stage_;
-    ir::arith::VarRanges ranges_;
 
     void add(const std::vector<Expr>& indices) {
         if (region.empty()) region.resize(indices.size());
