@@ -31,10 +31,12 @@ struct Gemm {
 };
 
 // The square sizes, the FC layer of a ResNet head (batch 1, 2048 -> 1000), a BERT-base
-// feed-forward layer (128 tokens, 768 -> 3072) and a 1x1 convolution of ResNet as a GEMM
-// (56 x 56 pixels, 576 -> 64).
+// feed-forward layer (128 tokens, 768 -> 3072), a 1x1 convolution of ResNet as a GEMM
+// (56 x 56 pixels, 576 -> 64), and small squares (0.26 M, 0.88 M and 2.1 M multiply-adds),
+// where a second thread costs about as much as it brings (the thread pool's work threshold).
 const Gemm kShapes[] = {{256, 256, 256},   {512, 512, 512},   {1024, 1024, 1024}, {2048, 2048, 2048},
-                        {1, 1000, 2048},   {128, 3072, 768},  {3136, 64, 576}};
+                        {1, 1000, 2048},   {128, 3072, 768},  {3136, 64, 576},    {64, 64, 64},
+                        {96, 96, 96},      {128, 128, 128}};
 
 // 64-byte aligned float storage (a cache line; what weft's own buffers get).
 struct AlignedFloats {

@@ -5,6 +5,9 @@
 //   fused_chain/16M         y = max(a * x + b, 0) + c over 16M floats (a, b, c scalars);
 //                           memory-bound: bytes = x read + y written. weft_unfused runs the
 //                           three steps as three kernels (two temporaries) for comparison.
+//   fused_chain/16K, /256K  the same in L1 / L2, where a second thread costs about what it
+//                           brings (the thread pool's work threshold); weft, Eigen (1 thread)
+//                           and Halide, whose own pool threads its parallel loop.
 //   softmax/4096x1024       along rows; bytes = x read + y written.
 //   layer_norm/4096x1024    over rows, with gamma and beta; bytes = x read + y written.
 #include "harness.hpp"
@@ -54,15 +57,15 @@ bench::Runner halide_runner(Halide::Func out, std::shared_ptr<Halide::Buffer<flo
 
 // ---- fused chain --------------------------------------------------------------------------
 
-bench::Runner weft_chain() {
+bench::Runner weft_chain(int64_t n) {
     using namespace weft;
-    Tensor X = placeholder({kChainN}, f32, "x");
+    Tensor X = placeholder({n}, f32, "x");
     Var a("a", f32), b("b", f32), c("c", f32);
     Tensor Y = topi::add(topi::relu(topi::add(topi::mul(X, a), b)), c);
     Schedule s = create_schedule(Y);
     topi::schedule_injective(s, Y);
     Kernel k = build(s, {X, a, b, c, Y}, Target::host(), {.name = "fused_chain"});
-    auto x = random_buf({kChainN}, 1), y = std::make_shared<Buffer<float>>(std::vector<int64_t>{kChainN});
+    auto x = random_buf({n}, 1), y = std::make_shared<Buffer<float>>(std::vector<int64_t>{n});
     return [k, x, y] { k(*x, kA, kB, kC, *y); };
 }
 
@@ -104,10 +107,10 @@ bench::Runner loop_chain(int threads) {
     };
 }
 
-bench::Runner eigen_chain(int threads) {
-    auto x = random_buf({kChainN}, 1), y = std::make_shared<weft::Buffer<float>>(std::vector<int64_t>{kChainN});
+bench::Runner eigen_chain(int threads, int64_t n) {
+    auto x = random_buf({n}, 1), y = std::make_shared<weft::Buffer<float>>(std::vector<int64_t>{n});
     return [=] {
-        split_range(threads, kChainN, [&](int64_t lo, int64_t hi) {
+        split_range(threads, n, [&](int64_t lo, int64_t hi) {
             Eigen::Map<const Eigen::ArrayXf> xs(x->data() + lo, hi - lo);
             Eigen::Map<Eigen::ArrayXf> ys(y->data() + lo, hi - lo);
             ys = (xs * kA + kB).max(0.f) + kC;
@@ -115,11 +118,11 @@ bench::Runner eigen_chain(int threads) {
     };
 }
 
-bench::Runner halide_chain(int threads) {
+bench::Runner halide_chain(int threads, int64_t n) {
     using namespace Halide;
-    auto in = std::make_shared<Buffer<float>>(int(kChainN));
-    auto out = std::make_shared<Buffer<float>>(int(kChainN));
-    bench::fill_random(in->data(), size_t(kChainN), -1.f, 1.f, 1);
+    auto in = std::make_shared<Buffer<float>>(int(n));
+    auto out = std::make_shared<Buffer<float>>(int(n));
+    bench::fill_random(in->data(), size_t(n), -1.f, 1.f, 1);
     Var i("i"), io("io"), ii("ii");
     Func f("chain");
     f(i) = max(kA * (*in)(i) + kB, 0.f) + kC;
@@ -323,11 +326,18 @@ void register_cases() {
     bench::Case softmax{"softmax/4096x1024", bench::Unit::Bytes, row_bytes};
     bench::Case layer_norm{"layer_norm/4096x1024", bench::Unit::Bytes, row_bytes};
     for (int t : {1, 2}) {
-        bench::add(chain, "weft", t, [] { return weft_chain(); });
+        bench::add(chain, "weft", t, [] { return weft_chain(kChainN); });
         bench::add(chain, "weft_unfused", t, [] { return weft_chain_unfused(); });
         bench::add(chain, "loop", t, [t] { return loop_chain(t); });
-        bench::add(chain, "eigen", t, [t] { return eigen_chain(t); });
-        bench::add(chain, "halide", t, [t] { return halide_chain(t); });
+        bench::add(chain, "eigen", t, [t] { return eigen_chain(t, kChainN); });
+        bench::add(chain, "halide", t, [t] { return halide_chain(t, kChainN); });
+        for (int64_t n : {int64_t(16) << 10, int64_t(256) << 10}) {
+            bench::Case small{"fused_chain/" + std::to_string(n >> 10) + "K", bench::Unit::Bytes, 2.0 * double(n) * sizeof(float)};
+            bench::add(small, "weft", t, [n] { return weft_chain(n); });
+            // Eigen at 2 threads would start a std::thread per call (split_range).
+            if (t == 1) bench::add(small, "eigen", t, [n] { return eigen_chain(1, n); });
+            bench::add(small, "halide", t, [t, n] { return halide_chain(t, n); });
+        }
         bench::add(softmax, "weft", t, [] { return weft_softmax(); });
         bench::add(softmax, "eigen", t, [t] { return eigen_softmax(t); });
         bench::add(softmax, "onednn", t, [] { return onednn_softmax(); });

@@ -3,13 +3,16 @@
 # (a machine that has them all skips apt-get entirely), configures with clang-19 + Ninja
 # and builds. Run it as root, or as a user with sudo (used only for apt-get).
 #
-#   scripts/setup.sh                 build/       Release, the tests and examples
-#   WEFT_SANITIZE=1 scripts/setup.sh build-asan/  RelWithDebInfo, -DWEFT_SANITIZE=ON
+#   scripts/setup.sh                       build/       Release, the tests and examples
+#   WEFT_SANITIZE=1 scripts/setup.sh       build-asan/  RelWithDebInfo, -DWEFT_SANITIZE=ON
+#   WEFT_SANITIZE=thread scripts/setup.sh  build-tsan/  RelWithDebInfo, -DWEFT_SANITIZE=thread
 #
 # Environment: WEFT_BUILD_DIR (override the build folder), WEFT_JOBS (parallel jobs,
-# default 2), WEFT_CMAKE_ARGS (extra configure arguments, e.g. -DWEFT_BUILD_BENCHMARKS=ON).
+# default 2), WEFT_CMAKE_ARGS (extra configure arguments, e.g. -DWEFT_BUILD_BENCHMARKS=ON),
+# WEFT_TARGETS (build only these targets, e.g. "test_runtime"; default all).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/build_config.sh   # sets sanitize, build, config
 
 packages=(
   cmake ninja-build g++ python3
@@ -19,9 +22,9 @@ packages=(
   nlohmann-json3-dev                   # schedule / tuning records
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
 )
-# The sanitizer build links clang-19's ASan/UBSan runtimes (a machine can have clang-19
-# without them: then the link fails on libclang_rt.asan.a).
-if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then packages+=(libclang-rt-19-dev); fi
+# The sanitizer builds link clang-19's sanitizer runtimes (a machine can have clang-19
+# without them: then the link fails on libclang_rt.asan.a or libclang_rt.tsan.a).
+if [[ "$sanitize" != none ]]; then packages+=(libclang-rt-19-dev); fi
 # Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
 # require them, and weft links only the shared libLLVM, which carries its own dependencies.
 
@@ -44,17 +47,12 @@ if ((${#missing[@]})); then
 fi
 
 jobs="${WEFT_JOBS:-2}"
-if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then
-  build="${WEFT_BUILD_DIR:-build-asan}"
-  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON)
-else
-  build="${WEFT_BUILD_DIR:-build}"
-  config=(-DCMAKE_BUILD_TYPE=Release)
-fi
-# shellcheck disable=SC2206  # WEFT_CMAKE_ARGS is split on spaces on purpose
+# shellcheck disable=SC2206  # WEFT_CMAKE_ARGS and WEFT_TARGETS are split on spaces on purpose
 extra=(${WEFT_CMAKE_ARGS:-})
+targets=()
+for t in ${WEFT_TARGETS:-}; do targets+=(--target "$t"); done
 
 cmake -S . -B "$build" -G Ninja \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
   "${config[@]}" "${extra[@]}"
-cmake --build "$build" --parallel "$jobs"
+cmake --build "$build" --parallel "$jobs" "${targets[@]}"

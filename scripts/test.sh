@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs the whole test suite.
-#   scripts/test.sh                  in build/
-#   WEFT_SANITIZE=1 scripts/test.sh  in build-asan/, with AddressSanitizer and UBSan
+# Sets up (scripts/setup.sh) and runs the whole test suite; arguments go to ctest.
+#   scripts/test.sh                       in build/
+#   WEFT_SANITIZE=1 scripts/test.sh       in build-asan/, with AddressSanitizer and UBSan
+#   WEFT_SANITIZE=thread scripts/test.sh  in build-tsan/, with ThreadSanitizer; the thread
+#                                         pool's tests alone (a TSan build of everything
+#                                         takes long on two cores):
+#     WEFT_SANITIZE=thread WEFT_TARGETS=test_runtime scripts/test.sh -R '^runtime/'
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
+source scripts/build_config.sh   # sets sanitize, build, config
 
-if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then
-  build="${WEFT_BUILD_DIR:-build-asan}"
+if [[ "$sanitize" == address ]]; then
   # Leak checking stays on: LLVM's JIT reports no leaks (measured; see scripts/lsan.supp).
   # What the JIT does need is -fno-sanitize=function, which CMakeLists.txt adds for clang.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
   export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
-else
-  build="${WEFT_BUILD_DIR:-build}"
+elif [[ "$sanitize" == thread ]]; then
+  # A report fails the test (exit 66) instead of only printing.
+  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 fi
-ctest --test-dir "$build" --output-on-failure -j "${WEFT_JOBS:-2}"
+ctest --test-dir "$build" --output-on-failure -j "${WEFT_JOBS:-2}" "$@"

@@ -1,11 +1,16 @@
-// weft_runtime_parallel_for and the pool behind it: exact coverage of [0, n), the static
-// chunking, nesting, error codes and messages, resizing. Plus the other C runtime calls.
+// weft_runtime_parallel_for and the pool behind it: exact coverage of [0, n), the fixed
+// partition, dynamic claiming, the work threshold, nesting, error codes and messages,
+// resizing, and stress for the claiming protocol (run under ThreadSanitizer too:
+// WEFT_SANITIZE=thread, see tests/README.md). Plus the other C runtime calls.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
-#include <mutex>
+#include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,7 +49,7 @@ TEST_CASE("parallel_for covers 0..n exactly once for many n and thread counts") 
         CHECK(num_threads() == threads);
         for (int64_t n : {0, 1, 2, 3, 5, 7, 8, 64, 100, 1001}) {
             Chunks c(n);
-            REQUIRE(weft_runtime_parallel_for(count_body, &c, n) == 0);
+            REQUIRE(weft_runtime_parallel_for(count_body, &c, n, 0) == 0);
             for (int64_t i = 0; i < n; ++i) REQUIRE(c.hits[static_cast<size_t>(i)].load() == 1);
             // One contiguous chunk per worker, and no more workers than iterations.
             CHECK(c.calls.load() == (n == 0 ? 0 : std::min<int64_t>(n, threads)));
@@ -69,12 +74,48 @@ TEST_CASE("parallel_for uses several threads and the caller is one of them") {
     set_num_threads(4);
     std::mutex m;
     std::set<std::thread::id> ids;
+    // Every chunk waits (a bounded time) for a second thread to show up: chunks are claimed,
+    // so without the wait the caller may run them all before a worker wakes.
     runtime::parallel_for(4, [&](int64_t, int64_t) {
-        std::lock_guard lock(m);
-        ids.insert(std::this_thread::get_id());
+        {
+            std::lock_guard lock(m);
+            ids.insert(std::this_thread::get_id());
+        }
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        for (;;) {
+            {
+                std::lock_guard lock(m);
+                if (ids.size() >= 2) return;
+            }
+            if (std::chrono::steady_clock::now() > give_up) return;
+            std::this_thread::yield();
+        }
     });
-    CHECK(ids.size() == 4);
+    CHECK(ids.size() >= 2);
     CHECK(ids.count(std::this_thread::get_id()) == 1);
+}
+
+TEST_CASE("a loop whose estimated work is small runs on the calling thread alone") {
+    ThreadCountGuard guard;
+    set_num_threads(4);
+    std::mutex m;
+    std::set<std::pair<int64_t, int64_t>> chunks;
+    auto record = [](int64_t b, int64_t e, void* closure) -> int32_t {
+        auto* self = static_cast<std::pair<std::set<std::pair<int64_t, int64_t>>*, std::mutex*>*>(closure);
+        std::lock_guard lock(*self->second);
+        self->first->insert({b, e});
+        return 0;
+    };
+    auto state = std::make_pair(&chunks, &m);
+    // 64 iterations of one element store each: far below a second thread's cost.
+    REQUIRE(weft_runtime_parallel_for(record, &state, 64, 1) == 0);
+    CHECK(chunks == std::set<std::pair<int64_t, int64_t>>{{0, 64}});
+    // Work enough for every thread: one chunk each. Unknown work (0) splits the same way.
+    for (int64_t work : {int64_t(1) << 30, int64_t(0)}) {
+        chunks.clear();
+        REQUIRE(weft_runtime_parallel_for(record, &state, 64, work) == 0);
+        CHECK(chunks.size() == 4);
+    }
 }
 
 TEST_CASE("a nested parallel_for runs serially inside its caller's chunk") {
@@ -154,6 +195,91 @@ TEST_CASE("parallel_for from several user threads at once") {
         });
     for (auto& t : users) t.join();
     CHECK(sum.load() == 4 * 50 * 30);
+}
+
+// ---- The claiming protocol under stress (the same tests run under ThreadSanitizer) ----
+
+namespace {
+
+// Runs one job of n iterations through the C entry and checks that each ran exactly once.
+void run_and_check_coverage(int64_t n) {
+    Chunks c(n);
+    REQUIRE(weft_runtime_parallel_for(count_body, &c, n, 0) == 0);
+    for (int64_t i = 0; i < n; ++i) REQUIRE(c.hits[static_cast<size_t>(i)].load() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("stress: many tiny jobs back to back cover their range exactly once") {
+    ThreadCountGuard guard;
+    for (int threads : {2, 3, 4}) {
+        set_num_threads(threads);
+        // Jobs far shorter than a worker's wake-up: workers arrive late, during the next job
+        // or the one after; a late claim must never take a chunk of the wrong job.
+        for (int rep = 0; rep < 3000; ++rep) run_and_check_coverage(1 + rep % 9);
+    }
+}
+
+TEST_CASE("stress: jobs from several user threads, with nested loops inside") {
+    ThreadCountGuard guard;
+    set_num_threads(3);
+    std::atomic<int64_t> sum{0};
+    std::vector<std::thread> users;
+    for (int u = 0; u < 4; ++u)
+        users.emplace_back([&, u] {
+            for (int rep = 0; rep < 300; ++rep) {
+                int64_t n = 1 + (rep + u) % 7;
+                int32_t code = runtime::parallel_for(n, [&](int64_t b, int64_t e) {
+                    for (int64_t i = b; i < e; ++i)
+                        runtime::parallel_for(5, [&](int64_t ib, int64_t ie) { sum.fetch_add(ie - ib); });
+                });
+                CHECK(code == 0);
+            }
+        });
+    for (auto& t : users) t.join();
+    int64_t want = 0;
+    for (int u = 0; u < 4; ++u)
+        for (int rep = 0; rep < 300; ++rep) want += (1 + (rep + u) % 7) * 5;
+    CHECK(sum.load() == want);
+}
+
+TEST_CASE("stress: the code and the message returned are those of one failing chunk") {
+    ThreadCountGuard guard;
+    set_num_threads(3);
+    for (int rep = 0; rep < 2000; ++rep) {
+        const int64_t n = 1 + rep % 11;
+        // Chunk [b, e) fails when (b + rep) % 3 == 0, with code 1000 + b and a message naming b.
+        auto fails = [&](int64_t b) { return (b + rep) % 3 == 0; };
+        int32_t code = runtime::parallel_for(n, [&](int64_t b, int64_t) -> int32_t {
+            if (!fails(b)) return 0;
+            weft_runtime_set_error(("chunk " + std::to_string(b)).c_str());
+            return static_cast<int32_t>(1000 + b);
+        });
+        std::string message = runtime::take_last_error();
+        if (code == 0) {
+            CHECK(message.empty());
+            continue;
+        }
+        int64_t begin = code - 1000;
+        REQUIRE(fails(begin));
+        CHECK(message == "chunk " + std::to_string(begin));
+    }
+    CHECK(runtime::take_last_error().empty());
+}
+
+TEST_CASE("stress: resizing between jobs, and from another thread while jobs run") {
+    ThreadCountGuard guard;
+    for (int rep = 0; rep < 200; ++rep) {
+        set_num_threads(1 + rep % 4);
+        run_and_check_coverage(1 + rep % 13);
+    }
+    std::atomic<bool> done{false};
+    std::thread resizer([&] {
+        for (int rep = 0; !done.load(); ++rep) set_num_threads(1 + rep % 3);
+    });
+    for (int rep = 0; rep < 500; ++rep) run_and_check_coverage(1 + rep % 6);
+    done = true;
+    resizer.join();
 }
 
 TEST_CASE("weft_runtime_alloc returns 64-byte aligned memory even for 0 bytes") {

@@ -33,8 +33,9 @@ namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 // 2: the checksum is FNV-1a 64 (1 used a wrong offset basis); 3: kernel arguments say
-// which is written and which inputs it may overwrite in place.
-inline constexpr uint32_t kArtifactVersion = 3;
+// which is written and which inputs it may overwrite in place; 4: the object code calls
+// weft_runtime_parallel_for with a fourth argument (the loop's work per iteration).
+inline constexpr uint32_t kArtifactVersion = 4;
 inline constexpr size_t kArtifactHeaderBytes = 32;
 
 // Free-form key/value strings stored with a module (weftc records the source model, the

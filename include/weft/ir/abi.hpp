@@ -46,9 +46,12 @@ void weft_runtime_set_error(const char* message);
 // the JIT time of a kernel (the tiled GEMM: 8 ms of 30).
 int32_t weft_runtime_check_arguments(const WeftValue* args, const int32_t* type_codes, int32_t num_args,
                                      const int64_t* spec, const char* names);
-// Runs body over [0, n) split statically into one contiguous chunk per worker; returns the
-// first non-zero code a chunk returned.
-int32_t weft_runtime_parallel_for(WeftParallelBody body, void* closure, int64_t n);
+// Runs body over [0, n) on the thread pool, cut into contiguous chunks whose bounds depend
+// only on n and the chunk count; returns the first non-zero code a chunk returned.
+// work_per_iteration is the estimated work of one iteration (lowering's element stores,
+// ir::attr::parallel_work; <= 0: unknown): a loop too small to pay for a second thread runs
+// on the calling thread alone.
+int32_t weft_runtime_parallel_for(WeftParallelBody body, void* closure, int64_t n, int64_t work_per_iteration);
 // 64-byte aligned heap memory for "global" allocations inside a kernel.
 void* weft_runtime_alloc(int64_t bytes);
 void weft_runtime_free(void* p);

@@ -88,6 +88,10 @@ inline constexpr const char* unrolled = "unrolled";
 // Around a store of a Stage::store_nontemporal stage (value 1): on x86 the CPU backend writes
 // its vectors with non-temporal (streaming) stores where the address is aligned.
 inline constexpr const char* nontemporal_store = "nontemporal_store";
+// Around a parallel loop (value: the estimated work of one iteration, 0 when unknown; see
+// lower/impl/parallel_work.hpp): codegen passes it to the thread pool, which runs a loop too
+// small to pay for a second thread on the calling thread alone.
+inline constexpr const char* parallel_work = "parallel_work";
 }  // namespace attr
 
 struct AttrStmt : StmtNode {

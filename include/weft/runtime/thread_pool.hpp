@@ -3,11 +3,13 @@
 //
 // One persistent pool per process. Its size comes from the WEFT_NUM_THREADS environment
 // variable, else std::thread::hardware_concurrency(); set_num_threads changes it. A call
-// splits [0, n) statically: worker t of T runs the one contiguous chunk
-// [n*t/T, n*(t+1)/T), so results are deterministic and neighbouring workers never write
-// the same cache lines through interleaved iterations. The calling thread runs chunk 0.
-// A call from inside a parallel body runs serially in its caller (no nested pools, no
-// deadlock). Workers (and the caller, waiting for them) spin for 2 ms after a job, then
+// cuts [0, n) into C contiguous chunks, chunk c = [n*c/C, n*(c+1)/C): one per thread, fewer
+// when n is smaller or when the loop's estimated work (work_per_iteration x n) is too small
+// to be worth a chunk on another thread (a loop of one chunk runs on the caller alone). The
+// threads, the caller among them, claim chunks until none is left, so a worker the OS has
+// descheduled delays nothing it has not started; the bounds depend only on n and C, so
+// results never depend on timing. A call from inside a parallel body runs serially in its
+// caller (no nested pools, no deadlock). Idle workers spin for 2 ms after a job, then
 // sleep: back-to-back kernels pay no wake-up cost, an idle process burns no CPU. The
 // WEFT_SPIN_MICROSECONDS environment variable sets the spin (0: sleep at once).
 #pragma once
@@ -29,8 +31,9 @@ void set_num_threads(int n);
 namespace runtime {
 
 // Runs body over [0, n) on the pool; returns the first non-zero code a chunk returned.
-// Never throws: this is what weft_runtime_parallel_for calls.
-int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure) noexcept;
+// work_per_iteration: the estimated work of one iteration (<= 0: unknown, split over every
+// thread). Never throws: this is what weft_runtime_parallel_for calls.
+int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure, int64_t work_per_iteration = 0) noexcept;
 
 // C++ convenience over the same pool: f(begin, end) returns int32_t (an error code) or
 // void. f must not throw (a throw on a worker thread ends the process).

@@ -12,6 +12,7 @@
 #include "weft/lower/impl/hoist_conditions.hpp"
 #include "weft/lower/impl/loop_partition.hpp"
 #include "weft/lower/impl/make_entry.hpp"
+#include "weft/lower/impl/parallel_work.hpp"
 #include "weft/lower/impl/schedule_ops.hpp"
 #include "weft/lower/impl/storage_flatten.hpp"
 #include "weft/lower/impl/storage_rewrite.hpp"
@@ -162,7 +163,11 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         f.body = body;
         return f;
     }
-    // 8. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
+    // 8. Each parallel loop says how much work an iteration does, so the thread pool can run
+    //    a small one on the calling thread alone. Last: it measures the final loop nest.
+    body = annotate_parallel_work(body);
+    print("annotate_parallel_work", body);
+    // 9. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
     for (auto it = read_asserts.rbegin(); it != read_asserts.rend(); ++it)
         body = ir::AssertStmt::make(it->cond, "kernel '" + f.name + "': " + it->message, body);
     body = make_entry(f.name, f.args, body);

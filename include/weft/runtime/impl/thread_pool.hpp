@@ -1,11 +1,45 @@
 // The thread pool behind weft_runtime_parallel_for (see runtime/thread_pool.hpp).
 //
-// Protocol: one job at a time (mutex_). The submitter writes the job fields, then bumps
-// generation_ (release); each worker sees the new generation (acquire), runs its chunk and
-// decrements pending_ (acq_rel); the submitter waits for pending_ == 0 before reading the
-// result or writing the next job. Waiting spins for a short while, then sleeps in
-// std::atomic::wait (a futex), which costs nothing when no one sleeps.
+// Why chunks are claimed rather than assigned: where other processes share the cores, the
+// OS can deschedule a worker for a whole time slice (milliseconds). When worker t had to
+// run chunk t, the calling thread waited out that slice for a chunk nobody was running:
+// a 51-kernel CNN took 136 ms per run instead of 1.0 ms on 2 threads beside two busy
+// processes. Here every thread, the caller included, takes chunks from a shared ticket
+// until none is left, so a late worker's chunks are run by whoever is there, and the
+// caller waits only for chunks another thread has already started.
+//
+// The protocol. One job at a time: a submitter holds mutex_ from publication to return.
+//   ticket_ (64 bits) = the job's generation (high 32 bits) | its unclaimed chunks (low 32).
+//   Publish: the submitter, knowing that no chunk of the previous job is running, writes
+//     the job fields (body_, closure_, n_, chunks_, finished_ = 0, error_ = 0), then stores
+//     the ticket {generation + 1, chunks_} (release) and wakes the workers that sleep.
+//   Claim (the submitter and the workers alike): load the ticket (acquire); while it has an
+//     unclaimed chunk, CAS it from that value t to t - 1 (acquire; a failed CAS reloads t).
+//     Success claims chunk chunks_ - unclaimed(t) of the job of generation(t), and only
+//     then does the thread read the job fields: its CAS read a value in the release
+//     sequence of that job's publication (later claims are RMWs, which continue it), so it
+//     sees the fields, and they stay unchanged until the chunk is finished (below).
+//     The CAS compares the whole word: a thread that loaded the ticket of an older job and
+//     was descheduled before its CAS fails on the newer job's generation and reloads;
+//     it never runs a chunk index of one job with the fields of another. (Only 2^32
+//     publications between its load and its CAS could bring the same word back, and a
+//     successful CAS is a real claim on the current job even then.)
+//   Finish: after its chunk's body returns (and the chunk's error, if any, is recorded),
+//     the thread adds 1 to finished_ (release); whoever brings it to chunks_ wakes the
+//     submitter.
+//   The submitter runs chunks until none is unclaimed, then waits for finished_ == chunks_
+//     (acquire): only for chunks that other threads claimed and are still running. After
+//     that no thread holds a claim of this job, so the next publication may rewrite it; a
+//     worker that comes late finds no unclaimed chunk (or the next job's).
+//   Stop: stop_ = true, then a ticket of a new generation without chunks; workers wake,
+//     see stop_ and exit.
+// Workers wait on the ticket word itself: spin, then sleep in std::atomic::wait (a futex).
+//
+// The partition is fixed by n and the chunk count alone: chunk c is [n*c/C, n*(c+1)/C)
+// whichever thread runs it, so results never depend on timing.
 #pragma once
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,8 +56,8 @@
 
 namespace weft::runtime::detail {
 
-// True on pool workers, and on a submitting thread while it runs its own chunk: a
-// parallel_for from such a thread runs serially instead of re-entering the pool.
+// True on pool workers, and on a submitting thread while it runs chunks: a parallel_for
+// from such a thread runs serially instead of re-entering the pool.
 inline bool& in_parallel_region() {
     thread_local bool inside = false;
     return inside;
@@ -50,7 +84,8 @@ inline std::optional<long> env_integer(const char* name, long lo, long hi) {
     return std::min(v, hi);
 }
 
-// How long a waiting thread spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000.
+// How long a waiting thread (an idle worker, or the caller waiting for chunks that others
+// run) spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000.
 // Back-to-back kernel launches (a network's layers, a benchmark's iterations) then find the
 // workers awake: a worker asleep in a futex takes tens to hundreds of microseconds to wake
 // on a virtual machine (its idle vCPU has gone back to the host), longer than a small kernel
@@ -64,16 +99,45 @@ inline std::chrono::microseconds spin_before_sleep() {
     return spin;
 }
 
-// Waits until `a` no longer holds `old` and returns the new value: spins (with pause) for
-// spin_before_sleep(), then sleeps in std::atomic::wait.
+// How long the spin pauses (keeps the core) before it yields the core to other runnable
+// threads at each turn (sched_yield returns at once when there are none). A worker that
+// only pauses shares a core with the thread that submits the jobs whenever the scheduler
+// puts them together, and halves that thread's speed: ResNet-18 at 64x64 beside one busy
+// process read 4.4-5.7 ms per run on 2 threads with a 2 ms pause, 2.3-2.7 ms yielding after
+// 50 us (1 thread: 2.3-2.5 ms). 10 us read worse beside two busy processes (6.5 ms in two of
+// three trials), 200 us the same as 50. See docs/performance.md, "Threads on busy cores".
+inline constexpr std::chrono::microseconds kPauseBeforeYield{50};
+
+// The least estimated work (lowering's element stores, ir::attr::parallel_work) worth a
+// chunk of its own: a loop with less than twice this runs on the calling thread alone.
+// WEFT_PARALLEL_MIN_WORK overrides it (0: no threshold).
+inline int64_t min_work_per_chunk() {
+    static const int64_t work = env_integer("WEFT_PARALLEL_MIN_WORK", 0, int64_t(1) << 40).value_or(0);
+    return work;
+}
+
+// Waits until `a` no longer holds `old` and returns the new value: spins for
+// spin_before_sleep() (pausing for kPauseBeforeYield of it, then yielding the core at each
+// turn), then sleeps in std::atomic::wait.
 template <class T>
 T wait_while_equal(const std::atomic<T>& a, T old) {
-    const auto give_up = std::chrono::steady_clock::now() + spin_before_sleep();
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    bool yielding = false;
     for (int i = 1;; ++i) {
         T v = a.load(std::memory_order_acquire);
         if (v != old) return v;
-        cpu_relax();
-        if (i % 256 == 0 && std::chrono::steady_clock::now() >= give_up) break;
+        if (yielding) {
+            sched_yield();
+        } else {
+            cpu_relax();
+        }
+        // The clock is read every 128 pauses (a pause is 10-150 cycles), and at every yield.
+        if (yielding || i % 128 == 0) {
+            auto waited = Clock::now() - start;
+            if (waited >= spin_before_sleep()) break;
+            yielding = waited >= kPauseBeforeYield;
+        }
     }
     for (;;) {
         a.wait(old, std::memory_order_acquire);
@@ -88,6 +152,18 @@ inline int default_num_threads() {
     if (std::optional<long> v = env_integer("WEFT_NUM_THREADS", 1, 1024)) return static_cast<int>(*v);
     unsigned hw = std::thread::hardware_concurrency();
     return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+// How many chunks a loop of n iterations, each of work_per_iteration estimated work (<= 0:
+// unknown), is cut into on `threads` threads: one per thread, at most n, and none with
+// less than min_work_per_chunk() of work (1: the caller runs the loop alone).
+inline int64_t chunk_count(int64_t n, int64_t work_per_iteration, int threads) {
+    int64_t chunks = std::min<int64_t>(n, threads);
+    if (work_per_iteration > 0 && min_work_per_chunk() > 0) {
+        __int128 total = static_cast<__int128>(n) * work_per_iteration;
+        chunks = static_cast<int64_t>(std::min<__int128>(chunks, total / min_work_per_chunk()));
+    }
+    return std::max<int64_t>(chunks, 1);
 }
 
 class ThreadPool {
@@ -118,33 +194,40 @@ public:
         size_.store(n == 0 ? default_num_threads() : n, std::memory_order_relaxed);
     }
 
-    int32_t run(int64_t n, WeftParallelBody body, void* closure) noexcept {
+    int32_t run(int64_t n, int64_t work_per_iteration, WeftParallelBody body, void* closure) noexcept {
         if (n <= 0) return 0;
         if (in_parallel_region()) return body(0, n, closure);
+        // A loop of one chunk takes neither the lock nor a worker.
+        if (chunk_count(n, work_per_iteration, size()) == 1) return run_serial(n, body, closure);
         std::unique_lock lock(mutex_);
-        int threads = size();
-        if (threads <= 1 || n == 1 || !ensure_workers(threads - 1)) {
+        int threads = size();  // again: a resize may have come in between
+        int64_t chunks = chunk_count(n, work_per_iteration, threads);
+        if (chunks == 1 || !ensure_workers(threads - 1)) {
             lock.unlock();
             return run_serial(n, body, closure);
         }
         body_ = body;
         closure_ = closure;
         n_ = n;
-        chunks_ = std::min<int64_t>(n, threads);
+        chunks_ = chunks;
+        finished_.store(0, std::memory_order_relaxed);
         error_.store(0, std::memory_order_relaxed);
-        error_from_worker_ = false;
-        pending_.store(static_cast<int32_t>(workers_.size()), std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
-        generation_.notify_all();
+        uint64_t generation = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
+        ticket_.store(generation << 32 | static_cast<uint64_t>(chunks), std::memory_order_release);
+        ticket_.notify_all();
 
         in_parallel_region() = true;
-        run_chunk(0);
+        run_claimed_chunks();
         in_parallel_region() = false;
 
-        for (int32_t left = pending_.load(std::memory_order_acquire); left != 0;)
-            left = wait_while_equal(pending_, left);
-        if (error_from_worker_) last_error_slot() = std::move(error_message_);
-        return error_.load(std::memory_order_relaxed);
+        // Only chunks that other threads claimed are left; wait for them to finish.
+        for (uint32_t done = finished_.load(std::memory_order_acquire); done != chunks;)
+            done = wait_while_equal(finished_, done);
+        if (int32_t code = error_.load(std::memory_order_relaxed)) {
+            last_error_slot() = std::move(error_message_);
+            return code;
+        }
+        return 0;
     }
 
 private:
@@ -155,30 +238,43 @@ private:
         return code;
     }
 
-    // Chunk t of the current job: [n*t/T, n*(t+1)/T), computed in 128 bits so that no n
-    // overflows. Records the first failure and, for a worker, its message.
-    void run_chunk(int64_t t) {
-        if (t >= chunks_) return;
-        auto bound = [&](int64_t k) { return static_cast<int64_t>(static_cast<__int128>(n_) * k / chunks_); };
-        int32_t code = body_(bound(t), bound(t + 1), closure_);
-        if (code == 0) return;
-        int32_t expected = 0;
-        if (error_.compare_exchange_strong(expected, code, std::memory_order_relaxed)) {
-            if (t != 0) {
-                error_message_ = std::move(last_error_slot());
-                error_from_worker_ = true;
-            }
+    // Claims and runs chunks of the current job until none is unclaimed; returns the last
+    // ticket seen (that of a job with nothing left to claim).
+    uint64_t run_claimed_chunks() {
+        uint64_t t = ticket_.load(std::memory_order_acquire);
+        while (static_cast<uint32_t>(t) != 0) {
+            if (!ticket_.compare_exchange_weak(t, t - 1, std::memory_order_acquire, std::memory_order_acquire))
+                continue;
+            run_chunk(chunks_ - static_cast<uint32_t>(t));
+            t = ticket_.load(std::memory_order_acquire);
         }
-        if (t != 0) last_error_slot().clear();
+        return t;
     }
 
-    void worker_loop(int64_t index, uint32_t seen) {
+    // Chunk c of the current job: [n*c/C, n*(c+1)/C), computed in 128 bits so that no n
+    // overflows. The first failure's code wins and its message (in this thread's error
+    // slot) goes to the submitter; later failures drop theirs.
+    void run_chunk(int64_t c) {
+        const int64_t chunks = chunks_;
+        auto bound = [&](int64_t k) { return static_cast<int64_t>(static_cast<__int128>(n_) * k / chunks); };
+        if (int32_t code = body_(bound(c), bound(c + 1), closure_)) {
+            int32_t expected = 0;
+            if (error_.compare_exchange_strong(expected, code, std::memory_order_relaxed))
+                error_message_ = std::move(last_error_slot());
+            last_error_slot().clear();
+        }
+        // The job's fields may change once this count reaches `chunks`: nothing of the job is
+        // read after it.
+        if (finished_.fetch_add(1, std::memory_order_release) + 1 == static_cast<uint32_t>(chunks))
+            finished_.notify_one();
+    }
+
+    void worker_loop(uint64_t seen) {
         in_parallel_region() = true;
         for (;;) {
-            seen = wait_while_equal(generation_, seen);
-            if (stop_) return;
-            run_chunk(index);
-            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+            seen = wait_while_equal(ticket_, seen);
+            if (stop_.load(std::memory_order_relaxed)) return;
+            seen = run_claimed_chunks();
         }
     }
 
@@ -189,8 +285,8 @@ private:
         stop_workers();
         try {
             workers_.reserve(count);
-            uint32_t gen = generation_.load(std::memory_order_relaxed);
-            for (int i = 0; i < count; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, i + 1, gen);
+            uint64_t seen = ticket_.load(std::memory_order_relaxed);
+            for (int i = 0; i < count; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, seen);
         } catch (...) {
             stop_workers();
             return false;
@@ -198,33 +294,37 @@ private:
         return true;
     }
 
-    // Called with mutex_ held.
+    // Called with mutex_ held: publishes a ticket of a new generation without chunks.
     void stop_workers() {
         if (workers_.empty()) return;
-        stop_ = true;
-        generation_.fetch_add(1, std::memory_order_release);
-        generation_.notify_all();
+        stop_.store(true, std::memory_order_relaxed);
+        uint64_t generation = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
+        ticket_.store(generation << 32, std::memory_order_release);
+        ticket_.notify_all();
         for (auto& w : workers_) w.join();
         workers_.clear();
-        stop_ = false;
+        stop_.store(false, std::memory_order_relaxed);
     }
 
     std::mutex mutex_;  // one job at a time; guards workers_ and the job fields
     std::atomic<int> size_;
     std::vector<std::thread> workers_;
 
-    // The current job; written only by the submitter while no worker is running a chunk.
+    // The current job: written by the submitter before it publishes the ticket, read by a
+    // thread only after it has claimed one of the job's chunks (see the protocol above).
     WeftParallelBody body_ = nullptr;
     void* closure_ = nullptr;
     int64_t n_ = 0;
     int64_t chunks_ = 0;
-    bool stop_ = false;
+    // Set before a stop ticket is published (release), so a worker that sees that ticket
+    // sees it; atomic because a worker that comes late to a job reads it while a resize may
+    // be setting it.
+    std::atomic<bool> stop_{false};
 
-    std::atomic<uint32_t> generation_{0};
-    std::atomic<int32_t> pending_{0};
+    alignas(64) std::atomic<uint64_t> ticket_{0};
+    alignas(64) std::atomic<uint32_t> finished_{0};
     std::atomic<int32_t> error_{0};
-    bool error_from_worker_ = false;  // written by the worker that won error_
-    std::string error_message_;
+    std::string error_message_;  // written by the chunk that set error_
 };
 
 }  // namespace weft::runtime::detail
@@ -236,13 +336,14 @@ int num_threads() { return runtime::detail::ThreadPool::global().size(); }
 void set_num_threads(int n) { runtime::detail::ThreadPool::global().resize(n); }
 
 namespace runtime {
-int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure) noexcept {
-    return detail::ThreadPool::global().run(n, body, closure);
+int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure, int64_t work_per_iteration) noexcept {
+    return detail::ThreadPool::global().run(n, work_per_iteration, body, closure);
 }
 }  // namespace runtime
 
 }  // namespace weft
 
-extern "C" int32_t weft_runtime_parallel_for(WeftParallelBody body, void* closure, int64_t n) {
-    return weft::runtime::parallel_for(n, body, closure);
+extern "C" int32_t weft_runtime_parallel_for(WeftParallelBody body, void* closure, int64_t n,
+                                              int64_t work_per_iteration) {
+    return weft::runtime::parallel_for(n, body, closure, work_per_iteration);
 }

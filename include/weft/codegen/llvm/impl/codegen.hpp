@@ -76,7 +76,8 @@ private:
     void emit_return(llvm::Value* code);
 
     // ---- parallel loops (emit_parallel.hpp) ----
-    void emit_parallel_for(const ir::For* op);
+    // work_per_iteration: the loop's ir::attr::parallel_work, 0 when unknown.
+    void emit_parallel_for(const ir::For* op, int64_t work_per_iteration);
 
     // ---- shared helpers (here) ----
     llvm::Function* new_function(const std::string& name, llvm::FunctionType* type, llvm::GlobalValue::LinkageTypes linkage);
@@ -208,7 +209,7 @@ inline llvm::FunctionCallee CodeGenLLVM::runtime_function(const char* name) {
     std::string n = name;
     llvm::FunctionType* type = nullptr;
     if (n == "weft_runtime_set_error") type = llvm::FunctionType::get(void_, {ptr}, false);
-    else if (n == "weft_runtime_parallel_for") type = llvm::FunctionType::get(i32, {ptr, ptr, i64}, false);
+    else if (n == "weft_runtime_parallel_for") type = llvm::FunctionType::get(i32, {ptr, ptr, i64, i64}, false);
     else if (n == "weft_runtime_alloc") type = llvm::FunctionType::get(ptr, {i64}, false);
     else if (n == "weft_runtime_free") type = llvm::FunctionType::get(void_, {ptr}, false);
     else if (n == "weft_runtime_check_arguments") type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr, ptr}, false);

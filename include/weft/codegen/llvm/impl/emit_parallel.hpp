@@ -5,7 +5,9 @@
 //   int32_t body_fn(int64_t begin, int64_t end, void* closure)   // runs x in [min+begin, min+end)
 // whose closure struct holds `min` and every variable of the enclosing function the body
 // uses (scalars and buffer pointers), and a call
-//   rc = weft_runtime_parallel_for(body_fn, &closure, extent); if (rc) return rc;
+//   rc = weft_runtime_parallel_for(body_fn, &closure, extent, work_per_iteration); if (rc) return rc;
+// (work_per_iteration: lowering's estimate, ir::attr::parallel_work, which lets the pool run
+// a small loop on the calling thread alone).
 // Allocations and assertions inside the body belong to body_fn.
 #pragma once
 #include <unordered_set>
@@ -14,7 +16,7 @@
 
 namespace weft::codegen::detail {
 
-inline void CodeGenLLVM::emit_parallel_for(const ir::For* op) {
+inline void CodeGenLLVM::emit_parallel_for(const ir::For* op, int64_t work_per_iteration) {
     llvm::Type* index_type = type_of(op->loop_var.type());
     llvm::Value* min = int_cast(emit(op->min), index_type, true);
     llvm::Value* extent = int_cast(emit(op->extent), b_.getInt64Ty(), true);
@@ -63,7 +65,8 @@ inline void CodeGenLLVM::emit_parallel_for(const ir::For* op) {
     fs_ = std::move(outer);
     b_.restoreIP(resume);
 
-    llvm::Value* rc = b_.CreateCall(runtime_function("weft_runtime_parallel_for"), {body_fn, closure, extent});
+    llvm::Value* rc = b_.CreateCall(runtime_function("weft_runtime_parallel_for"),
+                                     {body_fn, closure, extent, b_.getInt64(work_per_iteration)});
     return_unless(b_.CreateICmpEQ(rc, b_.getInt32(0)), rc);
 }
 

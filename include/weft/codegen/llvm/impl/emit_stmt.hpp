@@ -23,7 +23,7 @@ inline void CodeGenLLVM::emit_(const ir::For* op) {
     WEFT_CHECK(op->for_kind != ir::ForKind::ThreadBound, "loop '", op->loop_var.name(), "' of kernel ", func_.name,
                " is bound to the GPU thread axis '", op->thread_tag, "', but `bind` is only for GPU targets and this is ",
                "a CPU target (", target_.str(), "); remove the bind, or build for Target::cuda()");
-    if (op->for_kind == ir::ForKind::Parallel) return emit_parallel_for(op);
+    if (op->for_kind == ir::ForKind::Parallel) return emit_parallel_for(op, 0);
     // Vectorized and Unrolled loops normally are rewritten by lowering; any that remain
     // become serial loops with a hint for LLVM.
     llvm::Type* t = type_of(op->loop_var.type());
@@ -126,8 +126,14 @@ inline void CodeGenLLVM::emit_(const ir::Evaluate* op) {
     if (!ir::is_const(op->value)) emit(op->value);
 }
 
-// Pragmas and other annotations carry nothing the CPU code needs.
+// Pragmas and other annotations carry nothing the CPU code needs, but for non-temporal
+// stores and a parallel loop's work.
 inline void CodeGenLLVM::emit_(const ir::AttrStmt* op) {
+    auto* loop = op->body.as<ir::For>();
+    int64_t work = 0;
+    if (op->key == ir::attr::parallel_work && loop && loop->for_kind == ir::ForKind::Parallel &&
+        ir::as_const_int(op->value, &work))
+        return emit_parallel_for(loop, work);
     bool outer = nontemporal_store_;
     if (op->key == ir::attr::nontemporal_store) nontemporal_store_ = true;
     emit(op->body);
