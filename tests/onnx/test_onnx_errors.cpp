@@ -174,7 +174,7 @@ namespace {
 // Loads every variant; counts successes. Any exception other than weft::Error fails.
 int fuzz(const std::string& bytes, int variants, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    weft::onnx::LoadOptions small{.max_tensor_elements = int64_t(1) << 22};
+    weft::onnx::LoadOptions small{.limits = {.max_tensor_elements = int64_t(1) << 22}};
     int ok = 0;
     for (int v = 0; v < variants; ++v) {
         std::string b = bytes;

@@ -53,8 +53,10 @@ struct LoadOptions {
     // model's). weft's shapes are static: an input that decides a shape (Reshape's shape,
     // Squeeze's axes, Expand's shape, ...) must be a constant; freezing it makes one.
     std::map<std::string, BufferRef> constant_inputs;
-    // A model tensor (input or initializer) with more elements than this is an error.
-    int64_t max_tensor_elements = int64_t(1) << 32;
+    // What the imported graph may hold (rank, elements and bytes of every tensor, the
+    // intermediate ones included, node count, a node's input count); a model that needs more
+    // is an error naming the node and the limit. The graph keeps them (graph::Limits).
+    graph::Limits limits;
 };
 
 // Loads an .onnx file. Throws weft::Error (UnsupportedError for unsupported content).

@@ -197,7 +197,9 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     g = default_pipeline(passes).run(g);  // graph/pass.hpp
     std::vector<int> order = g.check();
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
-    st->groups = fuse_ops(g, order, options.fuse);
+    WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
+               "got ", options.max_fused_expression);
+    st->groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
 
     // Compile every group.
     std::vector<std::vector<int>> arg_ids;

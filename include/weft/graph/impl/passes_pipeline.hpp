@@ -42,6 +42,7 @@ inline std::vector<int> use_counts(const Graph& g) {
 class GraphRewriter {
 public:
     explicit GraphRewriter(const Graph& old) : old_(old), map_(size_t(old.size())) {
+        out_.set_limits(old.limits());
         for (const Node& n : old.nodes()) taken_.insert(n.name);
     }
 

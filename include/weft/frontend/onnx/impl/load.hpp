@@ -65,7 +65,7 @@ inline int default_opset(const pb::ModelProto& m) {
 
 class Importer {
 public:
-    Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) {}
+    Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) { g_.set_limits(o.limits); }
 
     graph::Graph run() {
         const pb::GraphProto& gp = model_.graph();
@@ -76,7 +76,7 @@ public:
             const std::string& name = t.name();
             if (name.empty()) malformed("an initializer has no name");
             if (values_.count(name)) malformed("two initializers are named '" + name + "'");
-            BufferRef b = tensor_to_buffer(t, opt_.max_tensor_elements, "initializer '" + name + "'");
+            BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
                 empty_.insert(name);
                 values_[name] = Value{};
@@ -181,7 +181,7 @@ private:
         } else {
             throw UnsupportedError("weft: onnx: " + what + " has no shape; give one in LoadOptions::input_shapes");
         }
-        checked_elements(shape, opt_.max_tensor_elements, what);
+        checked_elements(shape, opt_.limits.max_tensor_elements, what);
         for (int64_t d : shape)
             if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
         bool scalar = shape.empty();
@@ -205,7 +205,7 @@ private:
                             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
             if (opset_ < it->second.since)
                 malformed(n.op_type() + " does not exist before opset " + std::to_string(it->second.since));
-            Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.max_tensor_elements, rank0_, {}};
+            Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.limits.max_tensor_elements, rank0_, {}};
             c.empty_ins.resize(size_t(n.input_size()));
             for (const std::string& in : n.input()) {
                 if (in.empty() || empty_.count(in)) {
@@ -265,6 +265,7 @@ private:
             for (Value in : n.inputs) stack.push_back(in.id);
         }
         graph::Graph sub;
+        sub.set_limits(opt_.limits);
         std::map<int, Value> m;
         for (int id : need) {  // ids ascend in a topological order
             const graph::Node& n = g_.node(id);
@@ -276,7 +277,7 @@ private:
             }
         }
         for (const auto& [id, val] : m)
-            checked_elements(sub.type(val).shape, opt_.max_tensor_elements, "the constant value '" + sub.node(val).name + "'");
+            checked_elements(sub.type(val).shape, opt_.limits.max_tensor_elements, "the constant value '" + sub.node(val).name + "'");
         sub.output(m.at(v.id), "value");
         graph::Module mod = graph::build(sub);
         mod.run();
@@ -330,7 +331,7 @@ BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* na
     if (size > size_t(std::numeric_limits<int>::max()) || !t.ParseFromArray(data, int(size)))
         throw Error("weft: onnx: not a valid TensorProto (the protobuf does not parse)");
     if (name) *name = t.name();
-    return detail::tensor_to_buffer(t, LoadOptions{}.max_tensor_elements, "the tensor '" + t.name() + "'");
+    return detail::tensor_to_buffer(t, LoadOptions{}.limits.max_tensor_elements, "the tensor '" + t.name() + "'");
 }
 
 BufferRef load_tensor(const std::string& path, std::string* name) {

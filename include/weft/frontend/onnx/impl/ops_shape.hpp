@@ -149,12 +149,9 @@ inline std::vector<Value> convert_tile(Ctx& c) {
     std::vector<int64_t> tiled = c.shape(x);  // its product is the output's element count
     tiled.insert(tiled.end(), reps.begin(), reps.end());
     checked_elements(tiled, c.limit, "Tile's output (the shape, then the repeats)");
-    for (size_t d = 0; d < reps.size(); ++d) {
-        if (reps[d] < 1) unsupported("Tile with a repeat below 1");
-        if (reps[d] == 1) continue;
-        x = c.g.concat(std::vector<Value>(size_t(reps[d]), x), int64_t(d), c.fresh("tile"));
-    }
-    return {reshape(c, x, c.shape(x), c.out())};
+    for (int64_t r : reps)
+        if (r < 1) unsupported("Tile with a repeat below 1");
+    return {c.add("tile", {x}, {{"repeats", reps}}, c.out())};
 }
 
 inline std::vector<Value> convert_constant(Ctx& c) {
