@@ -37,6 +37,10 @@ inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 inline constexpr uint32_t kArtifactVersion = 3;
 inline constexpr size_t kArtifactHeaderBytes = 32;
 
+// The largest artifact load_module reads unless told otherwise: 4 GiB, above the weights
+// and code of any model weft compiles, and a bound on what a wrong path can make it allocate.
+inline constexpr int64_t kDefaultMaxArtifactBytes = int64_t(4) << 30;
+
 // Free-form key/value strings stored with a module (weftc records the source model, the
 // build options and the default thread count).
 using ArtifactMetadata = std::map<std::string, std::string>;
@@ -47,9 +51,11 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata = {
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata = {});
 
 // Loads a module that save() wrote; `metadata`, when given, receives what was stored with
-// it. Throws weft::Error for a missing, foreign, truncated or corrupt file, or one compiled
-// for CPU features this machine lacks.
-Module load_module(const std::string& path, ArtifactMetadata* metadata = nullptr);
+// it. Throws weft::Error for a missing, foreign, truncated or corrupt file, one compiled for
+// CPU features this machine lacks, or one larger than max_file_bytes (checked before more
+// is read; a device or a directory is refused at once).
+Module load_module(const std::string& path, ArtifactMetadata* metadata = nullptr,
+                   int64_t max_file_bytes = kDefaultMaxArtifactBytes);
 Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadata = nullptr,
                                const std::string& source = "<memory>");
 

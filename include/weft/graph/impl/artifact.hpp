@@ -298,11 +298,9 @@ bool is_artifact_file(const std::string& path) {
     return in.read(magic, 8) && std::memcmp(magic, kArtifactMagic, 8) == 0;
 }
 
-Module load_module(const std::string& path, ArtifactMetadata* metadata) {
-    std::ifstream in(path, std::ios::binary);
-    WEFT_CHECK(in.good(), "graph::load_module: cannot open '", path, "'");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    WEFT_CHECK(!in.bad(), "graph::load_module: reading '", path, "' failed");
+Module load_module(const std::string& path, ArtifactMetadata* metadata, int64_t max_file_bytes) {
+    std::string bytes = ::weft::detail::read_file_limited(path, max_file_bytes, "graph::load_module",
+                                                          "the max_file_bytes argument of graph::load_module");
     return load_module_from_memory(bytes, metadata, path);
 }
 
