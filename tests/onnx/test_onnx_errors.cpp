@@ -184,6 +184,19 @@ TEST_CASE("onnx errors: a file over LoadOptions::max_file_bytes or a device is r
     CHECK(has(error_of([] { weft::onnx::load("/dev/zero"); }), "cannot read '/dev/zero': it is a character device"));
 }
 
+TEST_CASE("onnx errors: Reshape refuses a float shape tensor, naming the node") {
+    // ONNX's shape input is int64: a float one would be truncated to integers (2.7 -> 2),
+    // reshaping to something the model never meant.
+    Model m(13);
+    m.input("x", {2, 3});
+    m.initializer("shape", {2}, {3.f, 2.f});
+    m.node("Reshape", {"x", "shape"}, {"y"}, "my_reshape");
+    m.output("y");
+    std::string e = error_of([&] { m.load(); });
+    CHECK(has(e, "node 'my_reshape' (Reshape, opset 13)"));
+    CHECK(has(e, "float32"));
+}
+
 // ---- fuzz -----------------------------------------------------------------------------------
 
 namespace {
