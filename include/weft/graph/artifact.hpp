@@ -9,9 +9,10 @@
 //
 // The file holds the module as compiled: the graph after the passes (operators, attributes,
 // types, and every constant's data), the fused groups in execution order, each kernel's
-// signature, argument node ids and relocatable object code (KernelModule::object_code()),
-// the memory plan (each planned tensor's offset in the arena) and the target the code was
-// compiled for. Loading links each kernel's object into the JIT (codegen::load_llvm_object)
+// signature, argument node ids, relocatable object code (KernelModule::object_code()) and
+// that code's FNV-1a 64 hash (checked on load: a kernel given another kernel's object is
+// refused), the memory plan (each planned tensor's offset in the arena) and the target the
+// code was compiled for. Loading links each kernel's object into the JIT (codegen::load_llvm_object)
 // and rebuilds the module around it; the kernel cache and the compiler are not involved.
 //
 // Layout (little-endian): a 32-byte header -- the magic "WEFTMODL", the format version
@@ -32,9 +33,10 @@
 namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
-// 2: the checksum is FNV-1a 64 (1 used a wrong offset basis); 3: kernel arguments say
-// which is written and which inputs it may overwrite in place.
-inline constexpr uint32_t kArtifactVersion = 3;
+// 4: each kernel stores its object code's hash; 3: kernel arguments say which is written
+// and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64 (1 used a wrong
+// offset basis).
+inline constexpr uint32_t kArtifactVersion = 4;
 inline constexpr size_t kArtifactHeaderBytes = 32;
 
 // The largest artifact load_module reads unless told otherwise: 4 GiB, above the weights

@@ -217,7 +217,11 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.i32(v.id);
     }
     // The kernels in execution order.
-    std::map<const KernelModule*, int> first_with_module;
+    struct StoredObject {
+        int kernel = -1;    // the first kernel with the object, which stores it
+        uint64_t hash = 0;  // of its bytes
+    };
+    std::map<const KernelModule*, StoredObject> stored;
     w.u32(uint32_t(s.groups.size()));
     for (size_t k = 0; k < s.groups.size(); ++k) {
         const FusedGroup& group = s.groups[k];
@@ -248,17 +252,24 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
             w.u8(a.is_output);
             w.ints(a.may_overwrite);
         }
-        // Kernels the cache served share one module: its object is stored once.
-        auto same = first_with_module.find(kernel.module().get());
-        if (same != first_with_module.end()) {
+        // The hash of the kernel's object code, beside its signature, binds the two: the
+        // loader refuses an object (or a reference to one) that is not this kernel's.
+        // Kernels the cache served share one module: its object is stored once, and the
+        // others refer to the first kernel with it.
+        auto [object_of, first] = stored.try_emplace(kernel.module().get());
+        ObjectCode object;
+        if (first) {
+            object = kernel.module()->object_code();
+            WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name,
+                       " has no object code to save (its backend keeps none)");
+            object_of->second = {int(k), ::weft::detail::fnv1a64(object.bytes)};
+        }
+        w.pod(object_of->second.hash);
+        if (!first) {
             w.u8(1);
-            w.i32(same->second);
+            w.i32(object_of->second.kernel);
             continue;
         }
-        first_with_module[kernel.module().get()] = int(k);
-        ObjectCode object = kernel.module()->object_code();
-        WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name,
-                   " has no object code to save (its backend keeps none)");
         w.u8(0);
         w.str(object.symbol);
         w.str(object.bytes);
@@ -432,8 +443,10 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     }
     if (g.outputs().empty()) r.fail("the graph has no outputs");
 
-    // The kernels: signatures rebuilt, object code linked (nothing compiled).
+    // The kernels: signatures rebuilt, object code checked against its hash and linked
+    // (nothing compiled).
     const int n_nodes = int(count);
+    std::vector<uint64_t> object_hashes;  // per kernel, as saved
     for (size_t k = 0, nk = r.count("the kernels", 32); k < nk; ++k) {
         FusedGroup group;
         group.nodes = map_ids(r.ids("a kernel's nodes", 0, n_nodes));
@@ -475,17 +488,26 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
                 r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
             f.args.push_back(std::move(arg));
         }
+        const uint64_t object_hash = r.pod<uint64_t>("a kernel's object hash");
         std::shared_ptr<const KernelModule> module;
         if (r.u8("a kernel's object code") != 0) {  // the object of an earlier kernel
             int earlier = r.i32("a kernel's object code");
             if (earlier < 0 || size_t(earlier) >= k) r.fail(::weft::detail::concat("a kernel refers to kernel ", earlier));
+            if (object_hashes[size_t(earlier)] != object_hash)
+                r.fail(::weft::detail::concat("kernel '", f.name, "': its object code, that of kernel ", earlier,
+                                              " which it refers to, does not match the hash saved with its signature (a "
+                                              "reference to the wrong kernel)"));
             module = st->kernels[size_t(earlier)].module();
         } else {
             ObjectCode object;
             object.symbol = r.str("a kernel's object code");
             object.bytes = r.str("a kernel's object code");
+            if (::weft::detail::fnv1a64(object.bytes) != object_hash)
+                r.fail("kernel '" + f.name + "': its object code does not match the hash saved with its signature "
+                       "(another kernel's object, or a corrupt one)");
             module = codegen::load_llvm_object(object, f.name, target);
         }
+        object_hashes.push_back(object_hash);
         st->kernels.emplace_back(std::move(module), std::move(f));
         st->groups.push_back(std::move(group));
         st->infos.push_back(std::move(info));
