@@ -1,6 +1,6 @@
 // graph/artifact.hpp: a compiled module saved and loaded back without compiling; corrupt
-// artifacts refused, also those whose checksum was recomputed after the damage (object code
-// swapped between kernels, a kernel given another's object).
+// artifacts refused, also those whose checksum was recomputed after the damage (a plan whose
+// tensors overlap, object code swapped between kernels or a kernel given another's object).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -74,6 +74,44 @@ std::string swap_objects(const std::string& a, const graph::Module& m, size_t fi
                           a.substr(e1);
     fix_checksum(swapped);
     return swapped;
+}
+
+// Where kernel k's record starts: its nodes (a count and the ids), its master, its fusion
+// pattern (one byte) and its name.
+size_t kernel_record_start(const std::string& a, const graph::Module& m, size_t k) {
+    const graph::KernelInfo& info = m.kernels()[k];
+    std::string nodes, name;
+    auto put = [](std::string& s, auto v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(nodes, uint32_t(info.nodes.size()));
+    for (int id : info.nodes) put(nodes, int32_t(id));
+    put(nodes, int32_t(info.master));
+    put(name, uint64_t(info.name.size()));
+    name += info.name;
+    for (size_t at = a.find(nodes); at != std::string::npos; at = a.find(nodes, at + 1))
+        if (a.compare(at + nodes.size() + 1, name.size(), name) == 0) return at;
+    FAIL("no record of kernel ", k);
+    return 0;
+}
+
+// The artifact with kernels 0 and 1 (each with an object of its own) saved in each other's
+// place, the checksum fixed.
+std::string swap_first_kernels(const std::string& a, const graph::Module& m) {
+    size_t b0 = kernel_record_start(a, m, 0), b1 = kernel_record_start(a, m, 1);
+    size_t e0 = object_record(a, m, 0).second, e1 = object_record(a, m, 1).second;
+    REQUIRE(e0 == b1);
+    std::string swapped = a.substr(0, b0) + a.substr(b1, e1 - b1) + a.substr(b0, e0 - b0) + a.substr(e1);
+    fix_checksum(swapped);
+    return swapped;
+}
+
+// The artifact with every planned tensor at offset 0, the checksum fixed. The plan ends the
+// payload: a count, then a node id (4 bytes) and an offset (8 bytes) per planned tensor.
+std::string plan_at_zero(const std::string& a, const graph::Module& m) {
+    const size_t placed = graph::memory_placements(m).size();
+    std::string zeroed = a;
+    for (size_t i = 0; i < placed; ++i) std::memset(zeroed.data() + a.size() - 12 * (placed - i) + 4, 0, 8);
+    fix_checksum(zeroed);
+    return zeroed;
 }
 
 }  // namespace
@@ -263,6 +301,28 @@ TEST_CASE("artifact: kernels the cache shares are stored once and shared again o
     CHECK(graph::save_to_memory(r) == bytes);
 }
 
+TEST_CASE("artifact: a memory plan whose live tensors share bytes is refused") {
+    graph::Module m = graph::build(small_net());
+    const std::string good = graph::save_to_memory(m);
+    REQUIRE(graph::memory_placements(m).size() > 2);
+    // Every tensor at offset 0 (checksum recomputed): without the check it would load and
+    // run, each kernel overwriting what a later one still reads.
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(plan_at_zero(good, m)),
+                         doctest::Contains("share bytes while both are live"), Error);
+
+    // The one sharing allowed: exp written in place over the relu it reads, which dies there.
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.exp(g.relu(x, "r"), "e"), "e");
+    graph::BuildOptions unfused;
+    unfused.fuse = false;
+    graph::Module in_place = graph::build(g, Target::host(), unfused);
+    auto placements = graph::memory_placements(in_place);
+    REQUIRE(placements.size() == 2);
+    REQUIRE(placements[0].offset == placements[1].offset);
+    CHECK_NOTHROW(graph::load_module_from_memory(graph::save_to_memory(in_place)));
+}
+
 TEST_CASE("artifact: a kernel given another kernel's object code is refused, naming it") {
     graph::Module m = graph::build(small_net());
     const std::string good = graph::save_to_memory(m);
@@ -303,4 +363,19 @@ TEST_CASE("artifact: a kernel that refers to the wrong earlier kernel's object i
     fix_checksum(bytes);
     CHECK_THROWS_WITH_AS(graph::load_module_from_memory(bytes),
                          doctest::Contains("its object code, that of kernel 1 which it refers to, does not match"), Error);
+}
+
+TEST_CASE("artifact: kernels saved out of order are refused") {
+    // x -> relu -> exp, one kernel each and one buffer each (no plan to catch the reorder).
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.exp(g.relu(x, "r"), "e"), "e");
+    graph::BuildOptions o;
+    o.fuse = false;
+    o.plan_memory = false;
+    graph::Module m = graph::build(g, Target::host(), o);
+    REQUIRE(m.kernels().size() == 2);
+    // Exchanged, exp would run first, reading the relu's output before the relu writes it.
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(swap_first_kernels(graph::save_to_memory(m), m)),
+                         doctest::Contains("reads 'r' before any kernel computes it"), Error);
 }

@@ -142,6 +142,41 @@ inline AttrValue read_attr(ArtifactReader& r) {
     }
 }
 
+// The artifact's memory plan (a count, then a node id and an offset per planned tensor),
+// checked against the lifetimes build() plans with (`planned`, from the loaded kernels): each
+// kernel's output placed once and nothing else placed, every tensor inside the arena, and no
+// two tensors live at one kernel sharing a byte, but for an output written in place over an
+// input that dies there, at the same offset. Without this a plan that put every tensor at
+// offset 0 would load and run, each kernel overwriting what a later one still reads.
+inline MemoryPlan read_memory_plan(ArtifactReader& r, const ModuleAccess::State& st, const std::vector<int>& new_id,
+                                   const PlanRequests& planned, int64_t arena_bytes) {
+    const Graph& g = st.graph;
+    MemoryPlan plan;
+    plan.arena_bytes = arena_bytes;
+    plan.offsets.assign(planned.requests.size(), 0);
+    std::vector<bool> placed(planned.requests.size(), false);
+    for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
+        int id = r.i32("the memory plan");
+        int64_t offset = r.i64("the memory plan");
+        if (id < 0 || size_t(id) >= new_id.size()) r.fail(::weft::detail::concat("the memory plan places node ", id));
+        const int node = new_id[size_t(id)], request = planned.request_of[size_t(node)];
+        if (request < 0) r.fail("the memory plan places '" + g.node(node).name + "', which no kernel computes");
+        if (placed[size_t(request)]) r.fail("the memory plan places '" + g.node(node).name + "' twice");
+        placed[size_t(request)] = true;
+        plan.offsets[size_t(request)] = offset;
+    }
+    std::vector<std::string> names;  // request k is kernel k's output
+    for (size_t k = 0; k < st.groups.size(); ++k) {
+        names.push_back(g.node(st.groups[k].root()).name);
+        if (!placed[k]) r.fail("the memory plan does not place '" + names.back() + "', which kernel '" + st.infos[k].name +
+                               "' computes");
+    }
+    std::string why;
+    if (!plan_is_valid(planned.requests, plan, &why, names))
+        r.fail("the memory plan is unsafe (steps are kernels in execution order): " + why);
+    return plan;
+}
+
 // "+avx2" features of `artifact` that `host` lacks, comma-separated.
 inline std::string missing_features(const std::string& artifact, const std::string& host) {
     std::string missing;
@@ -447,6 +482,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     // (nothing compiled).
     const int n_nodes = int(count);
     std::vector<uint64_t> object_hashes;  // per kernel, as saved
+    std::vector<bool> computed(count, false);  // by an earlier kernel
     for (size_t k = 0, nk = r.count("the kernels", 32); k < nk; ++k) {
         FusedGroup group;
         group.nodes = map_ids(r.ids("a kernel's nodes", 0, n_nodes));
@@ -472,6 +508,13 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         size_t nargs = r.count("a kernel's signature", 16);
         if (nargs != arg_ids.size() || nargs == 0 || arg_ids.back() != group.root())
             r.fail("kernel '" + f.name + "': its signature does not fit its arguments");
+        // Kernels run in the order saved, each reading what is there before it: inputs,
+        // constants and earlier kernels' outputs (the memory plan's lifetimes assume it).
+        for (size_t a = 0; a + 1 < arg_ids.size(); ++a)
+            if (g.node(arg_ids[a]).is_op() && !computed[size_t(arg_ids[a])])
+                r.fail("kernel '" + f.name + "' reads '" + g.node(arg_ids[a]).name + "' before any kernel computes it");
+        if (computed[size_t(group.root())]) r.fail("two kernels compute '" + g.node(group.root()).name + "'");
+        computed[size_t(group.root())] = true;
         for (size_t a = 0; a < nargs; ++a) {
             ir::KernelArg arg;
             arg.kind = ir::KernelArg::Kind::Tensor;
@@ -524,26 +567,21 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     if (arena_bytes < 0 || arena_bytes > unshared)
         r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
                                       "intermediates together (", unshared, ")"));
+    const detail::PlanRequests planned = detail::plan_requests(g, st->kernels, st->arg_ids, true);
+    const MemoryPlan plan = detail::read_memory_plan(r, *st, new_id, planned, arena_bytes);
+    if (!r.done()) r.fail("bytes follow the memory plan");
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});
     st->arena_bytes = arena_bytes;
     detail::ModuleAccess::store_inputs_and_constants(*st);
-    for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
-        int id = r.i32("the memory plan");
-        int64_t offset = r.i64("the memory plan");
-        if (id < 0 || id >= n_nodes) r.fail(::weft::detail::concat("the memory plan places node ", id));
-        int nid = new_id[size_t(id)];
-        const Node& node = g.node(nid);
-        if (!node.is_op() || offset < 0 || offset > arena_bytes || node.type.bytes() > arena_bytes - offset)
-            r.fail("the memory plan places '" + node.name + "' outside the arena");
-        st->values[size_t(nid)] =
-            BufferRef(static_cast<char*>(st->arena.data()) + offset, node.type.dtype, node.type.shape);
-    }
-    if (!r.done()) r.fail("bytes follow the memory plan");
+    for (int id = 0; id < g.size(); ++id)
+        if (int request = planned.request_of[size_t(id)]; request >= 0)
+            st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(request)],
+                                               g.node(id).type.dtype, g.node(id).type.shape);
     for (size_t k = 0; k < st->groups.size(); ++k) {
         std::vector<KernelArgValue> a;
-        for (int id : st->arg_ids[k]) {
-            if (!st->values[size_t(id)].defined())
-                r.fail("kernel '" + st->infos[k].name + "' reads '" + g.node(id).name + "', which has no storage");
+        for (int id : st->arg_ids[k]) {  // (checked above: each is an input, a constant or a placed output)
+            WEFT_ICHECK(st->values[size_t(id)].defined(), "kernel ", st->infos[k].name, " reads ", g.node(id).name,
+                        ", which has no storage");
             a.emplace_back(st->values[size_t(id)]);
         }
         st->args.push_back(std::move(a));
