@@ -10,10 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "artifact_edit.hpp"
 #include "npy.hpp"
 #include "onnx/onnx_model.hpp"
+#include "weft/runtime/bytes.hpp"
 #include "weft/runtime/cuda/cuda.hpp"
 
 using namespace weft;
@@ -279,6 +282,35 @@ TEST_CASE("weftc refuses a device or a file over the size limit at once, in one 
                          "bad --max-file-size 'lots'");
     Result big_enough = run_weftc(s, "run " + (s / "m.weft") + " --max-file-size 1G --quiet");
     CHECK_MESSAGE(big_enough.status == 0, big_enough.err);
+}
+
+TEST_CASE("weftc: object code that fails to link is one error line, with LLVM's reason in it") {
+    Scratch s("link");
+    write_model(small_model(), s / "model.onnx");
+    REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
+    std::string art = slurp(s / "m.weft");
+    // Every kernel's object imports the runtime's argument check: renamed, the import resolves
+    // nowhere and linking fails (in ORC, which reports why to its session, by default on
+    // stderr). Each object's hash (beside its kernel's signature) is made to fit the edit.
+    const std::string import = "weft_runtime_check_arguments", unknown = "weft_runtime_check_argumentX";
+    graph::Module m = graph::load_module(s / "m.weft");
+    std::set<const KernelModule*> edited;
+    for (const Kernel& k : m.compiled_kernels()) {
+        if (!edited.insert(k.module().get()).second) continue;
+        const std::string object = k.module()->object_code().bytes;
+        std::string renamed = object;
+        while (artifact_edit::replace_first(renamed, import, unknown)) {
+        }
+        REQUIRE(renamed != object);
+        REQUIRE(artifact_edit::replace_first(art, object, renamed));
+        auto as_bytes = [](uint64_t h) { return std::string(reinterpret_cast<const char*>(&h), 8); };
+        artifact_edit::replace_first(art, as_bytes(weft::detail::fnv1a64(object)), as_bytes(weft::detail::fnv1a64(renamed)));
+    }
+    artifact_edit::fix_checksum(art);
+    { std::ofstream(s / "unlinkable.weft", std::ios::binary) << art; }
+    Result r = run_weftc(s, "run " + (s / "unlinkable.weft"));
+    check_one_line_error(r, "run unlinkable.weft", 1, "could not be linked");
+    CHECK_MESSAGE(r.err.find(unknown) != std::string::npos, r.err);  // why, in weft's message
 }
 
 TEST_CASE("weftc compile --target cuda writes every kernel's CUDA C and PTX without a GPU") {
