@@ -21,6 +21,11 @@
 // checksum that does not match or contents that do not fit together is a weft::Error that
 // says so; the loader never reads past its input or trusts a count it has not checked.
 // An artifact runs only on a CPU with every feature it was compiled for (checked on load).
+//
+// An artifact is executable code: loading links its object code into the process and run()
+// executes it. Load only artifacts you trust, as you would a shared library; the checks
+// catch corruption and inconsistency (each kernel's object against its hash, the memory
+// plan against the kernels' lifetimes, ...), not a malicious author.
 #pragma once
 #include <cstdint>
 #include <map>
