@@ -1,14 +1,12 @@
 // The ONNX importer: a ModelProto read by Debian's ONNX protobuf classes becomes a
 // graph::Graph (initializers as constants, inputs with their shapes, one converter per node).
 #pragma once
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <new>
 #include <set>
 
 #include "weft/frontend/onnx/impl/ops.hpp"
 #include "weft/graph/module.hpp"
+#include "weft/runtime/bytes.hpp"
 
 namespace weft::onnx::detail {
 
@@ -26,28 +24,9 @@ inline BufferRef copy_buffer(const BufferRef& b) {
     return r;
 }
 
-inline std::string read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("weft: onnx: cannot open '" + path + "'");
-    // One sized read (an istreambuf_iterator copy goes a byte at a time: a third of loading a
-    // 100 MB ResNet-50).
-    std::string s;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) {
-        auto size = std::filesystem::file_size(path, ec);
-        if (ec) throw Error("weft: onnx: cannot read '" + path + "'");
-        s.resize(size_t(size));
-        f.read(s.data(), std::streamsize(size));
-        s.resize(size_t(f.gcount()));
-    } else {  // a pipe or a device: as it comes (a directory's read fails: an exception)
-        try {
-            s.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-        } catch (const std::exception& e) {
-            throw Error("weft: onnx: cannot read '" + path + "': " + e.what());
-        }
-    }
-    if (f.bad()) throw Error("weft: onnx: cannot read '" + path + "'");
-    return s;
+// The bytes of an .onnx (or TensorProto) file, up to options.max_file_bytes.
+inline std::string read_model_file(const std::string& path, const LoadOptions& options) {
+    return ::weft::detail::read_file_limited(path, options.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
 }
 
 inline void parse_model(pb::ModelProto& m, const void* data, size_t size, const std::string& what) {
@@ -316,7 +295,7 @@ graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& optio
 }
 
 graph::Graph load(const std::string& path, const LoadOptions& options) {
-    std::string bytes = detail::read_file(path);
+    std::string bytes = detail::read_model_file(path, options);
     try {
         return load_from_memory(bytes, options);
     } catch (const UnsupportedError& e) {
@@ -335,12 +314,12 @@ BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* na
 }
 
 BufferRef load_tensor(const std::string& path, std::string* name) {
-    std::string bytes = detail::read_file(path);
+    std::string bytes = detail::read_model_file(path, LoadOptions{});
     return load_tensor_from_memory(bytes.data(), bytes.size(), name);
 }
 
-ModelInfo inspect(const std::string& path) {
-    std::string bytes = detail::read_file(path);
+ModelInfo inspect(const std::string& path, const LoadOptions& options) {
+    std::string bytes = detail::read_model_file(path, options);
     detail::pb::ModelProto m;
     detail::parse_model(m, bytes.data(), bytes.size(), "'" + path + "'");
     ModelInfo info;
