@@ -379,3 +379,27 @@ TEST_CASE("artifact: kernels saved out of order are refused") {
     CHECK_THROWS_WITH_AS(graph::load_module_from_memory(swap_first_kernels(graph::save_to_memory(m), m)),
                          doctest::Contains("reads 'r' before any kernel computes it"), Error);
 }
+
+TEST_CASE("artifact: whatever save writes, load reads; what it cannot, save refuses") {
+    // Outputs that are an input and a constant: a module without kernels.
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 3});
+    g.output(x, "same");
+    g.output(g.constant("c", Buffer<float>::random({4}, -1.f, 1.f, 2)), "c");
+    graph::Module m = graph::build(g);
+    CHECK(m.kernels().empty());
+    graph::Module r = graph::load_module_from_memory(graph::save_to_memory(m));
+    auto in = Buffer<float>::random({2, 3}, -1.f, 1.f, 3);
+    r.set_input("x", in);
+    r.run();
+    CHECK(same_bytes(r.get_output("same"), in));
+    CHECK(same_bytes(r.get_output("c"), g.node(*g.find("c")).value));
+    // Rank 17 (a graph whose limits allow it) is refused by save, naming the node.
+    graph::Graph deep;
+    deep.set_limits({.max_rank = 17});
+    graph::Value d = deep.input("d", std::vector<int64_t>(17, 1));
+    deep.output(deep.relu(d, "r17"), "y");
+    graph::Module dm = graph::build(deep);
+    CHECK_THROWS_WITH_AS(graph::save_to_memory(dm), doctest::Contains("has 17 dimensions; artifacts hold tensors of up to 16"),
+                         Error);
+}

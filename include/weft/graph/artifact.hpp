@@ -42,6 +42,9 @@ inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 // and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64 (1 used a wrong
 // offset basis).
 inline constexpr uint32_t kArtifactVersion = 4;
+// The most dimensions a tensor of an artifact has: save refuses more, so load reads whatever
+// save wrote (graph::Limits::max_rank's default is the same).
+inline constexpr size_t kArtifactMaxRank = 16;
 inline constexpr size_t kArtifactHeaderBytes = 32;
 
 // The largest artifact load_module reads unless told otherwise: 4 GiB, above the weights

@@ -78,7 +78,7 @@ public:
     }
     std::vector<int64_t> shape(const char* what) {
         size_t rank = count(what, 8);
-        if (rank > 16) fail(::weft::detail::concat(what, ": rank ", rank));
+        if (rank > kArtifactMaxRank) fail(::weft::detail::concat(what, ": rank ", rank));
         std::vector<int64_t> s;
         const int64_t limit = int64_t(1) << 44;  // elements: bytes() cannot overflow
         int64_t elements = 1;
@@ -230,6 +230,9 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     // The graph, node by node.
     w.u32(uint32_t(g.size()));
     for (const Node& n : g.nodes()) {
+        WEFT_CHECK(n.type.shape.size() <= kArtifactMaxRank, "graph::save: ", describe(n), " has ",
+                   n.type.shape.size(), " dimensions; artifacts hold tensors of up to ", kArtifactMaxRank,
+                   " (graph::kArtifactMaxRank)");
         w.str(n.op);
         w.str(n.name);
         w.u32(uint32_t(n.inputs.size()));
@@ -310,7 +313,7 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(object.bytes);
     }
     // The memory plan: where each planned tensor lives in the arena.
-    w.i64(s.arena.defined() ? s.arena.size_bytes() : 0);
+    w.i64(s.arena_bytes);  // the plan's size (the allocation is at least 1 byte)
     w.i64(s.naive_bytes);
     std::vector<Placement> placements = memory_placements(m);
     w.u32(uint32_t(placements.size()));
@@ -556,7 +559,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         st->infos.push_back(std::move(info));
         st->arg_ids.push_back(std::move(arg_ids));
     }
-    if (st->groups.empty()) r.fail("the module has no kernels");
+    // No kernels is fine: every output may be an input or a constant.
 
     // Storage: inputs their own, constants the graph's, the rest the arena as planned.
     int64_t arena_bytes = r.i64("the memory plan");
