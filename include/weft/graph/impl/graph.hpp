@@ -182,19 +182,22 @@ std::string Graph::unique_name(const std::string& wanted, const std::string& op)
 void Graph::check_limits(const Node& n, bool adding) const {
     const Limits& l = limits_;
     const TensorType& t = n.type;
-    auto fail = [&](const std::string& what, int64_t value, int64_t limit, const char* field) {
-        ::weft::detail::throw_user_error(::weft::detail::concat(describe(n), ": ", what, " ", value, " is over the limit ",
-                                                                limit, " (graph::Limits::", field, ")"));
+    // "<node>: <what> <value> <unit>, over the limit <limit> (graph::Limits::<field>)"
+    auto fail = [&](const std::string& what, int64_t value, const char* unit, int64_t limit, const char* field) {
+        ::weft::detail::throw_user_error(::weft::detail::concat(describe(n), ": ", what, " ", value, " ", unit,
+                                                                ", over the limit ", limit, " (graph::Limits::", field,
+                                                                ")"));
     };
-    if (adding && size() >= l.max_nodes) fail("the graph's node count", size() + 1, l.max_nodes, "max_nodes");
+    if (adding && size() >= l.max_nodes) fail("the graph would have", size() + 1, "nodes", l.max_nodes, "max_nodes");
     if (int64_t(n.inputs.size()) > l.max_node_inputs)
-        fail("its input count", int64_t(n.inputs.size()), l.max_node_inputs, "max_node_inputs");
-    if (int64_t(t.shape.size()) > l.max_rank) fail("the rank of " + t.str() + ",", int64_t(t.shape.size()), l.max_rank, "max_rank");
+        fail("it has", int64_t(n.inputs.size()), "inputs", l.max_node_inputs, "max_node_inputs");
+    if (int64_t(t.shape.size()) > l.max_rank)
+        fail(t.str() + " has", int64_t(t.shape.size()), "dimensions", l.max_rank, "max_rank");
     for (int64_t d : t.shape)
         WEFT_CHECK(d >= 0, describe(n), ": its type ", t.str(), " has a negative dimension");
     if (t.size() > l.max_tensor_elements)
-        fail("the element count of " + t.str() + ",", t.size(), l.max_tensor_elements, "max_tensor_elements");
-    if (t.bytes() > l.max_tensor_bytes) fail("the byte size of " + t.str() + ",", t.bytes(), l.max_tensor_bytes, "max_tensor_bytes");
+        fail(t.str() + " has", t.size(), "elements", l.max_tensor_elements, "max_tensor_elements");
+    if (t.bytes() > l.max_tensor_bytes) fail(t.str() + " has", t.bytes(), "bytes", l.max_tensor_bytes, "max_tensor_bytes");
 }
 
 Value Graph::append(Node n) {
