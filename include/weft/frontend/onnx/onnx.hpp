@@ -40,6 +40,7 @@ inline constexpr int kMaxOpset = 17;
 class UnsupportedError : public Error {
 public:
     using Error::Error;
+    [[noreturn]] void rethrow_with(const std::string& message) const override { throw UnsupportedError(message); }
 };
 
 struct LoadOptions {

@@ -9,6 +9,7 @@
 // whose lifetimes overlap its own (above them all when none does). A third placement, by
 // size with every request on its own (no in-place), is taken when strictly smaller.
 #pragma once
+#include <limits>
 #include <algorithm>
 #include <map>
 
@@ -146,8 +147,10 @@ namespace memory_detail {
 inline std::string describe_request(const std::vector<BufferRequest>& r, const MemoryPlan& plan,
                                     const std::vector<std::string>& names, size_t i) {
     std::string name = i < names.size() ? "'" + names[i] + "'" : "request " + std::to_string(i);
-    return ::weft::detail::concat(name, " (bytes [", plan.offsets[i], ", ", plan.offsets[i] + r[i].bytes, "), live at steps ",
-                                  r[i].first, " to ", r[i].last, ")");
+    int64_t end = 0;  // a corrupt offset must not overflow the message's arithmetic
+    if (__builtin_add_overflow(plan.offsets[i], r[i].bytes, &end)) end = std::numeric_limits<int64_t>::max();
+    return ::weft::detail::concat(name, " (bytes [", plan.offsets[i], ", ", end, "), live at steps ", r[i].first, " to ",
+                                  r[i].last, ")");
 }
 
 }  // namespace memory_detail

@@ -21,7 +21,8 @@ inline std::vector<int> walk_order(const Graph& g, const char* pass) {
     } catch (const Error& e) {
         std::string what = ::weft::detail::unprefixed(e.what());
         if (what.rfind("graph: ", 0) == 0) what = what.substr(7);
-        ::weft::detail::throw_user_error(std::string("graph pass '") + pass + "': " + what);
+        if (dynamic_cast<const InternalError*>(&e)) ::weft::detail::rethrow_with_context(e, std::string("graph pass '") + pass + "'");
+        e.rethrow_with(std::string("weft: graph pass '") + pass + "': " + what);
     }
     if (g.is_ordered())
         for (int i = 0; i < g.size(); ++i) order[size_t(i)] = i;

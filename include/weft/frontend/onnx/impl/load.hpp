@@ -216,10 +216,10 @@ private:
                 }
                 if (!values_[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
             }
-        } catch (const UnsupportedError& e) {
-            throw UnsupportedError("weft: onnx: " + label + strip_prefix(e.what()));
-        } catch (const Error& e) {
-            throw Error("weft: onnx: " + label + strip_prefix(e.what()));
+        } catch (const InternalError& e) {
+            ::weft::detail::rethrow_with_context(e, "onnx: " + label.substr(0, label.size() - 2));
+        } catch (const Error& e) {  // a user error or UnsupportedError: the same kind, the node named
+            e.rethrow_with("weft: onnx: " + label + strip_prefix(e.what()));
         } catch (const std::bad_alloc&) {
             throw Error("weft: onnx: " + label + "out of memory");
         } catch (const std::exception& e) {
@@ -298,10 +298,8 @@ graph::Graph load(const std::string& path, const LoadOptions& options) {
     std::string bytes = detail::read_model_file(path, options);
     try {
         return load_from_memory(bytes, options);
-    } catch (const UnsupportedError& e) {
-        throw UnsupportedError(std::string(e.what()) + " (in '" + path + "')");
-    } catch (const Error& e) {
-        throw Error(std::string(e.what()) + " (in '" + path + "')");
+    } catch (const Error& e) {  // the same kind (user, unsupported, internal), the file named
+        e.rethrow_with(std::string(e.what()) + " (in '" + path + "')");
     }
 }
 
