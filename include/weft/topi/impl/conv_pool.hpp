@@ -33,6 +33,13 @@ inline Expr pool_read(const Tensor& data, const std::vector<Expr>& out, Expr y, 
 
 PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p) {
     auto d = pool_data_shape(op, data);
+    const Size2d out = pool2d_out_size(d[2], d[3], p, op);
+    return {d[0], d[1], d[2], d[3], out.h, out.w, d.size() == 5 ? d[4] : 0};
+}
+}  // namespace conv_detail
+
+Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& p, const std::string& op) {
+    using namespace conv_detail;
     WEFT_CHECK(p.kernel.h >= 1 && p.kernel.w >= 1, op, ": the kernel must be at least 1x1, got ", p.kernel.h, "x",
                p.kernel.w);
     check_window(op, p.stride, p.padding, {1, 1});
@@ -40,12 +47,9 @@ PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dPara
                    p.padding.right < p.kernel.w,
                op, ": padding must be smaller than the kernel (", p.kernel.h, "x", p.kernel.w,
                ") so every window holds an input element");
-    PoolShape s{d[0], d[1], d[2], d[3], 0, 0, d.size() == 5 ? d[4] : 0};
-    s.OH = out_extent(op, "height", s.H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom);
-    s.OW = out_extent(op, "width", s.W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right);
-    return s;
+    return {out_extent(op, "height", H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom),
+            out_extent(op, "width", W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right)};
 }
-}  // namespace conv_detail
 
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& name) {
     using namespace conv_detail;

@@ -1,0 +1,44 @@
+// Window and shape parameters a model can hold but that 64 bits cannot count, and pooling
+// padding that shape inference once accepted and the compute then refused. Each is a user
+// weft::Error naming the problem at the node that has it, never a size that wrapped around
+// (undefined behaviour, which UBSan reports) or an internal error at build time. Found by
+// the fuzzers; their inputs are in tests/fuzz/regressions/onnx/.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+using doctest::Contains;
+
+namespace {
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+}  // namespace
+
+TEST_CASE("graph pooling refuses padding the window cannot reach past when the node is added") {
+    // Before: accepted here, then refused by topi's compute in graph::build, an InternalError.
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 3, 28, 28});
+    CHECK_THROWS_WITH_AS(g.avg_pool2d(x, {.kernel = 3, .pads = {2, 8, 2, 2}}, "avg"),
+                         Contains("node 'avg' (avg_pool2d): pool2d: padding must be smaller than the kernel (3x3)"), Error);
+    CHECK_THROWS_WITH_AS(g.max_pool2d(x, {.kernel = 2, .pads = {1, 1, 1, 1000}}, "max"),
+                         Contains("node 'max' (max_pool2d): pool2d: padding must be smaller than the kernel (2x2)"), Error);
+    CHECK_THROWS_WITH_AS(g.conv2d(x, g.input("w", {4, 3, 3, 3}), {.pads = {0, kMax, 0, kMax}}, "conv"),
+                         Contains("node 'conv' (conv2d): conv2d: the width window (3 taps, dilation 1) or the padded input "
+                                  "(28 + 9223372036854775807 + 9223372036854775807) is too large to count in 64 bits"),
+                         Error);
+}
+
+TEST_CASE("pooling and conv windows whose span or padded input overflows int64 are refused") {
+    Tensor X = placeholder({1, 3, 8, 8}, f32, "X");
+    CHECK_THROWS_WITH_AS(topi::max_pool2d(X, {.kernel = {kMax, 2}, .padding = {kMax - 1, 0, kMax - 1, 0}}),
+                         Contains("is too large to count in 64 bits"), Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_out_size(8, 8, 3, 3, {.dilation = {kMax, 1}}),
+                         Contains("conv2d: the height window (3 taps, dilation 9223372036854775807) or the padded input "
+                                  "(8 + 0 + 0) is too large to count in 64 bits"),
+                         Error);
+    CHECK(topi::pool2d_out_size(8, 8, {.kernel = {2, 2}, .stride = {kMax, 1}}).h == 1);
+}
