@@ -42,3 +42,22 @@ TEST_CASE("pooling and conv windows whose span or padded input overflows int64 a
                          Error);
     CHECK(topi::pool2d_out_size(8, 8, {.kernel = {2, 2}, .stride = {kMax, 1}}).h == 1);
 }
+
+TEST_CASE("reshape, pad and slice count extents up to 2^63 - 1 without wrapping") {
+    CHECK_THROWS_WITH_AS(topi::reshape_shape({4, 2}, {kMax, int64_t(1) << 33}),
+                         Contains("reshape: the new shape [9223372036854775807, 8589934592] has more elements than 64 "
+                                  "bits count but the input [4, 2] has 8"),
+                         Error);
+    CHECK_THROWS_WITH_AS(topi::pad_shape({5}, {kMax, 0}), Contains("pad: dimension 0 (5) padded by 9223372036854775807 and 0 overflows"),
+                         Error);
+    CHECK_THROWS_WITH_AS(topi::pad_shape({5}, {kMin, -10}), Contains("overflows"), Error);
+    // Steps of +-(2^63 - 1) and -2^63 take one element; before, their ceiling overflowed.
+    for (int64_t step : {kMax, kMin, -kMax}) {
+        CAPTURE(step);
+        std::vector<topi::SliceRange> r = topi::slice_ranges({5}, {step > 0 ? 1 : 3}, {step > 0 ? kMax : kMin}, {}, {step});
+        REQUIRE(r.size() == 1);
+        CHECK(r[0].start == (step > 0 ? 1 : 3));
+        CHECK(r[0].extent == 1);
+    }
+    CHECK(topi::slice_ranges({5}, {4}, {kMin}, {}, {-2})[0].extent == 3);  // 4, 2, 0
+}
