@@ -2,7 +2,8 @@
 """Seeded structured hostile ONNX models through weftc: the CTest fuzz/hostile_models.
 
     hostile_models.py --weftc build/tools/weftc/weftc [--count 200] [--seed 1]
-                      [--work-dir DIR] [--save-models DIR] [--timeout 60]
+                      [--work-dir DIR] [--timeout 30]
+    hostile_models.py --write-only DIR [--count N] [--seed S]   # the models only: fuzz_onnx's seeds
 
 Writes --count well-formed ONNX models, each a small graph with something hostile in it:
 huge or zero or negative dimensions, repeat counts (Tile, Expand, Pad, ConstantOfShape),
@@ -17,6 +18,10 @@ The models are a function of --seed alone (random.Random(seed)): a failure repro
 the same seed. Hostile values are either decisively over weft's default limits (2^32
 elements per tensor) or small, never a legal model that is merely slow to compute.
 Prints "skipped: ..." (exit 0) when Python's onnx package is missing (Debian: python3-onnx).
+
+The same models seed fuzz_onnx (--write-only; the fuzz build's CTest fuzz/onnx_hostile_seeds),
+whose sanitizers see what weftc's exit status cannot: a size that wrapped around in int64
+before a check refused it.
 """
 import argparse, os, random, shutil, signal, subprocess, sys, time
 
@@ -137,9 +142,10 @@ def conv(rng, b):
     x = b.input([1, c, rng.choice([4, 5, 8]), rng.choice([4, 5, 8])])
     k = rng.choice([1, 2, 3])
     what = rng.choice(["pads", "strides", "dilations", "kernel_shape", "group", "weight"])
-    attrs = {}
+    attrs = {"auto_pad": rng.choice(["SAME_UPPER", "SAME_LOWER"])} if rng.random() < 0.3 else {}
     weight = [rng.choice(SMALL), c, k, k]
     if what == "pads":
+        attrs.pop("auto_pad", None)
         attrs["pads"] = hostile_ints(rng, 4, base=[0, 1])
     elif what == "strides":
         attrs["strides"] = hostile_ints(rng, 2, base=[1, 2])
@@ -161,6 +167,10 @@ def pool(rng, b):
     key = rng.choice(["kernel_shape", "strides", "pads", "dilations"] if op == "MaxPool"
                      else ["kernel_shape", "strides", "pads"])
     attrs[key] = hostile_ints(rng, 4 if key == "pads" else 2, base=[1, 2])
+    if rng.random() < 0.3:
+        attrs["ceil_mode"] = 1
+    if key != "pads" and rng.random() < 0.3:
+        attrs["auto_pad"] = rng.choice(["SAME_UPPER", "SAME_LOWER"])
     return b.node(op, [x], **attrs), f"{op} {attrs}"
 
 
@@ -243,10 +253,13 @@ FAMILIES = [tile, expand, pad, constant_of_shape, conv, pool, deep_chain, long_c
             mismatched, axes, huge_input]
 
 
-def make_model(rng, family):
-    b = Builder()
-    out, what = family(rng, b)
-    return b.model(out), what
+def hostile_models(rng, count):
+    """(name, model, what is hostile in it) for `count` models, the families in turn."""
+    for i in range(count):
+        family = FAMILIES[i % len(FAMILIES)]
+        b = Builder()
+        out, what = family(rng, b)
+        yield f"{i:03d}_{family.__name__.strip('_')}", b.model(out), what
 
 
 # ---- running weftc ----------------------------------------------------------------------------
@@ -282,29 +295,32 @@ def check(weftc, path, timeout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--weftc", required=True)
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--weftc", help="check each model with this weftc")
+    what.add_argument("--write-only", metavar="DIR", help="only write the models to DIR")
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30, help="seconds per weftc command")
     ap.add_argument("--work-dir", default="hostile_models")
-    ap.add_argument("--save-models", help="also copy every model here (seeds for fuzz_onnx)")
     args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    if args.write_only:
+        shutil.rmtree(args.write_only, ignore_errors=True)
+        os.makedirs(args.write_only)
+        for name, model, _ in hostile_models(rng, args.count):
+            onnx.save(model, os.path.join(args.write_only, name + ".onnx"))
+        print(f"wrote {args.count} models (seed {args.seed}) to {args.write_only}")
+        return 0
 
     models = os.path.join(args.work_dir, "models")
     failures = os.path.join(args.work_dir, "failures")
     shutil.rmtree(args.work_dir, ignore_errors=True)
     os.makedirs(models)
-    rng = random.Random(args.seed)
     start, failed, outcomes = time.time(), [], {"ran": 0, "refused": 0}
-    for i in range(args.count):
-        family = FAMILIES[i % len(FAMILIES)]
-        model, what = make_model(rng, family)
-        name = f"{i:03d}_{family.__name__.strip('_')}"
+    for name, model, what in hostile_models(rng, args.count):
         path = os.path.join(models, name + ".onnx")
         onnx.save(model, path)
-        if args.save_models:
-            os.makedirs(args.save_models, exist_ok=True)
-            shutil.copy(path, args.save_models)
         t0 = time.time()
         outcome, problem = check(args.weftc, path, args.timeout)
         if problem:
