@@ -61,3 +61,17 @@ TEST_CASE("reshape, pad and slice count extents up to 2^63 - 1 without wrapping"
     }
     CHECK(topi::slice_ranges({5}, {4}, {kMin}, {}, {-2})[0].extent == 3);  // 4, 2, 0
 }
+
+TEST_CASE("a kernel's scratch buffer over graph::Limits::max_tensor_bytes is refused at build") {
+    // A 160-element conv whose dilation (2^33) and padding make its padded copy of the input
+    // 2.7 TB: before, graph::build accepted it and the kernel asked for the memory when it ran.
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 4, 8, 4});
+    graph::Value w = g.constant("w", Buffer<float>::random({5, 4, 3, 3}, -1.f, 1.f, 1));
+    const int64_t d = int64_t(1) << 33;
+    g.output(g.conv2d(x, w, {.pads = {1, d, 1, d}, .dilations = {1, d}}, "y"), "y");
+    CHECK_THROWS_WITH_AS(graph::build(g), Contains("node 'y' (conv2d_nchwc): its kernel needs a scratch buffer"), Error);
+    CHECK_THROWS_WITH_AS(graph::build(g), Contains("of 2748779070080 bytes, over the limit 17179869184 "
+                                                   "(graph::Limits::max_tensor_bytes)"),
+                         Error);
+}
