@@ -5,6 +5,8 @@
 #
 #   scripts/setup.sh                 build/       Release, the tests and examples
 #   WEFT_SANITIZE=1 scripts/setup.sh build-asan/  RelWithDebInfo, -DWEFT_SANITIZE=ON
+#   WEFT_FUZZ=1 scripts/setup.sh     build-fuzz/  RelWithDebInfo, -DWEFT_FUZZ=ON: the libFuzzer
+#                                                 targets only (tests/fuzz, tests/README.md)
 #
 # Environment: WEFT_BUILD_DIR (override the build folder), WEFT_JOBS (parallel jobs,
 # default 2), WEFT_CMAKE_ARGS (extra configure arguments, e.g. -DWEFT_BUILD_BENCHMARKS=ON).
@@ -18,10 +20,11 @@ packages=(
   libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers
   nlohmann-json3-dev                   # schedule / tuning records
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
+  python3-onnx                         # tests/fuzz/hostile_models.py writes its models with it
 )
-# The sanitizer build links clang-19's ASan/UBSan runtimes (a machine can have clang-19
-# without them: then the link fails on libclang_rt.asan.a).
-if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then packages+=(libclang-rt-19-dev); fi
+# The sanitizer and fuzz builds link clang-19's ASan/UBSan (and libFuzzer) runtimes (a machine
+# can have clang-19 without them: then the link fails on libclang_rt.asan.a).
+if [[ "${WEFT_SANITIZE:-0}" == 1 || "${WEFT_FUZZ:-0}" == 1 ]]; then packages+=(libclang-rt-19-dev); fi
 # Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
 # require them, and weft links only the shared libLLVM, which carries its own dependencies.
 
@@ -44,7 +47,10 @@ if ((${#missing[@]})); then
 fi
 
 jobs="${WEFT_JOBS:-2}"
-if [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then
+if [[ "${WEFT_FUZZ:-0}" == 1 ]]; then
+  build="${WEFT_BUILD_DIR:-build-fuzz}"
+  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_FUZZ=ON)
+elif [[ "${WEFT_SANITIZE:-0}" == 1 ]]; then
   build="${WEFT_BUILD_DIR:-build-asan}"
   config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE=ON)
 else

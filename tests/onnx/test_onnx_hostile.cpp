@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "onnx_model.hpp"
@@ -123,4 +124,53 @@ TEST_CASE("onnx hostile: a concat of 600 distinct pieces is a shallow tree and c
     int64_t wrong = 0;
     for (int64_t i = 0; i < 1200; ++i) wrong += p[i] != float(i) + 0.5f;
     CHECK(wrong == 0);
+}
+
+// ---- found by the fuzzers (tests/fuzz/regressions/onnx/) -----------------------------------
+
+TEST_CASE("onnx hostile: a pooling window of 2^40 rows over 6 costs 6 steps and averages the column") {
+    // SAME_UPPER pads the 6 rows by 2^39 - 1 and 2^39: every window holds the whole column.
+    // Before: every output looped over all 2^40 taps of its window, nearly all padding (a hang).
+    for (const char* op : {"AveragePool", "MaxPool"}) {
+        CAPTURE(op);
+        Model m;
+        m.input("x", {1, 1, 6, 6});
+        m.output("y");
+        pb::NodeProto& n = m.node(op, {"x"}, {"y"});
+        set_ints(n, "kernel_shape", {int64_t(1) << 40, 1});
+        set_string(n, "auto_pad", "SAME_UPPER");
+        weft::Buffer<float> x({1, 1, 6, 6});
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 6; ++j) x(0, 0, i, j) = float(i * 6 + j);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto y = run(m.load(), {x});
+        CHECK(seconds_since(t0) < 10);
+        REQUIRE(y[0].shape() == std::vector<int64_t>{1, 1, 6, 6});
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 6; ++j)  // column j holds j, 6 + j, ..., 30 + j: mean 15 + j, max 30 + j
+                CHECK(y[0](0, 0, i, j) == doctest::Approx(std::string(op) == "MaxPool" ? 30 + j : 15 + j));
+    }
+}
+
+TEST_CASE("onnx hostile: window sizes and strides up to 2^63 - 1 are refused or counted, never wrapped") {
+    Model same;  // SAME padding of a 2^63 - 1 window: its span does not fit in 64 bits
+    same.input("x", {1, 1, 4, 4});
+    same.output("y");
+    pb::NodeProto& n = same.node("MaxPool", {"x"}, {"y"});
+    set_ints(n, "kernel_shape", {std::numeric_limits<int64_t>::max(), 1});
+    set_string(n, "auto_pad", "SAME_LOWER");
+    CHECK_THROWS_WITH_AS(same.load(), Contains("is too large to count in 64 bits"), weft::Error);
+
+    Model ceil;  // ceil_mode with a stride of 2^62: one window; ONNX drops the one past the input
+    ceil.input("x", {1, 1, 4, 4});
+    ceil.output("y");
+    pb::NodeProto& c = ceil.node("MaxPool", {"x"}, {"y"});
+    set_ints(c, "kernel_shape", {2, 2});
+    set_ints(c, "strides", {int64_t(1) << 62, int64_t(1) << 62});
+    set_int(c, "ceil_mode", 1);
+    weft::Buffer<float> x({1, 1, 4, 4});
+    for (int i = 0; i < 16; ++i) x.data()[i] = float(i);
+    auto y = run(ceil.load(), {x});
+    REQUIRE(y[0].shape() == std::vector<int64_t>{1, 1, 1, 1});
+    CHECK(y[0](0, 0, 0, 0) == 5.0f);  // max of x[0:2, 0:2]
 }

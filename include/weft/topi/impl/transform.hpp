@@ -142,7 +142,9 @@ std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::ve
         }
         WEFT_CHECK(out[d] > 0, "reshape: the new shape ", shape_string(shape), " has extent ", out[d], " at ", d,
                    " (extents must be positive, -1 or 0)");
-        known *= out[d];
+        // A shape from a model can hold extents up to 2^63 - 1: their product must not wrap.
+        WEFT_CHECK(!__builtin_mul_overflow(known, out[d], &known), "reshape: the new shape ", shape_string(shape),
+                   " has more elements than 64 bits count but the input ", shape_string(in), " has ", product(in));
     }
     const int64_t size = product(in);
     if (inferred >= 0) {
@@ -353,16 +355,18 @@ std::vector<SliceRange> slice_ranges(const std::vector<int64_t>& in, const std::
         int64_t start = starts[k], end = ends[k];
         if (start < 0) start += n;
         if (end < 0) end += n;  // no overflow: n > 0
-        int64_t extent;
         if (step > 0) {
             start = std::clamp<int64_t>(start, 0, n);
             end = std::clamp<int64_t>(end, 0, n);
-            extent = end > start ? (end - start + step - 1) / step : 0;
         } else {
             start = std::clamp<int64_t>(start, 0, n - 1);
             end = std::clamp<int64_t>(end, -1, n - 1);
-            extent = start > end ? (start - end + (-step) - 1) / (-step) : 0;
         }
+        // ceil(distance / |step|), unsigned: a step from a model may be +-(2^63 - 1) or -2^63,
+        // which the signed ceiling (distance + step - 1) and -step would overflow.
+        const int64_t distance = step > 0 ? end - start : start - end;
+        const uint64_t stride = step > 0 ? uint64_t(step) : 0 - uint64_t(step);
+        const int64_t extent = distance > 0 ? int64_t((uint64_t(distance) - 1) / stride + 1) : 0;
         WEFT_CHECK(extent > 0, "slice: along axis ", listed[k], " (extent ", n, ") start ", starts[k], ", end ", ends[k],
                    ", step ", step, " select no element");
         r[d] = {start, step, extent};
@@ -393,7 +397,14 @@ std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector
     WEFT_CHECK(pads.size() == 2 * in.size(), "pad: ", pads.size(), " pads for a ", in.size(),
                "-dimensional input; it needs ", 2 * in.size(), " (every dimension's before, then every one's after)");
     std::vector<int64_t> out;
-    for (size_t d = 0; d < in.size(); ++d) out.push_back(in[d] + pads[d] + pads[d + in.size()]);
+    for (size_t d = 0; d < in.size(); ++d) {
+        int64_t extent = 0;  // pads from a model can be anything: a sum int64 cannot hold is refused
+        WEFT_CHECK(!__builtin_add_overflow(in[d], pads[d], &extent) &&
+                       !__builtin_add_overflow(extent, pads[d + in.size()], &extent),
+                   "pad: dimension ", d, " (", in[d], ") padded by ", pads[d], " and ", pads[d + in.size()],
+                   " overflows");
+        out.push_back(extent);
+    }
     check_result(out, "pad");
     return out;
 }
