@@ -132,7 +132,7 @@ inline TensorType infer_batch_norm(const std::vector<TensorType>& in, const Attr
                    "], got ", in[k].str());
         check_same_dtype(x, in[k], "the data", names[k - 1]);
     }
-    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    topi::check_norm_epsilon(a.get_float("epsilon", 1e-5), "batch_norm");
     return x;
 }
 
@@ -233,7 +233,7 @@ inline TensorType infer_layer_norm(const std::vector<TensorType>& in, const Attr
     WEFT_CHECK(b.shape == g.shape, "beta ", b.str(), " must have gamma's shape ", g.str());
     check_same_dtype(x, g, "the data", "gamma");
     check_same_dtype(x, b, "the data", "beta");
-    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    topi::check_norm_epsilon(a.get_float("epsilon", 1e-5), "layer_norm");
     return x;
 }
 
