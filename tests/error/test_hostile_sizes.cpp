@@ -75,3 +75,14 @@ TEST_CASE("a kernel's scratch buffer over graph::Limits::max_tensor_bytes is ref
                                                    "(graph::Limits::max_tensor_bytes)"),
                          Error);
 }
+
+TEST_CASE("graph conv2d_nchwc, a node artifacts store, checks its window as conv2d does") {
+    // Before: a stride of 0 from a corrupt .weft divided by zero in its shape inference
+    // (fuzz_artifact; tests/fuzz/regressions/artifact/).
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 1, 8, 8, 8}), w = g.input("w", {2, 1, 3, 3, 8, 16});
+    CHECK_THROWS_WITH_AS(g.add_node("conv2d_nchwc", {x, w}, {{"strides", std::vector<int64_t>{0, 1}}}, "c"),
+                         Contains("node 'c' (conv2d_nchwc): conv2d: stride must be positive, got 0x1"), Error);
+    CHECK(g.type(g.add_node("conv2d_nchwc", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})).shape ==
+          std::vector<int64_t>{1, 2, 8, 8, 16});
+}
