@@ -20,7 +20,7 @@ class LLVMKernelModule final : public KernelModule {
 public:
     LLVMKernelModule(JitSession::Loaded loaded, std::string symbol, std::string ir, Target target, double ms)
         : loaded_(std::move(loaded)), symbol_(std::move(symbol)), ir_(std::move(ir)), target_(std::move(target)), ms_(ms) {}
-    ~LLVMKernelModule() override { llvm::consumeError(loaded_.tracker->remove()); }
+    ~LLVMKernelModule() override { JitSession::get().release(loaded_); }
 
     WeftKernelFn entry() const override { return loaded_.entry; }
     WeftKernelFn unchecked_entry() const override { return loaded_.unchecked; }

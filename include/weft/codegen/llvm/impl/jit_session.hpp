@@ -10,7 +10,7 @@
 //
 // The JIT keeps a copy of each kernel's relocatable object code (KernelModule::object_code(),
 // what graph/artifact.hpp saves), and add_object() links such an object back, compiling
-// nothing.
+// nothing, into a JITDylib of its own that release() removes with the kernel.
 //
 // ORC tells its session, not the caller, why materializing failed (an object whose imports
 // resolve nowhere: "Symbols not found: [ ... ]"), by default printing "JIT session error:
@@ -117,8 +117,17 @@ public:
         WeftKernelFn entry = nullptr;
         WeftKernelFn unchecked = nullptr;  // the entry without its argument checks (or entry)
         llvm::orc::ResourceTrackerSP tracker;
+        llvm::orc::JITDylib* dylib = nullptr;  // add_object's own JITDylib (add: none)
         std::string object;  // the relocatable object code the entry came from
     };
+
+    // Frees a kernel's machine code and the JITDylib add_object made for it. (Keeping the
+    // JITDylib, as before, grew the process by ~70 KB per kernel loaded, for ever: a program
+    // that loads artifacts again and again ran out of memory; found by fuzz_artifact.)
+    void release(const Loaded& loaded) {
+        if (loaded.dylib) llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*loaded.dylib));
+        else llvm::consumeError(loaded.tracker->remove());
+    }
 
     // Links an optimized module and returns the address of `symbol` in it.
     Loaded add(llvm::orc::ThreadSafeModule module, const std::string& symbol, const std::string& kernel_name) {
@@ -154,17 +163,18 @@ public:
                                              message_of(dylib.takeError()));
         dylib->addToLinkOrder(jit_->getMainJITDylib());  // the runtime functions, libmvec
         Loaded loaded;
+        loaded.dylib = &*dylib;
         loaded.tracker = dylib->createResourceTracker();
+        auto fail = [&](const std::string& what, llvm::Error err) {
+            std::string why = session_errors.explain(message_of(std::move(err)));
+            release(loaded);
+            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be " + what + ": " +
+                                             why);
+        };
         auto buffer = llvm::MemoryBuffer::getMemBufferCopy(bytes, dylib_name);
-        if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer)))
-            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be loaded: " +
-                                             session_errors.explain(message_of(std::move(err))));
+        if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer))) fail("loaded", std::move(err));
         auto address = jit_->lookup(*dylib, symbol);  // links the object now
-        if (!address) {
-            std::string why = session_errors.explain(message_of(address.takeError()));
-            llvm::consumeError(loaded.tracker->remove());
-            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be linked: " + why);
-        }
+        if (!address) fail("linked", address.takeError());
         loaded.entry = address->toPtr<WeftKernelFn>();
         loaded.unchecked = unchecked_entry(*dylib, symbol, loaded.entry);
         loaded.object = bytes;
