@@ -3,7 +3,8 @@
 
     benchmarks/run_contention.sh [--trials 5] [--model mobilenet_v2] [--image 64] ...
 
-(run_contention.sh builds weft_contention_run and picks a Python with onnxruntime and onnx.)
+(run_contention.sh builds weft_contention_run, picks a Python with onnxruntime and onnx, and
+writes the "Threads on busy cores" section of benchmarks/RESULTS.md with --results.)
 
 The network is written here as ONNX with the onnx package (torchvision's MobileNetV2 or
 ResNet-18 layer by layer, random weights from a fixed seed, batch 1), so weft
@@ -12,11 +13,10 @@ ORT_ENABLE_ALL, in this process) run the same model. For each trial, each load (
 busy processes: `while True: pass`, started before and killed after the load's
 measurements) and each thread count (1, 2): weft's and ORT's median of --runs runs, one
 after the other, the order alternating from trial to trial so that a slow spell of the
-machine falls on both. The table is the median over trials of those medians.
-
-Prints the table (markdown) and writes every figure to --json.
+machine falls on both. Before each trial it waits for the CPUs to be idle (other users'
+compiles). The table is the median over trials of those medians.
 """
-import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+import argparse, datetime, json, os, platform, statistics, subprocess, sys, tempfile, time
 
 import numpy as np
 import onnx
@@ -25,6 +25,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import results_sections
 
 
 class OnnxBuilder:
@@ -196,6 +198,45 @@ def wait_until_idle(min_idle, timeout):
             return idle
 
 
+def results_section(args, state, figures, loads):
+    """The markdown section of benchmarks/RESULTS.md: method, machine, table."""
+    med = {k: statistics.median(v) for k, v in figures.items()}
+    load = lambda key: " ".join(f"{v:.2f}" for v in state[key])
+    lines = [results_sections.CONTENTION, "",
+             "Written by `benchmarks/run_contention.sh` (`benchmarks/contention.py`); do not edit by hand.", "",
+             f"- date: {state['date']}; machine: {state['cpu']}, {state['cpus']} CPUs; {state['os']}; load average "
+             f"(1, 5, 15 min) before {load('load_before')}, after {load('load_after')}; CPUs idle before each trial: "
+             f"{', '.join(f'{100 * v:.0f}%' for v in state['idle_before_trials'])}",
+             f"- model: {state['model']} (the network written with the onnx package, random weights), "
+             f"{state['kernels']} weft kernels; weft {state['commit']}; ONNX Runtime {state['onnxruntime']} "
+             "(CPUExecutionProvider, ORT_ENABLE_ALL, sequential, intra-op threads = the column)",
+             f"- command: `{state['command']}`",
+             f"- method: {args.trials} trials; in each, for 0, 1 and 2 busy processes (`while True: pass`, started "
+             "before and killed after that load's figures) and 1 and 2 threads, weft's and ORT's median of "
+             f"{args.runs} runs one after the other, the order alternating between trials; a cell is the median "
+             "of its trials' medians (every trial's figure follows). Before each trial the script waits until "
+             f"other processes leave the CPUs {100 * args.min_idle:.0f}% idle (at most {args.idle_timeout:.0f} s). "
+             "weft times `Module::run()` in C++; ORT's figure is `InferenceSession.run` from Python (its "
+             "binding and output copy included, some 10-30 us).",
+             "- weft / ORT < 1: weft is faster. weft / weft 1 thread: the 2-thread time against weft's own "
+             "1-thread time under the same load.", "",
+             "| busy processes | threads | weft ms | ORT ms | weft / ORT | weft / weft 1 thread | weft trials (ms) | ORT trials (ms) |",
+             "|---:|---:|---:|---:|---:|---:|---|---|"]
+    for busy in loads:
+        for threads in (1, 2):
+            w, o = med[(busy, threads, "weft")], med[(busy, threads, "ort")]
+            lines.append(f"| {busy} | {threads} | {fmt(w)} | {fmt(o)} | {w / o:.2f} | {w / med[(busy, 1, 'weft')]:.2f} | "
+                         f"{', '.join(fmt(v) for v in figures[(busy, threads, 'weft')])} | "
+                         f"{', '.join(fmt(v) for v in figures[(busy, threads, 'ort')])} |")
+    return "\n".join(lines) + "\n"
+
+
+def commit():
+    def git(*a):
+        return subprocess.run(["git", "-C", ROOT, *a], capture_output=True, text=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + (" (with local changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def cpu_name():
     out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
     return next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Model name")), "?")
@@ -217,10 +258,14 @@ def main():
                     help="before each trial, wait until the CPUs are this idle (other processes: compiles, ...)")
     ap.add_argument("--idle-timeout", type=float, default=300, help="seconds to wait for that at most")
     ap.add_argument("--json", default="", help="write every figure here")
+    ap.add_argument("--results", default="", help="write the table as a section of this markdown file "
+                                                   "(benchmarks/RESULTS.md)")
     args = ap.parse_args()
     loads = [int(v) for v in args.loads.split(",")]
 
-    state = {"cpu": cpu_name(), "cpus": os.cpu_count(), "load_before": os.getloadavg(),
+    state = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu_name(), "cpus": os.cpu_count(),
+             "load_before": os.getloadavg(), "commit": commit(),
+             "command": "benchmarks/run_contention.sh " + " ".join(sys.argv[1:]),
              "os": f"{platform.system()} {platform.release()}", "onnxruntime": ort.__version__,
              "model": f"{args.model} 1x3x{args.image}x{args.image}", "trials": args.trials, "runs": args.runs,
              "env": {k: v for k, v in os.environ.items() if k.startswith("WEFT_")}}
@@ -252,19 +297,11 @@ def main():
     state["load_after"] = os.getloadavg()
     state["idle_before_trials"] = idle_before
 
-    med = {k: statistics.median(v) for k, v in figures.items()}
-    print(f"{state['model']}, {state['kernels']} weft kernels; {state['cpu']}, {state['cpus']} CPUs; "
-          f"median over {args.trials} trials of the median of {args.runs} runs (ms); load average before "
-          f"{' '.join(f'{v:.2f}' for v in state['load_before'])}, after {' '.join(f'{v:.2f}' for v in state['load_after'])}; "
-          f"CPUs idle before each trial: {', '.join(f'{100 * v:.0f}%' for v in idle_before)}\n")
-    print("| busy processes | threads | weft ms | ORT ms | weft / ORT | weft / weft 1 thread | weft trials (ms) | ORT trials (ms) |")
-    print("|---:|---:|---:|---:|---:|---:|---|---|")
-    for load in loads:
-        for threads in (1, 2):
-            w, o = med[(load, threads, "weft")], med[(load, threads, "ort")]
-            print(f"| {load} | {threads} | {fmt(w)} | {fmt(o)} | {w / o:.2f} | {w / med[(load, 1, 'weft')]:.2f} | "
-                  f"{', '.join(fmt(v) for v in figures[(load, threads, 'weft')])} | "
-                  f"{', '.join(fmt(v) for v in figures[(load, threads, 'ort')])} |")
+    section = results_section(args, state, figures, loads)
+    print(section)
+    if args.results:
+        results_sections.write_section(args.results, results_sections.CONTENTION, section)
+        print(f"wrote the section '{results_sections.CONTENTION[3:]}' of {args.results}", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"state": state, "figures": [{"busy": k[0], "threads": k[1], "impl": k[2], "trials_ms": v}

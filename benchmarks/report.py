@@ -3,8 +3,11 @@
 Benchmarks are named <case>/<impl>/<threads>t (harness.hpp). For every case and thread count
 the table shows weft, the best peer (Eigen, OpenBLAS, oneDNN, or the hand loop where one is
 the reference) and Halide, with weft's ratio to each: > 1 means weft is faster."""
-import datetime, json, platform, re, subprocess, sys
+import datetime, json, os, platform, re, subprocess, sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_sections
 
 
 def sh(c):
@@ -24,21 +27,18 @@ def load(path):
 first, main, command = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
 
 
-def gpu_section(path="benchmarks/RESULTS.md"):
-    """The "## GPU" section of the current RESULTS.md (report_cuda.py writes it, from a GPU
-    machine's run), kept as it is: this report rewrites only the CPU sections."""
+def kept_sections(path="benchmarks/RESULTS.md"):
+    """The sections of the current RESULTS.md that other scripts write (the GPU section,
+    report_cuda.py's from a GPU machine's run; the threads-on-busy-cores one, contention.py's),
+    kept as they are: this report rewrites only the CPU tables."""
     try:
         text = open(path).read()
     except OSError:
-        return ""
-    start = text.find("\n## GPU\n")
-    if start < 0:
-        return ""
-    end = text.find("\n## ", start + 1)
-    return text[start + 1:end + 1 if end >= 0 else len(text)].rstrip("\n") + "\n"
+        return []
+    return [s for s in (results_sections.find_section(text, h) for h in results_sections.KEPT) if s]
 
 
-kept_gpu_section = gpu_section()
+kept = kept_sections()
 ctx = main["context"]
 lscpu = dict(l.split(":", 1) for l in sh("LC_ALL=C lscpu").splitlines() if ":" in l)
 flags = lscpu.get("Flags", "").split()
@@ -147,5 +147,5 @@ for (case, threads), impls in sorted(rows.items()):
     for impl, (rate, u, peak, ms) in sorted(impls.items()):
         print(f"| {case} | {threads} | {impl} | {rate:.1f} {u} | {fmt(peak, '%.0f')} | {ms:.3f} |")
 
-if kept_gpu_section:
-    print("\n" + kept_gpu_section, end="")
+for section in kept:
+    print("\n" + section, end="")

@@ -9,9 +9,10 @@ median next to its peer in the same run: cuBLAS for the matmuls (weft / cuBLAS, 
 faster), the device-to-device copy of the same bytes for the memory-bound kernels (% of the
 copy's bandwidth), and PyTorch for ResNet-50 (PyTorch's time / weft's, > 1: weft is faster).
 A case the binary skipped shows its reason."""
-import datetime, json, re, subprocess, sys
+import datetime, json, os, re, subprocess, sys
 
-HEADING = "## GPU"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_sections import GPU as HEADING, write_section
 
 
 def sh(c):
@@ -155,28 +156,11 @@ def section(bench, torch, command):
     return "\n".join(lines) + "\n"
 
 
-def replace_section(text, new):
-    """text with its "## GPU" section (to the next "## " heading or the end) replaced by new,
-    or new appended."""
-    start = text.find("\n" + HEADING + "\n")
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + new
-    start += 1
-    end = text.find("\n## ", start + len(HEADING))
-    rest = text[end + 1:] if end >= 0 else ""
-    return text[:start] + new + ("\n" + rest if rest else "")
-
-
 def main():
     bench, torch, command = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
     path = sys.argv[4] if len(sys.argv) > 4 else "benchmarks/RESULTS.md"
-    try:
-        text = open(path).read()
-    except OSError:
-        text = "# Benchmark results\n"
     new = section(bench, torch, command)
-    with open(path, "w") as f:
-        f.write(replace_section(text, new))
+    write_section(path, HEADING, new)
     print(new)
 
 

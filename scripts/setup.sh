@@ -6,6 +6,8 @@
 #   scripts/setup.sh                       build/       Release, the tests and examples
 #   WEFT_SANITIZE=1 scripts/setup.sh       build-asan/  RelWithDebInfo, -DWEFT_SANITIZE=ON
 #   WEFT_SANITIZE=thread scripts/setup.sh  build-tsan/  RelWithDebInfo, -DWEFT_SANITIZE=thread
+#   WEFT_FUZZ=1 scripts/setup.sh           build-fuzz/  RelWithDebInfo, -DWEFT_FUZZ=ON: the libFuzzer
+#                                                       targets only (tests/fuzz, tests/README.md)
 #
 # Environment: WEFT_BUILD_DIR (override the build folder), WEFT_JOBS (parallel jobs,
 # default 2), WEFT_CMAKE_ARGS (extra configure arguments, e.g. -DWEFT_BUILD_BENCHMARKS=ON),
@@ -21,9 +23,10 @@ packages=(
   libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers
   nlohmann-json3-dev                   # schedule / tuning records
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
+  python3-onnx                         # tests/fuzz/hostile_models.py writes its models with it
 )
-# The sanitizer builds link clang-19's sanitizer runtimes (a machine can have clang-19
-# without them: then the link fails on libclang_rt.asan.a or libclang_rt.tsan.a).
+# The sanitizer and fuzz builds link clang-19's sanitizer (and libFuzzer) runtimes (a machine
+# can have clang-19 without them: then the link fails on libclang_rt.asan.a or .tsan.a).
 if [[ "$sanitize" != none ]]; then packages+=(libclang-rt-19-dev); fi
 # Not needed: zlib1g-dev, libzstd-dev. LLVM's CMake config looks for them but does not
 # require them, and weft links only the shared libLLVM, which carries its own dependencies.

@@ -82,3 +82,18 @@ TEST_CASE("a schedule of a placeholder names it") {
     Tensor A = placeholder({4}, f32, "A");
     CHECK_THROWS_WITH_AS(create_schedule(A), doctest::Contains("output 'A' is a placeholder"), weft::Error);
 }
+
+TEST_CASE("a compute whose expression is deeper than the limit is refused before anything recurses over it") {
+    Tensor X = placeholder({8}, f32, "X");
+    auto deep = [&](int levels) {
+        return compute({8}, [&](Expr i) {
+            Expr e = X(i);
+            for (int k = 0; k < levels; ++k) e = e + 1.0f;
+            return e;
+        }, "deep");
+    };
+    CHECK_NOTHROW(deep(1000));
+    // 100,000 levels overflowed the stack in lowering's recursive passes before.
+    CHECK_THROWS_WITH_AS(deep(100000), doctest::Contains("compute 'deep': its expression is 4096 or more levels deep"),
+                         weft::Error);
+}

@@ -65,3 +65,19 @@ TEST_CASE("an operator whose computation refuses what its inference accepted is 
     CHECK_THROWS_WITH_AS(graph::build(g), Contains("node 'odd' (test_disagreeing_op)"), InternalError);
     CHECK_THROWS_WITH_AS(graph::build(g), Contains("this computation refuses every input"), InternalError);
 }
+
+TEST_CASE("layers that add context keep an error's own kind, a kind of a higher layer included") {
+    // A kind defined above ir/ (as onnx::UnsupportedError is) survives rethrow_with_context.
+    struct Special : Error {
+        using Error::Error;
+        [[noreturn]] void rethrow_with(const std::string& message) const override { throw Special(message); }
+    };
+    auto rethrown = [] {
+        try {
+            throw Special("weft: something special");
+        } catch (const Error& e) {
+            detail::rethrow_with_context(e, "layer");
+        }
+    };
+    CHECK_THROWS_WITH_AS(rethrown(), "weft: layer: something special", Special);
+}

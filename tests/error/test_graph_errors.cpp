@@ -105,3 +105,33 @@ TEST_CASE("two outputs of the same name are refused") {
     g.output(r, "r_again");  // the same value under another name is fine
     CHECK(g.outputs().size() == 3);
 }
+
+TEST_CASE("every node's type is checked against the graph's limits, which the user can change") {
+    graph::Graph g;
+    CHECK_THROWS_WITH_AS(g.input("x", std::vector<int64_t>(17, 1)),
+                         Contains("node 'x' (input): float32[1, 1"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.input("x", std::vector<int64_t>(17, 1)),
+                         Contains("has 17 dimensions, over the limit 16 (graph::Limits::max_rank)"), weft::Error);
+    CHECK_THROWS_WITH_AS(g.input("big", {int64_t(1) << 31, int64_t(1) << 31}),
+                         Contains("has 4611686018427387904 elements, over the limit 4294967296 (graph::Limits::max_tensor_elements)"),
+                         weft::Error);
+    // An operator whose inferred output passes a limit: names the node and the limit.
+    graph::Value x = g.input("x", {1, 1, 4, 4});
+    graph::Value w = g.constant("w", Buffer<float>::random({1, 1, 1, 1}, -1.f, 1.f, 1));
+    const int64_t huge = int64_t(1) << 20;
+    CHECK_THROWS_WITH_AS(g.conv2d(x, w, {.pad = huge}, "wide"),
+                         Contains("node 'wide' (conv2d): float32[1, 1, 2097156, 2097156] has 4398063288336 elements"),
+                         weft::Error);
+    // Sizes whose product overflows int64 are over the limit, not negative.
+    CHECK_THROWS_WITH_AS(g.input("overflow", {int64_t(1) << 40, int64_t(1) << 40}),
+                         Contains("graph::Limits::max_tensor_elements"), weft::Error);
+    graph::Graph h;
+    h.set_limits({.max_nodes = 3});
+    graph::Value a = h.input("a", {4});
+    h.relu(h.relu(a));
+    CHECK_THROWS_WITH_AS(h.relu(a, "fourth"), Contains("node 'fourth' (relu): the graph would have 4 nodes, over the limit 3"),
+                         weft::Error);
+    graph::Graph r;
+    r.set_limits({.max_rank = 20});
+    CHECK_NOTHROW(r.input("x", std::vector<int64_t>(17, 1)));
+}

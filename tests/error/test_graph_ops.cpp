@@ -167,3 +167,20 @@ TEST_CASE("graph reductions refuse an axis listed twice") {
     graph::Value x = g.input("x", {3, 4});
     CHECK_THROWS_WITH_AS(g.sum(x, {1, -1}, false, "s"), Contains("node 's' (sum): axis -1 is listed twice (as dimension 1)"), Error);
 }
+
+TEST_CASE("graph leaky_relu and the norms refuse the attributes their computes refuse, when added") {
+    // Before: accepted here and refused by topi in graph::build, a weft::InternalError
+    // (fuzz_onnx: a LeakyRelu whose alpha is NaN; tests/fuzz/regressions/onnx/).
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 3}), i = g.input("i", {2, 3}, i32);
+    graph::Value gamma = g.input("gamma", {3}), beta = g.input("beta", {3});
+    CHECK_THROWS_WITH_AS(g.leaky_relu(x, std::numeric_limits<double>::quiet_NaN(), "l"),
+                         Contains("node 'l' (leaky_relu): leaky_relu: alpha must be finite, got nan"), Error);
+    CHECK_THROWS_WITH_AS(g.leaky_relu(i, 0.5, "li"),
+                         Contains("node 'li' (leaky_relu): leaky_relu: alpha 0.5 is not an integer but the input has "
+                                  "dtype int32"),
+                         Error);
+    CHECK_THROWS_WITH_AS(g.layer_norm(x, gamma, beta, std::numeric_limits<double>::infinity(), "n"),
+                         Contains("node 'n' (layer_norm): layer_norm: epsilon must be finite and >= 0, got inf"), Error);
+    CHECK_NOTHROW(g.leaky_relu(i, -2.0));
+}

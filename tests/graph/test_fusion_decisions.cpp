@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "weft/weft.hpp"
 
@@ -129,4 +130,48 @@ TEST_CASE("without fusion every operator is a group of its own") {
     REQUIRE(groups.size() == 2);
     CHECK(groups[0].master == n.g.find("conv")->id);
     CHECK(groups[1].master == -1);
+}
+
+TEST_CASE("fusion cuts a group whose inlined expression would pass the limit: long chains and doubling trees") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {16});
+    graph::Value chain = x;
+    for (int i = 0; i < 40; ++i) chain = g.add(chain, x);
+    g.output(chain, "chain");
+    graph::Value tree = g.relu(x);
+    for (int i = 0; i < 30; ++i) tree = g.add(tree, tree);  // 2^30 uses of x once inlined
+    g.output(tree, "tree");
+    const std::vector<int> order = g.check();
+    for (int64_t limit : {int64_t(8), graph::kMaxFusedExpression}) {
+        CAPTURE(limit);
+        auto groups = graph::fuse_ops(g, order, true, limit);
+        for (const graph::FusedGroup& group : groups) {
+            // The group's inlined size, counted the same way: each node once per path to the root.
+            std::map<int, double> size;
+            double root = 0;
+            for (int id : group.nodes) {
+                double s = 1;
+                for (graph::Value v : g.node(id).inputs)
+                    if (size.count(v.id)) s += size[v.id];
+                size[id] = root = s;
+            }
+            CHECK(root <= double(limit));
+        }
+        // The chain fuses into groups of about `limit` nodes, the tree into short ones.
+        CHECK(groups.size() >= 40 / size_t(limit));
+    }
+    // And the numbers are those of the unfused graph.
+    graph::BuildOptions small;
+    small.max_fused_expression = 8;
+    auto x_in = Buffer<float>::random({16}, -1.f, 1.f, 3);
+    graph::Module a = graph::build(g, Target::host(), small), b = graph::build(g, Target::host(), {.fuse = false});
+    for (graph::Module* m : {&a, &b}) {
+        m->set_input("x", x_in);
+        m->run();
+    }
+    for (const char* out : {"chain", "tree"}) {
+        const float *p = static_cast<const float*>(a.get_output(out).data()),
+                    *q = static_cast<const float*>(b.get_output(out).data());
+        for (int i = 0; i < 16; ++i) CHECK(p[i] == doctest::Approx(q[i]));
+    }
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <random>
 
@@ -164,6 +165,18 @@ TEST_CASE("plan_is_valid rejects shared bytes of live tensors and shifted in-pla
     r[1].inplace_of = -1;
     CHECK(!graph::plan_is_valid(r, {{0, 0}, 256, 512}));
     CHECK(!graph::plan_is_valid(r, {{0, 256}, 500, 512}));  // beyond the arena
+    // The reason, naming the requests when given names (what graph::load_module reports).
+    std::string why;
+    CHECK(!graph::plan_is_valid(r, {{0, 64}, 320, 512}, &why, {"a", "b"}));
+    CHECK(why == "'a' (bytes [0, 256), live at steps 0 to 1) and 'b' (bytes [64, 320), live at steps 1 to 2) share bytes "
+                 "while both are live");
+    CHECK(!graph::plan_is_valid(r, {{0, 256}, 500, 512}, &why));
+    CHECK(why == "request 1 (bytes [256, 512), live at steps 1 to 2) does not fit in the arena of 500 bytes");
+    CHECK(!graph::plan_is_valid(r, {{0, std::numeric_limits<int64_t>::max()}, 500, 512}));  // no overflow
+    r[1].inplace_of = 0;
+    CHECK(!graph::plan_is_valid(r, {{0, 64}, 320, 512}, &why));
+    CHECK(why.find("share bytes at different offsets") != std::string::npos);
+    r[1].inplace_of = -1;
     // The planner's own plans for it.
     CHECK(graph::plan_memory(r).arena_bytes == 512);
     r[1].inplace_of = 0;

@@ -2,6 +2,7 @@
 // part at fault); unsupported content is weft::onnx::UnsupportedError. And a fuzz test: a
 // truncated or bit-flipped model is an error or a graph, never a crash.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,35 @@ TEST_CASE("onnx errors: malformed models") {
     CHECK(has(error_of([&] { shape_err.load(); }), "node 'y' (MatMul, opset 13): MatMul: A [2, 3] and B [4, 5] do not fit"));
 }
 
+TEST_CASE("onnx errors: a file over LoadOptions::max_file_bytes or a device is refused before it is read") {
+    const std::string path = "onnx_errors_limit_" + std::to_string(::getpid()) + ".onnx";
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << conv_model().bytes();
+    }
+    weft::onnx::LoadOptions small{.max_file_bytes = 64};
+    CHECK(has(error_of([&] { weft::onnx::load(path, small); }),
+              "'" + path + "' is larger than the limit of 64 bytes (LoadOptions::max_file_bytes)"));
+    CHECK(has(error_of([&] { weft::onnx::inspect(path, small); }), "larger than the limit of 64 bytes"));
+    CHECK(weft::onnx::load(path).find("y"));  // the default limit reads it
+    std::filesystem::remove(path);
+    // /dev/zero would be read until memory runs out.
+    CHECK(has(error_of([] { weft::onnx::load("/dev/zero"); }), "cannot read '/dev/zero': it is a character device"));
+}
+
+TEST_CASE("onnx errors: Reshape refuses a float shape tensor, naming the node") {
+    // ONNX's shape input is int64: a float one would be truncated to integers (2.7 -> 2),
+    // reshaping to something the model never meant.
+    Model m(13);
+    m.input("x", {2, 3});
+    m.initializer("shape", {2}, {3.f, 2.f});
+    m.node("Reshape", {"x", "shape"}, {"y"}, "my_reshape");
+    m.output("y");
+    std::string e = error_of([&] { m.load(); });
+    CHECK(has(e, "node 'my_reshape' (Reshape, opset 13)"));
+    CHECK(has(e, "float32"));
+}
+
 // ---- fuzz -----------------------------------------------------------------------------------
 
 namespace {
@@ -174,7 +204,7 @@ namespace {
 // Loads every variant; counts successes. Any exception other than weft::Error fails.
 int fuzz(const std::string& bytes, int variants, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    weft::onnx::LoadOptions small{.max_tensor_elements = int64_t(1) << 22};
+    weft::onnx::LoadOptions small{.limits = {.max_tensor_elements = int64_t(1) << 22}};
     int ok = 0;
     for (int v = 0; v < variants; ++v) {
         std::string b = bytes;

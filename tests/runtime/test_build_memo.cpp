@@ -30,3 +30,25 @@ TEST_CASE("rebuilding the same schedule object returns the same compiled module 
     fast.fast_math = true;
     CHECK(build(s, {A, B}, Target::host(), fast).module() != changed.module());
 }
+
+TEST_CASE("compiled kernels the cache evicts past its budget keep working, and build again when asked") {
+    KernelCache& cache = KernelCache::global();
+    const int64_t saved = cache.memory_budget();
+    cache.set_memory_budget(1);  // room for the newest kernel only
+    Tensor A = placeholder({32}, f32, "A");
+    std::vector<Kernel> kernels;
+    for (int k = 1; k <= 4; ++k) {
+        Tensor B = compute({32}, [&](Expr i) { return A(i) * float(k) + 0.25f; }, "evicted_" + std::to_string(k));
+        kernels.push_back(build(create_schedule(B), {A, B}));
+    }
+    CHECK(cache.memory_bytes() > 0);
+    CHECK(cache.size() >= 1);
+    CHECK(cache.evictions() >= 3);
+    auto a = Buffer<float>::random({32}, -1, 1, 5);
+    Buffer<float> b({32});
+    for (int k = 1; k <= 4; ++k) {
+        kernels[size_t(k - 1)](a, b);  // handed out before their eviction: alive
+        for (int64_t x = 0; x < 32; ++x) CHECK(b(x) == doctest::Approx(a(x) * float(k) + 0.25f));
+    }
+    cache.set_memory_budget(saved);
+}

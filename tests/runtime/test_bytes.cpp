@@ -1,7 +1,11 @@
 // runtime/bytes.hpp: what ByteWriter writes ByteReader reads back, and a reader never reads
-// past its data: a take that does not fit returns nothing and leaves the position.
+// past its data: a take that does not fit returns nothing and leaves the position. A file is
+// read up to a limit, a device or a directory not at all.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 
@@ -56,4 +60,27 @@ TEST_CASE("bytes: fnv1a64 is the 64-bit FNV-1a hash") {
 TEST_CASE("bytes: fnv1a64 with a step hashes every step-th byte") {
     CHECK(weft::detail::fnv1a64("fxoxoxbxaxr", 2) == weft::detail::fnv1a64("foobar"));
     CHECK(weft::detail::fnv1a64("abc", 10) == weft::detail::fnv1a64("a"));
+}
+
+TEST_CASE("bytes: read_file_limited reads a file up to its limit and no further") {
+    using weft::detail::read_file_limited;
+    auto refused = [](const std::string& path, int64_t limit, const std::string& why) {
+        CHECK_THROWS_WITH_AS(read_file_limited(path, limit, "test", "TestOptions::max"), doctest::Contains(why.c_str()),
+                             weft::Error);
+    };
+    const std::string dir = std::filesystem::temp_directory_path() / ("weft_bytes_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string file = dir + "/ten.bin";
+    { std::ofstream(file, std::ios::binary) << "0123456789"; }
+    CHECK(read_file_limited(file, 10, "test", "") == "0123456789");
+    refused(file, 9, "weft: test: '" + file + "' is larger than the limit of 9 bytes (TestOptions::max)");
+    refused(dir + "/missing", 10, "cannot open '" + dir + "/missing'");
+    refused(dir, 10, "cannot read '" + dir + "': it is a directory");
+    // A device is refused before a byte is read: /dev/zero would never end.
+    refused("/dev/zero", 1 << 20, "'/dev/zero': it is a character device, not a regular file");
+    // A /proc file is regular but says it holds 0 bytes: the limit still holds as it is read.
+    CHECK(std::filesystem::file_size("/proc/self/maps") == 0);
+    CHECK(!read_file_limited("/proc/self/maps", 1 << 30, "test", "").empty());
+    refused("/proc/self/maps", 16, "larger than the limit of 16 bytes");
+    std::filesystem::remove_all(dir);
 }

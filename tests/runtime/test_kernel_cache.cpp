@@ -2,6 +2,7 @@
 // kernel, and one build when several threads ask at once.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -117,4 +118,66 @@ TEST_CASE("concurrent requests for one kernel build it once") {
 
 TEST_CASE("the global cache is one object") {
     CHECK(&KernelCache::global() == &KernelCache::global());
+}
+
+namespace {
+
+// A module that says it holds `bytes` (the LLVM backend's are about 40 KB).
+class SizedModule : public KernelModule {
+public:
+    explicit SizedModule(int64_t bytes) : bytes_(bytes) {}
+    WeftKernelFn entry() const override { return nullptr; }
+    int64_t memory_bytes() const override { return bytes_; }
+
+private:
+    int64_t bytes_;
+};
+
+}  // namespace
+
+TEST_CASE("10,000 distinct kernels stay within the cache's byte budget, least recently used evicted first") {
+    KernelCache cache;
+    const int64_t budget = int64_t(4) << 20;
+    cache.set_memory_budget(budget);
+    auto build = [] { return std::make_shared<SizedModule>(40 << 10); };
+    auto kept = cache.get_or_build(make_func(1), cpu(), build);
+    int64_t peak = 0;
+    for (int64_t n = 2; n <= 10000; ++n) {
+        cache.get_or_build(make_func(n), cpu(), build);
+        if (n % 10 == 0) cache.get_or_build(make_func(1), cpu(), build);  // kept in use: never the oldest
+        peak = std::max(peak, cache.memory_bytes());
+    }
+    CHECK(peak <= budget);
+    CHECK(cache.memory_bytes() <= budget);
+    CHECK(cache.size() <= size_t(budget / (40 << 10)));
+    CHECK(cache.evictions() >= 9800);
+    const uint64_t misses = cache.misses();
+    CHECK(cache.get_or_build(make_func(1), cpu(), build) == kept);  // recently used: still there
+    CHECK(cache.misses() == misses);
+    cache.get_or_build(make_func(2), cpu(), build);  // long evicted: built again
+    CHECK(cache.misses() == misses + 1);
+}
+
+TEST_CASE("the cache evicts in order of last use and a budget of 0 keeps everything") {
+    KernelCache cache;
+    auto build = [] { return std::make_shared<SizedModule>(100 << 10); };
+    auto a = cache.get_or_build(make_func(1), cpu(), build);
+    cache.get_or_build(make_func(2), cpu(), build);
+    cache.get_or_build(make_func(3), cpu(), build);
+    CHECK(cache.size() == 3);
+    cache.get_or_build(make_func(1), cpu(), build);      // a used last: b is now the oldest
+    cache.set_memory_budget(cache.memory_bytes() - 1);  // room for two: b goes
+    CHECK(cache.size() == 2);
+    const uint64_t misses = cache.misses();
+    CHECK(cache.get_or_build(make_func(1), cpu(), build) == a);
+    cache.get_or_build(make_func(3), cpu(), build);
+    CHECK(cache.misses() == misses);
+    cache.get_or_build(make_func(2), cpu(), build);
+    CHECK(cache.misses() == misses + 1);
+    CHECK_THROWS_AS(cache.set_memory_budget(-1), Error);
+    KernelCache unlimited;
+    unlimited.set_memory_budget(0);
+    for (int64_t n = 1; n <= 100; ++n) unlimited.get_or_build(make_func(n), cpu(), build);
+    CHECK(unlimited.size() == 100);
+    CHECK(unlimited.evictions() == 0);
 }

@@ -92,7 +92,27 @@ TEST_CASE("parallel_for uses several threads and the caller is one of them") {
         }
     });
     CHECK(ids.size() >= 2);
-    CHECK(ids.count(std::this_thread::get_id()) == 1);
+}
+
+TEST_CASE("the calling thread claims a chunk while a worker is busy with another") {
+    ThreadCountGuard guard;
+    set_num_threads(2);
+    const auto caller = std::this_thread::get_id();
+    std::atomic<bool> caller_ran{false};
+    std::atomic<int> chunks{0};
+    // A worker's chunk waits (a bounded time) for the caller to run one: the caller must
+    // take the other chunk itself rather than wait for the busy worker to get to it.
+    runtime::parallel_for(2, [&](int64_t, int64_t) {
+        chunks.fetch_add(1);
+        if (std::this_thread::get_id() == caller) {
+            caller_ran = true;
+            return;
+        }
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!caller_ran.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    });
+    CHECK(chunks.load() == 2);
+    CHECK(caller_ran.load());
 }
 
 TEST_CASE("a loop whose estimated work is small runs on the calling thread alone") {

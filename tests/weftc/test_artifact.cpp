@@ -1,5 +1,6 @@
 // graph/artifact.hpp: a compiled module saved and loaded back without compiling; corrupt
-// artifacts refused.
+// artifacts refused, also those whose checksum was recomputed after the damage (a plan whose
+// tensors overlap, object code swapped between kernels or a kernel given another's object).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -7,13 +8,17 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <weft/codegen/llvm/codegen_llvm.hpp>
 #include <weft/graph/artifact.hpp>
 #include <weft/weft.hpp>
 
+#include "artifact_edit.hpp"
+
 using namespace weft;
+using artifact_edit::fix_checksum;
 
 namespace {
 
@@ -47,12 +52,67 @@ bool same_bytes(const BufferRef& a, const BufferRef& b) {
            std::memcmp(a.data(), b.data(), size_t(a.size_bytes())) == 0;
 }
 
-// The payload's checksum recomputed after an edit (so the parser itself is exercised).
-void fix_checksum(std::string& a) {
-    uint64_t size = a.size() - graph::kArtifactHeaderBytes, sum = graph::artifact_checksum(
-        std::string_view(a).substr(graph::kArtifactHeaderBytes));
-    std::memcpy(a.data() + 16, &size, 8);
-    std::memcpy(a.data() + 24, &sum, 8);
+// Where the artifact stores kernel k's object code: its symbol's length, the symbol, the
+// object's length and the object (found by their bytes, which are unique to the kernel).
+std::pair<size_t, size_t> object_record(const std::string& a, const graph::Module& m, size_t k) {
+    ObjectCode o = m.compiled_kernels()[k].module()->object_code();
+    std::string symbol(8, '\0');
+    uint64_t length = o.symbol.size();
+    std::memcpy(symbol.data(), &length, 8);
+    symbol += o.symbol;
+    size_t begin = a.find(symbol), object = a.find(o.bytes, begin);
+    REQUIRE(begin != std::string::npos);
+    REQUIRE(object == begin + symbol.size() + 8);
+    return {begin, object + o.bytes.size()};
+}
+
+// The artifact with the object code of kernels first < second exchanged, the checksum fixed.
+std::string swap_objects(const std::string& a, const graph::Module& m, size_t first, size_t second) {
+    auto [b0, e0] = object_record(a, m, first);
+    auto [b1, e1] = object_record(a, m, second);
+    REQUIRE(e0 <= b1);
+    std::string swapped = a.substr(0, b0) + a.substr(b1, e1 - b1) + a.substr(e0, b1 - e0) + a.substr(b0, e0 - b0) +
+                          a.substr(e1);
+    fix_checksum(swapped);
+    return swapped;
+}
+
+// Where kernel k's record starts: its nodes (a count and the ids), its master, its fusion
+// pattern (one byte) and its name.
+size_t kernel_record_start(const std::string& a, const graph::Module& m, size_t k) {
+    const graph::KernelInfo& info = m.kernels()[k];
+    std::string nodes, name;
+    auto put = [](std::string& s, auto v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(nodes, uint32_t(info.nodes.size()));
+    for (int id : info.nodes) put(nodes, int32_t(id));
+    put(nodes, int32_t(info.master));
+    put(name, uint64_t(info.name.size()));
+    name += info.name;
+    for (size_t at = a.find(nodes); at != std::string::npos; at = a.find(nodes, at + 1))
+        if (a.compare(at + nodes.size() + 1, name.size(), name) == 0) return at;
+    FAIL("no record of kernel ", k);
+    return 0;
+}
+
+// The artifact with kernels 0 and 1 (each with an object of its own) saved in each other's
+// place, the checksum fixed.
+std::string swap_first_kernels(const std::string& a, const graph::Module& m) {
+    size_t b0 = kernel_record_start(a, m, 0), b1 = kernel_record_start(a, m, 1);
+    size_t e0 = object_record(a, m, 0).second, e1 = object_record(a, m, 1).second;
+    REQUIRE(e0 == b1);
+    std::string swapped = a.substr(0, b0) + a.substr(b1, e1 - b1) + a.substr(b0, e0 - b0) + a.substr(e1);
+    fix_checksum(swapped);
+    return swapped;
+}
+
+// The artifact with every planned tensor at offset 0, the checksum fixed. The plan ends the
+// payload: a count, then a node id (4 bytes) and an offset (8 bytes) per planned tensor.
+std::string plan_at_zero(const std::string& a, const graph::Module& m) {
+    const size_t placed = graph::memory_placements(m).size();
+    std::string zeroed = a;
+    for (size_t i = 0; i < placed; ++i) std::memset(zeroed.data() + a.size() - 12 * (placed - i) + 4, 0, 8);
+    fix_checksum(zeroed);
+    return zeroed;
 }
 
 }  // namespace
@@ -150,6 +210,9 @@ TEST_CASE("artifact: a wrong magic or version or a truncated or corrupt file is 
     std::string v1 = good;
     v1[8] = 1;  // the first format (another checksum)
     refused(v1, "format version 1");
+    std::string v3 = good;
+    v3[8] = 3;  // the third: no hash binds a kernel to its object code
+    refused(v3, "format version 3");
     refused(good.substr(0, 20), "header is truncated");
     refused(good.substr(0, good.size() - 1), "truncated");
     refused(good + "x", "bytes follow");  // the size in the header does not match
@@ -237,4 +300,136 @@ TEST_CASE("artifact: kernels the cache shares are stored once and shared again o
     r.run();
     for (int i = 0; i < 2; ++i) CHECK(same_bytes(r.get_output(i), m.get_output(i)));
     CHECK(graph::save_to_memory(r) == bytes);
+}
+
+TEST_CASE("artifact: a memory plan whose live tensors share bytes is refused") {
+    graph::Module m = graph::build(small_net());
+    const std::string good = graph::save_to_memory(m);
+    REQUIRE(graph::memory_placements(m).size() > 2);
+    // Every tensor at offset 0 (checksum recomputed): without the check it would load and
+    // run, each kernel overwriting what a later one still reads.
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(plan_at_zero(good, m)),
+                         doctest::Contains("share bytes while both are live"), Error);
+
+    // The one sharing allowed: exp written in place over the relu it reads, which dies there.
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.exp(g.relu(x, "r"), "e"), "e");
+    graph::BuildOptions unfused;
+    unfused.fuse = false;
+    graph::Module in_place = graph::build(g, Target::host(), unfused);
+    auto placements = graph::memory_placements(in_place);
+    REQUIRE(placements.size() == 2);
+    REQUIRE(placements[0].offset == placements[1].offset);
+    CHECK_NOTHROW(graph::load_module_from_memory(graph::save_to_memory(in_place)));
+}
+
+TEST_CASE("artifact: a kernel given another kernel's object code is refused, naming it") {
+    graph::Module m = graph::build(small_net());
+    const std::string good = graph::save_to_memory(m);
+    REQUIRE(m.compiled_kernels().size() > 2);
+    REQUIRE(m.compiled_kernels()[0].module() != m.compiled_kernels()[1].module());
+    const std::string first = m.compiled_kernels()[0].signature().name;
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(swap_objects(good, m, 0, 1)),
+                         doctest::Contains(("kernel '" + first + "': its object code").c_str()), Error);
+}
+
+TEST_CASE("artifact: a kernel that refers to the wrong earlier kernel's object is refused") {
+    // relu(x) twice (no common-subexpression elimination) shares one module; exp(x) between
+    // them has another. The second relu's kernel stores a reference to the first's object.
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.relu(x, "a"), "a");
+    g.output(g.exp(x, "e"), "e");
+    g.output(g.relu(x, "b"), "b");
+    graph::BuildOptions o;
+    o.eliminate_common_subexpressions = false;
+    graph::Module m = graph::build(g, Target::host(), o);
+    const auto& kernels = m.compiled_kernels();
+    REQUIRE(kernels.size() == 3);
+    REQUIRE(m.kernels()[2].name == m.kernels()[0].name);
+    REQUIRE(kernels[2].module() == kernels[0].module());
+    REQUIRE(kernels[1].module() != kernels[0].module());
+    std::string bytes = graph::save_to_memory(m);
+    // The last kernel's record ends with the reference (1, kernel 0); the plan's arena and
+    // naive sizes follow it.
+    std::string reference = "\x01";
+    auto put = [&](auto v) { reference.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(int32_t(0));
+    put(int64_t(m.memory_bytes()));
+    put(int64_t(m.memory_naive_bytes()));
+    size_t at = bytes.find(reference);
+    REQUIRE(at != std::string::npos);
+    bytes[at + 1] = 1;  // kernel 1's object (exp) instead
+    fix_checksum(bytes);
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(bytes),
+                         doctest::Contains("its object code, that of kernel 1 which it refers to, does not match"), Error);
+}
+
+TEST_CASE("artifact: kernels saved out of order are refused") {
+    // x -> relu -> exp, one kernel each and one buffer each (no plan to catch the reorder).
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 33});
+    g.output(g.exp(g.relu(x, "r"), "e"), "e");
+    graph::BuildOptions o;
+    o.fuse = false;
+    o.plan_memory = false;
+    graph::Module m = graph::build(g, Target::host(), o);
+    REQUIRE(m.kernels().size() == 2);
+    // Exchanged, exp would run first, reading the relu's output before the relu writes it.
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(swap_first_kernels(graph::save_to_memory(m), m)),
+                         doctest::Contains("reads 'r' before any kernel computes it"), Error);
+}
+
+TEST_CASE("artifact: whatever save writes, load reads; what it cannot, save refuses") {
+    // Outputs that are an input and a constant: a module without kernels.
+    graph::Graph g;
+    graph::Value x = g.input("x", {2, 3});
+    g.output(x, "same");
+    g.output(g.constant("c", Buffer<float>::random({4}, -1.f, 1.f, 2)), "c");
+    graph::Module m = graph::build(g);
+    CHECK(m.kernels().empty());
+    graph::Module r = graph::load_module_from_memory(graph::save_to_memory(m));
+    auto in = Buffer<float>::random({2, 3}, -1.f, 1.f, 3);
+    r.set_input("x", in);
+    r.run();
+    CHECK(same_bytes(r.get_output("same"), in));
+    CHECK(same_bytes(r.get_output("c"), g.node(*g.find("c")).value));
+    // Rank 17 (a graph whose limits allow it) is refused by save, naming the node.
+    graph::Graph deep;
+    deep.set_limits({.max_rank = 17});
+    graph::Value d = deep.input("d", std::vector<int64_t>(17, 1));
+    deep.output(deep.relu(d, "r17"), "y");
+    graph::Module dm = graph::build(deep);
+    CHECK_THROWS_WITH_AS(graph::save_to_memory(dm), doctest::Contains("has 17 dimensions; artifacts hold tensors of up to 16"),
+                         Error);
+}
+
+namespace {
+
+// The process's resident memory, in bytes (Linux).
+int64_t resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+TEST_CASE("artifact: loading a module again and again does not grow the process") {
+#if defined(__SANITIZE_ADDRESS__)
+    MESSAGE("skipped: AddressSanitizer's quarantine holds freed memory back");
+    return;
+#endif
+    // Before: each kernel's object went into a JITDylib of its own that was never removed,
+    // ~70 KB per kernel for ever (fuzz_artifact's RSS climbed to its limit): 200 loads of this
+    // 6-kernel module grew the process by ~70 MB.
+    std::string bytes = graph::save_to_memory(graph::build(small_net()));
+    for (int i = 0; i < 20; ++i) graph::load_module_from_memory(bytes);  // the allocator's pools fill
+    const int64_t before = resident_bytes();
+    for (int i = 0; i < 200; ++i) graph::load_module_from_memory(bytes);
+    const int64_t grown = resident_bytes() - before;
+    MESSAGE("200 loads grew the resident memory by ", grown / 1024, " KB");
+    CHECK(grown < (int64_t(20) << 20));
 }

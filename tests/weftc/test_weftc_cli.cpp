@@ -5,14 +5,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "artifact_edit.hpp"
 #include "npy.hpp"
 #include "onnx/onnx_model.hpp"
+#include "weft/runtime/bytes.hpp"
 #include "weft/runtime/cuda/cuda.hpp"
 
 using namespace weft;
@@ -44,9 +48,11 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-Result run_weftc(const Scratch& s, const std::string& args) {
+// weftc with `args`; with timeout_s, killed after that long (coreutils' timeout: status 124).
+Result run_weftc(const Scratch& s, const std::string& args, int timeout_s = 0) {
     std::string out = s / "stdout.txt", err = s / "stderr.txt";
-    std::string cmd = std::string(WEFTC_PATH) + " " + args + " >" + out + " 2>" + err;
+    std::string cmd = (timeout_s ? "timeout " + std::to_string(timeout_s) + " " : std::string()) + WEFTC_PATH + " " +
+                      args + " >" + out + " 2>" + err;
     int rc = std::system(cmd.c_str());
     Result r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -79,6 +85,14 @@ onnx_test::Model small_model() {
     m.node("Add", {"logits", "shift"}, {"y"});
     m.output("y");
     return m;
+}
+
+// weftc fails with `status` and exactly one line on stderr, "weftc: error: ..." saying `says`.
+void check_one_line_error(const Result& r, const std::string& args, int status, const std::string& says) {
+    CHECK_MESSAGE(r.status == status, args, " -> ", r.status, ": ", r.err);
+    CHECK_MESSAGE(r.err.rfind("weftc: error: ", 0) == 0, args, ": ", r.err);
+    CHECK_MESSAGE(r.err.find(says) != std::string::npos, args, ": ", r.err);
+    CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, args, ": ", r.err);
 }
 
 void write_model(const onnx_test::Model& m, const std::string& path) {
@@ -199,11 +213,7 @@ TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
     Scratch s("errors");
     write_model(small_model(), s / "model.onnx");
     auto one_line_error = [&](const std::string& args, int status, const std::string& says) {
-        Result r = run_weftc(s, args);
-        CHECK_MESSAGE(r.status == status, args, " -> ", r.status, ": ", r.err);
-        CHECK_MESSAGE(r.err.rfind("weftc: error: ", 0) == 0, args, ": ", r.err);
-        CHECK_MESSAGE(r.err.find(says) != std::string::npos, args, ": ", r.err);
-        CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, args, ": ", r.err);
+        check_one_line_error(run_weftc(s, args), args, status, says);
     };
     one_line_error("compile " + (s / "missing.onnx") + " -o " + (s / "x.weft"), 1, "no such file");
     one_line_error("run " + (s / "missing.weft"), 1, "no such file");
@@ -245,6 +255,62 @@ TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
     one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "partial.npz"), 1, "no array named 'shift'");
     { std::ofstream(s / "bad.npz") << "PK not really"; }
     one_line_error("run " + (s / "m.weft") + " --inputs " + (s / "bad.npz"), 1, "bad.npz");
+}
+
+TEST_CASE("weftc refuses a device or a file over the size limit at once, in one line") {
+    Scratch s("limits");
+    write_model(small_model(), s / "model.onnx");
+    REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
+    // Each must fail within seconds: reading /dev/zero to its end would never finish (the
+    // timeout turns a hang into status 124, a failure here rather than a stuck suite).
+    auto refused_at_once = [&](const std::string& args, const std::string& says) {
+        auto start = std::chrono::steady_clock::now();
+        Result r = run_weftc(s, args, 60);
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        check_one_line_error(r, args, 1, says);
+        CHECK_MESSAGE(seconds < 5, args, " took ", seconds, " s");
+    };
+    refused_at_once("run /dev/zero", "'/dev/zero': it is a character device, not a regular file");
+    refused_at_once("compile /dev/zero -o " + (s / "zero.weft"), "'/dev/zero': it is a character device");
+    refused_at_once("info /dev/zero", "'/dev/zero': it is a character device");
+    refused_at_once("run " + (s / "m.weft") + " --inputs /dev/zero", "'/dev/zero': it is a character device");
+    refused_at_once("run " + (s / "model.onnx") + " --max-file-size 100",
+                    "is larger than the limit of 100 bytes (--max-file-size)");
+    refused_at_once("run " + (s / "m.weft") + " --max-file-size 1K", "is larger than the limit of 1024 bytes (--max-file-size)");
+    refused_at_once("info " + (s / "m.weft") + " --max-file-size 1K", "limit of 1024 bytes");
+    check_one_line_error(run_weftc(s, "run " + (s / "m.weft") + " --max-file-size lots"), "--max-file-size lots", 2,
+                         "bad --max-file-size 'lots'");
+    Result big_enough = run_weftc(s, "run " + (s / "m.weft") + " --max-file-size 1G --quiet");
+    CHECK_MESSAGE(big_enough.status == 0, big_enough.err);
+}
+
+TEST_CASE("weftc: object code that fails to link is one error line, with LLVM's reason in it") {
+    Scratch s("link");
+    write_model(small_model(), s / "model.onnx");
+    REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
+    std::string art = slurp(s / "m.weft");
+    // Every kernel's object imports the runtime's argument check: renamed, the import resolves
+    // nowhere and linking fails (in ORC, which reports why to its session, by default on
+    // stderr). Each object's hash (beside its kernel's signature) is made to fit the edit.
+    const std::string import = "weft_runtime_check_arguments", unknown = "weft_runtime_check_argumentX";
+    graph::Module m = graph::load_module(s / "m.weft");
+    std::set<const KernelModule*> edited;
+    for (const Kernel& k : m.compiled_kernels()) {
+        if (!edited.insert(k.module().get()).second) continue;
+        const std::string object = k.module()->object_code().bytes;
+        std::string renamed = object;
+        while (artifact_edit::replace_first(renamed, import, unknown)) {
+        }
+        REQUIRE(renamed != object);
+        REQUIRE(artifact_edit::replace_first(art, object, renamed));
+        auto as_bytes = [](uint64_t h) { return std::string(reinterpret_cast<const char*>(&h), 8); };
+        artifact_edit::replace_first(art, as_bytes(weft::detail::fnv1a64(object)), as_bytes(weft::detail::fnv1a64(renamed)));
+    }
+    artifact_edit::fix_checksum(art);
+    { std::ofstream(s / "unlinkable.weft", std::ios::binary) << art; }
+    Result r = run_weftc(s, "run " + (s / "unlinkable.weft"));
+    check_one_line_error(r, "run unlinkable.weft", 1, "could not be linked");
+    CHECK_MESSAGE(r.err.find(unknown) != std::string::npos, r.err);  // why, in weft's message
 }
 
 TEST_CASE("weftc compile --target cuda writes every kernel's CUDA C and PTX without a GPU") {

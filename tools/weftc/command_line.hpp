@@ -66,6 +66,11 @@ model options (for .onnx models):
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
+
+file options:
+  --max-file-size SIZE           refuse a model, artifact or input file larger than SIZE bytes
+                                 (a suffix K, M or G multiplies by 1024, 1024^2, 1024^3;
+                                 default: 2G less a byte for .onnx, protobuf's limit; 4G else)
 )";
 
 inline const char* kCompileHelp = R"(usage: weftc compile MODEL.onnx -o OUT.weft [options]
@@ -200,6 +205,17 @@ inline int int_option(const CommandLine& cl, const std::string& key, int fallbac
     return v.empty() ? fallback : int(parse_int(v, key, lo, hi));
 }
 
+// "4096", "64K", "2G": a byte count, the suffixes K, M and G multiplying by powers of 1024.
+inline int64_t parse_size(const std::string& text, const std::string& what) {
+    static const std::string suffixes = "KMG";
+    size_t suffix = text.empty() ? std::string::npos : suffixes.find(char(std::toupper(uint8_t(text.back()))));
+    int shift = suffix == std::string::npos ? 0 : 10 * int(suffix + 1);
+    std::string digits = suffix == std::string::npos ? text : text.substr(0, text.size() - 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+        usage_error("bad " + what + " '" + text + "': expected a byte count such as 1048576, 512M or 8G");
+    return parse_int(digits, what, 1, (int64_t(1) << (62 - shift))) << shift;
+}
+
 // "input:1x3x224x224" (the name may itself contain ':'; the last one separates).
 inline std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string& text) {
     auto colon = text.rfind(':');
@@ -230,7 +246,8 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text) {
     return {text.substr(0, eq), parse_int(text.substr(eq + 1), "--dim value", 1, int64_t(1) << 40)};
 }
 
-inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target"};
+inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target",
+                                                            "--max-file-size"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -242,6 +259,21 @@ inline void check_exists(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) fail("no such file: '" + path + "'");
     if (std::filesystem::is_directory(path, ec)) fail("'" + path + "' is a directory, not a model file");
+}
+
+// The library's error message in weftc's terms: the API settings it names (which a weftc
+// user cannot reach) replaced by the command-line options that set them.
+inline std::string in_weftc_terms(std::string message) {
+    static const std::pair<const char*, const char*> settings[] = {
+        {"LoadOptions::input_shapes or LoadOptions::dim_values", "--input-shape NAME:D1xD2x... or --dim SYMBOL=VALUE"},
+        {"LoadOptions::input_shapes", "--input-shape"},
+        {"LoadOptions::max_file_bytes", "--max-file-size"},
+        {"the max_file_bytes argument of graph::load_module", "--max-file-size"},
+    };
+    for (auto& [api, option] : settings)
+        for (size_t at = message.find(api); at != std::string::npos; at = message.find(api, at + std::strlen(option)))
+            message.replace(at, std::strlen(api), option);
+    return message;
 }
 
 // "float32[1, 3, 224, 224]".

@@ -24,9 +24,9 @@ inline void fill_random(const BufferRef& b, uint64_t seed) {
     }
 }
 
-// Sets every input of m: from `path` (.npz by name, or .npy for one input) or random.
-// Returns the inputs used.
-inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64_t seed) {
+// Sets every input of m: from `path` (.npz by name, or .npy for one input; at most
+// max_file_bytes) or random. Returns the inputs used.
+inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64_t seed, int64_t max_file_bytes) {
     NamedBuffers used;
     if (path.empty()) {
         for (int i = 0; i < m.num_inputs(); ++i) {
@@ -45,9 +45,9 @@ inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64
         if (m.num_inputs() != 1)
             fail(detail::concat("'", path, "' is one array but the model has ", m.num_inputs(),
                                 " inputs; give an .npz with one array per input"));
-        given.emplace_back(m.input_names()[0], weftc::load_npy(path));
+        given.emplace_back(m.input_names()[0], weftc::load_npy(path, max_file_bytes));
     } else {
-        given = weftc::load_npz(path);
+        given = weftc::load_npz(path, max_file_bytes);
     }
     std::string names;
     for (auto& [n, b] : given) names += (names.empty() ? "" : ", ") + n;

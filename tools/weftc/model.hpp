@@ -14,6 +14,8 @@ struct ModelOptions {
     bool any_onnx_option = false;
     Target target = Target::host();  // --target cpu | cuda
     bool allocate = true;            // false: compile only (graph::BuildOptions::allocate)
+    // --max-file-size: the largest artifact or input file read (an .onnx: load.max_file_bytes).
+    int64_t max_file_bytes = graph::kDefaultMaxArtifactBytes;
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -37,6 +39,8 @@ inline ModelOptions model_options(const CommandLine& cl) {
     if (target == "cuda") o.target = Target::cuda();
     else if (target != "cpu") usage_error("bad --target '" + target + "' (expected cpu or cuda)");
     o.any_onnx_option = o.any_onnx_option || target != "cpu";
+    if (cl.values.count("--max-file-size"))
+        o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
 }
 
@@ -61,8 +65,8 @@ std::function<void(int, int, const std::string&)> progress_printer(bool quiet) {
 }
 
 // Refuses a model with operators weft lacks, naming all of them.
-inline void check_supported(const std::string& path) {
-    weft::onnx::ModelInfo info = weft::onnx::inspect(path);
+inline void check_supported(const std::string& path, const weft::onnx::LoadOptions& load) {
+    weft::onnx::ModelInfo info = weft::onnx::inspect(path, load);
     if (info.unsupported_ops.empty()) return;
     std::string ops;
     for (auto& op : info.unsupported_ops) ops += (ops.empty() ? "" : ", ") + op;
@@ -84,20 +88,11 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         if (o.any_onnx_option)
             usage_error("--input-shape, --dim, --no-fuse and --target apply to .onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
-        m.module = graph::load_module(path, &m.metadata);
+        m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
     } else {
-        check_supported(path);
-        graph::Graph g;
-        try {
-            g = weft::onnx::load(path, o.load);
-        } catch (const Error& e) {  // say it in weftc's options
-            std::string msg = e.what();
-            const std::string api = "LoadOptions::input_shapes or LoadOptions::dim_values";
-            if (auto at = msg.find(api); at != std::string::npos)
-                msg.replace(at, api.size(), "--input-shape NAME:D1xD2x... or --dim SYMBOL=VALUE");
-            throw Error(msg);
-        }
+        check_supported(path, o.load);
+        graph::Graph g = weft::onnx::load(path, o.load);
         graph::BuildOptions b;
         b.fuse = o.fuse;
         b.progress = progress_printer(o.quiet);

@@ -10,7 +10,9 @@
 // .npz: a zip archive of NAME.npy members. save_npz writes them stored (uncompressed, like
 // np.savez); load_npz reads stored members, and deflated ones (np.savez_compressed) when
 // weftc is built with zlib (WEFTC_HAVE_ZLIB; Debian's zlib1g-dev). ZIP64 records (numpy
-// writes them) are understood. Every malformed file is a weft::Error naming the file.
+// writes them) are understood. Every malformed file is a weft::Error naming the file; so
+// is one larger than the limit load_npy / load_npz are given (by default an artifact's,
+// graph::kDefaultMaxArtifactBytes), or a device or directory.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <weft/runtime/bytes.hpp>
 #include <weft/weft.hpp>
 
 #ifdef WEFTC_HAVE_ZLIB
@@ -175,10 +178,9 @@ inline BufferRef npy_decode(std::string_view bytes, const std::string& what) {
     return b;
 }
 
-inline std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) weft::detail::throw_user_error("cannot open '" + path + "'");
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// The bytes of an .npy or .npz file (`kind`), up to max_bytes (weftc's --max-file-size).
+inline std::string read_array_file(const std::string& path, int64_t max_bytes, const char* kind) {
+    return weft::detail::read_file_limited(path, max_bytes, kind, "--max-file-size");
 }
 
 inline void write_file(const std::string& path, const std::string& bytes) {
@@ -189,7 +191,9 @@ inline void write_file(const std::string& path, const std::string& bytes) {
     if (!out) weft::detail::throw_user_error("writing '" + path + "' failed");
 }
 
-inline BufferRef load_npy(const std::string& path) { return npy_decode(read_file(path), path); }
+inline BufferRef load_npy(const std::string& path, int64_t max_bytes = weft::graph::kDefaultMaxArtifactBytes) {
+    return npy_decode(read_array_file(path, max_bytes, "npy"), path);
+}
 inline void save_npy(const std::string& path, const BufferRef& b) { write_file(path, npy_encode(b)); }
 
 // ---- zip -------------------------------------------------------------------------------
@@ -355,7 +359,9 @@ inline NamedBuffers npz_decode(std::string_view z, const std::string& what) {
     return result;
 }
 
-inline NamedBuffers load_npz(const std::string& path) { return npz_decode(read_file(path), path); }
+inline NamedBuffers load_npz(const std::string& path, int64_t max_bytes = weft::graph::kDefaultMaxArtifactBytes) {
+    return npz_decode(read_array_file(path, max_bytes, "npz"), path);
+}
 inline void save_npz(const std::string& path, const NamedBuffers& arrays) { write_file(path, npz_encode(arrays)); }
 
 }  // namespace weftc

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ModelOptions o = model_options(cl);
     OpenedModel m = open_model(cl.positional[0], o);
     apply_threads(cl, m);
-    NamedBuffers inputs = set_inputs(m.module, value_or(cl, "--inputs"), uint64_t(seed));
+    NamedBuffers inputs = set_inputs(m.module, value_or(cl, "--inputs"), uint64_t(seed), o.max_file_bytes);
     if (cl.values.count("--save-inputs")) weftc::save_npz(value_or(cl, "--save-inputs"), inputs);
     std::vector<double> times = time_runs(m.module, repeat);
     NamedBuffers outputs = outputs_of(m.module);
@@ -125,7 +126,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     ModelOptions o = model_options(cl);
     OpenedModel m = open_model(cl.positional[0], o);
     apply_threads(cl, m);
-    set_inputs(m.module, value_or(cl, "--inputs"), 0);
+    set_inputs(m.module, value_or(cl, "--inputs"), 0, o.max_file_bytes);
     time_runs(m.module, warmup);
     Stats s = stats_of(time_runs(m.module, repeat));
     std::printf("%s: %zu kernels, %s %.1f ms, %d threads\n", cl.positional[0].c_str(), m.module.kernels().size(),
@@ -136,13 +137,12 @@ int cmd_bench(const std::vector<std::string>& args) {
     return 0;
 }
 
-// What the .onnx file itself says (read with the ONNX protobuf classes).
-void print_onnx_facts(const std::string& path) {
+// What the .onnx file itself says (read with the ONNX protobuf classes, up to the size limit).
+void print_onnx_facts(const std::string& path, const weft::onnx::LoadOptions& load) {
     ::onnx::ModelProto model;
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (!model.ParseFromIstream(&in)) fail("'" + path + "' is not a valid ONNX model (the protobuf does not parse)");
-    }
+    const std::string bytes = detail::read_file_limited(path, load.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
+    if (bytes.size() > size_t(std::numeric_limits<int>::max()) || !model.ParseFromArray(bytes.data(), int(bytes.size())))
+        fail("'" + path + "' is not a valid ONNX model (the protobuf does not parse)");
     auto value_info = [](const ::onnx::ValueInfoProto& v) {
         std::string s = v.name() + ": ";
         if (!v.type().has_tensor_type()) return s + "(not a tensor)";
@@ -208,7 +208,7 @@ void print_module(const graph::Module& m) {
 }
 
 int cmd_info(const std::vector<std::string>& args) {
-    CommandLine cl = parse("info", args, {"--input-shape", "--dim"}, joined(kModelFlags, {"--no-compile"}));
+    CommandLine cl = parse("info", args, {"--input-shape", "--dim", "--max-file-size"}, joined(kModelFlags, {"--no-compile"}));
     if (cl.help) {
         std::printf("%s%s", kInfoHelp, kModelOptionsHelp);
         return 0;
@@ -224,7 +224,7 @@ int cmd_info(const std::vector<std::string>& args) {
         print_module(m.module);
         return 0;
     }
-    weft::onnx::ModelInfo info = weft::onnx::inspect(path);
+    weft::onnx::ModelInfo info = weft::onnx::inspect(path, o.load);
     std::printf("%s: ONNX ir_version %lld, opset %d, producer '%s'\n", path.c_str(), (long long)info.ir_version, info.opset,
                 info.producer.c_str());
     if (!info.unsupported_ops.empty()) {
@@ -234,7 +234,7 @@ int cmd_info(const std::vector<std::string>& args) {
     } else {
         std::printf("every operator is supported\n");
     }
-    print_onnx_facts(path);
+    print_onnx_facts(path, o.load);
     if (!info.unsupported_ops.empty() || cl.flags.count("--no-compile")) return 0;
     OpenedModel m = open_model(path, o);
     std::printf("compiled in %.2f s\n", m.build_ms / 1000);
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
                      known ? (command + " ").c_str() : "");
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "weftc: error: %s\n", one_line(e.what()).c_str());
+        std::fprintf(stderr, "weftc: error: %s\n", one_line(in_weftc_terms(e.what())).c_str());
         return 1;
     } catch (...) {
         std::fprintf(stderr, "weftc: error: unknown failure\n");

@@ -9,9 +9,10 @@
 //
 // The file holds the module as compiled: the graph after the passes (operators, attributes,
 // types, and every constant's data), the fused groups in execution order, each kernel's
-// signature, argument node ids and relocatable object code (KernelModule::object_code()),
-// the memory plan (each planned tensor's offset in the arena) and the target the code was
-// compiled for. Loading links each kernel's object into the JIT (codegen::load_llvm_object)
+// signature, argument node ids, relocatable object code (KernelModule::object_code()) and
+// that code's FNV-1a 64 hash (checked on load: a kernel given another kernel's object is
+// refused), the memory plan (each planned tensor's offset in the arena) and the target the
+// code was compiled for. Loading links each kernel's object into the JIT (codegen::load_llvm_object)
 // and rebuilds the module around it; the kernel cache and the compiler are not involved.
 //
 // Layout (little-endian): a 32-byte header -- the magic "WEFTMODL", the format version
@@ -20,6 +21,11 @@
 // checksum that does not match or contents that do not fit together is a weft::Error that
 // says so; the loader never reads past its input or trusts a count it has not checked.
 // An artifact runs only on a CPU with every feature it was compiled for (checked on load).
+//
+// An artifact is executable code: loading links its object code into the process and run()
+// executes it. Load only artifacts you trust, as you would a shared library; the checks
+// catch corruption and inconsistency (each kernel's object against its hash, the memory
+// plan against the kernels' lifetimes, ...), not a malicious author.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -32,11 +38,19 @@
 namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
-// 2: the checksum is FNV-1a 64 (1 used a wrong offset basis); 3: kernel arguments say
-// which is written and which inputs it may overwrite in place; 4: the object code calls
-// weft_runtime_parallel_for with a fourth argument (the loop's work per iteration).
-inline constexpr uint32_t kArtifactVersion = 4;
+// 5: the object code calls weft_runtime_parallel_for with a fourth argument (the loop's
+// work per iteration); 4: each kernel stores its object code's hash; 3: kernel arguments say
+// which is written and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64
+// (1 used a wrong offset basis).
+inline constexpr uint32_t kArtifactVersion = 5;
+// The most dimensions a tensor of an artifact has: save refuses more, so load reads whatever
+// save wrote (graph::Limits::max_rank's default is the same).
+inline constexpr size_t kArtifactMaxRank = 16;
 inline constexpr size_t kArtifactHeaderBytes = 32;
+
+// The largest artifact load_module reads unless told otherwise: 4 GiB, above the weights
+// and code of any model weft compiles, and a bound on what a wrong path can make it allocate.
+inline constexpr int64_t kDefaultMaxArtifactBytes = int64_t(4) << 30;
 
 // Free-form key/value strings stored with a module (weftc records the source model, the
 // build options and the default thread count).
@@ -48,9 +62,11 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata = {
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata = {});
 
 // Loads a module that save() wrote; `metadata`, when given, receives what was stored with
-// it. Throws weft::Error for a missing, foreign, truncated or corrupt file, or one compiled
-// for CPU features this machine lacks.
-Module load_module(const std::string& path, ArtifactMetadata* metadata = nullptr);
+// it. Throws weft::Error for a missing, foreign, truncated or corrupt file, one compiled for
+// CPU features this machine lacks, or one larger than max_file_bytes (checked before more
+// is read; a device or a directory is refused at once).
+Module load_module(const std::string& path, ArtifactMetadata* metadata = nullptr,
+                   int64_t max_file_bytes = kDefaultMaxArtifactBytes);
 Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadata = nullptr,
                                const std::string& source = "<memory>");
 

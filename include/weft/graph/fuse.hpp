@@ -28,10 +28,19 @@ struct FusedGroup {
     int root() const { return nodes.back(); }
 };
 
+// The largest expression one fused group may inline into its kernel by default: operator
+// applications in the tree its root's computation becomes once every other node of the
+// group is substituted (a node read twice counts twice). A longer chain or a wider tree is
+// cut into several groups, so that a hostile model (50,000 element-wise nodes, x + x
+// doubling a hundred times) neither builds a giant expression nor recurses without bound.
+inline constexpr int64_t kMaxFusedExpression = 512;
+
 // The fused groups of g's operator nodes, in an order where every group follows the groups
 // it reads from. `order` is a topological order of g (Graph::check() returns one). Without
-// `enable`, every operator node is a group of its own.
-std::vector<FusedGroup> fuse_ops(const Graph& g, const std::vector<int>& order, bool enable = true);
+// `enable`, every operator node is a group of its own. No group's inlined expression is
+// larger than `max_expression` (see kMaxFusedExpression).
+std::vector<FusedGroup> fuse_ops(const Graph& g, const std::vector<int>& order, bool enable = true,
+                                 int64_t max_expression = kMaxFusedExpression);
 
 // "conv2d_bias_add_relu" — a group's name from its nodes' operators.
 std::string group_name(const Graph& g, const FusedGroup& group);

@@ -40,8 +40,8 @@ struct Value {
 struct TensorType {
     std::vector<int64_t> shape;
     DataType dtype = DataType::float_(32);
-    int64_t size() const;     // elements
-    int64_t bytes() const;    // size() * element bytes
+    int64_t size() const;     // elements (INT64_MAX where the product would overflow)
+    int64_t bytes() const;    // size() * element bytes (INT64_MAX where it would overflow)
     std::string str() const;  // "float32[1, 64, 56, 56]"
     bool operator==(const TensorType&) const = default;
 };
@@ -106,6 +106,21 @@ struct Pool2dAttrs {
     bool count_include_pad = false;  // avg_pool2d: divide by the whole window
 };
 
+// What one graph may hold, checked on every node as it is added (an input, a constant, an
+// operator's inferred output), so that a hostile or mistaken model stops with a weft::Error
+// naming the node and the limit instead of exhausting memory, overflowing a size or
+// compiling for minutes. Graph::set_limits changes them (the ONNX importer takes
+// onnx::LoadOptions::limits); copies and the passes' rewrites keep them.
+struct Limits {
+    int64_t max_rank = 16;                           // dimensions of one tensor (also an artifact's)
+    int64_t max_tensor_elements = int64_t(1) << 32;  // elements of one tensor
+    int64_t max_tensor_bytes = int64_t(1) << 34;     // bytes of one tensor (16 GiB)
+    int64_t max_nodes = int64_t(1) << 20;            // nodes of the graph
+    // Inputs of one node (a concat's pieces): each is a load in one kernel, and LLVM's time
+    // grows faster than their count (2,000 distinct pieces: 2 s to compile).
+    int64_t max_node_inputs = 4096;
+};
+
 class Graph {
 public:
     Graph();
@@ -116,6 +131,9 @@ public:
     Graph(Graph&&) noexcept = default;
     Graph& operator=(Graph&&) noexcept = default;
     uint64_t identity() const { return identity_; }
+    // The limits every node added from now on is checked against (see Limits).
+    void set_limits(const Limits& limits) { limits_ = limits; }
+    const Limits& limits() const { return limits_; }
 
     // ---- building -------------------------------------------------------------------
     Value input(const std::string& name, std::vector<int64_t> shape, DataType dtype = DataType::float_(32));
@@ -237,7 +255,11 @@ private:
     // the copy); `what` says where it was passed, for the message.
     Value own(Value v, const std::string& what) const;
 
+    // The node's type and inputs against limits_; `adding`: also the node count.
+    void check_limits(const Node& n, bool adding) const;
+
     uint64_t identity_ = 0;
+    Limits limits_;
     // The graphs this one was copied from (its own line of copies) and how many nodes each
     // had when copied: their values up to that count are this graph's too.
     std::vector<std::pair<uint64_t, int>> copied_from_;

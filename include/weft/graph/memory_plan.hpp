@@ -5,6 +5,7 @@
 // that dies at that step (in place: at the same offset).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace weft::graph {
@@ -28,7 +29,10 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
 
 // Whether no two requests that are live at the same step share a byte (except an in-place
-// pair at the same offset) and every request fits in the arena: what the property tests check.
-bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan);
+// pair at the same offset) and every request fits in the arena: what the property tests
+// check, and what graph::load_module checks of an artifact's plan. When not, `why` (if given)
+// receives the first fault found, naming the requests by `names` (else by index).
+bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan, std::string* why = nullptr,
+                   const std::vector<std::string>& names = {});
 
 }  // namespace weft::graph

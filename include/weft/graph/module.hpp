@@ -36,6 +36,9 @@ namespace weft::graph {
 
 struct BuildOptions {
     bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator
+    // The largest expression a fused group inlines (graph/fuse.hpp, kMaxFusedExpression):
+    // longer chains are cut into several kernels.
+    int64_t max_fused_expression = kMaxFusedExpression;
     bool plan_memory = true;  // share intermediate storage (graph/memory_plan.hpp); off: one buffer each
     // The graph passes build() runs first (graph/pass.hpp), each on by default.
     bool eliminate_dead_code = true;              // drop nodes no output depends on

@@ -5,6 +5,7 @@
 #include "weft/ir/impl/visitor.hpp"
 #include "weft/ir/impl/printer.hpp"
 #include "weft/ir/impl/equality.hpp"
+#include "weft/ir/impl/depth.hpp"
 #include "weft/ir/arith/impl/simplify_arith.hpp"
 #include "weft/ir/arith/impl/simplify_divmod.hpp"
 #include "weft/ir/arith/impl/simplify_compare.hpp"

@@ -17,12 +17,17 @@ namespace weft {
 class Error : public std::runtime_error {
 public:
     explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+    // Throws an error of this one's own kind with another message: how a layer adds context
+    // on the way up without turning, say, an internal error into a user error. Each kind
+    // derived from Error overrides it.
+    [[noreturn]] virtual void rethrow_with(const std::string& message) const { throw Error(message); }
 };
 
 // A bug in weft (see above); its message starts "weft internal error".
 class InternalError : public Error {
 public:
     explicit InternalError(const std::string& msg) : Error(msg) {}
+    [[noreturn]] void rethrow_with(const std::string& message) const override { throw InternalError(message); }
 };
 
 namespace detail {
@@ -62,9 +67,8 @@ inline constexpr const char* internal_error_prefix = "weft internal error (a bug
 // prefix and gets the context on a line of its own).
 [[noreturn]] inline void rethrow_with_context(const Error& e, const std::string& context,
                                               const std::string& suffix = "") {
-    if (dynamic_cast<const InternalError*>(&e))
-        throw InternalError(concat(e.what(), "\n  (while ", context, suffix, ")"));
-    throw_user_error(concat(context, ": ", unprefixed(e.what()), suffix));
+    if (dynamic_cast<const InternalError*>(&e)) e.rethrow_with(concat(e.what(), "\n  (while ", context, suffix, ")"));
+    e.rethrow_with(concat("weft: ", context, ": ", unprefixed(e.what()), suffix));
 }
 
 }  // namespace detail

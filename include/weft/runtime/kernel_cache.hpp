@@ -12,6 +12,11 @@
 // Thread-safe. When two threads ask for the same missing kernel, one builds it and the
 // other waits for that result instead of compiling it again.
 //
+// The memory level has a byte budget (the modules' KernelModule::memory_bytes() plus the
+// keys): past it, the least recently used kernels are forgotten (kernels already handed out
+// stay alive; asking again compiles again). The default is 256 MiB, or the environment
+// variable WEFT_KERNEL_CACHE_BYTES when the cache is first used; 0 means unlimited.
+//
 // A second level on disk, off by default: with a directory set (set_disk_directory, or the
 // environment variable WEFT_KERNEL_CACHE_DIR when the cache is first used), a CPU kernel the
 // memory cache misses is looked up there before it is compiled, and what is compiled is
@@ -21,6 +26,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -68,6 +74,12 @@ public:
     uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
     size_t size() const;
+    // The memory budget in bytes (0: unlimited); setting it evicts down to it at once.
+    void set_memory_budget(int64_t bytes);
+    int64_t memory_budget() const;
+    // The bytes the cached kernels hold now (see the budget above), and how many were evicted.
+    int64_t memory_bytes() const;
+    uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
     // Forgets every kernel (kernels already handed out stay alive) and zeroes the counters.
     void clear();
 
@@ -78,6 +90,8 @@ private:
         std::string description;
         std::shared_future<std::shared_ptr<const KernelModule>> module;
         uint64_t id;  // identifies the entry a failed build must remove
+        uint64_t last_used = 0;  // its key in lru_
+        int64_t bytes = 0;       // counted in bytes_ once built
     };
 
     struct Memo {
@@ -85,8 +99,20 @@ private:
         Recalled kernel;
     };
 
+    // With mutex_ held: the entry of (hash key, id), or null.
+    Entry* find_entry(uint64_t key, uint64_t id);
+    void touch(Entry& e, uint64_t key);
+    void remove_entry(uint64_t key, uint64_t id);
+    void evict_to_budget();
+
     mutable std::mutex mutex_;
     std::unordered_map<uint64_t, std::vector<Entry>> entries_;
+    // Least recently used first: use tick -> (hash key, entry id).
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> lru_;
+    uint64_t tick_ = 0;
+    int64_t bytes_ = 0;
+    int64_t budget_ = int64_t(256) << 20;
+    std::atomic<uint64_t> evictions_{0};
     std::unordered_map<std::string, Memo> memo_;
     mutable std::atomic<uint64_t> hits_{0}, misses_{0};  // recall() counts its hits too
     std::atomic<uint64_t> disk_hits_{0};

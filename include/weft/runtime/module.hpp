@@ -55,6 +55,9 @@ public:
     // The device code of a GPU kernel; null for CPU kernels (whose code is entry()). A CUDA
     // module's entry() returns nullptr: there is no host entry.
     virtual const DeviceCode* device_code() const { return nullptr; }
+    // The memory the module holds (code, the text kept for llvm_ir(), the JIT's pages), an
+    // estimate for the kernel cache's budget; 0 when the backend does not say.
+    virtual int64_t memory_bytes() const { return 0; }
 };
 
 }  // namespace weft

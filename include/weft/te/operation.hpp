@@ -8,9 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "weft/ir/depth.hpp"
 #include "weft/ir/op.hpp"
 
 namespace weft::te {
+
+// The deepest expression a compute's body may be. Lowering's passes recurse once per level;
+// past this (measured: 5,000 levels lower and compile in 0.9 s, 20,000 in 10 s, 50,000
+// overflow the stack) a body is refused with a weft::Error instead.
+inline constexpr int64_t kMaxExpressionDepth = 4096;
 
 using ir::Expr;
 using ir::IterVar;

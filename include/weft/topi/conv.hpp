@@ -41,6 +41,12 @@ struct Conv2dParams {
 // [O, C/groups, KH, KW]; out [N, O, OH, OW], OH = (H + top + bottom - dh*(KH-1) - 1)/sh + 1.
 Tensor conv2d_nchw(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},
                    const std::string& name = "conv2d_nchw");
+// The output height and width (OH, OW above) of a convolution over an H x W input with a
+// KH x KW kernel, or the weft::Error (naming `op`) of every conv2d compute for a stride,
+// dilation or padding it refuses or a window that does not fit. The graph layer's shape
+// inference calls it, so that what it accepts the computes build.
+Size2d conv2d_out_size(int64_t H, int64_t W, int64_t KH, int64_t KW, const Conv2dParams& params,
+                       const std::string& op = "conv2d");
 // Depthwise: weight [C * multiplier, 1, KH, KW], i.e. conv2d_nchw with groups = C.
 Tensor depthwise_conv2d_nchw(const Tensor& data, const Tensor& weight, Conv2dParams params = {},
                              const std::string& name = "depthwise_conv2d_nchw");
@@ -124,6 +130,10 @@ struct Pool2dParams {
     // avg_pool2d: divide by the whole window (true) or by its part inside the input (false).
     bool count_include_pad = false;
 };
+// The output height and width of max_pool2d / avg_pool2d over an H x W input, or their
+// weft::Error (naming `op`) for a kernel, stride or padding they refuse (padding must be
+// smaller than the kernel: every window holds an input element) or a window that does not fit.
+Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& params, const std::string& op = "pool2d");
 // Padding never wins a max: the window is only its part inside the input.
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "max_pool2d");
 Tensor avg_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "avg_pool2d");

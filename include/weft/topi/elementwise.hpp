@@ -10,6 +10,10 @@ namespace weft::topi {
 Tensor relu(const Tensor& x);
 // x for x > 0, alpha * x otherwise.
 Tensor leaky_relu(const Tensor& x, double alpha = 0.01);
+// leaky_relu's check of alpha for an input of `dtype` (finite; an integer for an integer
+// input): a weft::Error otherwise. The graph layer's shape inference calls it, so that a
+// node it accepts also computes.
+void check_leaky_relu_alpha(double alpha, DataType dtype);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 // The Gauss error function.

@@ -34,9 +34,15 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {});
 // non-negative; the reverse order when perm is empty.
 std::vector<int64_t> transpose_perm(size_t rank, const std::vector<int64_t>& perm);
 
-// The inputs joined along `axis`; every other dimension and the dtypes must match.
+// The inputs joined along `axis`; every other dimension and the dtypes must match. Past 16
+// inputs, a balanced tree of tests over chains of 16 selects: n pieces cost O(n) to build
+// and O(log n) per element.
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 std::vector<int64_t> concat_shape(const std::vector<std::vector<int64_t>>& in, int64_t axis);
+
+// x repeated repeats[d] times along each dimension d (ONNX Tile): out[i] = x[i % shape].
+Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats);
+std::vector<int64_t> tile_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& repeats);
 
 // ONNX Slice: for each listed axis (all of them, in order, when `axes` is empty) the elements
 // start, start + step, ... before end. Negative starts and ends count from the end; both are

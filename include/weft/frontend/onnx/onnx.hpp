@@ -18,6 +18,7 @@
 // crash. See docs/onnx.md.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ inline constexpr int kMaxOpset = 17;
 class UnsupportedError : public Error {
 public:
     using Error::Error;
+    [[noreturn]] void rethrow_with(const std::string& message) const override { throw UnsupportedError(message); }
 };
 
 struct LoadOptions {
@@ -53,11 +55,19 @@ struct LoadOptions {
     // model's). weft's shapes are static: an input that decides a shape (Reshape's shape,
     // Squeeze's axes, Expand's shape, ...) must be a constant; freezing it makes one.
     std::map<std::string, BufferRef> constant_inputs;
-    // A model tensor (input or initializer) with more elements than this is an error.
-    int64_t max_tensor_elements = int64_t(1) << 32;
+    // What the imported graph may hold (rank, elements and bytes of every tensor, the
+    // intermediate ones included, node count, a node's input count); a model that needs more
+    // is an error naming the node and the limit. The graph keeps them (graph::Limits).
+    graph::Limits limits;
+    // An .onnx file larger than this is an error, raised before more is read (a device such
+    // as /dev/zero, or a directory, is one at once). The default is protobuf's own limit on a
+    // message, 2 GiB less a byte: a larger model does not parse whatever this says (its
+    // weights would have to live in external data files, which the importer does not read).
+    int64_t max_file_bytes = int64_t(std::numeric_limits<int>::max());
 };
 
-// Loads an .onnx file. Throws weft::Error (UnsupportedError for unsupported content).
+// Loads an .onnx file (at most options.max_file_bytes of it). Throws weft::Error
+// (UnsupportedError for unsupported content).
 graph::Graph load(const std::string& path, const LoadOptions& options = {});
 // The same from the bytes of a model.
 graph::Graph load_from_memory(const void* data, size_t size, const LoadOptions& options = {});
@@ -65,6 +75,7 @@ graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& optio
 
 // A serialized TensorProto (the .pb files of ONNX's test data) as an owning, compact
 // buffer; `name`, when given, receives the tensor's name. A rank-0 tensor has shape [].
+// The file is read up to LoadOptions' default max_file_bytes.
 BufferRef load_tensor(const std::string& path, std::string* name = nullptr);
 BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* name = nullptr);
 
@@ -77,7 +88,8 @@ struct ModelInfo {
     std::vector<std::string> unsupported_ops;   // those the importer has no converter for
                                                 // (or of another domain: "domain:Op")
 };
-ModelInfo inspect(const std::string& path);
+// Reads the file up to options.max_file_bytes (the only option it uses).
+ModelInfo inspect(const std::string& path, const LoadOptions& options = {});
 
 // The ONNX op types the importer converts (each for opsets kMinOpset..kMaxOpset, where
 // the operator exists), sorted.

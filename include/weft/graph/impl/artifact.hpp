@@ -78,7 +78,7 @@ public:
     }
     std::vector<int64_t> shape(const char* what) {
         size_t rank = count(what, 8);
-        if (rank > 16) fail(::weft::detail::concat(what, ": rank ", rank));
+        if (rank > kArtifactMaxRank) fail(::weft::detail::concat(what, ": rank ", rank));
         std::vector<int64_t> s;
         const int64_t limit = int64_t(1) << 44;  // elements: bytes() cannot overflow
         int64_t elements = 1;
@@ -142,6 +142,41 @@ inline AttrValue read_attr(ArtifactReader& r) {
     }
 }
 
+// The artifact's memory plan (a count, then a node id and an offset per planned tensor),
+// checked against the lifetimes build() plans with (`planned`, from the loaded kernels): each
+// kernel's output placed once and nothing else placed, every tensor inside the arena, and no
+// two tensors live at one kernel sharing a byte, but for an output written in place over an
+// input that dies there, at the same offset. Without this a plan that put every tensor at
+// offset 0 would load and run, each kernel overwriting what a later one still reads.
+inline MemoryPlan read_memory_plan(ArtifactReader& r, const ModuleAccess::State& st, const std::vector<int>& new_id,
+                                   const PlanRequests& planned, int64_t arena_bytes) {
+    const Graph& g = st.graph;
+    MemoryPlan plan;
+    plan.arena_bytes = arena_bytes;
+    plan.offsets.assign(planned.requests.size(), 0);
+    std::vector<bool> placed(planned.requests.size(), false);
+    for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
+        int id = r.i32("the memory plan");
+        int64_t offset = r.i64("the memory plan");
+        if (id < 0 || size_t(id) >= new_id.size()) r.fail(::weft::detail::concat("the memory plan places node ", id));
+        const int node = new_id[size_t(id)], request = planned.request_of[size_t(node)];
+        if (request < 0) r.fail("the memory plan places '" + g.node(node).name + "', which no kernel computes");
+        if (placed[size_t(request)]) r.fail("the memory plan places '" + g.node(node).name + "' twice");
+        placed[size_t(request)] = true;
+        plan.offsets[size_t(request)] = offset;
+    }
+    std::vector<std::string> names;  // request k is kernel k's output
+    for (size_t k = 0; k < st.groups.size(); ++k) {
+        names.push_back(g.node(st.groups[k].root()).name);
+        if (!placed[k]) r.fail("the memory plan does not place '" + names.back() + "', which kernel '" + st.infos[k].name +
+                               "' computes");
+    }
+    std::string why;
+    if (!plan_is_valid(planned.requests, plan, &why, names))
+        r.fail("the memory plan is unsafe (steps are kernels in execution order): " + why);
+    return plan;
+}
+
 // "+avx2" features of `artifact` that `host` lacks, comma-separated.
 inline std::string missing_features(const std::string& artifact, const std::string& host) {
     std::string missing;
@@ -195,6 +230,9 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     // The graph, node by node.
     w.u32(uint32_t(g.size()));
     for (const Node& n : g.nodes()) {
+        WEFT_CHECK(n.type.shape.size() <= kArtifactMaxRank, "graph::save: ", describe(n), " has ",
+                   n.type.shape.size(), " dimensions; artifacts hold tensors of up to ", kArtifactMaxRank,
+                   " (graph::kArtifactMaxRank)");
         w.str(n.op);
         w.str(n.name);
         w.u32(uint32_t(n.inputs.size()));
@@ -217,7 +255,11 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.i32(v.id);
     }
     // The kernels in execution order.
-    std::map<const KernelModule*, int> first_with_module;
+    struct StoredObject {
+        int kernel = -1;    // the first kernel with the object, which stores it
+        uint64_t hash = 0;  // of its bytes
+    };
+    std::map<const KernelModule*, StoredObject> stored;
     w.u32(uint32_t(s.groups.size()));
     for (size_t k = 0; k < s.groups.size(); ++k) {
         const FusedGroup& group = s.groups[k];
@@ -248,23 +290,30 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
             w.u8(a.is_output);
             w.ints(a.may_overwrite);
         }
-        // Kernels the cache served share one module: its object is stored once.
-        auto same = first_with_module.find(kernel.module().get());
-        if (same != first_with_module.end()) {
+        // The hash of the kernel's object code, beside its signature, binds the two: the
+        // loader refuses an object (or a reference to one) that is not this kernel's.
+        // Kernels the cache served share one module: its object is stored once, and the
+        // others refer to the first kernel with it.
+        auto [object_of, first] = stored.try_emplace(kernel.module().get());
+        ObjectCode object;
+        if (first) {
+            object = kernel.module()->object_code();
+            WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name,
+                       " has no object code to save (its backend keeps none)");
+            object_of->second = {int(k), ::weft::detail::fnv1a64(object.bytes)};
+        }
+        w.pod(object_of->second.hash);
+        if (!first) {
             w.u8(1);
-            w.i32(same->second);
+            w.i32(object_of->second.kernel);
             continue;
         }
-        first_with_module[kernel.module().get()] = int(k);
-        ObjectCode object = kernel.module()->object_code();
-        WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name,
-                   " has no object code to save (its backend keeps none)");
         w.u8(0);
         w.str(object.symbol);
         w.str(object.bytes);
     }
     // The memory plan: where each planned tensor lives in the arena.
-    w.i64(s.arena.defined() ? s.arena.size_bytes() : 0);
+    w.i64(s.arena_bytes);  // the plan's size (the allocation is at least 1 byte)
     w.i64(s.naive_bytes);
     std::vector<Placement> placements = memory_placements(m);
     w.u32(uint32_t(placements.size()));
@@ -298,11 +347,9 @@ bool is_artifact_file(const std::string& path) {
     return in.read(magic, 8) && std::memcmp(magic, kArtifactMagic, 8) == 0;
 }
 
-Module load_module(const std::string& path, ArtifactMetadata* metadata) {
-    std::ifstream in(path, std::ios::binary);
-    WEFT_CHECK(in.good(), "graph::load_module: cannot open '", path, "'");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    WEFT_CHECK(!in.bad(), "graph::load_module: reading '", path, "' failed");
+Module load_module(const std::string& path, ArtifactMetadata* metadata, int64_t max_file_bytes) {
+    std::string bytes = ::weft::detail::read_file_limited(path, max_file_bytes, "graph::load_module",
+                                                          "the max_file_bytes argument of graph::load_module");
     return load_module_from_memory(bytes, metadata, path);
 }
 
@@ -434,8 +481,11 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     }
     if (g.outputs().empty()) r.fail("the graph has no outputs");
 
-    // The kernels: signatures rebuilt, object code linked (nothing compiled).
+    // The kernels: signatures rebuilt, object code checked against its hash and linked
+    // (nothing compiled).
     const int n_nodes = int(count);
+    std::vector<uint64_t> object_hashes;  // per kernel, as saved
+    std::vector<bool> computed(count, false);  // by an earlier kernel
     for (size_t k = 0, nk = r.count("the kernels", 32); k < nk; ++k) {
         FusedGroup group;
         group.nodes = map_ids(r.ids("a kernel's nodes", 0, n_nodes));
@@ -461,6 +511,13 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         size_t nargs = r.count("a kernel's signature", 16);
         if (nargs != arg_ids.size() || nargs == 0 || arg_ids.back() != group.root())
             r.fail("kernel '" + f.name + "': its signature does not fit its arguments");
+        // Kernels run in the order saved, each reading what is there before it: inputs,
+        // constants and earlier kernels' outputs (the memory plan's lifetimes assume it).
+        for (size_t a = 0; a + 1 < arg_ids.size(); ++a)
+            if (g.node(arg_ids[a]).is_op() && !computed[size_t(arg_ids[a])])
+                r.fail("kernel '" + f.name + "' reads '" + g.node(arg_ids[a]).name + "' before any kernel computes it");
+        if (computed[size_t(group.root())]) r.fail("two kernels compute '" + g.node(group.root()).name + "'");
+        computed[size_t(group.root())] = true;
         for (size_t a = 0; a < nargs; ++a) {
             ir::KernelArg arg;
             arg.kind = ir::KernelArg::Kind::Tensor;
@@ -477,23 +534,32 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
                 r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
             f.args.push_back(std::move(arg));
         }
+        const uint64_t object_hash = r.pod<uint64_t>("a kernel's object hash");
         std::shared_ptr<const KernelModule> module;
         if (r.u8("a kernel's object code") != 0) {  // the object of an earlier kernel
             int earlier = r.i32("a kernel's object code");
             if (earlier < 0 || size_t(earlier) >= k) r.fail(::weft::detail::concat("a kernel refers to kernel ", earlier));
+            if (object_hashes[size_t(earlier)] != object_hash)
+                r.fail(::weft::detail::concat("kernel '", f.name, "': its object code, that of kernel ", earlier,
+                                              " which it refers to, does not match the hash saved with its signature (a "
+                                              "reference to the wrong kernel)"));
             module = st->kernels[size_t(earlier)].module();
         } else {
             ObjectCode object;
             object.symbol = r.str("a kernel's object code");
             object.bytes = r.str("a kernel's object code");
+            if (::weft::detail::fnv1a64(object.bytes) != object_hash)
+                r.fail("kernel '" + f.name + "': its object code does not match the hash saved with its signature "
+                       "(another kernel's object, or a corrupt one)");
             module = codegen::load_llvm_object(object, f.name, target);
         }
+        object_hashes.push_back(object_hash);
         st->kernels.emplace_back(std::move(module), std::move(f));
         st->groups.push_back(std::move(group));
         st->infos.push_back(std::move(info));
         st->arg_ids.push_back(std::move(arg_ids));
     }
-    if (st->groups.empty()) r.fail("the module has no kernels");
+    // No kernels is fine: every output may be an input or a constant.
 
     // Storage: inputs their own, constants the graph's, the rest the arena as planned.
     int64_t arena_bytes = r.i64("the memory plan");
@@ -504,26 +570,21 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     if (arena_bytes < 0 || arena_bytes > unshared)
         r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
                                       "intermediates together (", unshared, ")"));
+    const detail::PlanRequests planned = detail::plan_requests(g, st->kernels, st->arg_ids, true);
+    const MemoryPlan plan = detail::read_memory_plan(r, *st, new_id, planned, arena_bytes);
+    if (!r.done()) r.fail("bytes follow the memory plan");
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});
     st->arena_bytes = arena_bytes;
     detail::ModuleAccess::store_inputs_and_constants(*st);
-    for (size_t i = 0, n = r.count("the memory plan", 12); i < n; ++i) {
-        int id = r.i32("the memory plan");
-        int64_t offset = r.i64("the memory plan");
-        if (id < 0 || id >= n_nodes) r.fail(::weft::detail::concat("the memory plan places node ", id));
-        int nid = new_id[size_t(id)];
-        const Node& node = g.node(nid);
-        if (!node.is_op() || offset < 0 || offset > arena_bytes || node.type.bytes() > arena_bytes - offset)
-            r.fail("the memory plan places '" + node.name + "' outside the arena");
-        st->values[size_t(nid)] =
-            BufferRef(static_cast<char*>(st->arena.data()) + offset, node.type.dtype, node.type.shape);
-    }
-    if (!r.done()) r.fail("bytes follow the memory plan");
+    for (int id = 0; id < g.size(); ++id)
+        if (int request = planned.request_of[size_t(id)]; request >= 0)
+            st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(request)],
+                                               g.node(id).type.dtype, g.node(id).type.shape);
     for (size_t k = 0; k < st->groups.size(); ++k) {
         std::vector<KernelArgValue> a;
-        for (int id : st->arg_ids[k]) {
-            if (!st->values[size_t(id)].defined())
-                r.fail("kernel '" + st->infos[k].name + "' reads '" + g.node(id).name + "', which has no storage");
+        for (int id : st->arg_ids[k]) {  // (checked above: each is an input, a constant or a placed output)
+            WEFT_ICHECK(st->values[size_t(id)].defined(), "kernel ", st->infos[k].name, " reads ", g.node(id).name,
+                        ", which has no storage");
             a.emplace_back(st->values[size_t(id)]);
         }
         st->args.push_back(std::move(a));

@@ -4,11 +4,13 @@
 // a CUDA target the schedules are the GPU ones (OpDef::gpu_schedule, topi::cuda), and the
 // kernel is CUDA C compiled by NVRTC: no device is needed.
 #pragma once
+#include <limits>
 #include <map>
 
 #include "weft/codegen/build.hpp"
 #include "weft/graph/fuse.hpp"
 #include "weft/graph/op_registry.hpp"
+#include "weft/ir/visitor.hpp"
 #include "weft/topi/cuda.hpp"
 #include "weft/topi/injective.hpp"
 
@@ -43,6 +45,37 @@ inline void schedule_group_for_gpu(const Graph& g, const FusedGroup& group, Sche
                "out) picks one by the computation's structure) and register it again with graph::register_op, or "
                "build the graph for the CPU (Target::host())");
     topi::cuda::schedule_injective(s, out);
+}
+
+// A kernel's scratch buffers (a padded copy of an input, a stage computed inside a loop) obey
+// the graph's limit on one tensor's bytes, as its nodes do. They can be far larger than any
+// node: a conv over a 4-wide input with a dilation of 2^33 and SAME padding wants a padded
+// copy of 2.7 TB for 160 outputs, which the kernel would otherwise allocate when it runs.
+inline void check_scratch_buffers(const Graph& g, const FusedGroup& group, const ir::PrimFunc& f) {
+    const int64_t limit = g.limits().max_tensor_bytes;
+    ir::post_order_visit(f.body, [&](const ir::Object* o) {
+        if (o->kind != ir::NodeKind::Allocate) return;
+        const auto* a = static_cast<const ir::Allocate*>(o);
+        int64_t bytes = a->type.bytes();
+        for (const Expr& e : a->extents) {
+            int64_t extent = 0;
+            if (!ir::as_const_int(e, &extent)) return;  // a size known only when it runs
+            if (__builtin_mul_overflow(bytes, extent, &bytes)) bytes = std::numeric_limits<int64_t>::max();
+        }
+        WEFT_CHECK(bytes <= limit, describe(g.node(group.root())), ": its kernel needs a scratch buffer '",
+                   a->buffer.name(), "' of ", bytes, " bytes, over the limit ", limit,
+                   " (graph::Limits::max_tensor_bytes)");
+    });
+}
+
+// The group's schedule lowered (for the scratch buffers' check) and compiled.
+inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
+                              const std::vector<Argument>& args, const Target& target) {
+    LowerOptions options;
+    options.target = target;
+    ir::PrimFunc f = lower(s, args, options);
+    check_scratch_buffers(g, group, f);
+    return build(f, target);
 }
 
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target) {
@@ -100,12 +133,12 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         topi::schedule_injective(s, out);
     }
     if (!target.is_cuda()) {
-        result.kernel = build(s, args, target);
+        result.kernel = lower_and_build(g, group, s, args, target);
         return result;
     }
     // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
     try {
-        result.kernel = build(s, args, target);
+        result.kernel = lower_and_build(g, group, s, args, target);
     } catch (const Error& e) {
         ::weft::detail::rethrow_with_context(e, "graph::build for " + target.str() + ": kernel '" +
                                                     group_name(g, group) + "'");

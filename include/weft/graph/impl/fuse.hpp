@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "weft/graph/fuse.hpp"
@@ -96,13 +97,18 @@ private:
     }
 };
 
-// Union-find over node ids; each root knows its group's pattern and master.
+// Union-find over node ids; each root knows its group's pattern, master and members.
 struct Groups {
     std::vector<int> up, master;
     std::vector<OpPattern> pattern;
+    std::vector<std::vector<int>> members;  // by root
 
-    explicit Groups(const ForwardGraph& fg) : up(fg.position.size()), master(fg.position.size(), -1), pattern(fg.pattern) {
-        for (size_t i = 0; i < up.size(); ++i) up[i] = int(i);
+    explicit Groups(const ForwardGraph& fg)
+        : up(fg.position.size()), master(fg.position.size(), -1), pattern(fg.pattern), members(fg.position.size()) {
+        for (size_t i = 0; i < up.size(); ++i) {
+            up[i] = int(i);
+            members[i] = {int(i)};
+        }
         for (int id : fg.order)
             if (int(fg.pattern[size_t(id)]) >= int(OpPattern::CommReduce)) master[size_t(id)] = id;
     }
@@ -115,6 +121,9 @@ struct Groups {
         parent = find(parent);
         if (child == parent) return;
         up[size_t(child)] = parent;
+        auto& into = members[size_t(parent)];
+        into.insert(into.end(), members[size_t(child)].begin(), members[size_t(child)].end());
+        members[size_t(child)].clear();
         pattern[size_t(parent)] = combine(pattern[size_t(parent)], pattern[size_t(child)]);
         if (master[size_t(child)] >= 0) master[size_t(parent)] = master[size_t(child)];
     }
@@ -124,7 +133,8 @@ using PathCondition = std::function<bool(OpPattern, bool is_sink)>;
 
 class Partitioner {
 public:
-    Partitioner(const ForwardGraph& fg, const PostDominatorTree& pdom) : fg_(fg), pdom_(pdom), groups_(fg) {}
+    Partitioner(const Graph& g, const ForwardGraph& fg, const PostDominatorTree& pdom, int64_t max_expression)
+        : g_(g), fg_(fg), pdom_(pdom), groups_(fg), max_expression_(max_expression) {}
 
     Groups run() {
         for (int phase = 0; phase < 2; ++phase)
@@ -164,8 +174,31 @@ private:
         // A group whose sink would carry a second master (two reductions) stays apart.
         int a = groups_.master[size_t(groups_.find(src))], b = groups_.master[size_t(groups_.find(sink))];
         if (a >= 0 && b >= 0 && a != b) return;
+        // seen holds the nodes on the paths: with the sink's group, the merged group.
+        std::vector<int> merged = groups_.members[size_t(groups_.find(sink))];
+        for (int node : seen)
+            if (node != sink)
+                for (int m : groups_.members[size_t(groups_.find(node))]) merged.push_back(m);
+        if (inlined_size(merged) > double(max_expression_)) return;
         seen.clear();
         commit(src, sink, groups_.find(sink), seen);
+    }
+
+    // The operator applications of the group's root once the rest is inlined (see
+    // kMaxFusedExpression): each node counts once per path to the root.
+    double inlined_size(std::vector<int> nodes) const {
+        std::sort(nodes.begin(), nodes.end(), [&](int x, int y) { return fg_.position[size_t(x)] < fg_.position[size_t(y)]; });
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        std::map<int, double> size;
+        for (int id : nodes) size[id] = 0;
+        double root = 0;
+        for (int id : nodes) {  // inputs first
+            double s = 1;
+            for (Value v : g_.node(id).inputs)
+                if (auto it = size.find(v.id); it != size.end()) s += it->second;
+            size[id] = root = s;
+        }
+        return root;
     }
 
     bool check_path(int node, int sink, const PathCondition& cond, std::set<int>& seen, bool is_src) {
@@ -184,14 +217,16 @@ private:
         for (auto& e : fg_.users[size_t(node)]) commit(e.user, sink, target, seen);
     }
 
+    const Graph& g_;
     const ForwardGraph& fg_;
     const PostDominatorTree& pdom_;
     Groups groups_;
+    int64_t max_expression_;
 };
 
 }  // namespace fuse_detail
 
-std::vector<FusedGroup> fuse_ops(const Graph& g, const std::vector<int>& order, bool enable) {
+std::vector<FusedGroup> fuse_ops(const Graph& g, const std::vector<int>& order, bool enable, int64_t max_expression) {
     fuse_detail::ForwardGraph fg(g, order);
     std::vector<FusedGroup> result;
     if (!enable) {
@@ -202,7 +237,7 @@ std::vector<FusedGroup> fuse_ops(const Graph& g, const std::vector<int>& order, 
         return result;
     }
     fuse_detail::PostDominatorTree pdom(fg);
-    fuse_detail::Groups groups = fuse_detail::Partitioner(fg, pdom).run();
+    fuse_detail::Groups groups = fuse_detail::Partitioner(g, fg, pdom, max_expression).run();
     // Collect each group's nodes in topological order; a group is emitted where its root
     // (its last node) is, so it follows every group it reads from.
     std::vector<int> slot(size_t(g.size()), -1);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <sstream>
 
@@ -16,11 +17,16 @@ namespace weft::graph {
 
 int64_t TensorType::size() const {
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape)
+        if (d > 0 && __builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
     return n;
 }
 
-int64_t TensorType::bytes() const { return size() * dtype.bytes(); }
+int64_t TensorType::bytes() const {
+    int64_t b = 0;
+    if (__builtin_mul_overflow(size(), int64_t(dtype.bytes()), &b)) return std::numeric_limits<int64_t>::max();
+    return b;
+}
 
 std::string shape_str(const std::vector<int64_t>& shape) {
     std::string s = "[";
@@ -137,6 +143,7 @@ Graph::Graph() : identity_(detail::next_graph_identity()) {}
 
 Graph::Graph(const Graph& other)
     : identity_(detail::next_graph_identity()),
+      limits_(other.limits_),
       copied_from_(other.copied_from_),
       nodes_(other.nodes_),
       outputs_(other.outputs_),
@@ -172,8 +179,30 @@ std::string Graph::unique_name(const std::string& wanted, const std::string& op)
         if (!by_name_.count(base + "_" + std::to_string(k))) return base + "_" + std::to_string(k);
 }
 
+void Graph::check_limits(const Node& n, bool adding) const {
+    const Limits& l = limits_;
+    const TensorType& t = n.type;
+    // "<node>: <what> <value> <unit>, over the limit <limit> (graph::Limits::<field>)"
+    auto fail = [&](const std::string& what, int64_t value, const char* unit, int64_t limit, const char* field) {
+        ::weft::detail::throw_user_error(::weft::detail::concat(describe(n), ": ", what, " ", value, " ", unit,
+                                                                ", over the limit ", limit, " (graph::Limits::", field,
+                                                                ")"));
+    };
+    if (adding && size() >= l.max_nodes) fail("the graph would have", size() + 1, "nodes", l.max_nodes, "max_nodes");
+    if (int64_t(n.inputs.size()) > l.max_node_inputs)
+        fail("it has", int64_t(n.inputs.size()), "inputs", l.max_node_inputs, "max_node_inputs");
+    if (int64_t(t.shape.size()) > l.max_rank)
+        fail(t.str() + " has", int64_t(t.shape.size()), "dimensions", l.max_rank, "max_rank");
+    for (int64_t d : t.shape)
+        WEFT_CHECK(d >= 0, describe(n), ": its type ", t.str(), " has a negative dimension");
+    if (t.size() > l.max_tensor_elements)
+        fail(t.str() + " has", t.size(), "elements", l.max_tensor_elements, "max_tensor_elements");
+    if (t.bytes() > l.max_tensor_bytes) fail(t.str() + " has", t.bytes(), "bytes", l.max_tensor_bytes, "max_tensor_bytes");
+}
+
 Value Graph::append(Node n) {
     n.name = unique_name(n.name, n.op);
+    check_limits(n, true);
     by_name_[n.name] = size();
     nodes_.push_back(std::move(n));
     return Value{size() - 1, identity_};
@@ -313,6 +342,7 @@ std::vector<int> Graph::check() {
     for (int i : order) {
         Node& node_i = nodes_[size_t(i)];
         if (node_i.is_op()) node_i.type = infer(node_i);
+        check_limits(node_i, false);
     }
     for (auto& [name, v] : outputs_)
         WEFT_CHECK(v.id >= 0 && v.id < n, "graph: output '", name, "' is not a node of this graph");

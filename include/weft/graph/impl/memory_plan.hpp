@@ -9,6 +9,7 @@
 // whose lifetimes overlap its own (above them all when none does). A third placement, by
 // size with every request on its own (no in-place), is taken when strictly smaller.
 #pragma once
+#include <limits>
 #include <algorithm>
 #include <map>
 
@@ -140,16 +141,45 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t align
     return plan;
 }
 
-bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan) {
+namespace memory_detail {
+
+// "'conv1' (bytes [0, 4096), live at steps 2 to 5)": request i as plan_is_valid's faults name it.
+inline std::string describe_request(const std::vector<BufferRequest>& r, const MemoryPlan& plan,
+                                    const std::vector<std::string>& names, size_t i) {
+    std::string name = i < names.size() ? "'" + names[i] + "'" : "request " + std::to_string(i);
+    int64_t end = 0;  // a corrupt offset must not overflow the message's arithmetic
+    if (__builtin_add_overflow(plan.offsets[i], r[i].bytes, &end)) end = std::numeric_limits<int64_t>::max();
+    return ::weft::detail::concat(name, " (bytes [", plan.offsets[i], ", ", end, "), live at steps ", r[i].first, " to ",
+                                  r[i].last, ")");
+}
+
+}  // namespace memory_detail
+
+bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan, std::string* why,
+                   const std::vector<std::string>& names) {
+    using memory_detail::describe_request;
+    auto fault = [&](const std::string& what) {
+        if (why) *why = what;
+        return false;
+    };
     const size_t n = requests.size();
-    if (plan.offsets.size() != n) return false;
+    if (plan.offsets.size() != n)
+        return fault(::weft::detail::concat("the plan has ", plan.offsets.size(), " offsets for ", n, " requests"));
+    for (size_t i = 0; i < n; ++i) {  // (the arena less the offset: a huge offset cannot overflow)
+        if (plan.offsets[i] < 0 || plan.offsets[i] > plan.arena_bytes || requests[i].bytes > plan.arena_bytes - plan.offsets[i])
+            return fault(::weft::detail::concat(describe_request(requests, plan, names, i), " does not fit in the arena of ",
+                                                plan.arena_bytes, " bytes"));
+    }
     for (size_t i = 0; i < n; ++i) {
-        if (plan.offsets[i] < 0 || plan.offsets[i] + requests[i].bytes > plan.arena_bytes) return false;
         for (size_t j = i + 1; j < n; ++j) {
             if (!memory_detail::live_together(requests, i, j)) continue;
             int64_t a0 = plan.offsets[i], a1 = a0 + requests[i].bytes, b0 = plan.offsets[j], b1 = b0 + requests[j].bytes;
             if (requests[i].bytes == 0 || requests[j].bytes == 0 || a1 <= b0 || b1 <= a0) continue;
-            if (!(a0 == b0 && memory_detail::handover(requests, i, j))) return false;
+            if (a0 == b0 && memory_detail::handover(requests, i, j)) continue;
+            const bool shifted = memory_detail::handover(requests, i, j);
+            return fault(describe_request(requests, plan, names, i) + " and " + describe_request(requests, plan, names, j) +
+                         (shifted ? " share bytes at different offsets (writing in place needs the same one)"
+                                  : " share bytes while both are live"));
         }
     }
     return true;

@@ -57,6 +57,50 @@ inline bool may_write_over(const Kernel& k, int slot) {
     return std::find(allowed.begin(), allowed.end(), slot) != allowed.end();
 }
 
+// What the memory plan places: one request per kernel's output (its last argument;
+// request_of[node], -1 for a node that is not planned), alive from the kernel that writes it
+// to the last kernel that reads it, or past the last kernel for a graph output. With
+// `in_place`, a kernel's output may take over an input that dies at that kernel when the
+// kernel's signature allows it (may_write_over). build() plans these requests;
+// graph::load_module checks an artifact's plan against them, so both see the same lifetimes.
+struct PlanRequests {
+    std::vector<BufferRequest> requests;
+    std::vector<int> request_of;
+};
+
+inline PlanRequests plan_requests(const Graph& g, const std::vector<Kernel>& kernels,
+                                  const std::vector<std::vector<int>>& arg_ids, bool in_place) {
+    const int steps = int(arg_ids.size());
+    PlanRequests p;
+    p.request_of.assign(size_t(g.size()), -1);
+    auto request = [&](int node) -> BufferRequest* {
+        int r = p.request_of[size_t(node)];
+        return r < 0 ? nullptr : &p.requests[size_t(r)];
+    };
+    for (int k = 0; k < steps; ++k) {
+        int output = arg_ids[size_t(k)].back();
+        p.request_of[size_t(output)] = int(p.requests.size());
+        p.requests.push_back({g.node(output).type.bytes(), k, k, -1});
+    }
+    for (int k = 0; k < steps; ++k)
+        for (int id : arg_ids[size_t(k)])
+            if (BufferRequest* r = request(id)) r->last = std::max(r->last, k);
+    for (auto& [name, v] : g.outputs())
+        if (BufferRequest* r = request(v.id)) r->last = steps;  // read after the run
+    if (!in_place) return p;
+    for (int k = 0; k < steps; ++k) {
+        const std::vector<int>& ids = arg_ids[size_t(k)];
+        for (size_t slot = 0; slot + 1 < ids.size(); ++slot) {
+            const BufferRequest* r = request(ids[slot]);
+            if (r && r->last == k && may_write_over(kernels[size_t(k)], int(slot))) {
+                request(ids.back())->inplace_of = p.request_of[size_t(ids[slot])];
+                break;
+            }
+        }
+    }
+    return p;
+}
+
 // The friend of Module (graph/module.hpp) through which build() and graph/artifact.hpp's
 // loader assemble a module from its parts.
 struct ModuleAccess {
@@ -197,7 +241,9 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     g = default_pipeline(passes).run(g);  // graph/pass.hpp
     std::vector<int> order = g.check();
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
-    st->groups = fuse_ops(g, order, options.fuse);
+    WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
+               "got ", options.max_fused_expression);
+    st->groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
 
     // Compile every group.
     std::vector<std::vector<int>> arg_ids;
@@ -212,34 +258,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     // Storage: inputs and constants have their own; each group's output is planned.
     detail::ModuleAccess::store_inputs_and_constants(*st);
     const int steps = int(st->groups.size());
-    std::vector<int> request_of(size_t(g.size()), -1);
-    std::vector<BufferRequest> requests;
-    for (int k = 0; k < steps; ++k) {
-        int root = st->groups[size_t(k)].root();
-        request_of[size_t(root)] = int(requests.size());
-        requests.push_back({g.node(root).type.bytes(), k, k, -1});
-    }
-    for (int k = 0; k < steps; ++k)
-        for (int id : arg_ids[size_t(k)])
-            if (request_of[size_t(id)] >= 0) {
-                BufferRequest& r = requests[size_t(request_of[size_t(id)])];
-                r.last = std::max(r.last, k);
-            }
-    for (auto& [name, v] : g.outputs())
-        if (request_of[size_t(v.id)] >= 0) requests[size_t(request_of[size_t(v.id)])].last = steps;  // read after the run
-    if (options.plan_memory) {
-        for (int k = 0; k < steps; ++k) {
-            const std::vector<int>& ids = arg_ids[size_t(k)];
-            for (size_t slot = 0; slot + 1 < ids.size(); ++slot) {
-                const int id = ids[slot];
-                if (request_of[size_t(id)] >= 0 && requests[size_t(request_of[size_t(id)])].last == k &&
-                    detail::may_write_over(st->kernels[size_t(k)], int(slot))) {
-                    requests[size_t(request_of[size_t(ids.back())])].inplace_of = request_of[size_t(id)];
-                    break;
-                }
-            }
-        }
-    }
+    const auto [requests, request_of] = detail::plan_requests(g, st->kernels, arg_ids, options.plan_memory);
     MemoryPlan plan;
     if (options.plan_memory) {
         plan = plan_memory(requests);

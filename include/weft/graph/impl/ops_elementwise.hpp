@@ -47,7 +47,12 @@ inline void register_elementwise_ops() {
     unary("log", topi::log, true);
     unary("sqrt", topi::sqrt, true);
     unary("erf", topi::erf, true);
-    register_op({.name = "leaky_relu", .pattern = P::ElemWise, .infer = same_type,
+    register_op({.name = "leaky_relu", .pattern = P::ElemWise,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         topi::check_leaky_relu_alpha(a.get_float("alpha", 0.01), in[0].dtype);
+                         return in[0];
+                     },
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::leaky_relu(in[0], a.get_float("alpha", 0.01)); }});
     register_op({.name = "clip", .pattern = P::ElemWise,

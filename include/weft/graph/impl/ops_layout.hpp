@@ -74,10 +74,9 @@ inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const At
         WEFT_CHECK(w.shape[4] % x.shape[4] == 0 && w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4],
                    "the packed weight ", w.str(), " does not match the data's channel blocks ", x.str());
     }
-    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.dilation.h * (w.shape[2] - 1) - 1) / p.stride.h + 1;
-    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.dilation.w * (w.shape[3] - 1) - 1) / p.stride.w + 1;
-    WEFT_CHECK(oh > 0 && ow > 0, "the kernel does not fit the padded input");
-    return {{x.shape[0], w.shape[0], oh, ow, w.shape[5]}, x.dtype};
+    // topi's own output size and window checks (a stride of 0 divided by zero here before).
+    const topi::Size2d out = topi::conv2d_out_size(x.shape[2], x.shape[3], w.shape[2], w.shape[3], p);
+    return {{x.shape[0], w.shape[0], out.h, out.w, w.shape[5]}, x.dtype};
 }
 
 inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a) {

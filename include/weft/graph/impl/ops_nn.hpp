@@ -29,18 +29,14 @@ inline TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a
     check_float(x, "the data");
     check_same_dtype(x, w, "the data", "the weight");
     topi::Conv2dParams p = conv2d_params(a);
-    WEFT_CHECK(p.stride.h > 0 && p.stride.w > 0 && p.dilation.h > 0 && p.dilation.w > 0,
-               "strides and dilations must be positive");
     int64_t g = p.groups;
     WEFT_CHECK(g >= 1 && x.shape[1] % g == 0 && w.shape[0] % g == 0, "groups = ", g, " must divide the ",
                x.shape[1], " input channels and the ", w.shape[0], " output channels");
     WEFT_CHECK(w.shape[1] * g == x.shape[1], "the weight has ", w.shape[1], " input channels per group; data with ",
                x.shape[1], " channels in ", g, " group(s) needs ", x.shape[1] / g);
-    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.dilation.h * (w.shape[2] - 1) - 1) / p.stride.h + 1;
-    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.dilation.w * (w.shape[3] - 1) - 1) / p.stride.w + 1;
-    WEFT_CHECK(oh > 0 && ow > 0, "the ", w.shape[2], "x", w.shape[3], " kernel does not fit the padded ", x.shape[2], "x",
-               x.shape[3], " input");
-    return {{x.shape[0], w.shape[0], oh, ow}, x.dtype};
+    // topi's own output size and window checks: what this accepts, the computes build.
+    const topi::Size2d out = topi::conv2d_out_size(x.shape[2], x.shape[3], w.shape[2], w.shape[3], p);
+    return {{x.shape[0], w.shape[0], out.h, out.w}, x.dtype};
 }
 
 inline Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a) {
@@ -136,7 +132,7 @@ inline TensorType infer_batch_norm(const std::vector<TensorType>& in, const Attr
                    "], got ", in[k].str());
         check_same_dtype(x, in[k], "the data", names[k - 1]);
     }
-    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    topi::check_norm_epsilon(a.get_float("epsilon", 1e-5), "batch_norm");
     return x;
 }
 
@@ -203,14 +199,11 @@ inline void check_pool_rank(const TensorType& x) {
 inline TensorType infer_pool2d(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType& x = in[0];
     check_pool_rank(x);
-    topi::Pool2dParams p = pool_params(a);
-    WEFT_CHECK(p.kernel.h > 0 && p.kernel.w > 0 && p.stride.h > 0 && p.stride.w > 0,
-               "kernel and strides must be positive");
-    int64_t oh = (x.shape[2] + p.padding.top + p.padding.bottom - p.kernel.h) / p.stride.h + 1;
-    int64_t ow = (x.shape[3] + p.padding.left + p.padding.right - p.kernel.w) / p.stride.w + 1;
-    WEFT_CHECK(oh > 0 && ow > 0, "the ", p.kernel.h, "x", p.kernel.w, " window does not fit the padded ", x.shape[2],
-               "x", x.shape[3], " input");
-    TensorType out{{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+    // topi's own output size and checks (padding smaller than the window, ...): before, a
+    // pad the window could not reach past was accepted here and refused by the compute, an
+    // internal error.
+    const topi::Size2d size = topi::pool2d_out_size(x.shape[2], x.shape[3], pool_params(a));
+    TensorType out{{x.shape[0], x.shape[1], size.h, size.w}, x.dtype};
     if (x.shape.size() == 5) out.shape.push_back(x.shape[4]);
     return out;
 }
@@ -240,7 +233,7 @@ inline TensorType infer_layer_norm(const std::vector<TensorType>& in, const Attr
     WEFT_CHECK(b.shape == g.shape, "beta ", b.str(), " must have gamma's shape ", g.str());
     check_same_dtype(x, g, "the data", "gamma");
     check_same_dtype(x, b, "the data", "beta");
-    WEFT_CHECK(a.get_float("epsilon", 1e-5) >= 0, "epsilon must not be negative");
+    topi::check_norm_epsilon(a.get_float("epsilon", 1e-5), "layer_norm");
     return x;
 }
 

@@ -1,5 +1,5 @@
-// The graph's data movement and type operators: reshape, flatten, transpose, concat, slice,
-// pad, squeeze, unsqueeze, gather (injective), where (broadcast), cast and erf (element-wise).
+// The graph's data movement and type operators: reshape, flatten, transpose, concat, tile,
+// slice, pad, squeeze, unsqueeze, gather (injective), where (broadcast), cast and erf (element-wise).
 // Type inference calls topi's shape functions (topi/transform.hpp), so the graph and the
 // compute check the same things with the same messages.
 #pragma once
@@ -13,6 +13,7 @@ namespace weft::graph::ops {
 // ---- attributes -----------------------------------------------------------------------------
 // reshape: shape | flatten: axis (1) | transpose: perm ([]: reverse) | concat: axis
 // slice: starts, ends, axes ([]: 0, 1, ...), steps ([]: 1s) | pad: pads (ONNX layout), value (0)
+// tile: repeats (one per dimension, each >= 1)
 // squeeze: axes ([]: every extent-1 dimension) | unsqueeze: axes | gather: axis (0)
 // cast: dtype ("float32", "int64", "bool", ...)
 
@@ -79,6 +80,9 @@ inline std::vector<int64_t> slice_shape(const TensorType& x, const Attrs& a) {
         shape.push_back(r.extent);
     return shape;
 }
+inline std::vector<int64_t> tile_shape(const TensorType& x, const Attrs& a) {
+    return topi::tile_shape(x.shape, a.get_ints("repeats"));
+}
 inline std::vector<int64_t> pad_shape(const TensorType& x, const Attrs& a) {
     return topi::pad_shape(x.shape, a.get_ints("pads"));
 }
@@ -115,6 +119,8 @@ inline void register_transform_ops() {
     register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,
                  .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); }});
+    register_op({.name = "tile", .pattern = P::Injective, .infer = infer_shaped<tile_shape>,
+                 .compute = [](In in, const Attrs& a) { return topi::tile(in[0], a.get_ints("repeats")); }});
     register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,
                  .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); }});
     register_op({.name = "where", .pattern = P::Broadcast, .min_inputs = 3, .max_inputs = 3, .infer = infer_where,

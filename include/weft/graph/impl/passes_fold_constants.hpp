@@ -24,6 +24,7 @@ Graph fold_constants(const Graph& g) {
 
     // The constant part as a graph of its own; its outputs: the foldable nodes read outside it.
     Graph part;
+    part.set_limits(g.limits());
     std::vector<Value> in_part(size_t(g.size()));
     std::vector<int> results;
     for (int id : order) {

@@ -21,7 +21,8 @@ inline std::vector<int> walk_order(const Graph& g, const char* pass) {
     } catch (const Error& e) {
         std::string what = ::weft::detail::unprefixed(e.what());
         if (what.rfind("graph: ", 0) == 0) what = what.substr(7);
-        ::weft::detail::throw_user_error(std::string("graph pass '") + pass + "': " + what);
+        if (dynamic_cast<const InternalError*>(&e)) ::weft::detail::rethrow_with_context(e, std::string("graph pass '") + pass + "'");
+        e.rethrow_with(std::string("weft: graph pass '") + pass + "': " + what);
     }
     if (g.is_ordered())
         for (int i = 0; i < g.size(); ++i) order[size_t(i)] = i;
@@ -42,6 +43,7 @@ inline std::vector<int> use_counts(const Graph& g) {
 class GraphRewriter {
 public:
     explicit GraphRewriter(const Graph& old) : old_(old), map_(size_t(old.size())) {
+        out_.set_limits(old.limits());
         for (const Node& n : old.nodes()) taken_.insert(n.name);
     }
 

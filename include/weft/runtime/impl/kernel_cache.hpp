@@ -3,6 +3,7 @@
 #include "weft/ir/equality.hpp"
 #include "weft/runtime/kernel_cache.hpp"
 
+#include <chrono>
 #include <cstdlib>
 
 namespace weft {
@@ -39,6 +40,11 @@ KernelCache& KernelCache::global() {
     static KernelCache* cache = [] {
         auto* c = new KernelCache;
         if (const char* dir = std::getenv("WEFT_KERNEL_CACHE_DIR")) c->disk_directory_ = dir;
+        if (const char* bytes = std::getenv("WEFT_KERNEL_CACHE_BYTES")) {
+            char* end = nullptr;
+            const long long v = std::strtoll(bytes, &end, 10);
+            if (end != bytes && *end == '\0' && v >= 0) c->budget_ = v;  // else the default stays
+        }
         return c;
     }();
     return *cache;
@@ -65,9 +71,10 @@ std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc
     uint64_t id = 0;
     {
         std::lock_guard lock(mutex_);
-        for (const Entry& e : entries_[key]) {
+        for (Entry& e : entries_[key]) {
             if (e.description == description && ir::structural_equal(e.structure, structure)) {
                 found = e.module;
+                touch(e, key);
                 break;
             }
         }
@@ -77,6 +84,7 @@ std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc
             misses_.fetch_add(1, std::memory_order_relaxed);
             id = next_id_++;
             entries_[key].push_back(Entry{structure, description, promise.get_future().share(), id});
+            touch(entries_[key].back(), key);
         }
     }
     // A hit waits (outside the lock) in case another thread is still building the kernel.
@@ -86,26 +94,83 @@ std::shared_ptr<const KernelModule> KernelCache::get_or_build(const ir::PrimFunc
         std::shared_ptr<const KernelModule> module = build();
         WEFT_ICHECK(module != nullptr, "the builder of kernel '", func.name, "' returned no module");
         promise.set_value(module);
+        std::lock_guard lock(mutex_);
+        if (Entry* e = find_entry(key, id)) {
+            // The module, plus the key kept to compare with (a rough size of its text).
+            e->bytes = module->memory_bytes() + int64_t(description.size()) + 1024;
+            bytes_ += e->bytes;
+            evict_to_budget();
+        }
         return module;
     } catch (...) {
         // Forget the failed entry so a later call tries again, then tell any waiters.
         {
             std::lock_guard lock(mutex_);
-            auto it = entries_.find(key);
-            if (it != entries_.end()) {
-                auto& list = it->second;
-                for (auto e = list.begin(); e != list.end(); ++e) {
-                    if (e->id == id) {
-                        list.erase(e);
-                        break;
-                    }
-                }
-                if (list.empty()) entries_.erase(it);
-            }
+            remove_entry(key, id);
         }
         promise.set_exception(std::current_exception());
         throw;
     }
+}
+
+KernelCache::Entry* KernelCache::find_entry(uint64_t key, uint64_t id) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    for (Entry& e : it->second)
+        if (e.id == id) return &e;
+    return nullptr;
+}
+
+void KernelCache::touch(Entry& e, uint64_t key) {
+    if (e.last_used) lru_.erase(e.last_used);
+    e.last_used = ++tick_;
+    lru_[e.last_used] = {key, e.id};
+}
+
+void KernelCache::remove_entry(uint64_t key, uint64_t id) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return;
+    auto& list = it->second;
+    for (auto e = list.begin(); e != list.end(); ++e) {
+        if (e->id != id) continue;
+        lru_.erase(e->last_used);
+        bytes_ -= e->bytes;
+        list.erase(e);
+        break;
+    }
+    if (list.empty()) entries_.erase(it);
+}
+
+// Forgets built kernels, least recently used first, until the cache fits its budget (the
+// newest always stays: it was just asked for).
+void KernelCache::evict_to_budget() {
+    if (budget_ <= 0) return;
+    for (auto it = lru_.begin(); bytes_ > budget_ && it != lru_.end() && std::next(it) != lru_.end();) {
+        auto [key, id] = it->second;
+        ++it;
+        Entry* e = find_entry(key, id);
+        // One still being built has no size yet and a waiter: it stays.
+        if (!e || e->module.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+        remove_entry(key, id);
+        evictions_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void KernelCache::set_memory_budget(int64_t bytes) {
+    WEFT_CHECK(bytes >= 0, "KernelCache::set_memory_budget(", bytes, "): the budget must be >= 0 (0: unlimited)");
+    std::lock_guard lock(mutex_);
+    budget_ = bytes;
+    evict_to_budget();
+}
+
+int64_t KernelCache::memory_budget() const {
+    std::lock_guard lock(mutex_);
+    return budget_;
+}
+
+int64_t KernelCache::memory_bytes() const {
+    std::lock_guard lock(mutex_);
+    return bytes_;
 }
 
 size_t KernelCache::size() const {
@@ -135,10 +200,13 @@ void KernelCache::remember(const std::string& key, const std::shared_ptr<const v
 void KernelCache::clear() {
     std::lock_guard lock(mutex_);
     entries_.clear();
+    lru_.clear();
+    bytes_ = 0;
     memo_.clear();
     hits_.store(0, std::memory_order_relaxed);
     misses_.store(0, std::memory_order_relaxed);
     disk_hits_.store(0, std::memory_order_relaxed);
+    evictions_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft

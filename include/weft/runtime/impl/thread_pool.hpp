@@ -31,9 +31,16 @@
 //     (acquire): only for chunks that other threads claimed and are still running. After
 //     that no thread holds a claim of this job, so the next publication may rewrite it; a
 //     worker that comes late finds no unclaimed chunk (or the next job's).
-//   Stop: stop_ = true, then a ticket of a new generation without chunks; workers wake,
-//     see stop_ and exit.
-// Workers wait on the ticket word itself: spin, then sleep in std::atomic::wait (a futex).
+//   Stop: stop_ = true, then a ticket of a new generation without chunks (release).
+//   A worker loops: load the ticket (acquire), then read stop_ (exit if set), then claim
+//     if the ticket has unclaimed chunks, else wait until the ticket differs from the value
+//     loaded (spin, then sleep in std::atomic::wait, a futex). Reading stop_ after the load
+//     and waiting on that loaded value is what makes a stop impossible to miss: a worker
+//     that loaded the stop ticket sees stop_ set, one that loaded an older ticket wakes
+//     when the stop ticket replaces it. (Waiting on a value loaded before reading stop_
+//     but after the last check, e.g. the one seen at the end of claiming, lost a stop: a
+//     worker slept on the stop ticket itself. The stress tests in
+//     tests/runtime/test_thread_pool.cpp hung that way under ThreadSanitizer.)
 //
 // The partition is fixed by n and the chunk count alone: chunk c is [n*c/C, n*(c+1)/C)
 // whichever thread runs it, so results never depend on timing.
@@ -110,9 +117,16 @@ inline constexpr std::chrono::microseconds kPauseBeforeYield{50};
 
 // The least estimated work (lowering's element stores, ir::attr::parallel_work) worth a
 // chunk of its own: a loop with less than twice this runs on the calling thread alone.
-// WEFT_PARALLEL_MIN_WORK overrides it (0: no threshold).
+// WEFT_PARALLEL_MIN_WORK overrides it (0: no threshold). With the workers spinning, a
+// second thread already pays at about a microsecond of work: on the 2-vCPU EPYC, 1 thread /
+// 2 threads for topi's element-wise chain over 32K floats (2 chunks of 16K stores) 1.37-1.43,
+// 64K 1.15-1.28, SGEMM 80^3 (parallel loops of 10K and 110K stores) 1.31-1.32, 128^3 1.66-1.69.
+// 65536 made the chain over 32K and 64K serial (0.99-1.00); 16384 lost nothing measurable
+// there, nor on MobileNetV2 at 64x64 (2 threads, quiet: 0.218-0.224 ms with 0 or 16384,
+// 0.253 with 262144). It keeps the sub-microsecond loops (a GEMM's packing of a few
+// thousand elements) off the other thread.
 inline int64_t min_work_per_chunk() {
-    static const int64_t work = env_integer("WEFT_PARALLEL_MIN_WORK", 0, int64_t(1) << 40).value_or(0);
+    static const int64_t work = env_integer("WEFT_PARALLEL_MIN_WORK", 0, int64_t(1) << 40).value_or(16384);
     return work;
 }
 
@@ -238,9 +252,8 @@ private:
         return code;
     }
 
-    // Claims and runs chunks of the current job until none is unclaimed; returns the last
-    // ticket seen (that of a job with nothing left to claim).
-    uint64_t run_claimed_chunks() {
+    // Claims and runs chunks of the current job until none is unclaimed.
+    void run_claimed_chunks() {
         uint64_t t = ticket_.load(std::memory_order_acquire);
         while (static_cast<uint32_t>(t) != 0) {
             if (!ticket_.compare_exchange_weak(t, t - 1, std::memory_order_acquire, std::memory_order_acquire))
@@ -248,7 +261,6 @@ private:
             run_chunk(chunks_ - static_cast<uint32_t>(t));
             t = ticket_.load(std::memory_order_acquire);
         }
-        return t;
     }
 
     // Chunk c of the current job: [n*c/C, n*(c+1)/C), computed in 128 bits so that no n
@@ -269,12 +281,17 @@ private:
             finished_.notify_one();
     }
 
-    void worker_loop(uint64_t seen) {
+    void worker_loop() {
         in_parallel_region() = true;
         for (;;) {
-            seen = wait_while_equal(ticket_, seen);
+            uint64_t t = ticket_.load(std::memory_order_acquire);
+            // Read after the ticket: a worker that loaded the stop ticket sees stop_ set.
             if (stop_.load(std::memory_order_relaxed)) return;
-            seen = run_claimed_chunks();
+            if (static_cast<uint32_t>(t) != 0) {
+                run_claimed_chunks();
+            } else {
+                wait_while_equal(ticket_, t);  // nothing to claim: wait for the next job or the stop
+            }
         }
     }
 
@@ -285,8 +302,7 @@ private:
         stop_workers();
         try {
             workers_.reserve(count);
-            uint64_t seen = ticket_.load(std::memory_order_relaxed);
-            for (int i = 0; i < count; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this, seen);
+            for (int i = 0; i < count; ++i) workers_.emplace_back(&ThreadPool::worker_loop, this);
         } catch (...) {
             stop_workers();
             return false;

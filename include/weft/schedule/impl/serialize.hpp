@@ -217,7 +217,7 @@ Schedule Schedule::from_json(const std::string& text, const std::vector<Tensor>&
             // A primitive refused the step: say which step, keep the primitive's reason.
             std::string msg = e.what();
             if (msg.find(at) != std::string::npos) throw;  // our own check already says where
-            detail::throw_user_error(detail::concat(at, ": ", detail::unprefixed(msg)));
+            detail::rethrow_with_context(e, at);
         }
     }
     return s;

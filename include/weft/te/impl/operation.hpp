@@ -121,6 +121,10 @@ Operation make_compute(const std::vector<IterVar>& axis, std::vector<Expr> body,
     for (size_t i = 0; i < body.size(); ++i) {
         WEFT_CHECK(body[i].defined(), "compute '", name, "': the lambda returned an undefined expression");
         WEFT_CHECK(!body[i].type().is_handle(), "compute '", name, "': the lambda returned a non-numeric expression");
+        // Before anything walks it: the visitors recurse once per level.
+        WEFT_CHECK(ir::expr_depth(body[i], kMaxExpressionDepth) < kMaxExpressionDepth, "compute '", name,
+                   "': its expression is ", kMaxExpressionDepth, " or more levels deep (weft::te::kMaxExpressionDepth); "
+                   "compute parts of it into tensors of their own");
         // A Reduce may only be the whole body, not nested inside another expression.
         bool nested_reduce = false;
         ir::post_order_visit(body[i], [&](const ir::Object* n) {

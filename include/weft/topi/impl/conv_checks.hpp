@@ -41,22 +41,36 @@ void check_window(const std::string& op, Size2d stride, Pad2d pad, Size2d dilati
                " right ", pad.right);
 }
 
-// Output extent of a sliding window; at least one window must fit.
+// Output extent of a sliding window (kernel, stride and dilation positive, pads not negative:
+// check_window); at least one window must fit. Attributes from a model can be anything up to
+// 2^63 - 1: a span or padded extent that int64 cannot hold is refused, not wrapped around.
 int64_t out_extent(const std::string& op, const char* dim, int64_t in, int64_t kernel, int64_t stride,
                    int64_t dilation, int64_t pad_lo, int64_t pad_hi) {
-    int64_t span = dilation * (kernel - 1) + 1;
-    WEFT_CHECK(in + pad_lo + pad_hi >= span, op, ": the ", dim, " window (", kernel, " taps, dilation ", dilation,
-               ", so ", span, " wide) does not fit in the padded input (", in, " + ", pad_lo, " + ", pad_hi, ")");
-    return (in + pad_lo + pad_hi - span) / stride + 1;
+    int64_t span = 0, padded = 0;
+    WEFT_CHECK(!__builtin_mul_overflow(dilation, kernel - 1, &span) && !__builtin_add_overflow(span, 1, &span) &&
+                   !__builtin_add_overflow(in, pad_lo, &padded) && !__builtin_add_overflow(padded, pad_hi, &padded),
+               op, ": the ", dim, " window (", kernel, " taps, dilation ", dilation, ") or the padded input (", in,
+               " + ", pad_lo, " + ", pad_hi, ") is too large to count in 64 bits");
+    WEFT_CHECK(padded >= span, op, ": the ", dim, " window (", kernel, " taps, dilation ", dilation, ", so ", span,
+               " wide) does not fit in the padded input (", in, " + ", pad_lo, " + ", pad_hi, ")");
+    return (padded - span) / stride + 1;
 }
 
-// The output height and width of a convolution over an H x W input, once the window's
-// attributes are checked.
-Size2d conv_out_size(const std::string& op, int64_t H, int64_t W, int64_t KH, int64_t KW, const Conv2dParams& p) {
+}  // namespace weft::topi::conv_detail
+
+namespace weft::topi {
+
+Size2d conv2d_out_size(int64_t H, int64_t W, int64_t KH, int64_t KW, const Conv2dParams& p, const std::string& op) {
+    using namespace conv_detail;
     check_window(op, p.stride, p.padding, p.dilation);
+    WEFT_CHECK(KH >= 1 && KW >= 1, op, ": the kernel must be at least 1x1, got ", KH, "x", KW);
     return {out_extent(op, "height", H, KH, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom),
             out_extent(op, "width", W, KW, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
 }
+
+}  // namespace weft::topi
+
+namespace weft::topi::conv_detail {
 
 // Whether the padded position (y, x) lies inside the H x W input: (y >= top) && (y < top + H)
 // && ... with a term for each side that has padding (the others always hold); undefined when

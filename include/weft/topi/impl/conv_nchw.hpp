@@ -16,7 +16,7 @@ Tensor conv2d_nchw(const Tensor& data, const Tensor& weight, const Conv2dParams&
     WEFT_CHECK(C % g == 0 && O % g == 0, op, ": groups (", g, ") must divide the input channels (", C,
                ") and the output channels (", O, ")");
     check_dim(op, weight, "dimension 1 (C/groups)", w[1], C / g, "input channels / groups");
-    const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
+    const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
     const int64_t OH = os.h, OW = os.w;
     Tensor padded = pad_spatial(data, p.padding, 2, name + ".pad");
     const int64_t cpg = C / g, opg = O / g;

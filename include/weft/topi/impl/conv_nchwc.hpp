@@ -76,7 +76,7 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     check_dim(op, weight, "dimension 1 (C/weight_ic_bn)", w[1], d[1] * d[4] / w[4],
               "the data's " + std::to_string(d[1] * d[4]) + " input channels in blocks of " + std::to_string(w[4]));
     const int64_t KH = w[2], KW = w[3], oc_bn = w[5];
-    const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
+    const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
     const int64_t OH = os.h, OW = os.w;
     // Where the weights take the data's channel block and that block is 8 channels or more,
     // the input is read in place, the taps in the padding left out of the sum: a padded copy
@@ -127,7 +127,7 @@ Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Co
     check_dim(op, weight, "dimension 4", w[4], 1, "one input channel per output channel");
     check_dim(op, weight, "dimension 5 (bn)", w[5], d[4], "the channel block of the data");
     const int64_t KH = w[2], KW = w[3];
-    const Size2d os = conv_out_size(op, d[2], d[3], KH, KW, p);
+    const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
     const int64_t OH = os.h, OW = os.w;
     IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
     return compute(

@@ -31,8 +31,47 @@ inline Expr pool_read(const Tensor& data, const std::vector<Expr>& out, Expr y, 
     return data.at(at);
 }
 
+// A pooling window's reduction axes, and for output element i the input position each tap
+// reads and whether it counts (undefined: every tap does). Along an axis where the window
+// is larger than the input (a kernel of 2^40 rows over 6, padded to fit), the axis runs over
+// the input's positions, each counting where it lies inside the window, rather than over
+// the window's taps: the other taps are all padding, which counts for nothing (max leaves
+// it out, average divides by a constant or by the window's part inside the input), so the
+// window costs 6 steps, not 2^40 (ONNX Runtime clips its windows to the input the same way).
+struct PoolTaps {
+    IterVar rh, rw;
+
+    PoolTaps(const PoolShape& sh, const Pool2dParams& p)
+        : rh(reduce_axis(0, std::min(p.kernel.h, sh.H), "rh")), rw(reduce_axis(0, std::min(p.kernel.w, sh.W), "rw")) {}
+
+    struct Tap {
+        Expr y, x, counts;
+    };
+    Tap at(const std::vector<Expr>& i, const Pool2dParams& p, const PoolShape& sh) const {
+        const bool clip_h = p.kernel.h > sh.H, clip_w = p.kernel.w > sh.W;
+        Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
+        Tap t{clip_h ? Expr(rh) : i[2] * p.stride.h + rh - p.padding.top,
+              clip_w ? Expr(rw) : i[3] * p.stride.w + rw - p.padding.left, Expr()};
+        if (clip_h || clip_w) {
+            Expr in_y = clip_h ? t.y >= y0 && t.y < y0 + p.kernel.h : t.y >= 0 && t.y < sh.H;
+            Expr in_x = clip_w ? t.x >= x0 && t.x < x0 + p.kernel.w : t.x >= 0 && t.x < sh.W;
+            t.counts = in_y && in_x;
+        } else if (!p.padding.none()) {
+            t.counts = t.y >= 0 && t.y < sh.H && t.x >= 0 && t.x < sh.W;
+        }
+        return t;
+    }
+};
+
 PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p) {
     auto d = pool_data_shape(op, data);
+    const Size2d out = pool2d_out_size(d[2], d[3], p, op);
+    return {d[0], d[1], d[2], d[3], out.h, out.w, d.size() == 5 ? d[4] : 0};
+}
+}  // namespace conv_detail
+
+Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& p, const std::string& op) {
+    using namespace conv_detail;
     WEFT_CHECK(p.kernel.h >= 1 && p.kernel.w >= 1, op, ": the kernel must be at least 1x1, got ", p.kernel.h, "x",
                p.kernel.w);
     check_window(op, p.stride, p.padding, {1, 1});
@@ -40,23 +79,20 @@ PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dPara
                    p.padding.right < p.kernel.w,
                op, ": padding must be smaller than the kernel (", p.kernel.h, "x", p.kernel.w,
                ") so every window holds an input element");
-    PoolShape s{d[0], d[1], d[2], d[3], 0, 0, d.size() == 5 ? d[4] : 0};
-    s.OH = out_extent(op, "height", s.H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom);
-    s.OW = out_extent(op, "width", s.W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right);
-    return s;
+    return {out_extent(op, "height", H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom),
+            out_extent(op, "width", W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right)};
 }
-}  // namespace conv_detail
 
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& name) {
     using namespace conv_detail;
     PoolShape sh = check_pool("max_pool2d '" + name + "'", data, p);
-    IterVar rh = reduce_axis(0, p.kernel.h, "rh"), rw = reduce_axis(0, p.kernel.w, "rw");
+    const PoolTaps taps(sh, p);
     return compute(
         sh.shape(sh.OH, sh.OW),
         [&](const std::vector<Expr>& i) {
-            Expr iy = i[2] * p.stride.h + rh - p.padding.top, ix = i[3] * p.stride.w + rw - p.padding.left;
-            if (p.padding.none()) return max(pool_read(data, i, iy, ix), {rh, rw});
-            return max(pool_read(data, i, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
+            const PoolTaps::Tap t = taps.at(i, p, sh);
+            if (!t.counts.defined()) return max(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw});
+            return max(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw}, t.counts);
         },
         name);
 }
@@ -66,21 +102,21 @@ Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
 Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& name) {
     using namespace conv_detail;
     PoolShape sh = check_pool("avg_pool2d '" + name + "'", data, p);
-    IterVar rh = reduce_axis(0, p.kernel.h, "rh"), rw = reduce_axis(0, p.kernel.w, "rw");
+    const PoolTaps taps(sh, p);
     Tensor total = compute(
         sh.shape(sh.OH, sh.OW),
         [&](const std::vector<Expr>& i) {
-            Expr iy = i[2] * p.stride.h + rh - p.padding.top, ix = i[3] * p.stride.w + rw - p.padding.left;
-            if (p.padding.none()) return sum(pool_read(data, i, iy, ix), {rh, rw});
-            return sum(pool_read(data, i, iy, ix), {rh, rw}, iy >= 0 && iy < sh.H && ix >= 0 && ix < sh.W);
+            const PoolTaps::Tap t = taps.at(i, p, sh);
+            if (!t.counts.defined()) return sum(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw});
+            return sum(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw}, t.counts);
         },
         name + ".sum");
     const DataType t = data.dtype();
     return compute(
         sh.shape(sh.OH, sh.OW),
         [&](const std::vector<Expr>& i) {
-            if (p.count_include_pad || p.padding.none())
-                return total.at(i) * ir::make_const(t, 1.0 / double(p.kernel.h * p.kernel.w));
+            if (p.count_include_pad || p.padding.none())  // (the window's size in double: kh * kw may overflow int64)
+                return total.at(i) * ir::make_const(t, 1.0 / (double(p.kernel.h) * double(p.kernel.w)));
             Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
             Expr rows = min(y0 + p.kernel.h, Expr(sh.H)) - max(y0, Expr(int64_t(0)));
             Expr cols = min(x0 + p.kernel.w, Expr(sh.W)) - max(x0, Expr(int64_t(0)));

@@ -25,11 +25,15 @@ Tensor relu(const Tensor& x) {
     return unary(x, [&](Expr v) { return ir::max(v, zero); }, "relu", false);
 }
 
+void check_leaky_relu_alpha(double alpha, DataType dtype) {
+    WEFT_CHECK(std::isfinite(alpha), "leaky_relu: alpha must be finite, got ", alpha);
+    WEFT_CHECK(dtype.is_float() || alpha == std::floor(alpha), "leaky_relu: alpha ", alpha,
+               " is not an integer but the input has dtype ", dtype.str(), "; use a float tensor");
+}
+
 Tensor leaky_relu(const Tensor& x, double alpha) {
     nn_detail::check_defined(x, "leaky_relu");
-    WEFT_CHECK(std::isfinite(alpha), "leaky_relu: alpha must be finite, got ", alpha);
-    WEFT_CHECK(x.dtype().is_float() || alpha == std::floor(alpha), "leaky_relu: alpha ", alpha,
-               " is not an integer but '", x.name(), "' has dtype ", x.dtype().str(), "; use a float tensor");
+    check_leaky_relu_alpha(alpha, x.dtype());
     Expr zero = ir::make_zero(x.dtype()), a = constant_like(x, alpha);
     return unary(x, [&](Expr v) { return ir::select(v > zero, v, v * a); }, "leaky_relu", false);
 }

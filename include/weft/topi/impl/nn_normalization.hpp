@@ -10,6 +10,10 @@
 
 namespace weft::topi {
 
+void check_norm_epsilon(double epsilon, const std::string& op) {
+    WEFT_CHECK(std::isfinite(epsilon) && epsilon >= 0, op, ": epsilon must be finite and >= 0, got ", epsilon);
+}
+
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
     using namespace nn_detail;
     const std::string op = "layer_norm";
@@ -18,7 +22,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
     check_defined(beta, op, "beta");
     WEFT_CHECK(gamma.dtype() == x.dtype() && beta.dtype() == x.dtype(), op, ": gamma (", gamma.dtype().str(),
                ") and beta (", beta.dtype().str(), ") must have x's dtype ", x.dtype().str());
-    WEFT_CHECK(std::isfinite(epsilon) && epsilon >= 0, op, ": epsilon must be finite and >= 0, got ", epsilon);
+    check_norm_epsilon(epsilon, op);
     const int nd = x.ndim(), m = gamma.ndim();
     WEFT_CHECK(m <= nd, op, ": gamma has ", m, " dimensions but x only ", nd,
                "; gamma's shape is that of x's trailing (normalized) dimensions");

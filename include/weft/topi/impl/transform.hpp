@@ -142,7 +142,9 @@ std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::ve
         }
         WEFT_CHECK(out[d] > 0, "reshape: the new shape ", shape_string(shape), " has extent ", out[d], " at ", d,
                    " (extents must be positive, -1 or 0)");
-        known *= out[d];
+        // A shape from a model can hold extents up to 2^63 - 1: their product must not wrap.
+        WEFT_CHECK(!__builtin_mul_overflow(known, out[d], &known), "reshape: the new shape ", shape_string(shape),
+                   " has more elements than 64 bits count but the input ", shape_string(in), " has ", product(in));
     }
     const int64_t size = product(in);
     if (inferred >= 0) {
@@ -252,6 +254,13 @@ std::vector<int64_t> concat_shape(const std::vector<std::vector<int64_t>>& in, i
     return out;
 }
 
+namespace transform_detail {
+// Pieces one chain of selects reads (each element evaluates every piece's load in it): a
+// concat of more is a balanced tree of if_then_else over chunks of this many, so that n
+// pieces cost O(n) to build, O(log n) deep, and O(log n) tests per element.
+inline constexpr size_t kConcatFanIn = 16;
+}  // namespace transform_detail
+
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     WEFT_CHECK(!xs.empty(), "concat: no inputs");
     std::vector<std::vector<int64_t>> shapes;
@@ -263,22 +272,62 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     std::vector<int64_t> out = concat_shape(shapes, axis);
     size_t a = axis_index(axis, out.size(), "concat");
     if (xs.size() == 1) return nn_detail::compute_nd(exprs(out), [&](const std::vector<Expr>& o) { return xs[0].at(o); }, "concat");
+    // One tensor repeated (ONNX models spell Tile so): a tile, one read per element.
+    if (std::all_of(xs.begin(), xs.end(), [&](const Tensor& x) { return x.same_as(xs[0]); })) {
+        std::vector<int64_t> repeats(out.size(), 1);
+        repeats[a] = int64_t(xs.size());
+        return tile(xs[0], repeats);
+    }
+    std::vector<int64_t> begin(xs.size() + 1, 0);  // piece k covers [begin[k], begin[k + 1]) along a
+    for (size_t k = 0; k < xs.size(); ++k) begin[k + 1] = begin[k] + shapes[k][a];
+    // Pieces [lo, hi): a chain of selects from the last back (each earlier piece takes the
+    // positions before its end), or a test that halves the range.
+    std::function<Expr(const std::vector<Expr>&, size_t, size_t)> pieces = [&](const std::vector<Expr>& o, size_t lo,
+                                                                                size_t hi) -> Expr {
+        if (hi - lo > transform_detail::kConcatFanIn) {
+            const size_t mid = lo + (hi - lo) / 2;
+            return if_then_else(o[a] < make_int(begin[mid]), pieces(o, lo, mid), pieces(o, mid, hi));
+        }
+        Expr value;
+        for (size_t k = hi; k-- > lo;) {
+            std::vector<Expr> idx = o;
+            idx[a] = clamp(o[a] - make_int(begin[k]), 0, shapes[k][a] - 1);
+            Expr v = xs[k].at(idx);
+            value = value.defined() ? ir::select(o[a] < make_int(begin[k + 1]), v, value) : v;
+        }
+        return value;
+    };
+    return nn_detail::compute_nd(exprs(out), [&](const std::vector<Expr>& o) { return pieces(o, 0, xs.size()); },
+                                 "concat");
+}
+
+// ---- tile -----------------------------------------------------------------------------------
+
+std::vector<int64_t> tile_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& repeats) {
+    WEFT_CHECK(repeats.size() == in.size(), "tile: ", repeats.size(), " repeats for ", in.size(),
+               " dimensions; give one per dimension");
+    std::vector<int64_t> out;
+    for (size_t d = 0; d < in.size(); ++d) {
+        WEFT_CHECK(repeats[d] >= 1, "tile: repeat ", d, " is ", repeats[d], "; repeats must be at least 1");
+        int64_t extent = 0;
+        WEFT_CHECK(!__builtin_mul_overflow(in[d], repeats[d], &extent), "tile: dimension ", d, " (", in[d],
+                   ") repeated ", repeats[d], " times overflows");
+        out.push_back(extent);
+    }
+    check_result(out, "tile");
+    return out;
+}
+
+Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats) {
+    std::vector<int64_t> in = const_shape(x, "tile"), out = tile_shape(in, repeats);
     return nn_detail::compute_nd(
         exprs(out),
         [&](const std::vector<Expr>& o) {
-            // From the last input back: each earlier one takes the positions before its end.
-            std::vector<int64_t> begin(xs.size(), 0);
-            for (size_t k = 1; k < xs.size(); ++k) begin[k] = begin[k - 1] + shapes[k - 1][a];
-            Expr value;
-            for (size_t k = xs.size(); k-- > 0;) {
-                std::vector<Expr> idx = o;
-                idx[a] = clamp(o[a] - make_int(begin[k]), 0, shapes[k][a] - 1);
-                Expr v = xs[k].at(idx);
-                value = value.defined() ? ir::select(o[a] < make_int(begin[k + 1]), v, value) : v;
-            }
-            return value;
+            std::vector<Expr> idx;
+            for (size_t d = 0; d < o.size(); ++d) idx.push_back(repeats[d] == 1 ? o[d] : o[d] % make_int(in[d]));
+            return x.at(idx);
         },
-        "concat");
+        "tile");
 }
 
 // ---- slice ----------------------------------------------------------------------------------
@@ -306,16 +355,18 @@ std::vector<SliceRange> slice_ranges(const std::vector<int64_t>& in, const std::
         int64_t start = starts[k], end = ends[k];
         if (start < 0) start += n;
         if (end < 0) end += n;  // no overflow: n > 0
-        int64_t extent;
         if (step > 0) {
             start = std::clamp<int64_t>(start, 0, n);
             end = std::clamp<int64_t>(end, 0, n);
-            extent = end > start ? (end - start + step - 1) / step : 0;
         } else {
             start = std::clamp<int64_t>(start, 0, n - 1);
             end = std::clamp<int64_t>(end, -1, n - 1);
-            extent = start > end ? (start - end + (-step) - 1) / (-step) : 0;
         }
+        // ceil(distance / |step|), unsigned: a step from a model may be +-(2^63 - 1) or -2^63,
+        // which the signed ceiling (distance + step - 1) and -step would overflow.
+        const int64_t distance = step > 0 ? end - start : start - end;
+        const uint64_t stride = step > 0 ? uint64_t(step) : 0 - uint64_t(step);
+        const int64_t extent = distance > 0 ? int64_t((uint64_t(distance) - 1) / stride + 1) : 0;
         WEFT_CHECK(extent > 0, "slice: along axis ", listed[k], " (extent ", n, ") start ", starts[k], ", end ", ends[k],
                    ", step ", step, " select no element");
         r[d] = {start, step, extent};
@@ -346,7 +397,14 @@ std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector
     WEFT_CHECK(pads.size() == 2 * in.size(), "pad: ", pads.size(), " pads for a ", in.size(),
                "-dimensional input; it needs ", 2 * in.size(), " (every dimension's before, then every one's after)");
     std::vector<int64_t> out;
-    for (size_t d = 0; d < in.size(); ++d) out.push_back(in[d] + pads[d] + pads[d + in.size()]);
+    for (size_t d = 0; d < in.size(); ++d) {
+        int64_t extent = 0;  // pads from a model can be anything: a sum int64 cannot hold is refused
+        WEFT_CHECK(!__builtin_add_overflow(in[d], pads[d], &extent) &&
+                       !__builtin_add_overflow(extent, pads[d + in.size()], &extent),
+                   "pad: dimension ", d, " (", in[d], ") padded by ", pads[d], " and ", pads[d + in.size()],
+                   " overflows");
+        out.push_back(extent);
+    }
     check_result(out, "pad");
     return out;
 }

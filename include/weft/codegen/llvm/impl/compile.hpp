@@ -20,7 +20,7 @@ class LLVMKernelModule final : public KernelModule {
 public:
     LLVMKernelModule(JitSession::Loaded loaded, std::string symbol, std::string ir, Target target, double ms)
         : loaded_(std::move(loaded)), symbol_(std::move(symbol)), ir_(std::move(ir)), target_(std::move(target)), ms_(ms) {}
-    ~LLVMKernelModule() override { llvm::consumeError(loaded_.tracker->remove()); }
+    ~LLVMKernelModule() override { JitSession::get().release(loaded_); }
 
     WeftKernelFn entry() const override { return loaded_.entry; }
     WeftKernelFn unchecked_entry() const override { return loaded_.unchecked; }
@@ -31,6 +31,13 @@ public:
     }
     double compile_ms() const override { return ms_; }
     ObjectCode object_code() const override { return {symbol_, loaded_.object}; }
+    // The object kept for artifacts, the IR text, and the linked code and data (about the
+    // object's size again, in pages of their own).
+    int64_t memory_bytes() const override {
+        const int64_t page = 4096;
+        return int64_t(ir_.size()) + int64_t(loaded_.object.size()) +
+               (int64_t(loaded_.object.size()) + 2 * page - 1) / page * page;
+    }
 
 private:
     JitSession::Loaded loaded_;

@@ -10,13 +10,22 @@
 //
 // The JIT keeps a copy of each kernel's relocatable object code (KernelModule::object_code(),
 // what graph/artifact.hpp saves), and add_object() links such an object back, compiling
-// nothing.
+// nothing, into a JITDylib of its own that release() removes with the kernel.
+//
+// ORC tells its session, not the caller, why materializing failed (an object whose imports
+// resolve nowhere: "Symbols not found: [ ... ]"), by default printing "JIT session error:
+// ..." on stderr, and the lookup then fails with a bare "Failed to materialize symbols".
+// add() and add_object() put those reports into the weft::Error they throw instead (so
+// weftc's one-line errors stay one line, and say why): SessionErrors below.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -24,6 +33,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include "weft/codegen/llvm/impl/emit_kernel.hpp"
 #include "weft/codegen/llvm/impl/target_machine.hpp"
@@ -33,6 +43,64 @@ namespace weft::codegen::detail {
 
 // An llvm::Error as text (consuming it).
 inline std::string message_of(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+// The JIT session's error reports (see the top of this file). ORC makes them on its own
+// threads, before the failed lookup returns: a report made while an add() or add_object()
+// is in progress is kept, and a call that fails claims those made since it began; reports
+// no failed call claims go to stderr once no call is in progress, so none is lost. (Two
+// calls failing at once may each carry the other's reason too.)
+class SessionErrors {
+public:
+    // The session's error reporter.
+    void report(llvm::Error e) {
+        std::string message = message_of(std::move(e));
+        std::replace(message.begin(), message.end(), '\n', ' ');  // weftc prints one line
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (calls_ == 0) return print(message);
+        reports_.push_back({std::move(message), false});
+    }
+
+    // A call in progress, from construction to destruction.
+    class Call {
+    public:
+        explicit Call(SessionErrors& errors) : errors_(errors) {
+            std::lock_guard<std::mutex> lock(errors_.mutex_);
+            ++errors_.calls_;
+            first_ = errors_.reports_.size();
+        }
+        ~Call() {
+            std::lock_guard<std::mutex> lock(errors_.mutex_);
+            if (--errors_.calls_ > 0) return;
+            for (auto& [message, claimed] : errors_.reports_)
+                if (!claimed) print(message);
+            errors_.reports_.clear();
+        }
+        Call(const Call&) = delete;
+        Call& operator=(const Call&) = delete;
+
+        // The call's own error, after what the session reported since the call began (the cause).
+        std::string explain(const std::string& error) {
+            std::lock_guard<std::mutex> lock(errors_.mutex_);
+            std::string reported;
+            for (size_t i = first_; i < errors_.reports_.size(); ++i) {
+                reported += errors_.reports_[i].first + "; ";
+                errors_.reports_[i].second = true;
+            }
+            return reported + error;
+        }
+
+    private:
+        SessionErrors& errors_;
+        size_t first_ = 0;
+    };
+
+private:
+    static void print(const std::string& message) { llvm::errs() << "JIT session error: " << message << "\n"; }
+
+    std::mutex mutex_;
+    int calls_ = 0;
+    std::vector<std::pair<std::string, bool>> reports_;  // the message, and whether a failed call claimed it
+};
 
 class JitSession {
 public:
@@ -49,18 +117,29 @@ public:
         WeftKernelFn entry = nullptr;
         WeftKernelFn unchecked = nullptr;  // the entry without its argument checks (or entry)
         llvm::orc::ResourceTrackerSP tracker;
+        llvm::orc::JITDylib* dylib = nullptr;  // add_object's own JITDylib (add: none)
         std::string object;  // the relocatable object code the entry came from
     };
 
+    // Frees a kernel's machine code and the JITDylib add_object made for it. (Keeping the
+    // JITDylib, as before, grew the process by ~70 KB per kernel loaded, for ever: a program
+    // that loads artifacts again and again ran out of memory; found by fuzz_artifact.)
+    void release(const Loaded& loaded) {
+        if (loaded.dylib) llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*loaded.dylib));
+        else llvm::consumeError(loaded.tracker->remove());
+    }
+
     // Links an optimized module and returns the address of `symbol` in it.
     Loaded add(llvm::orc::ThreadSafeModule module, const std::string& symbol, const std::string& kernel_name) {
+        SessionErrors::Call session_errors(errors_);
         Loaded loaded;
         loaded.tracker = jit_->getMainJITDylib().createResourceTracker();
         if (auto err = jit_->addIRModule(loaded.tracker, std::move(module)))
-            ::weft::detail::throw_user_error("the JIT could not add kernel " + kernel_name + ": " + message_of(std::move(err)));
+            ::weft::detail::throw_user_error("the JIT could not add kernel " + kernel_name + ": " +
+                                             session_errors.explain(message_of(std::move(err))));
         auto address = jit_->lookup(symbol);  // compiles and links the module now
         if (!address) {
-            std::string why = message_of(address.takeError());
+            std::string why = session_errors.explain(message_of(address.takeError()));
             llvm::consumeError(loaded.tracker->remove());
             take_object(symbol);  // not kept for a kernel that failed
             ::weft::detail::throw_user_error("kernel " + kernel_name + " could not be linked (an extern function missing?): " +
@@ -76,6 +155,7 @@ public:
     // a JITDylib of its own, so that its symbols never clash with this process's kernels,
     // and returns the address of `symbol` in it. Nothing is compiled.
     Loaded add_object(const std::string& bytes, const std::string& symbol, const std::string& kernel_name) {
+        SessionErrors::Call session_errors(errors_);
         std::string dylib_name = "weft.object" + std::to_string(next_id_.fetch_add(1));
         auto dylib = jit_->createJITDylib(dylib_name);
         if (!dylib)
@@ -83,17 +163,18 @@ public:
                                              message_of(dylib.takeError()));
         dylib->addToLinkOrder(jit_->getMainJITDylib());  // the runtime functions, libmvec
         Loaded loaded;
+        loaded.dylib = &*dylib;
         loaded.tracker = dylib->createResourceTracker();
+        auto fail = [&](const std::string& what, llvm::Error err) {
+            std::string why = session_errors.explain(message_of(std::move(err)));
+            release(loaded);
+            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be " + what + ": " +
+                                             why);
+        };
         auto buffer = llvm::MemoryBuffer::getMemBufferCopy(bytes, dylib_name);
-        if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer)))
-            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name +
-                                             " could not be loaded: " + message_of(std::move(err)));
+        if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer))) fail("loaded", std::move(err));
         auto address = jit_->lookup(*dylib, symbol);  // links the object now
-        if (!address) {
-            std::string why = message_of(address.takeError());
-            llvm::consumeError(loaded.tracker->remove());
-            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be linked: " + why);
-        }
+        if (!address) fail("linked", address.takeError());
         loaded.entry = address->toPtr<WeftKernelFn>();
         loaded.unchecked = unchecked_entry(*dylib, symbol, loaded.entry);
         loaded.object = bytes;
@@ -126,6 +207,7 @@ private:
                        .create();
         WEFT_CHECK(bool(jit), "could not create LLVM's ORC JIT: ", message_of(jit.takeError()));
         jit_ = std::move(*jit);
+        jit_->getExecutionSession().setErrorReporter([this](llvm::Error e) { errors_.report(std::move(e)); });
         define_runtime_functions();
         load_vector_math();
         keep_objects();
@@ -180,6 +262,7 @@ private:
         else llvm::consumeError(generator.takeError());
     }
 
+    SessionErrors errors_;  // before jit_: its reporter outlives the session's last report
     std::unique_ptr<llvm::orc::LLJIT> jit_;
     std::atomic<uint64_t> next_id_{0};
     std::mutex objects_mutex_;

@@ -42,7 +42,7 @@ struct Ctx {
     int opset;
     std::vector<Value> ins;  // undefined where the input name is empty (an omitted optional input)
     Evaluator evaluate;
-    int64_t limit;           // max_tensor_elements
+    int64_t limit;           // LoadOptions::limits.max_tensor_elements
     std::set<int>& rank0;    // values that are ONNX scalars (held as [1])
     // Constants without elements are not graph values (weft's tensors are never empty): such
     // an input reads as omitted, except that const_value() gives an empty buffer; a

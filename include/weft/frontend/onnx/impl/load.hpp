@@ -1,14 +1,12 @@
 // The ONNX importer: a ModelProto read by Debian's ONNX protobuf classes becomes a
 // graph::Graph (initializers as constants, inputs with their shapes, one converter per node).
 #pragma once
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <new>
 #include <set>
 
 #include "weft/frontend/onnx/impl/ops.hpp"
 #include "weft/graph/module.hpp"
+#include "weft/runtime/bytes.hpp"
 
 namespace weft::onnx::detail {
 
@@ -26,28 +24,9 @@ inline BufferRef copy_buffer(const BufferRef& b) {
     return r;
 }
 
-inline std::string read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("weft: onnx: cannot open '" + path + "'");
-    // One sized read (an istreambuf_iterator copy goes a byte at a time: a third of loading a
-    // 100 MB ResNet-50).
-    std::string s;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) {
-        auto size = std::filesystem::file_size(path, ec);
-        if (ec) throw Error("weft: onnx: cannot read '" + path + "'");
-        s.resize(size_t(size));
-        f.read(s.data(), std::streamsize(size));
-        s.resize(size_t(f.gcount()));
-    } else {  // a pipe or a device: as it comes (a directory's read fails: an exception)
-        try {
-            s.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-        } catch (const std::exception& e) {
-            throw Error("weft: onnx: cannot read '" + path + "': " + e.what());
-        }
-    }
-    if (f.bad()) throw Error("weft: onnx: cannot read '" + path + "'");
-    return s;
+// The bytes of an .onnx (or TensorProto) file, up to options.max_file_bytes.
+inline std::string read_model_file(const std::string& path, const LoadOptions& options) {
+    return ::weft::detail::read_file_limited(path, options.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
 }
 
 inline void parse_model(pb::ModelProto& m, const void* data, size_t size, const std::string& what) {
@@ -65,7 +44,7 @@ inline int default_opset(const pb::ModelProto& m) {
 
 class Importer {
 public:
-    Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) {}
+    Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) { g_.set_limits(o.limits); }
 
     graph::Graph run() {
         const pb::GraphProto& gp = model_.graph();
@@ -76,7 +55,7 @@ public:
             const std::string& name = t.name();
             if (name.empty()) malformed("an initializer has no name");
             if (values_.count(name)) malformed("two initializers are named '" + name + "'");
-            BufferRef b = tensor_to_buffer(t, opt_.max_tensor_elements, "initializer '" + name + "'");
+            BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
                 empty_.insert(name);
                 values_[name] = Value{};
@@ -181,7 +160,7 @@ private:
         } else {
             throw UnsupportedError("weft: onnx: " + what + " has no shape; give one in LoadOptions::input_shapes");
         }
-        checked_elements(shape, opt_.max_tensor_elements, what);
+        checked_elements(shape, opt_.limits.max_tensor_elements, what);
         for (int64_t d : shape)
             if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
         bool scalar = shape.empty();
@@ -205,7 +184,7 @@ private:
                             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
             if (opset_ < it->second.since)
                 malformed(n.op_type() + " does not exist before opset " + std::to_string(it->second.since));
-            Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.max_tensor_elements, rank0_, {}};
+            Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.limits.max_tensor_elements, rank0_, {}};
             c.empty_ins.resize(size_t(n.input_size()));
             for (const std::string& in : n.input()) {
                 if (in.empty() || empty_.count(in)) {
@@ -237,10 +216,10 @@ private:
                 }
                 if (!values_[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
             }
-        } catch (const UnsupportedError& e) {
-            throw UnsupportedError("weft: onnx: " + label + strip_prefix(e.what()));
-        } catch (const Error& e) {
-            throw Error("weft: onnx: " + label + strip_prefix(e.what()));
+        } catch (const InternalError& e) {
+            ::weft::detail::rethrow_with_context(e, "onnx: " + label.substr(0, label.size() - 2));
+        } catch (const Error& e) {  // a user error or UnsupportedError: the same kind, the node named
+            e.rethrow_with("weft: onnx: " + label + strip_prefix(e.what()));
         } catch (const std::bad_alloc&) {
             throw Error("weft: onnx: " + label + "out of memory");
         } catch (const std::exception& e) {
@@ -265,6 +244,7 @@ private:
             for (Value in : n.inputs) stack.push_back(in.id);
         }
         graph::Graph sub;
+        sub.set_limits(opt_.limits);
         std::map<int, Value> m;
         for (int id : need) {  // ids ascend in a topological order
             const graph::Node& n = g_.node(id);
@@ -276,7 +256,7 @@ private:
             }
         }
         for (const auto& [id, val] : m)
-            checked_elements(sub.type(val).shape, opt_.max_tensor_elements, "the constant value '" + sub.node(val).name + "'");
+            checked_elements(sub.type(val).shape, opt_.limits.max_tensor_elements, "the constant value '" + sub.node(val).name + "'");
         sub.output(m.at(v.id), "value");
         graph::Module mod = graph::build(sub);
         mod.run();
@@ -315,13 +295,11 @@ graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& optio
 }
 
 graph::Graph load(const std::string& path, const LoadOptions& options) {
-    std::string bytes = detail::read_file(path);
+    std::string bytes = detail::read_model_file(path, options);
     try {
         return load_from_memory(bytes, options);
-    } catch (const UnsupportedError& e) {
-        throw UnsupportedError(std::string(e.what()) + " (in '" + path + "')");
-    } catch (const Error& e) {
-        throw Error(std::string(e.what()) + " (in '" + path + "')");
+    } catch (const Error& e) {  // the same kind (user, unsupported, internal), the file named
+        e.rethrow_with(std::string(e.what()) + " (in '" + path + "')");
     }
 }
 
@@ -330,16 +308,16 @@ BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* na
     if (size > size_t(std::numeric_limits<int>::max()) || !t.ParseFromArray(data, int(size)))
         throw Error("weft: onnx: not a valid TensorProto (the protobuf does not parse)");
     if (name) *name = t.name();
-    return detail::tensor_to_buffer(t, LoadOptions{}.max_tensor_elements, "the tensor '" + t.name() + "'");
+    return detail::tensor_to_buffer(t, LoadOptions{}.limits.max_tensor_elements, "the tensor '" + t.name() + "'");
 }
 
 BufferRef load_tensor(const std::string& path, std::string* name) {
-    std::string bytes = detail::read_file(path);
+    std::string bytes = detail::read_model_file(path, LoadOptions{});
     return load_tensor_from_memory(bytes.data(), bytes.size(), name);
 }
 
-ModelInfo inspect(const std::string& path) {
-    std::string bytes = detail::read_file(path);
+ModelInfo inspect(const std::string& path, const LoadOptions& options) {
+    std::string bytes = detail::read_model_file(path, options);
     detail::pb::ModelProto m;
     detail::parse_model(m, bytes.data(), bytes.size(), "'" + path + "'");
     ModelInfo info;

@@ -92,8 +92,13 @@ inline std::vector<int64_t> window_pads(Ctx& c, const std::vector<int64_t>& in, 
     if (mode != "SAME_UPPER" && mode != "SAME_LOWER") malformed("unknown auto_pad '" + mode + "'");
     std::vector<int64_t> p(2 * n);
     for (size_t k = 0; k < n; ++k) {
-        int64_t o = (in[k] + strides[k] - 1) / strides[k];
-        int64_t total = std::max<int64_t>(0, (o - 1) * strides[k] + (kernel[k] - 1) * dil[k] + 1 - in[k]);
+        // Attributes can be anything up to 2^63 - 1: no sum or product here may wrap.
+        int64_t span = 0;  // the dilated window, (kernel - 1) * dilation + 1
+        if (__builtin_mul_overflow(kernel[k] - 1, dil[k], &span) || __builtin_add_overflow(span, 1, &span))
+            malformed("the window (kernel_shape " + std::to_string(kernel[k]) + ", dilation " + std::to_string(dil[k]) +
+                      ") is too large to count in 64 bits");
+        int64_t o = in[k] / strides[k] + (in[k] % strides[k] != 0);  // ceil(in / stride)
+        int64_t total = std::max<int64_t>(0, span - (in[k] - (o - 1) * strides[k]));
         int64_t small = total / 2, big = total - small;
         p[k] = mode == "SAME_UPPER" ? small : big;
         p[k + n] = mode == "SAME_UPPER" ? big : small;
@@ -168,15 +173,20 @@ inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
     if (c.i("ceil_mode", 0)) {
         // ceil_mode: more padding at the end, as long as the last window starts inside the
         // input or its leading padding (ONNX drops a window that starts in the trailing pad).
+        // In 128 bits: the attributes can be anything up to 2^63 - 1.
         for (size_t k = 0; k < sp.n; ++k) {
-            int64_t span = in[k] + pads[k] + pads[k + sp.n] - kernel[k];
-            int64_t o = (span + strides[k] - 1) / strides[k] + 1;
-            if ((o - 1) * strides[k] >= in[k] + pads[k]) --o;
-            int64_t extra = (o - 1) * strides[k] + kernel[k] - (in[k] + pads[k] + pads[k + sp.n]);
+            const __int128 stride = strides[k], padded = __int128(in[k]) + pads[k] + pads[k + sp.n];
+            const __int128 span = padded - kernel[k];
+            if (span < 0) continue;  // no window fits: the pooling's own check says so
+            __int128 o = (span + stride - 1) / stride + 1;
+            if ((o - 1) * stride >= __int128(in[k]) + pads[k]) --o;
+            const __int128 extra = (o - 1) * stride + kernel[k] - padded;
             if (extra > 0) {
                 if (include_pad)
                     unsupported("AveragePool with ceil_mode and count_include_pad where the last window passes the padding");
-                pads[k + sp.n] += extra;
+                if (pads[k + sp.n] + extra > std::numeric_limits<int64_t>::max())
+                    malformed("ceil_mode makes the end padding larger than 64 bits count");
+                pads[k + sp.n] += int64_t(extra);
             }
         }
     }

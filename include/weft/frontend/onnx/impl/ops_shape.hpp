@@ -7,9 +7,21 @@ namespace weft::onnx::detail {
 
 // ---- shapes and data movement ---------------------------------------------------------------------
 
+// Reshape's target shape: the attribute before opset 5, then input 1, an int64 tensor. A
+// floating-point one is refused rather than read as integers: truncated (2.7 -> 2), it
+// would reshape to something the model never meant.
+inline std::vector<int64_t> reshape_target(const Ctx& c) {
+    if (c.opset < 5) return c.ints("shape");
+    BufferRef shape = c.const_value(1, "the shape");
+    if (shape.defined() && shape.dtype().is_float())
+        malformed("the shape (input 1, '" + c.node.input(1) + "') is a " + shape.dtype().str() +
+                  " tensor; Reshape's shape must be int64 (cast it, or export the model again)");
+    return buffer_ints(shape);
+}
+
 inline std::vector<Value> convert_reshape(Ctx& c) {
     Value x = c.in(0);
-    std::vector<int64_t> shape = c.opset < 5 ? c.ints("shape") : c.const_ints(1, "the shape");
+    std::vector<int64_t> shape = reshape_target(c);
     if (c.i("allowzero", 0))
         for (int64_t d : shape)
             if (d == 0) unsupported("Reshape with allowzero = 1 and a 0 in the shape");
@@ -149,12 +161,9 @@ inline std::vector<Value> convert_tile(Ctx& c) {
     std::vector<int64_t> tiled = c.shape(x);  // its product is the output's element count
     tiled.insert(tiled.end(), reps.begin(), reps.end());
     checked_elements(tiled, c.limit, "Tile's output (the shape, then the repeats)");
-    for (size_t d = 0; d < reps.size(); ++d) {
-        if (reps[d] < 1) unsupported("Tile with a repeat below 1");
-        if (reps[d] == 1) continue;
-        x = c.g.concat(std::vector<Value>(size_t(reps[d]), x), int64_t(d), c.fresh("tile"));
-    }
-    return {reshape(c, x, c.shape(x), c.out())};
+    for (int64_t r : reps)
+        if (r < 1) unsupported("Tile with a repeat below 1");
+    return {c.add("tile", {x}, {{"repeats", reps}}, c.out())};
 }
 
 inline std::vector<Value> convert_constant(Ctx& c) {

@@ -66,7 +66,7 @@ inline int64_t checked_elements(const std::vector<int64_t>& dims, int64_t limit,
         if (d < 0) malformed(what + " has a negative dimension " + graph::shape_str(dims));
         if (d != 0 && n > limit / d)
             malformed(what + " has " + graph::shape_str(dims) + ": more elements than the limit " +
-                      std::to_string(limit) + " (LoadOptions::max_tensor_elements)");
+                      std::to_string(limit) + " (LoadOptions::limits.max_tensor_elements)");
         n *= d;
     }
     if (n > limit)
