@@ -92,39 +92,26 @@ inline std::optional<long> env_integer(const char* name, long lo, long hi) {
 }
 
 // How long a waiting thread (an idle worker, or the caller waiting for chunks that others
-// run) spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000.
-// Back-to-back kernel launches (a network's layers, a benchmark's iterations) then find the
-// workers awake: a worker asleep in a futex takes tens to hundreds of microseconds to wake
-// on a virtual machine (its idle vCPU has gone back to the host), longer than a small kernel
-// runs. libgomp and TVM's pool also spin for milliseconds. Measured on the 2-vCPU VM, five
-// processes each: 2-thread SGEMM 256^3 at 128-178 GFLOP/s with a 25 us spin, 180-208 with
-// 2 ms; int8 GEMM 256^3 at 451 in a full benchmark run, 680-816 with 2 ms. The cost: a
-// worker burns up to that long after each parallel loop (set 0 where other processes need
-// the cores more than weft needs the latency).
+// run) spins before it sleeps: WEFT_SPIN_MICROSECONDS, else 2000. Back-to-back kernel
+// launches then find the workers awake, where waking a futex sleeper costs tens to hundreds
+// of microseconds on a VM (libgomp and TVM's pool spin for milliseconds too); measured in
+// docs/performance.md ("What changed in session 7").
 inline std::chrono::microseconds spin_before_sleep() {
     static const std::chrono::microseconds spin(env_integer("WEFT_SPIN_MICROSECONDS", 0, 1000000).value_or(2000));
     return spin;
 }
 
 // How long the spin pauses (keeps the core) before it yields the core to other runnable
-// threads at each turn (sched_yield returns at once when there are none). A worker that
-// only pauses shares a core with the thread that submits the jobs whenever the scheduler
-// puts them together, and halves that thread's speed: ResNet-18 at 64x64 beside one busy
-// process read 4.4-5.7 ms per run on 2 threads with a 2 ms pause, 2.3-2.7 ms yielding after
-// 50 us (1 thread: 2.3-2.5 ms). 10 us read worse beside two busy processes (6.5 ms in two of
-// three trials), 200 us the same as 50. See docs/performance.md, "Threads on busy cores".
+// threads at each turn (sched_yield returns at once when there are none): a worker that only
+// pauses can hold back, on a shared core, the thread that has the work. docs/performance.md,
+// "Threads on busy cores", has the figures behind 50 us.
 inline constexpr std::chrono::microseconds kPauseBeforeYield{50};
 
 // The least estimated work (lowering's element stores, ir::attr::parallel_work) worth a
-// chunk of its own: a loop with less than twice this runs on the calling thread alone.
-// WEFT_PARALLEL_MIN_WORK overrides it (0: no threshold). With the workers spinning, a
-// second thread already pays at about a microsecond of work: on the 2-vCPU EPYC, 1 thread /
-// 2 threads for topi's element-wise chain over 32K floats (2 chunks of 16K stores) 1.37-1.43,
-// 64K 1.15-1.28, SGEMM 80^3 (parallel loops of 10K and 110K stores) 1.31-1.32, 128^3 1.66-1.69.
-// 65536 made the chain over 32K and 64K serial (0.99-1.00); 16384 lost nothing measurable
-// there, nor on MobileNetV2 at 64x64 (2 threads, quiet: 0.218-0.224 ms with 0 or 16384,
-// 0.253 with 262144). It keeps the sub-microsecond loops (a GEMM's packing of a few
-// thousand elements) off the other thread.
+// chunk of its own: a loop with less than twice this runs on the calling thread alone (it
+// keeps a GEMM's packing of a few thousand elements off the other thread).
+// WEFT_PARALLEL_MIN_WORK overrides it (0: no threshold). The figures behind 16384:
+// docs/performance.md, "Threads on busy cores".
 inline int64_t min_work_per_chunk() {
     static const int64_t work = env_integer("WEFT_PARALLEL_MIN_WORK", 0, int64_t(1) << 40).value_or(16384);
     return work;
