@@ -3,6 +3,7 @@
 // that is damaged, truncated or holds another kernel is a miss, never a wrong kernel; a
 // directory that cannot be written costs the compile, nothing else.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -135,6 +136,27 @@ TEST_CASE("a damaged, truncated or foreign file in the disk cache is a miss, nev
     const uint64_t compiles = codegen::compile_llvm_count();
     check_affine(affine_kernel(512, -3.0f, 7.0f), 512, -3.0f, 7.0f);
     CHECK(codegen::compile_llvm_count() == compiles);
+}
+
+TEST_CASE("a FIFO or an oversized file under a kernel's name is a miss, not read") {
+    DiskCacheDir dir;
+    affine_kernel(256, 2.0f, 1.0f);
+    REQUIRE(dir.files().size() == 1);
+    const fs::path file = dir.files()[0];
+    auto rebuild_compiles = [&] {
+        KernelCache::global().clear();
+        const uint64_t compiles = codegen::compile_llvm_count();
+        check_affine(affine_kernel(256, 2.0f, 1.0f), 256, 2.0f, 1.0f);
+        return codegen::compile_llvm_count() == compiles + 1;
+    };
+    // Opening a FIFO without a writer for reading blocks: the read must not start.
+    fs::remove(file);
+    REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+    CHECK(rebuild_compiles());
+    CHECK(fs::is_regular_file(file));  // the compile stored the kernel over it
+    // A sparse file past the limit (no disk used): refused by its size.
+    fs::resize_file(file, uint64_t(codegen::kMaxDiskKernelBytes) + 1);
+    CHECK(rebuild_compiles());
 }
 
 TEST_CASE("a disk cache directory that cannot be written costs the compile and nothing else") {

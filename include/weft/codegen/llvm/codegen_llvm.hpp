@@ -35,6 +35,11 @@ std::shared_ptr<const KernelModule> load_llvm_object(const ObjectCode& object, c
 // compile), else compile_llvm, storing the result. Without a directory, compile_llvm.
 std::shared_ptr<const KernelModule> compile_llvm_or_load(const ir::PrimFunc& f, const Target& target);
 
+// The largest file compile_llvm_or_load reads from the disk cache: far above any kernel's
+// object code and IR (tens of KB to a few MB), and a bound on what a stray file there makes
+// it allocate. A larger file, or one that is not a regular file, is a miss, never read.
+inline constexpr int64_t kMaxDiskKernelBytes = int64_t(256) << 20;
+
 // How many kernels compile_llvm has compiled in this process (kernel cache hits and
 // load_llvm_object do not count).
 uint64_t compile_llvm_count();

@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -34,6 +33,7 @@
 namespace weft::codegen::detail {
 
 inline constexpr char kDiskMagic[] = "weft-kernel\n";
+
 
 struct DiskKernel {
     std::string key, symbol, object, ir;
@@ -60,10 +60,19 @@ inline std::string disk_file_name(const std::string& key) {
 }
 
 // The kernel stored under `key` in `directory`, if a whole file with exactly that key is there.
-inline std::optional<DiskKernel> read_disk_kernel(const std::filesystem::path& directory, const std::string& key) {
-    std::ifstream file(directory / disk_file_name(key), std::ios::binary);
-    if (!file) return std::nullopt;
-    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+// A file larger than max_bytes, or one that is not a regular file (a FIFO would block the
+// read for ever), is a miss without being read (kMaxDiskKernelBytes, codegen_llvm.hpp).
+inline std::optional<DiskKernel> read_disk_kernel(const std::filesystem::path& directory, const std::string& key,
+                                                  int64_t max_bytes = kMaxDiskKernelBytes) {
+    const std::filesystem::path path = directory / disk_file_name(key);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;  // read_file_limited reads FIFOs
+    std::string bytes;
+    try {
+        bytes = ::weft::detail::read_file_limited(path.string(), max_bytes, "kernel cache", "kMaxDiskKernelBytes");
+    } catch (const ::weft::Error&) {
+        return std::nullopt;
+    }
     const std::string_view magic = kDiskMagic;
     if (bytes.compare(0, magic.size(), magic) != 0) return std::nullopt;
     ::weft::detail::ByteReader in(std::string_view(bytes).substr(magic.size()));
