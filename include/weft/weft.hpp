@@ -15,6 +15,7 @@
 #include "weft/ir/target.hpp"
 #include "weft/te/compute.hpp"
 #include "weft/schedule/schedule.hpp"
+#include "weft/schedule/config.hpp"
 #include "weft/lower/lower.hpp"
 #include "weft/runtime/buffer.hpp"
 #include "weft/runtime/cuda/cuda.hpp"

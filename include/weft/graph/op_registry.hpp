@@ -14,9 +14,13 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "weft/graph/graph.hpp"
+#include "weft/ir/target.hpp"
+#include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
 
@@ -26,6 +30,36 @@ enum class OpPattern { ElemWise = 0, Broadcast = 1, Injective = 2, CommReduce = 
 
 const char* pattern_name(OpPattern p);
 
+// What an operator's compute and schedule may depend on besides its inputs and attributes:
+// the target its group is built for and the group's tuning config (Config{}: the templates'
+// defaults). Computes and schedules read these, never the host.
+struct OpContext {
+    Target target;
+    Config config;
+};
+
+// A function of (Args..., const OpContext&), made from one that takes the context or from
+// one that does not need it (the context is then ignored): operators written before the
+// context existed register unchanged.
+template <class R, class... Args>
+class WithContext {
+public:
+    WithContext() = default;
+    template <class F>
+        requires std::is_invocable_r_v<R, F&, Args..., const OpContext&>
+    WithContext(F f) : fn_(std::move(f)) {}
+    template <class F>
+        requires(!std::is_invocable_r_v<R, F&, Args..., const OpContext&> && std::is_invocable_r_v<R, F&, Args...>)
+    WithContext(F f) : fn_([f = std::move(f)](Args... args, const OpContext&) mutable -> R {
+        return f(std::forward<Args>(args)...);
+    }) {}
+    R operator()(Args... args, const OpContext& context) const { return fn_(std::forward<Args>(args)..., context); }
+    explicit operator bool() const { return bool(fn_); }
+
+private:
+    std::function<R(Args..., const OpContext&)> fn_;
+};
+
 struct OpDef {
     std::string name;
     OpPattern pattern = OpPattern::Opaque;
@@ -33,14 +67,15 @@ struct OpDef {
     // The output type from the inputs' types and the attributes; throws weft::Error saying
     // what does not fit (the caller adds which node).
     std::function<TensorType(const std::vector<TensorType>&, const Attrs&)> infer;
-    // The output in the tensor language from the inputs'.
-    std::function<Tensor(const std::vector<Tensor>&, const Attrs&)> compute;
+    // The output in the tensor language from the inputs': (inputs, attrs) or
+    // (inputs, attrs, const OpContext&) for a compute that depends on the target or config.
+    WithContext<Tensor, const std::vector<Tensor>&, const Attrs&> compute;
     // The schedule of a fused group anchored by this operator: `op` is the tensor `compute`
     // returned, `out` the group's output (op or an element-wise epilogue of it; the stages
     // between are inlined already). Empty: the group is scheduled as injective.
-    // `inputs` are the operator's input tensors, `attrs` its attributes.
-    using GroupSchedule = std::function<void(Schedule&, const Tensor& op, const Tensor& out,
-                                             const std::vector<Tensor>& inputs, const Attrs& attrs)>;
+    // `inputs` are the operator's input tensors, `attrs` its attributes; a schedule may take
+    // a last `const OpContext&` (the same the compute got).
+    using GroupSchedule = WithContext<void, Schedule&, const Tensor&, const Tensor&, const std::vector<Tensor>&, const Attrs&>;
     GroupSchedule schedule;
     // The same for a GPU target (Target::cuda()), usually a topi::cuda schedule (threads
     // bound, shared memory). An operator with a CPU `schedule` but no `gpu_schedule` cannot

@@ -4,4 +4,5 @@
 #include "weft/schedule/impl/schedule.hpp"
 #include "weft/schedule/impl/rfactor.hpp"
 #include "weft/schedule/impl/serialize.hpp"
+#include "weft/schedule/impl/config.hpp"
 #include "weft/lower/impl/lower.hpp"

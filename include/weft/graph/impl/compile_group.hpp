@@ -28,13 +28,13 @@ struct CompiledGroup {
 // schedule would leave loops unbound, which cannot run on a GPU.
 inline void schedule_group_for_gpu(const Graph& g, const FusedGroup& group, Schedule& s,
                                    std::map<int, Tensor>& tensors, std::map<int, std::vector<Tensor>>& inputs_of,
-                                   const Tensor& out) {
+                                   const Tensor& out, const OpContext& context) {
     if (group.master < 0) return topi::cuda::schedule_injective(s, out);
     const Node& m = g.node(group.master);
     const OpDef& def = op_def(m.op);
     if (def.gpu_schedule) {
         try {
-            def.gpu_schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
+            def.gpu_schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs, context);
         } catch (const Error& e) {
             ::weft::detail::rethrow_with_context(e, "graph::build for CUDA: " + describe(m));
         }
@@ -82,6 +82,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     std::map<int, Tensor> tensors;  // node id -> its tensor in this kernel
     std::vector<Argument> args;
     CompiledGroup result;
+    const OpContext context{target, Config{}};
     auto tensor_of = [&](Value v) -> Tensor {
         auto it = tensors.find(v.id);
         if (it != tensors.end()) return it->second;
@@ -100,7 +101,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         std::vector<Tensor> in;
         for (Value v : n.inputs) in.push_back(tensor_of(v));
         try {
-            tensors[id] = op_def(n.op).compute(in, n.attrs);
+            tensors[id] = op_def(n.op).compute(in, n.attrs, context);
         } catch (const Error& e) {
             // The node's shape inference accepted these inputs (Graph::check), so its
             // computation refusing them is a bug, often in a pass's rewrite; not the user's.
@@ -123,11 +124,11 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     for (int id : group.nodes)
         if (id != group.master && id != group.root()) s[tensors[id]].compute_inline();
     if (target.is_cuda()) {
-        schedule_group_for_gpu(g, group, s, tensors, inputs_of, out);
+        schedule_group_for_gpu(g, group, s, tensors, inputs_of, out, context);
     } else if (group.master >= 0) {
         const Node& m = g.node(group.master);
         const OpDef& def = op_def(m.op);
-        if (def.schedule) def.schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs);
+        if (def.schedule) def.schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs, context);
         else topi::schedule_injective(s, out);
     } else {
         topi::schedule_injective(s, out);

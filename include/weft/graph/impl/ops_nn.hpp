@@ -103,6 +103,20 @@ void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::ve
     F(s, op, out);
 }
 
+// The CPU schedule of an operator whose topi schedule is a template of (s, op, out, target, config).
+template <void (*F)(Schedule&, const Tensor&, const Tensor&, const Target&, const Config&)>
+void schedule_template(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&,
+                       const OpContext& context) {
+    F(s, op, out, context.target, context.config);
+}
+
+// The target linalg's computes plan their packed layout for: the group's CPU target; for
+// CUDA, an AVX-512 CPU's (panels of 64 columns, the layout topi::cuda's GEMM schedules read
+// through and were measured with), whatever CPU builds it.
+inline Target linalg_compute_target(const Target& target) {
+    return target.is_cuda() ? Target::x86_avx512() : target;
+}
+
 // ---- bias_add, batch_norm ------------------------------------------------------------------
 
 inline TensorType infer_bias_add(const std::vector<TensorType>& in, const Attrs& a) {
@@ -285,19 +299,28 @@ inline void register_nn_ops() {
                  .infer = infer_batch_norm, .compute = compute_batch_norm});
     register_op({.name = "dense", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_dense,
-                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::dense(in[0], in[1]); },
-                 .schedule = schedule_of<topi::schedule_dense>,
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
+                         return topi::dense(in[0], in[1], Tensor(), "dense", linalg_compute_target(c.target), c.config);
+                     },
+                 .schedule = schedule_template<topi::schedule_dense>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_dense>});
     register_op({.name = "matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_matmul,
-                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::matmul(in[0], in[1]); },
-                 .schedule = schedule_of<topi::schedule_matmul>,
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
+                         return topi::matmul(in[0], in[1], "matmul", linalg_compute_target(c.target), c.config);
+                     },
+                 .schedule = schedule_template<topi::schedule_matmul>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_matmul>});
     register_op({.name = "batch_matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_batch_matmul,
-                 .compute = [](const std::vector<Tensor>& in,
-                               const Attrs&) { return topi::batch_matmul(in[0], in[1]); },
-                 .schedule = schedule_of<topi::schedule_batch_matmul>,
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
+                         return topi::batch_matmul(in[0], in[1], "batch_matmul", linalg_compute_target(c.target),
+                                                   c.config);
+                     },
+                 .schedule = schedule_template<topi::schedule_batch_matmul>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_batch_matmul>});
     register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,

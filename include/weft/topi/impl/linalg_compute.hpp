@@ -63,24 +63,28 @@ inline Tensor add_bias(const Tensor& core, const Tensor& bias, const std::string
 
 }  // namespace detail
 
-Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name) {
+Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name, const Target& target, const Config& config) {
     detail::check_operand("matmul", "A", A, 2);
     detail::check_operand("matmul", "B", B, 2);
     detail::check_same_dtype("matmul", "A", A, "B", B);
     Expr M = A.shape()[0], K = A.shape()[1], N = B.shape()[1];
     detail::check_extent("matmul", K, "A's columns (K)", B.shape()[0], "B's rows");
     int64_t m = detail::const_or(M, detail::kUnknownExtent), n = detail::const_or(N, detail::kUnknownExtent);
-    if (!detail::gemm_packs_rhs(m, n)) {
+    const detail::VectorUnit v = detail::vector_unit(target);
+    // Both knobs are asked whichever way B is read, so that every point of the space sets them.
+    const bool pack = detail::knob_pack_rhs(config, v, m, n);
+    const int64_t width = detail::knob_panel_width(config, v, m, n);
+    if (!pack) {
         IterVar k = reduce_axis(0, K, "k");
         return compute({M, N}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, name);
     }
-    int64_t width = detail::choose_gemm_tile(m, n).nr;
     Tensor P = detail::pack_panels([&](Expr k, Expr j) { return B(k, j); }, N, K, width, B.dtype(),
                                    name + ".B" + detail::kPackedSuffix);
     return detail::gemm_from_panels([&](Expr i, Expr k) { return A(i, k); }, P, M, N, K, width, name);
 }
 
-Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, const std::string& name) {
+Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, const std::string& name, const Target& target,
+             const Config& config) {
     detail::check_operand("dense", "X", X, 2);
     detail::check_operand("dense", "W", W, 2);
     detail::check_same_dtype("dense", "X", X, "W", W);
@@ -89,7 +93,9 @@ Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, const std::st
     detail::check_bias("dense", bias, X, N);
     // W's rows are the output columns: vectorizing along them needs W transposed into
     // panels, whatever M is (dense_pack_weight does it once, outside the kernel).
-    int64_t width = dense_pack_width(detail::const_or(N, detail::kUnknownExtent));
+    // The panel width is planned for any number of rows, as dense_pack_width's.
+    int64_t width = detail::knob_panel_width(config, detail::vector_unit(target), detail::kUnknownExtent,
+                                             detail::const_or(N, detail::kUnknownExtent));
     Tensor P = detail::pack_panels([&](Expr k, Expr j) { return W(j, k); }, N, K, width, W.dtype(),
                                    name + ".W" + detail::kPackedSuffix);
     std::string core_name = bias.defined() ? name + ".gemm" : name;
@@ -97,13 +103,15 @@ Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, const std::st
     return bias.defined() ? detail::add_bias(core, bias, name) : core;
 }
 
-int64_t dense_pack_width(int64_t N) { return detail::choose_gemm_tile(detail::kUnknownExtent, N).nr; }
+int64_t dense_pack_width(int64_t N, const Target& target) {
+    return detail::choose_gemm_tile(detail::vector_unit(target), detail::kUnknownExtent, N).nr;
+}
 
-Tensor dense_pack_weight(const Tensor& W, int64_t width, const std::string& name) {
+Tensor dense_pack_weight(const Tensor& W, int64_t width, const std::string& name, const Target& target) {
     detail::check_operand("dense_pack_weight", "W", W, 2);
     WEFT_CHECK(width >= 0, "dense_pack_weight: the panel width must be positive (or 0 for the default), got ", width);
     Expr N = W.shape()[0], K = W.shape()[1];
-    if (width == 0) width = dense_pack_width(detail::const_or(N, detail::kUnknownExtent));
+    if (width == 0) width = dense_pack_width(detail::const_or(N, detail::kUnknownExtent), target);
     return detail::pack_panels([&](Expr k, Expr j) { return W(j, k); }, N, K, width, W.dtype(), name);
 }
 
@@ -127,7 +135,8 @@ Tensor dense_packed(const Tensor& X, const Tensor& packed_W, int64_t N, const Te
     return bias.defined() ? detail::add_bias(core, bias, name) : core;
 }
 
-Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name) {
+Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name, const Target& target,
+                    const Config& config) {
     detail::check_operand("batch_matmul", "A", A, 3);
     detail::check_operand("batch_matmul", "B", B, 3);
     detail::check_same_dtype("batch_matmul", "A", A, "B", B);
@@ -141,14 +150,16 @@ Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name) {
     auto a_at = [&](Expr b, Expr i, Expr k) { return A(a_single ? make_int(0) : b, i, k); };
     IterVar k = reduce_axis(0, K, "k");
     int64_t m = detail::const_or(M, detail::kUnknownExtent), n = detail::const_or(N, detail::kUnknownExtent);
-    if (!detail::gemm_packs_rhs(m, n))
+    const detail::VectorUnit v = detail::vector_unit(target);
+    const bool pack = detail::knob_pack_rhs(config, v, m, n);
+    const int64_t width = detail::knob_panel_width(config, v, m, n);
+    if (!pack)
         return compute({batch, M, N},
                        [&](Expr b, Expr i, Expr j) {
                            return sum(a_at(b, i, k) * B(b_single ? make_int(0) : b, k, j), {k});
                        },
                        name);
     // A shared B (batch 1) is packed once; otherwise one set of panels per batch.
-    int64_t width = detail::choose_gemm_tile(m, n).nr;
     Expr w = make_int(width);
     Tensor P = detail::pack_batched_panels([&](Expr b, Expr kk, Expr j) { return B(b, kk, j); }, bs[0], N, K, width,
                                            B.dtype(), name + ".B" + detail::kPackedSuffix);

@@ -1,7 +1,6 @@
 // linalg's default CPU schedules: one loop nest for matmul, dense and batch_matmul (see
 // topi/linalg.hpp for the recipe), tiles from linalg_plan.hpp.
 #pragma once
-#include "weft/runtime/thread_pool.hpp"
 #include "weft/topi/impl/linalg_compute.hpp"
 
 namespace weft::topi {
@@ -46,12 +45,12 @@ inline bool same_shape(const Tensor& a, const Tensor& b) {
 // outermost, split by 4 and the 4 steps unrolled (LLVM left a loop of 4 around a 24-FMA
 // body, whose counter and address arithmetic cost 8-10% at 512^3 and 1024^3), rows
 // unrolled, columns vectorized.
-inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims, int64_t K) {
+inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims, int64_t k_unroll) {
     Stage a = s[acc];
     std::vector<IterVar> leaves = a.leaf_iter_vars();
     IterVar i = leaves[size_t(batch_dims)], j = leaves[size_t(batch_dims) + 1], k = leaves.back();
-    if (K >= 8) {
-        auto [ko, ki] = a.split(k, 4);
+    if (k_unroll > 1) {
+        auto [ko, ki] = a.split(k, k_unroll);
         a.reorder({ko, ki, i, j});
         a.unroll(ki);
     } else {
@@ -65,10 +64,9 @@ inline void schedule_micro_kernel(Schedule& s, const Tensor& acc, int batch_dims
 // parallel; each chunk's local accumulator runs over K outermost (split by 4, unrolled, so
 // four rows of B stream at once), then its rows (unrolled), then its vectors.
 inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& dst, const Tensor& acc, int64_t M,
-                                 int64_t N, int64_t K, int64_t threads) {
+                                 int64_t N, int64_t chunk, int64_t k_unroll, const VectorUnit& v, int64_t threads) {
     const int nb = g.batch_dims;
-    const int64_t lanes = host_vector_unit().lanes;
-    const int64_t chunk = std::min(choose_stream_chunk(M, N, threads), round_up(N, lanes));
+    const int64_t lanes = v.lanes;
     Stage d = s[dst];
     auto [jc, jr] = d.split(dst.axis(nb + 1), chunk);
     auto [jo, ji] = d.split(jr, std::min(lanes, N));
@@ -89,8 +87,8 @@ inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& 
     std::vector<IterVar> leaves = a.leaf_iter_vars();
     IterVar i = leaves[size_t(nb)], j = leaves[size_t(nb) + 1], k = leaves.back();
     auto [vo, vi] = a.split(j, std::min(lanes, N));
-    if (K >= 8) {
-        auto [ko, ki] = a.split(k, 4);
+    if (k_unroll > 1) {
+        auto [ko, ki] = a.split(k, k_unroll);
         a.reorder({ko, vo, i, ki, vi});
         a.unroll(ki);
     } else {
@@ -100,7 +98,9 @@ inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& 
     a.vectorize(vi);
 }
 
-inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what) {
+// can_stream: the compute may read B in place (matmul, batch_matmul; dense always packs).
+inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what,
+                          bool can_stream, const Target& target, const Config& config) {
     Tensor dst = out.defined() ? out : op;
     WEFT_CHECK(same_shape(dst, g.core), what, ": the output '", dst.name(), "' must be an element-wise epilogue of '",
                g.core.name(), "' (shape ", shape_str(g.core), "), got shape ", shape_str(dst));
@@ -118,9 +118,27 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     int64_t batch = nb ? const_or(shape[0], kUnknownExtent) : 1;
     int64_t M = const_or(shape[size_t(nb)], kUnknownExtent), N = const_or(shape[size_t(nb) + 1], kUnknownExtent);
     int64_t K = const_or(g.core.op()->reduce_axis[0]->dom.extent, kUnknownExtent);
-    const int64_t threads = std::max(1, num_threads());
-    if (!g.panel) return schedule_gemm_stream(s, g, dst, acc, M, N, K, threads);
-    GemmTile tile = choose_gemm_tile(M, N, g.panel);
+    const int64_t threads = std::max(1, target.num_threads);
+    const VectorUnit v = vector_unit(target);
+    // Every knob is asked on either path (B packed or read in place), so that every point of
+    // a space sets them all; each path ignores the others'.
+    const int64_t k_unroll = knob_k_unroll(config, K);
+    const GemmTile tile{knob_tile_rows(config, v, M, N, g.panel), g.panel};
+    int64_t chunk = 0;
+    if (can_stream) {
+        // "gemm.stream_chunk": columns per parallel chunk where B is read in place, whole
+        // vectors (at most N rounded up to one).
+        const int64_t max_chunk = round_up(std::max<int64_t>(N, 1), v.lanes);
+        chunk = config.define("gemm.stream_chunk", knob_multiples(v.lanes, std::min(max_chunk, 64 * v.lanes)),
+                              std::min(choose_stream_chunk(v, M, N, threads), max_chunk));
+    }
+    const int64_t panels = g.panel ? (N + tile.nr - 1) / tile.nr : 0;
+    const bool batch_apart = nb && g.panel && N % tile.nr != 0;
+    const int64_t outer_tasks = batch_apart ? batch : batch * panels;
+    // "gemm.parallel_panels": 1 parallel over panels, 0 over the row blocks of each panel.
+    const bool by_panel = config.define_bool("gemm.parallel_panels",
+                                             threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr || !g.panel);
+    if (!g.panel) return schedule_gemm_stream(s, g, dst, acc, M, N, chunk, k_unroll, v, threads);
 
     Stage d = s[dst];
     // A last, partial row block recomputes rows of the one before (TailStrategy::ShiftInwards)
@@ -143,14 +161,10 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     // symbolic width (no register tile: 4x256x256 @ 256x80 ran at 0.04 of the rate at
     // N = 64 in the same process). There the batch alone is parallel (`batch_apart`), its
     // panels a loop inside that partitioning cuts into full panels and the last one.
-    int64_t panels = (N + tile.nr - 1) / tile.nr;
-    const bool batch_apart = nb && N % tile.nr != 0;
-    const int64_t outer_tasks = batch_apart ? batch : batch * panels;
-    bool by_panel = threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr;
     IterVar panel = nb && !batch_apart ? d.fuse(dst.axis(0), jo) : jo;
     d.parallel(by_panel ? (batch_apart ? dst.axis(0) : panel) : io);
     s[acc].compute_at(d, io);
-    schedule_micro_kernel(s, acc, nb, K);
+    schedule_micro_kernel(s, acc, nb, k_unroll);
 
     if (g.pack.defined()) {
         Stage p = s[g.pack];
@@ -166,17 +180,20 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
 
 }  // namespace detail
 
-void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_matmul"), op, out, "schedule_matmul");
+void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config& config) {
+    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_matmul"), op, out, "schedule_matmul", true, target,
+                          config);
 }
 
-void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_dense"), op, out, "schedule_dense");
+void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config& config) {
+    detail::schedule_gemm(s, detail::find_gemm_parts(op, 0, "schedule_dense"), op, out, "schedule_dense", false, target,
+                          config);
 }
 
-void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
+                           const Config& config) {
     detail::schedule_gemm(s, detail::find_gemm_parts(op, 1, "schedule_batch_matmul"), op, out,
-                          "schedule_batch_matmul");
+                          "schedule_batch_matmul", true, target, config);
 }
 
 void schedule_dense_pack_weight(Schedule& s, const Tensor& packed_W) {

@@ -1,6 +1,8 @@
 // Target::host() (declared in ir/target.hpp): the CPU this process runs on, through LLVM's
 // host queries.
 #pragma once
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "weft/ir/target.hpp"
+#include "weft/runtime/thread_pool.hpp"
 
 namespace weft {
 
@@ -29,9 +32,45 @@ Target Target::host() {
         std::sort(features.begin(), features.end());  // a stable string: part of cache keys
         for (size_t i = 0; i < features.size(); ++i) t.features += (i ? "," : "") + features[i];
         t.vector_bits = avx512f ? 512 : avx2 ? 256 : 128;
+        // glibc reads the sizes from CPUID or sysfs; a VM may report 0 (unknown): keep the
+        // defaults then.
+        auto cache = [](int name, int64_t fallback) {
+            long v = ::sysconf(name);
+            return v > 0 ? int64_t(v) : fallback;
+        };
+        t.l1d_bytes = cache(_SC_LEVEL1_DCACHE_SIZE, t.l1d_bytes);
+        t.l2_bytes = cache(_SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
+        t.l3_bytes = cache(_SC_LEVEL3_CACHE_SIZE, t.l3_bytes);
         return t;
     }();
-    return detected;
+    Target t = detected;
+    t.num_threads = std::max(1, ::weft::num_threads());  // the pool can be resized at any time
+    return t;
+}
+
+namespace {
+Target generic_x86(const char* cpu, const char* features, int vector_bits, int threads) {
+    Target t;
+    t.kind = Target::Kind::CPU;
+    t.triple = "x86_64-pc-linux-gnu";
+    t.cpu = cpu;
+    t.features = features;
+    t.vector_bits = vector_bits;
+    t.num_threads = std::max(1, threads);
+    return t;
+}
+}  // namespace
+
+Target Target::x86_avx2(int threads) {
+    return generic_x86("haswell", "+avx,+avx2,+bmi,+bmi2,+f16c,+fma,+lzcnt,+movbe,+popcnt,+sse4.1,+sse4.2,+ssse3",
+                       256, threads);
+}
+
+Target Target::x86_avx512(int threads) {
+    return generic_x86("skylake-avx512",
+                       "+avx,+avx2,+avx512bw,+avx512cd,+avx512dq,+avx512f,+avx512vl,+bmi,+bmi2,+f16c,+fma,+lzcnt,+movbe,"
+                       "+popcnt,+sse4.1,+sse4.2,+ssse3",
+                       512, threads);
 }
 
 }  // namespace weft
