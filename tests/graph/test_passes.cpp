@@ -14,6 +14,10 @@ TEST_CASE("the default pipeline lists its passes in order and leaves out those s
     CHECK(graph::default_pipeline({.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
                                    .convert_layout = false})
               .str() == "fold_constants -> fold_scale_axis -> simplify_operators -> fold_constants");
+    // For a GPU the blocked layout (a CPU's vector width) is not converted to.
+    CHECK(graph::default_pipeline({}, Target::cuda()).str() ==
+          "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
+          "simplify_operators -> fold_constants -> eliminate_dead_code");
     CHECK(graph::default_pipeline(no_passes()).empty());
     CHECK(graph::default_pipeline(no_passes()).str() == "(no passes)");
 }

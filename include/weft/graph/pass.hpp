@@ -1,6 +1,6 @@
 // Graph passes: functions Graph -> Graph that graph::build runs, in order, before fusion.
 //
-//   graph::PassPipeline p = graph::default_pipeline({});   // what build() runs
+//   graph::PassPipeline p = graph::default_pipeline({});   // what build() runs for the CPU
 //   std::cout << p.str();          // "eliminate_dead_code -> eliminate_common_subexpressions -> ..."
 //   graph::Graph h = p.run(g);     // or one pass: graph::fold_constants(g)
 //
@@ -85,6 +85,8 @@ Graph convert_conv_layout(const Graph& g);
 // simplify_operators, convert_conv_layout and fold_constants again (the transposed and
 // packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
-PassPipeline default_pipeline(const BuildOptions& options);
+// `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the
+// blocked layout's channel block is a CPU's vector width; topi::cuda keeps NCHW).
+PassPipeline default_pipeline(const BuildOptions& options, const Target& target = Target::host());
 
 }  // namespace weft::graph

@@ -233,12 +233,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
     Graph& g = st->graph;
     g.check();
-    BuildOptions passes = options;
-    // The blocked layout NCHW[x]c is a CPU layout: its inner block of channels is the SIMD
-    // width of the CPU's vectors, and topi::cuda schedules convolutions in NCHW (threads
-    // over output channels and pixels, tiles in shared memory), so a GPU keeps NCHW.
-    if (target.is_cuda()) passes.convert_layout = false;
-    g = default_pipeline(passes).run(g);  // graph/pass.hpp
+    // The passes for this target (a GPU keeps NCHW: graph/pass.hpp).
+    g = default_pipeline(options, target).run(g);
     std::vector<int> order = g.check();
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
     WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "

@@ -125,8 +125,9 @@ Graph PassPipeline::run(const Graph& g) const {
     return cur;
 }
 
-PassPipeline default_pipeline(const BuildOptions& o) {
+PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     PassPipeline p;
+    const bool convert_layout = o.convert_layout && target.is_cpu();
     if (o.eliminate_dead_code) p.add({"eliminate_dead_code", eliminate_dead_code});
     if (o.eliminate_common_subexpressions) {
         bool constants = o.merge_equal_constants;
@@ -136,9 +137,9 @@ PassPipeline default_pipeline(const BuildOptions& o) {
     if (o.fold_constants) p.add({"fold_constants", fold_constants});
     if (o.fold_scale_axis) p.add({"fold_scale_axis", fold_scale_axis});
     if (o.simplify_operators) p.add({"simplify_operators", simplify_operators});
-    if (o.convert_layout) p.add({"convert_conv_layout", convert_conv_layout});
-    if (o.fold_constants && (o.simplify_operators || o.convert_layout)) p.add({"fold_constants", fold_constants});
-    if (o.eliminate_dead_code && (o.fold_constants || o.fold_scale_axis || o.simplify_operators || o.convert_layout))
+    if (convert_layout) p.add({"convert_conv_layout", convert_conv_layout});
+    if (o.fold_constants && (o.simplify_operators || convert_layout)) p.add({"fold_constants", fold_constants});
+    if (o.eliminate_dead_code && (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout))
         p.add({"eliminate_dead_code", eliminate_dead_code});
     return p;
 }
