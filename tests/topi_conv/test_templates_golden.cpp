@@ -41,14 +41,14 @@ std::map<std::string, std::string> programs() {
         Tensor X = placeholder({1, 16, 14, 14}, f32, "X"), W = placeholder({32, 16, 3, 3}, f32, "W");
         Tensor Y = topi::conv2d_nchw(X, W, {.padding = {1, 1, 1, 1}});
         Schedule s = create_schedule(Y);
-        topi::schedule_conv2d_nchw(s, Y);
+        topi::schedule_conv2d_nchw(s, Y, Y, T);
         out["conv2d_nchw 16->32 3x3 14"] = lowered(s, {X, W, Y});
     }
     {
         Tensor X = placeholder({1, 32, 14, 14}, f32, "X"), W = placeholder({32, 1, 3, 3}, f32, "W");
         Tensor Y = topi::depthwise_conv2d_nchw(X, W, {.stride = {2, 2}, .padding = {1, 1, 1, 1}});
         Schedule s = create_schedule(Y);
-        topi::schedule_depthwise_conv2d_nchw(s, Y);
+        topi::schedule_depthwise_conv2d_nchw(s, Y, Y, T);
         out["depthwise_conv2d_nchw 32 3x3 s2 14"] = lowered(s, {X, W, Y});
     }
     // Blocked convolutions, with the blocking the layout pass would pick and a bias + ReLU.
@@ -63,7 +63,7 @@ std::map<std::string, std::string> programs() {
                                       {72, 120, 10, 1, 1, 0}}) {
         const int64_t OW = (l.H + 2 * l.pad - l.K) / l.stride + 1;
         topi::Conv2dParams p{.stride = {l.stride, l.stride}, .padding = {l.pad, l.pad, l.pad, l.pad}};
-        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, OW, p.padding, l.K);
+        topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, OW, p.padding, l.K, T);
         Tensor X = placeholder({1, (l.C + b.ic_bn - 1) / b.ic_bn, l.H, l.H, b.ic_bn}, f32, "X");
         Tensor Wt = placeholder({l.O, l.C, l.K, l.K}, f32, "W");
         Tensor Wc = topi::pack_conv2d_weight_nchwc(Wt, b.weight_ic_bn, b.oc_bn);
@@ -73,23 +73,23 @@ std::map<std::string, std::string> programs() {
         Tensor conv = topi::conv2d_nchwc(X, WcIn, p);
         Tensor Y = topi::bias_add_nchwc(conv, B, true);
         Schedule s = create_schedule(Y);
-        topi::schedule_conv2d_nchwc(s, conv, Y);
+        topi::schedule_conv2d_nchwc(s, conv, Y, T);
         const std::string name = "conv2d_nchwc " + dims({l.C, l.O}) + " k" + std::to_string(l.K) + " s" +
                                  std::to_string(l.stride) + " " + std::to_string(l.H);
         out[name + " blocks " + dims({b.ic_bn, b.oc_bn, b.weight_ic_bn})] = lowered(s, {X, WcIn, B, Y});
         Schedule sw = create_schedule(Wc);
-        topi::schedule_layout_transform(sw, Wc);
+        topi::schedule_layout_transform(sw, Wc, T);
         out["pack_conv2d_weight_nchwc " + name] = lowered(sw, {Wt, Wc});
     }
     for (auto [C, stride] : std::vector<std::pair<int64_t, int64_t>>{{96, 1}, {72, 2}, {8, 1}}) {
-        const int64_t bn = topi::depthwise_conv2d_nchwc_block(C);
+        const int64_t bn = topi::depthwise_conv2d_nchwc_block(C, T);
         Tensor X = placeholder({1, (C + bn - 1) / bn, 14, 14, bn}, f32, "X");
         Tensor Wt = placeholder({C, 1, 3, 3}, f32, "W");
         Tensor Wc = topi::pack_depthwise_weight_nchwc(Wt, bn);
         Tensor WcIn = placeholder(Wc.shape(), f32, "Wc");
         Tensor Y = topi::depthwise_conv2d_nchwc(X, WcIn, {.stride = {stride, stride}, .padding = {1, 1, 1, 1}});
         Schedule s = create_schedule(Y);
-        topi::schedule_depthwise_conv2d_nchwc(s, Y);
+        topi::schedule_depthwise_conv2d_nchwc(s, Y, Y, T);
         out["depthwise_conv2d_nchwc " + std::to_string(C) + " s" + std::to_string(stride) + " bn " +
             std::to_string(bn)] = lowered(s, {X, WcIn, Y});
     }
@@ -97,12 +97,12 @@ std::map<std::string, std::string> programs() {
         Tensor X = placeholder({1, 40, 9, 9}, f32, "X");
         Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, 16);
         Schedule s = create_schedule(Xc);
-        topi::schedule_layout_transform(s, Xc);
+        topi::schedule_layout_transform(s, Xc, T);
         out["layout nchw->nchw16c 40"] = lowered(s, {X, Xc});
         Tensor Yc = placeholder({1, 3, 9, 9, 16}, f32, "Yc");
         Tensor Y = topi::layout_transform_nchwc_to_nchw(Yc, 40);
         Schedule s2 = create_schedule(Y);
-        topi::schedule_layout_transform(s2, Y);
+        topi::schedule_layout_transform(s2, Y, T);
         out["layout nchw16c->nchw 40"] = lowered(s2, {Yc, Y});
     }
     // Pooling.
@@ -127,11 +127,11 @@ std::map<std::string, std::string> programs() {
         Tensor X = placeholder({1, 64, 14, 14}, f32, "X"), Bv = placeholder({1, 64, 1, 1}, f32, "B");
         Tensor Y = topi::relu(topi::add(X, Bv));
         Schedule s = create_schedule(Y);
-        topi::schedule_injective(s, Y);
+        topi::schedule_injective(s, Y, T);
         out["injective relu(add broadcast)"] = lowered(s, {X, Bv, Y});
         Tensor Z = topi::sigmoid(X);
         Schedule sz = create_schedule(Z);
-        topi::schedule_injective(sz, Z);
+        topi::schedule_injective(sz, Z, T);
         out["injective sigmoid"] = lowered(sz, {X, Z});
     }
     {
@@ -140,35 +140,35 @@ std::map<std::string, std::string> programs() {
                  {{2}, "sum last"}, {{1}, "sum middle"}, {{}, "sum all"}}) {
             Tensor Y = topi::sum(X, axes);
             Schedule s = create_schedule(Y);
-            topi::schedule_reduce(s, Y);
+            topi::schedule_reduce(s, Y, Y, T);
             out["reduce " + name] = lowered(s, {X, Y});
         }
         Tensor M = topi::max(X, {2}, true);
         Schedule s = create_schedule(M);
-        topi::schedule_reduce(s, M);
+        topi::schedule_reduce(s, M, M, T);
         out["reduce max last keepdims"] = lowered(s, {X, M});
     }
     {
         Tensor X = placeholder({64, 1000}, f32, "X");
-        Tensor Y = topi::softmax(X);
+        Tensor Y = topi::softmax(X, -1, T);
         Schedule s = create_schedule(Y);
-        topi::schedule_softmax(s, Y);
+        topi::schedule_softmax(s, Y, Y, T);
         out["softmax 64x1000"] = lowered(s, {X, Y});
-        Tensor L = topi::log_softmax(X);
+        Tensor L = topi::log_softmax(X, -1, T);
         Schedule sl = create_schedule(L);
-        topi::schedule_log_softmax(sl, L);
+        topi::schedule_log_softmax(sl, L, L, T);
         out["log_softmax 64x1000"] = lowered(sl, {X, L});
         Tensor X3 = placeholder({4, 50, 30}, f32, "X3");
-        Tensor Y3 = topi::softmax(X3, 1);
+        Tensor Y3 = topi::softmax(X3, 1, T);
         Schedule s3 = create_schedule(Y3);
-        topi::schedule_softmax(s3, Y3);
+        topi::schedule_softmax(s3, Y3, Y3, T);
         out["softmax 4x50x30 axis 1"] = lowered(s3, {X3, Y3});
     }
     {
         Tensor X = placeholder({128, 768}, f32, "X"), G = placeholder({768}, f32, "G"), Bt = placeholder({768}, f32, "Bt");
         Tensor Y = topi::layer_norm(X, G, Bt);
         Schedule s = create_schedule(Y);
-        topi::schedule_layer_norm(s, Y);
+        topi::schedule_layer_norm(s, Y, Y, T);
         out["layer_norm 128x768"] = lowered(s, {X, G, Bt, Y});
     }
     // VNNI.
@@ -188,7 +188,6 @@ std::map<std::string, std::string> programs() {
         topi::schedule_conv2d_nchwc_u8s8(sc, Y);
         out["conv2d_nchwc_u8s8 64->64 3x3 14"] = lowered(sc, {D, WpIn, Y});
     }
-    (void)T;
     return out;
 }
 

@@ -78,7 +78,8 @@ Graph simplify_operators(const Graph& g);
 // blocked, with layout_transform nodes only where a blocked chain meets an operator that
 // works in NCHW (dense, reshape, softmax, the graph's outputs). Depthwise convolutions included; grouped
 // ones and channel counts no block divides stay in NCHW.
-Graph convert_conv_layout(const Graph& g);
+// The channel blocks are planned for `target` (its vector width; Target::host() by default).
+Graph convert_conv_layout(const Graph& g, const Target& target = Target::host());
 
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,

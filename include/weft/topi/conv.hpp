@@ -8,6 +8,8 @@
 #pragma once
 #include <string>
 
+#include "weft/ir/target.hpp"
+#include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
 
@@ -54,15 +56,19 @@ Tensor depthwise_conv2d_nchw(const Tensor& data, const Tensor& weight, Conv2dPar
 // max(., 0) if `relu`.
 Tensor bias_add_nchw(const Tensor& conv, const Tensor& bias, bool relu = false, const std::string& name = "bias_add");
 
-void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+// The schedules size themselves by `target` only (Target::host() by default); `config` is for
+// the tunable choices (none of the convolutions' is a knob yet: docs/tuning.md).
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Target& target = Target::host(),
+                          const Config& config = {});
 inline void schedule_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_conv2d_nchw(s, op, op); }
-void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out,
+                                    const Target& target = Target::host(), const Config& config = {});
 inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_depthwise_conv2d_nchw(s, op, op); }
 
 // ---- the blocked layout NCHW[x]c of the TVM paper ----
 
 // Channel block sizes for a conv2d with C input and O output channels, chosen by shape for
-// the host's vector width: oc_bn is the vector axis (of the weights and the output; four
+// the target's vector width: oc_bn is the vector axis (of the weights and the output; four
 // vectors, 64 float32 channels with AVX-512, for outputs wider than 14, two for the others,
 // where O is a multiple of that), ic_bn
 // the data's input channel block, weight_ic_bn the weights' (a multiple of ic_bn: the length
@@ -71,7 +77,8 @@ struct Conv2dBlocking {
     int64_t ic_bn = 1, oc_bn = 1, weight_ic_bn = 1;
 };
 Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width,
-                                     const Pad2d& padding = {}, int64_t kernel_width = 1);
+                                     const Pad2d& padding = {}, int64_t kernel_width = 1,
+                                     const Target& target = Target::host());
 // The input channel block for conv2d_nchwc's weights over data blocked by ic_bn: up to 512
 // channels (a multiple of ic_bn that divides the padded channel count) where the output is
 // at most 14 wide (the schedule that gains from a longer innermost reduction: 7x7 +27%,
@@ -81,7 +88,7 @@ int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t ou
                                   int64_t kernel_width = 1);
 // The channel block for depthwise_conv2d_nchwc over `channels` channels (data, weights and
 // output share it): two vectors where the channels allow, one, or all the channels.
-int64_t depthwise_conv2d_nchwc_block(int64_t channels);
+int64_t depthwise_conv2d_nchwc_block(int64_t channels, const Target& target = Target::host());
 
 // NCHW [N, C, H, W] -> NCHW[bn]c [N, ceil(C/bn), H, W, bn]; channels past C are zeros.
 Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name = "to_nchwc");
@@ -95,7 +102,7 @@ Tensor pack_conv2d_weight_nchwc(const Tensor& weight, int64_t ic_bn, int64_t oc_
 // Depthwise OIHW [C, 1, KH, KW] -> [ceil(C/bn), 1, KH, KW, 1, bn] (channels past C are zeros).
 Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::string& name = "weight_nchwc");
 // Vectorized, parallel schedule of any layout transform or weight packing above.
-void schedule_layout_transform(Schedule& s, const Tensor& op);
+void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& target = Target::host());
 
 // data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/wb, KH, KW, wb, oc_bn] with wb a
 // multiple of ic_bn (Conv2dBlocking::weight_ic_bn; where wb > ic_bn the kernel copies the
@@ -112,9 +119,11 @@ Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Co
 // max(., 0) if `relu`.
 Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu = false, const std::string& name = "bias_add");
 
-void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target = Target::host(),
+                           const Config& config = {});
 inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op) { schedule_conv2d_nchwc(s, op, op); }
-void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out,
+                                     const Target& target = Target::host(), const Config& config = {});
 inline void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op) {
     schedule_depthwise_conv2d_nchwc(s, op, op);
 }

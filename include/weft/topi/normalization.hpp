@@ -1,5 +1,7 @@
 // topi: layer normalization.
 #pragma once
+#include "weft/ir/target.hpp"
+#include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
 
@@ -15,7 +17,8 @@ void check_norm_epsilon(double epsilon, const std::string& op = "layer_norm");
 
 // Default CPU schedule: parallel over the rows, a vectorized pass for the mean, one for the
 // variance and one for the output, all inside the row loop.
-void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out, const Target& target = Target::host(),
+                         const Config& config = {});
 inline void schedule_layer_norm(Schedule& s, const Tensor& op) { schedule_layer_norm(s, op, op); }
 
 }  // namespace weft::topi

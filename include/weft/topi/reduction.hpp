@@ -4,6 +4,8 @@
 // list reduces them all. With keepdims the reduced dimensions stay, with extent 1; without,
 // they are dropped (reducing every dimension then gives a 1-element tensor of shape {1}).
 #pragma once
+#include "weft/ir/target.hpp"
+#include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
 
@@ -21,7 +23,8 @@ Tensor prod(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = 
 // axes is vectorized along its innermost reduce loop by rfactor (one partial result per
 // lane, so float results do not depend on reassociation), otherwise the innermost data axis
 // is the vector axis, inside the reduce loops.
-void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out, const Target& target = Target::host(),
+                     const Config& config = {});
 inline void schedule_reduce(Schedule& s, const Tensor& op) { schedule_reduce(s, op, op); }
 
 }  // namespace weft::topi

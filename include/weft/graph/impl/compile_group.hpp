@@ -129,9 +129,9 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         const Node& m = g.node(group.master);
         const OpDef& def = op_def(m.op);
         if (def.schedule) def.schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs, context);
-        else topi::schedule_injective(s, out);
+        else topi::schedule_injective(s, out, target);
     } else {
-        topi::schedule_injective(s, out);
+        topi::schedule_injective(s, out, target);
     }
     if (!target.is_cuda()) {
         result.kernel = lower_and_build(g, group, s, args, target);

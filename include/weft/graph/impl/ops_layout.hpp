@@ -93,9 +93,9 @@ inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a
 }
 
 inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
-                                  const Attrs& a) {
-    if (a.get_int("depthwise", 0)) topi::schedule_depthwise_conv2d_nchwc(s, op, out);
-    else topi::schedule_conv2d_nchwc(s, op, out);
+                                  const Attrs& a, const OpContext& c) {
+    if (a.get_int("depthwise", 0)) topi::schedule_depthwise_conv2d_nchwc(s, op, out, c.target, c.config);
+    else topi::schedule_conv2d_nchwc(s, op, out, c.target, c.config);
 }
 
 inline void register_layout_ops() {

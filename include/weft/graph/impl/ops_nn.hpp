@@ -47,11 +47,11 @@ inline Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a) {
 }
 
 inline void schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& in,
-                            const Attrs& a) {
+                            const Attrs& a, const OpContext& c) {
     if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
-        topi::schedule_depthwise_conv2d_nchw(s, op, out);
+        topi::schedule_depthwise_conv2d_nchw(s, op, out, c.target, c.config);
     else
-        topi::schedule_conv2d_nchw(s, op, out);
+        topi::schedule_conv2d_nchw(s, op, out, c.target, c.config);
 }
 
 // One GPU thread per output element, its window summed in a register; the padding stage
@@ -110,12 +110,10 @@ void schedule_template(Schedule& s, const Tensor& op, const Tensor& out, const s
     F(s, op, out, context.target, context.config);
 }
 
-// The target linalg's computes plan their packed layout for: the group's CPU target; for
-// CUDA, an AVX-512 CPU's (panels of 64 columns, the layout topi::cuda's GEMM schedules read
-// through and were measured with), whatever CPU builds it.
-inline Target linalg_compute_target(const Target& target) {
-    return target.is_cuda() ? Target::x86_avx512() : target;
-}
+// The target the CPU-planned computes (linalg's packed layouts, softmax's exp) plan for: the
+// group's CPU target; for CUDA, an AVX-512 CPU's (panels of 64 columns, the layout
+// topi::cuda's GEMM schedules read through and were measured with), whatever CPU builds it.
+inline Target compute_target(const Target& target) { return target.is_cuda() ? Target::x86_avx512() : target; }
 
 // ---- bias_add, batch_norm ------------------------------------------------------------------
 
@@ -301,7 +299,7 @@ inline void register_nn_ops() {
                  .infer = infer_dense,
                  .compute =
                      [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
-                         return topi::dense(in[0], in[1], Tensor(), "dense", linalg_compute_target(c.target), c.config);
+                         return topi::dense(in[0], in[1], Tensor(), "dense", compute_target(c.target), c.config);
                      },
                  .schedule = schedule_template<topi::schedule_dense>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_dense>});
@@ -309,7 +307,7 @@ inline void register_nn_ops() {
                  .infer = infer_matmul,
                  .compute =
                      [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
-                         return topi::matmul(in[0], in[1], "matmul", linalg_compute_target(c.target), c.config);
+                         return topi::matmul(in[0], in[1], "matmul", compute_target(c.target), c.config);
                      },
                  .schedule = schedule_template<topi::schedule_matmul>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_matmul>});
@@ -317,7 +315,7 @@ inline void register_nn_ops() {
                  .infer = infer_batch_matmul,
                  .compute =
                      [](const std::vector<Tensor>& in, const Attrs&, const OpContext& c) {
-                         return topi::batch_matmul(in[0], in[1], "batch_matmul", linalg_compute_target(c.target),
+                         return topi::batch_matmul(in[0], in[1], "batch_matmul", compute_target(c.target),
                                                    c.config);
                      },
                  .schedule = schedule_template<topi::schedule_batch_matmul>,
@@ -337,24 +335,26 @@ inline void register_nn_ops() {
                  .schedule = schedule_of<topi::schedule_global_pool2d>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_global_pool2d>});
     register_op({.name = "softmax", .pattern = P::Opaque, .infer = infer_softmax,
-                 .compute = [](const std::vector<Tensor>& in,
-                               const Attrs& a) { return topi::softmax(in[0], int(a.get_int("axis", -1))); },
-                 .schedule = schedule_of<topi::schedule_softmax>,
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a, const OpContext& c) {
+                         return topi::softmax(in[0], int(a.get_int("axis", -1)), compute_target(c.target));
+                     },
+                 .schedule = schedule_template<topi::schedule_softmax>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_softmax>});
     register_op({.name = "layer_norm", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer = infer_layer_norm,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
-                 .schedule = schedule_of<topi::schedule_layer_norm>,
+                 .schedule = schedule_template<topi::schedule_layer_norm>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_layer_norm>});
     register_op({.name = "sum", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::sum>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .compute = compute_reduce<topi::sum>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "mean", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::mean>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .compute = compute_reduce<topi::mean>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
     register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
-                 .compute = compute_reduce<topi::max>, .schedule = schedule_of<topi::schedule_reduce>,
+                 .compute = compute_reduce<topi::max>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
 }
 

@@ -49,7 +49,8 @@ inline bool finite_at_zero(const std::string& op) {
 
 class Converter {
 public:
-    explicit Converter(const Graph& g) : r_(g), blocked_(size_t(g.size())), block_(size_t(g.size()), 0) {}
+    Converter(const Graph& g, const Target& target)
+        : r_(g), target_(target), blocked_(size_t(g.size())), block_(size_t(g.size()), 0) {}
 
     Graph run() {
         const Graph& g = r_.old();
@@ -122,13 +123,13 @@ private:
         const int64_t C = x.shape[1], O = w.shape[0], groups = n.attrs.get_int("groups", 1);
         const bool depthwise = groups > 1 && groups == C && O == C && w.shape[1] == 1;
         if (groups != 1 && !depthwise) return false;
-        topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3]);
+        topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3], {}, 1, target_);
         // The input keeps the block its producer gave it (its last block may be filled up
         // with zero channels; the packed weights get zero input channels to match). A
         // depthwise conv keeps it for its output too (its channels are its input's).
         const int64_t have = block_[size_t(n.inputs[0].id)];
         const int64_t ob = depthwise && have > 0 ? have
-                           : channel_block(O, depthwise ? topi::depthwise_conv2d_nchwc_block(C) : pick.oc_bn);
+                           : channel_block(O, depthwise ? topi::depthwise_conv2d_nchwc_block(C, target_) : pick.oc_bn);
         if (ob == 0) return false;
         const int64_t ib = depthwise ? ob : have > 0 ? have : channel_block(C, pick.ic_bn);
         if (ib == 0) return false;
@@ -221,6 +222,7 @@ private:
     }
 
     pass_detail::GraphRewriter r_;
+    Target target_;  // the blocks are its vector width
     std::vector<Value> blocked_;
     std::vector<int64_t> block_;  // 0: no blocked form
     std::map<int, Value> nchw_;
@@ -229,11 +231,11 @@ private:
 
 }  // namespace layout_detail
 
-Graph convert_conv_layout(const Graph& g) {
+Graph convert_conv_layout(const Graph& g, const Target& target) {
     bool any = false;
     for (const Node& n : g.nodes()) any |= n.op == "conv2d";
     if (!any) return g;
-    return layout_detail::Converter(g).run();
+    return layout_detail::Converter(g, target).run();
 }
 
 }  // namespace weft::graph

@@ -85,7 +85,7 @@ Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::
 
 // The innermost dimension as vectors (when it is wide enough), everything above it fused
 // into one parallel loop.
-void schedule_layout_transform(Schedule& s, const Tensor& op) {
+void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& target) {
     WEFT_CHECK(op.op()->is_compute() && op.ndim() >= 2, "schedule_layout_transform: '", op.name(),
                "' must be a computed tensor of 2 or more dimensions");
     int64_t inner = 0;
@@ -94,7 +94,7 @@ void schedule_layout_transform(Schedule& s, const Tensor& op) {
     for (int i = 1; i + 1 < op.ndim(); ++i) outer = s[op].fuse(outer, op.axis(i));
     s[op].parallel(outer);
     if (inner >= 4) {
-        auto [vo, vi] = s[op].split(op.axis(op.ndim() - 1), conv_detail::tile_extent(inner, conv_detail::host_lanes()));
+        auto [vo, vi] = s[op].split(op.axis(op.ndim() - 1), conv_detail::tile_extent(inner, conv_detail::target_lanes(target)));
         s[op].vectorize(vi);
     }
 }

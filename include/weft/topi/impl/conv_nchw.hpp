@@ -65,10 +65,10 @@ Tensor bias_add_nchw(const Tensor& conv, const Tensor& bias, bool relu, const st
 // Output channels x a vector (or two) of output columns per tile; the reduction outside
 // the tile, so the tile's accumulators stay in registers. Stride > 1 makes the input loads
 // strided: correct, but the blocked layout is the fast path.
-void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace conv_detail;
     check_epilogue("schedule_conv2d_nchw", op, out);
-    const int64_t lanes = host_lanes();
+    const int64_t lanes = target_lanes(target);
     int64_t O = 0, OW = 0;
     ir::as_const_int(op.shape()[1], &O);
     ir::as_const_int(op.shape()[3], &OW);
@@ -94,10 +94,11 @@ void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
 
 // One output row of a channel per parallel iteration; the padded rows it reads are copied
 // once per row, the taps unrolled, vectors along the row.
-void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
+                                    const Config&) {
     using namespace conv_detail;
     check_epilogue("schedule_depthwise_conv2d_nchw", op, out);
-    const int64_t lanes = host_lanes();
+    const int64_t lanes = target_lanes(target);
     int64_t OW = 0;
     ir::as_const_int(op.shape()[3], &OW);
     Tensor pad = pad_stage_of(op);

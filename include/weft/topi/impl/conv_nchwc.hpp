@@ -2,7 +2,6 @@
 // the output-channel block is the vector axis, the input-channel block the innermost
 // reduction, so the inner loop is one weight vector times a broadcast input per output pixel.
 #pragma once
-#include "weft/runtime/thread_pool.hpp"
 #include "weft/topi/impl/conv_checks.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
 
@@ -29,11 +28,11 @@ int64_t conv2d_nchwc_weight_ic_bn(int64_t in_channels, int64_t ic_bn, int64_t ou
 }
 
 Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, int64_t out_width,
-                                     const Pad2d& padding, int64_t kernel_width) {
+                                     const Pad2d& padding, int64_t kernel_width, const Target& target) {
     WEFT_CHECK(in_channels >= 1 && out_channels >= 1 && out_width >= 1,
                "conv2d_nchwc_blocking: channels and width must be positive, got ", in_channels, ", ", out_channels,
                ", ", out_width);
-    const int64_t lanes = conv_detail::host_lanes();
+    const int64_t lanes = conv_detail::target_lanes(target);
     Conv2dBlocking b;
     // Several vectors of output channels per pixel: each input value broadcast feeds one FMA
     // per vector, and broadcast loads are what runs out first. Measured on a 2-core Xeon
@@ -49,18 +48,19 @@ Conv2dBlocking conv2d_nchwc_blocking(int64_t in_channels, int64_t out_channels, 
     // against 16 channels (one vector): +25-43% on
     // every ResNet-50 layer. With 16 vector registers (AVX2), four vectors would leave room
     // for tiles of 2 pixels.
-    const bool wide_rows = lanes >= 16 && out_width > 14;
-    b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes : conv_detail::two_vector_block(out_channels);
+    const bool wide_rows = target.vector_registers() >= 32 && out_width > 14;
+    b.oc_bn = wide_rows && out_channels % (4 * lanes) == 0 ? 4 * lanes
+                                                            : conv_detail::two_vector_block(out_channels, lanes);
     b.ic_bn = in_channels >= lanes ? lanes : in_channels;
     b.weight_ic_bn = conv2d_nchwc_weight_ic_bn(in_channels, b.ic_bn, out_width, padding, kernel_width);
     return b;
 }
 
-int64_t depthwise_conv2d_nchwc_block(int64_t channels) {
+int64_t depthwise_conv2d_nchwc_block(int64_t channels, const Target& target) {
     WEFT_CHECK(channels >= 1, "depthwise_conv2d_nchwc_block: channels must be positive, got ", channels);
     // At most two vectors: a depthwise tile holds an input vector per accumulator
     // (depthwise_row_tile), so more vectors per pixel leave too few pixels.
-    return conv_detail::two_vector_block(channels);
+    return conv_detail::two_vector_block(channels, conv_detail::target_lanes(target));
 }
 
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p, const std::string& name) {
@@ -167,10 +167,10 @@ namespace conv_detail {
 // (pixels x vectors): a divisor of the row is taken where its ratio is within 10% of the
 // largest tile's, else the largest tile with a partial last one (4x4 tiles ran at 0.84 of
 // 6x4 ones in the same run, in L1, one thread).
-int64_t conv_row_tile(int64_t out_width, int64_t channels) {
-    const int64_t lanes = host_lanes();
+int64_t conv_row_tile(int64_t out_width, int64_t channels, const Target& target) {
+    const int64_t lanes = target_lanes(target);
     const int64_t v = std::max<int64_t>(1, (channels + lanes - 1) / lanes);
-    const int64_t registers = lanes >= 16 ? 32 : 16;
+    const int64_t registers = target.vector_registers();
     const int64_t cap = std::max<int64_t>(1, (registers - v - 1) / v);
     if (out_width <= cap) return out_width;
     const int64_t d = largest_divisor_at_most(out_width, cap);
@@ -191,8 +191,8 @@ int64_t oc_blocks_per_row(int64_t oc_blocks, int64_t weight_block_bytes) {
 // Output rows per parallel task when a task is a block of output channels: all of them when
 // the (batch, block) tasks already share evenly among the threads, else a divisor of the rows
 // that makes about four tasks per thread.
-int64_t conv_rows_per_task(int64_t tasks, int64_t rows) {
-    const int64_t threads = std::max(1, num_threads());
+int64_t conv_rows_per_task(int64_t tasks, int64_t rows, int64_t threads) {
+    threads = std::max<int64_t>(1, threads);
     if (tasks % threads == 0 || tasks >= 4 * threads) return rows;
     return largest_divisor_at_most(rows, std::max<int64_t>(1, tasks * rows / (4 * threads)));
 }
@@ -209,7 +209,7 @@ bool has_reduce_condition(const Tensor& op) {
 // the 28x28 layer.)
 // A copy that re-blocks the channels (a larger block than the data's) reads the data's
 // blocks in turn: vectorized along one of them, so that every vector load is contiguous.
-void schedule_padded_copy(Schedule& s, const Tensor& pad) {
+void schedule_padded_copy(Schedule& s, const Tensor& pad, int64_t lanes) {
     if (!pad.defined()) return;
     IterVar rows = s[pad].fuse(s[pad].fuse(pad.axis(0), pad.axis(1)), pad.axis(2));
     s[pad].parallel(rows);
@@ -219,13 +219,13 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
     if (block > data_block && data_block > 0 && block % data_block == 0) {
         auto [outer, inner] = s[pad].split(pad.axis(4), data_block);
         s[pad].vectorize(inner);
-    } else if (block < conv_detail::host_lanes()) {
+    } else if (block < lanes) {
         // A block narrower than a vector (the RGB stem's 3 channels): a row of pixels is one
         // contiguous run, copied a vector at a time. Loop partitioning leaves the interior
         // vectors a plain copy (it multiplies out the column test x / 3 >= left). The stem's
         // copy, one thread: vectors of 3 channels 69 us, of 16 lanes 21, memcpy 17.
         IterVar run = s[pad].fuse(pad.axis(3), pad.axis(4));
-        auto [outer, inner] = s[pad].split(run, conv_detail::host_lanes());
+        auto [outer, inner] = s[pad].split(run, lanes);
         s[pad].vectorize(inner);
     } else {
         s[pad].vectorize(pad.axis(4));
@@ -245,9 +245,9 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad) {
 // padded beforehand: 2 x 32 channels x 14 pixels 0.86-0.92, one loop over (kw, channel)
 // with 64 channels x 6 pixels 1.05 (x 7 pixels 0.99, unrolled by 3 channels 0.68).
 void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
-                            int64_t ic_bn) {
+                            int64_t ic_bn, int64_t lanes) {
     IterVar kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3), channels = acc.axis(4);
-    const int64_t step = host_lanes();
+    const int64_t step = lanes;
     if (ic_bn < step) {
         IterVar taps = s[acc].fuse(kw, ici);
         for (IterVar iv : {kh, taps, pixels, channels}) outer.push_back(iv);
@@ -271,7 +271,7 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn) {
+                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn, int64_t lanes) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
@@ -280,8 +280,8 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
     s[out].parallel(rows);
 
     s[acc].compute_at(s[out], xo);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn);
-    schedule_padded_copy(s, pad);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn, lanes);
+    schedule_padded_copy(s, pad, lanes);
 }
 
 // The input-channel-outer schedule, for small outputs (a few KiB per block: the 7x7 and
@@ -293,7 +293,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // wait on memory). With the weights in blocks of up to 512 input channels
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn) {
+                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn, int64_t lanes) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
@@ -303,12 +303,12 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 
     s[acc].compute_at(s[out], tasks);
     auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn);
-    schedule_padded_copy(s, pad);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn, lanes);
+    schedule_padded_copy(s, pad, lanes);
 }
 }  // namespace conv_detail
 
-void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace conv_detail;
     check_epilogue("schedule_conv2d_nchwc", op, out);
     std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
@@ -316,16 +316,17 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
     const int64_t N = shape[0], OH = shape[2], OW = shape[3];
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
-    const int64_t tile = conv_row_tile(OW, oc_bn);
+    const int64_t lanes = target_lanes(target);
+    const int64_t tile = conv_row_tile(OW, oc_bn, target);
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
     // taps, not in their weights) and a chunk's accumulators fit in half of L1.
-    const int64_t rows_per_task = conv_rows_per_task(N * OB, OH);
+    const int64_t rows_per_task = conv_rows_per_task(N * OB, OH, target.num_threads);
     if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn, lanes);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn, lanes);
 }
 
 namespace conv_detail {
@@ -333,10 +334,10 @@ namespace conv_detail {
 // neighbouring output pixel reads too, and LLVM keeps such a loaded vector for its second
 // use: a tile of T pixels holds T accumulators and about T input vectors, so T is half the
 // vector registers (28 pixels spilled both to the stack on every tap: half the speed).
-int64_t depthwise_row_tile(int64_t out_width, int64_t bn) {
-    const int64_t lanes = host_lanes();
+int64_t depthwise_row_tile(int64_t out_width, int64_t bn, const Target& target) {
+    const int64_t lanes = target_lanes(target);
     const int64_t vectors = std::max<int64_t>(1, (bn + lanes - 1) / lanes);
-    const int64_t registers = lanes >= 16 ? 32 : 16;
+    const int64_t registers = target.vector_registers();
     return tile_extent(out_width, std::max<int64_t>(1, (registers - 2) / (2 * vectors)));
 }
 }  // namespace conv_detail
@@ -348,7 +349,8 @@ int64_t depthwise_row_tile(int64_t out_width, int64_t bn) {
 // first, interior and last, so the interior tiles load without a test and the first and last
 // skip their outside taps at compile time. (Session 7's inlined, guarded padding split the
 // rows too: 15 copies of the tile, 450 ms of JIT for a 112x112 layer against 90 now.)
-void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
+                                     const Config&) {
     using namespace conv_detail;
     check_epilogue("schedule_depthwise_conv2d_nchwc", op, out);
     int64_t OH = 0, OW = 0, bn = 0;
@@ -358,7 +360,7 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     Tensor acc = tile_accumulator(s, op, out);
     // A block of more than two vectors (the one its producer, a wide conv, chose) is done two
     // vectors at a time: each more vector per pixel would halve the tile's pixels.
-    const int64_t tile_c = two_vector_part(bn);
+    const int64_t tile_c = two_vector_part(bn, target_lanes(target));
 
     // Where no chunk of 4-8 rows divides the rows, the chunks are as even as they go (19
     // rows: 7, not 8) and the last one is shifted up to overlap the one before
@@ -373,7 +375,7 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
         rows = (OH + chunks - 1) / chunks;
     }
     auto [yo, yi] = s[out].split(out.axis(2), rows, OH % rows ? TailStrategy::ShiftInwards : TailStrategy::Guard);
-    auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c));
+    auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c, target));
     auto [co, ci] = s[out].split(out.axis(4), tile_c);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, co, xi, ci});
     s[out].vectorize(ci);

@@ -7,19 +7,19 @@
 
 namespace weft::topi::conv_detail {
 
-inline int64_t host_lanes() { return std::max(1, Target::host().natural_lanes(32)); }
+// float32 lanes of one of the target's vector registers.
+inline int64_t target_lanes(const Target& target) { return std::max(1, target.natural_lanes(32)); }
 
 // A channel block of at most two vectors: two where the channels are a multiple of that,
 // one where there are that many, else all the channels.
-inline int64_t two_vector_block(int64_t channels) {
-    const int64_t lanes = host_lanes();
+inline int64_t two_vector_block(int64_t channels, int64_t lanes) {
     return channels % (2 * lanes) == 0 ? 2 * lanes : channels >= lanes ? lanes : channels;
 }
 
 // The part of a channel block a register tile takes at a time when it holds at most two
 // vectors per pixel: two vectors of a block that is a multiple of two vectors, else the block.
-inline int64_t two_vector_part(int64_t block) {
-    const int64_t two = 2 * host_lanes();
+inline int64_t two_vector_part(int64_t block, int64_t lanes) {
+    const int64_t two = 2 * lanes;
     return block > two && block % two == 0 ? two : block;
 }
 

@@ -53,10 +53,9 @@ inline std::vector<Expr> broadcast_index(const std::vector<Expr>& in, const std:
     return idx;
 }
 
-// Float lanes of one host vector register for this dtype (at least 1).
-inline int vector_lanes(DataType t) {
-    static const int bits = Target::host().vector_bits;
-    return std::max(1, bits / std::max(8, int(t.bits)));
+// Lanes of this dtype in one of the target's vector registers (at least 1).
+inline int vector_lanes(DataType t, const Target& target) {
+    return std::max(1, target.vector_bits / std::max(8, int(t.bits)));
 }
 
 // Every compute tensor `t` reads directly.

@@ -6,7 +6,7 @@
 // (Cephes' expf, the one Eigen and many others use) costs ~12 and lets LLVM interleave it
 // with the surrounding loads and stores. It is accurate to ~2 ulp down to float32's normal
 // range (-87.3) and up to 88; above 88 it returns exp(88) (the callers pass x - max <= 0);
-// below, where the host has AVX-512 (2^n by ldexp), the subnormal results and 0 past
+// below, where the target has AVX-512 (2^n by ldexp), the subnormal results and 0 past
 // -103.9, else 0 below -88.38 (2^n built from exponent bits stops at normal floats). -inf
 // (a masked entry) gives 0. Float32 only; other types use ir::exp.
 #pragma once
@@ -15,23 +15,17 @@
 
 namespace weft::topi::nn_detail {
 
-// Whether inline_exp scales by 2^n with ldexp: where the host has AVX-512 (one VSCALEF:
+// Whether inline_exp scales by 2^n with ldexp: where the target has AVX-512 (one VSCALEF:
 // softmax 4096x1024 5% faster on one core), rather than with 2^n built from its exponent
 // bits, (n + 127) << 23: a conversion, an add, a shift and a multiply, which the targets
-// without a native ldexp still run faster than their general one (three such powers). The
-// compute does not know the target it will be built for: a kernel built on an AVX-512 host
-// for another x86 target gets that general ldexp (correct and vectorized, a few operations
-// more).
-inline bool exp_scales_with_ldexp() {
-    static const bool avx512 = Target::host().uses_avx512();  // as the LLVM backend decides for it
-    return avx512;
-}
+// without a native ldexp still run faster than their general one (three such powers).
+inline bool exp_scales_with_ldexp(const Target& target) { return target.uses_avx512(); }
 
-inline Expr inline_exp(Expr x) {
+inline Expr inline_exp(Expr x, const Target& target) {
     DataType t = x.type();
     if (t.element_of() != f32) return ir::exp(x);  // the polynomial's constants are float32's
     auto c = [&](double v) { return ir::make_const(t, v); };
-    const bool ldexp = exp_scales_with_ldexp();
+    const bool ldexp = exp_scales_with_ldexp(target);
     // Named values (lets) keep the expression a chain instead of a tree that repeats them.
     Var xc("exp.x", t), n("exp.n", t), r("exp.r", t);
     // x = n ln2 + r with |r| <= ln2 / 2; ln2 in two parts so that n ln2 is exact enough.

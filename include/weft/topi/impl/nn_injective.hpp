@@ -13,12 +13,13 @@ struct InjectiveLoops {
     IterVar outer, block, lane;
 };
 
-// Runs the stage of `out` (its data axes untouched so far) as vectors of the host width along
+// Runs the stage of `out` (its data axes untouched so far) as vectors of the target's width along
 // its innermost axes: all axes fused into one when `fuse_everything`, else all but the last
 // fused into a row loop. Parallel over chunks (or rows) when there is enough work.
-inline InjectiveLoops vectorize_injective(Schedule& s, const Tensor& out, bool fuse_everything) {
+inline InjectiveLoops vectorize_injective(Schedule& s, const Tensor& out, bool fuse_everything,
+                                          const Target& target) {
     Stage st = s[out];
-    const int lanes = vector_lanes(out.dtype());
+    const int lanes = vector_lanes(out.dtype(), target);
     const int ndim = out.ndim();
     const int64_t size = const_size(out.shape());
     const bool parallel = size < 0 || size >= kMinParallelElements;
@@ -43,13 +44,13 @@ inline InjectiveLoops vectorize_injective(Schedule& s, const Tensor& out, bool f
 
 }  // namespace nn_detail
 
-void schedule_injective(Schedule& s, const Tensor& out) {
+void schedule_injective(Schedule& s, const Tensor& out, const Target& target, const Config&) {
     nn_detail::check_defined(out, "schedule_injective", "output");
     WEFT_CHECK(out.op()->is_compute() && !out.op()->is_reduction(), "schedule_injective: '", out.name(),
                "' is ", out.op()->is_compute() ? "a reduction (use its own schedule, e.g. schedule_reduce)"
                                                : "a placeholder (nothing to schedule)");
     std::vector<Tensor> chain = nn_detail::inline_injective_inputs(s, out);
-    nn_detail::vectorize_injective(s, out, nn_detail::reads_element_for_element(chain));
+    nn_detail::vectorize_injective(s, out, nn_detail::reads_element_for_element(chain), target);
     nn_detail::store_nontemporal_if_large(s, out);
 }
 

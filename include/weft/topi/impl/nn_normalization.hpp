@@ -81,7 +81,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
         op);
 }
 
-void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace nn_detail;
     check_defined(op, "schedule_layer_norm", "op");
     check_defined(out, "schedule_layer_norm", "output");
@@ -95,21 +95,20 @@ void schedule_layer_norm(Schedule& s, const Tensor& op, const Tensor& out) {
     }
     // The normalized axes are the reduce axes of the sum; the rest are rows.
     const int lead = out.ndim() - int(total.op()->reduce_axis.size());
-    IterVar rows = row_loops(s, out, lead);
-    reduce_in_row(s, total, out, rows);
+    IterVar rows = row_loops(s, out, lead, target);
+    reduce_in_row(s, total, out, rows, target);
     scalar_in_row(s, mean, out, rows);
     // One chain for the second pass over the row: LLVM unrolls a 4-chain pass completely,
     // and two completely unrolled passes over the same row share their loads of x, which
     // keeps the whole row in registers and spills it to the stack. Out of cache those spills
     // wait for memory and stall the next row's loads (measured: 2.0 ms instead of 1.3 ms
     // at 4096 x 1024, 1 thread); a loop reloads x from L1 instead.
-    std::vector<Tensor> var_partials = reduce_in_row(s, var_sum, out, rows, 1);
+    std::vector<Tensor> var_partials = reduce_in_row(s, var_sum, out, rows, target, 1);
     // The second pass (x from L1) fetches the next rows for the first.
     int64_t length = 0;
     if (rows.defined() && lead == out.ndim() - 1 && var_partials.size() == 1 &&
         ir::as_const_int(out.shape().back(), &length))
-        prefetch_rows_ahead(s, var_partials[0], total, s[var_partials[0]].leaf_iter_vars()[1],
-                            length);
+        prefetch_rows_ahead(s, var_partials[0], total, s[var_partials[0]].leaf_iter_vars()[1], length, target);
     scalar_in_row(s, rstd, out, rows);
     store_nontemporal_if_large(s, out);
 }

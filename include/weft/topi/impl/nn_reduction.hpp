@@ -89,16 +89,17 @@ inline void combine_lanes_as_tree(Schedule& s, const Tensor& red) {
 // rfactor keeps one partial result per vector lane, reduced over the other reduce loops with
 // the lanes innermost; `red` then combines the lanes as a tree.
 //
-// The lane count is the widest power of two up to the host width that divides k's extent
+// The lane count is the widest power of two up to the target's width that divides k's extent
 // (a split that did not divide would guard each lane, which stays serial); none when no
 // width of at least 4 lanes fits. With chains > 1 a long row gets that many vectors of
 // partial results, independent chains that hide the latency of the adds (or maxes); a
 // second rfactor folds them into one vector before the lanes are combined. Returns the
 // factored stages, outer first (both are computed where the caller computes `red`).
-inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k, int chains = 4) {
+inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k, const Target& target,
+                                         int chains = 4) {
     int64_t extent;
     if (!const_extent(k.dom().extent, &extent)) return {};
-    int lanes = vector_lanes(red.dtype());
+    int lanes = vector_lanes(red.dtype(), target);
     while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
     if (lanes < 4) return {};
     if (chains <= 1 || extent % (chains * lanes) != 0 || extent < 4 * chains * lanes) {
@@ -162,7 +163,7 @@ Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
     return nn_detail::reduce(x, axes, keepdims, nn_detail::prod_fn, "prod");
 }
 
-void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace nn_detail;
     check_defined(op, "schedule_reduce", "op");
     check_defined(out, "schedule_reduce", "output");
@@ -176,7 +177,7 @@ void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out) {
     if (k.defined()) {
         // The reduction runs along memory: one row loop over the output, the reduction
         // (vectorized by lanes) inside it.
-        std::vector<Tensor> partials = rfactor_lanes(s, red, k);
+        std::vector<Tensor> partials = rfactor_lanes(s, red, k, target);
         std::vector<IterVar> axes;
         for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
         IterVar rows = fuse_all(s[out], axes);
@@ -187,7 +188,7 @@ void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out) {
     }
     // The reduction runs across memory: the innermost data axis is the vector axis, inside
     // the reduce loops, which stream whole vectors of the input.
-    InjectiveLoops loops = vectorize_injective(s, out, false);
+    InjectiveLoops loops = vectorize_injective(s, out, false, target);
     auto lane_innermost = [](Stage st, const IterVar& lane) {
         std::vector<IterVar> order;
         for (auto& iv : st.leaf_iter_vars())

@@ -37,12 +37,12 @@ inline std::vector<Expr> with_index(const std::vector<Expr>& idx, int axis, int 
 // when the reduced axis is not the innermost one. `chains`: see rfactor_lanes. Returns the
 // rfactor stages (the per-lane partial results), outermost first.
 inline std::vector<Tensor> reduce_in_row(Schedule& s, const Tensor& red, const Tensor& out, const IterVar& rows,
-                                         int chains = 4) {
+                                         const Target& target, int chains = 4) {
     IterVar k = innermost_reduce_axis(red);
-    std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k, chains) : std::vector<Tensor>{};
+    std::vector<Tensor> partials = k.defined() ? rfactor_lanes(s, red, k, target, chains) : std::vector<Tensor>{};
     if (!k.defined()) {
         Stage st = s[red];
-        auto [o, lane] = st.split(red.axis(red.ndim() - 1), vector_lanes(red.dtype()));
+        auto [o, lane] = st.split(red.axis(red.ndim() - 1), vector_lanes(red.dtype(), target));
         std::vector<IterVar> order;
         for (auto& iv : st.leaf_iter_vars())
             if (!iv.same_as(lane)) order.push_back(iv);
@@ -59,9 +59,10 @@ inline std::vector<Tensor> reduce_in_row(Schedule& s, const Tensor& red, const T
 
 // An element-wise stage of a whole row (shape = out's), computed inside the row loop and
 // vectorized along its last axis. Returns the loop over the vectors.
-inline IterVar elementwise_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows) {
+inline IterVar elementwise_in_row(Schedule& s, const Tensor& t, const Tensor& out, const IterVar& rows,
+                                  const Target& target) {
     if (rows.defined()) s[t].compute_at(s[out], rows);
-    auto [o, lane] = s[t].split(t.axis(t.ndim() - 1), vector_lanes(t.dtype()));
+    auto [o, lane] = s[t].split(t.axis(t.ndim() - 1), vector_lanes(t.dtype(), target));
     s[t].vectorize(lane);
     return o;
 }
@@ -82,11 +83,11 @@ inline void scalar_in_row(Schedule& s, const Tensor& t, const Tensor& out, const
 // ahead, 5% two rows ahead.
 // `x` is the one tensor that `reader` (the row's first statistic) reads.
 inline void prefetch_rows_ahead(Schedule& s, const Tensor& t, const Tensor& reader, const IterVar& vectors,
-                                int64_t length) {
+                                int64_t length, const Target& target) {
     std::vector<Tensor> inputs = reader.op().input_tensors();
     if (inputs.size() != 1 || !inputs[0].op()->is_placeholder() || length <= 0) return;
     const Tensor& x = inputs[0];
-    const int lanes = vector_lanes(x.dtype());
+    const int lanes = vector_lanes(x.dtype(), target);
     const int64_t row_bytes = length * x.dtype().bytes();
     if (length % lanes != 0 || row_bytes < 1024) return;  // short rows: the hardware prefetcher follows them
     const int64_t rows_ahead = (4096 + row_bytes - 1) / row_bytes;
@@ -95,7 +96,7 @@ inline void prefetch_rows_ahead(Schedule& s, const Tensor& t, const Tensor& read
 
 // The row loop of `out` over its first `lead` axes (fused, parallel when there is enough
 // work; undefined when lead == 0), and its remaining axes fused and split into vectors.
-inline IterVar row_loops(Schedule& s, const Tensor& out, int lead) {
+inline IterVar row_loops(Schedule& s, const Tensor& out, int lead, const Target& target) {
     Stage st = s[out];
     std::vector<IterVar> axes;
     for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
@@ -106,7 +107,7 @@ inline IterVar row_loops(Schedule& s, const Tensor& out, int lead) {
         if (size < 0 || size >= kMinParallelElements) st.parallel(rows);
     }
     IterVar row = fuse_all(st, std::vector<IterVar>(axes.begin() + lead, axes.end()));
-    auto [o, lane] = st.split(row, vector_lanes(out.dtype()));
+    auto [o, lane] = st.split(row, vector_lanes(out.dtype(), target));
     st.vectorize(lane);
     return rows;
 }

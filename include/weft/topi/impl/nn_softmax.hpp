@@ -50,14 +50,14 @@ inline int softmax_axis(const Tensor& mx) {
 
 }  // namespace nn_detail
 
-Tensor softmax(const Tensor& x, int axis) {
+Tensor softmax(const Tensor& x, int axis, const Target& target) {
     using namespace nn_detail;
     check_float(x, "softmax");
     axis = normalize_axis(axis, x.ndim(), "softmax");
     const int nd = x.ndim();
     Tensor mx = row_max(x, axis, "softmax");
     Tensor e = compute_nd(
-        x.shape(), [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis))); },
+        x.shape(), [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis)), target); },
         "softmax.exp");
     Tensor total = row_sum(x, axis, [&](const std::vector<Expr>& i) { return e.at(i); }, "softmax.sum");
     Tensor inv = compute_nd(
@@ -68,13 +68,13 @@ Tensor softmax(const Tensor& x, int axis) {
         x.shape(), [&](const std::vector<Expr>& i) { return e.at(i) * inv.at(drop_index(i, axis)); }, "softmax");
 }
 
-Tensor log_softmax(const Tensor& x, int axis) {
+Tensor log_softmax(const Tensor& x, int axis, const Target& target) {
     using namespace nn_detail;
     check_float(x, "log_softmax");
     axis = normalize_axis(axis, x.ndim(), "log_softmax");
     Tensor mx = row_max(x, axis, "log_softmax");
     Tensor total = row_sum(
-        x, axis, [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis))); },
+        x, axis, [&](const std::vector<Expr>& i) { return inline_exp(x.at(i) - mx.at(drop_index(i, axis)), target); },
         "log_softmax.sum");
     Tensor lse = compute_nd(
         total.shape(), [&](const std::vector<Expr>& r) { return mx.at(r) + ir::log(total.at(r)); },
@@ -87,51 +87,51 @@ namespace {
 
 // Both schedules: `out` runs over rows (the axes before the softmax axis, parallel) and,
 // inside each, its remaining axes as vectors; the statistics are computed per row.
-IterVar softmax_rows(Schedule& s, const Tensor& op, const Tensor& out, const Tensor& mx) {
+IterVar softmax_rows(Schedule& s, const Tensor& op, const Tensor& out, const Tensor& mx, const Target& target) {
     nn_detail::check_defined(op, "schedule_softmax", "op");
     nn_detail::check_defined(out, "schedule_softmax", "output");
     if (!out.same_as(op)) {
         nn_detail::inline_epilogue(s, op, out);
         s[op].compute_inline();
     }
-    return nn_detail::row_loops(s, out, nn_detail::softmax_axis(mx));
+    return nn_detail::row_loops(s, out, nn_detail::softmax_axis(mx), target);
 }
 
 }  // namespace
 
-void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_softmax(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace nn_detail;
     Tensor mx = input_named(op, "softmax.max", "schedule_softmax");
     Tensor e = input_named(op, "softmax.exp", "schedule_softmax");
     Tensor total = input_named(op, "softmax.sum", "schedule_softmax");
     Tensor inv = input_named(op, "softmax.inv", "schedule_softmax");
-    IterVar rows = softmax_rows(s, op, out, mx);
-    reduce_in_row(s, mx, out, rows);
-    IterVar e_vectors = elementwise_in_row(s, e, out, rows);
+    IterVar rows = softmax_rows(s, op, out, mx, target);
+    reduce_in_row(s, mx, out, rows, target);
+    IterVar e_vectors = elementwise_in_row(s, e, out, rows, target);
     // The sum adds each vector of exponentials as soon as the exp pass has computed it, in the
     // same loop (compute_with), instead of reading the row again: one partial per lane, as
     // many vectors as the exp loop's. Where the row is not whole vectors the loops differ.
     const int axis = softmax_axis(mx);
     int64_t length = 0;
-    const int lanes = vector_lanes(op.dtype());
+    const int lanes = vector_lanes(op.dtype(), target);
     const bool fuse_sum = rows.defined() && axis == op.ndim() - 1 &&
                           ir::as_const_int(op.shape()[size_t(axis)], &length) && length % lanes == 0 &&
                           length >= 2 * lanes;
-    std::vector<Tensor> partials = reduce_in_row(s, total, out, rows, fuse_sum ? 1 : 4);
+    std::vector<Tensor> partials = reduce_in_row(s, total, out, rows, target, fuse_sum ? 1 : 4);
     if (fuse_sum && partials.size() == 1) s[partials[0]].compute_with(s[e], e_vectors);
-    if (fuse_sum) prefetch_rows_ahead(s, e, mx, e_vectors, length);
+    if (fuse_sum) prefetch_rows_ahead(s, e, mx, e_vectors, length, target);
     scalar_in_row(s, inv, out, rows);
     store_nontemporal_if_large(s, out);
 }
 
-void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out) {
+void schedule_log_softmax(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace nn_detail;
     Tensor mx = input_named(op, "log_softmax.max", "schedule_log_softmax");
     Tensor total = input_named(op, "log_softmax.sum", "schedule_log_softmax");
     Tensor lse = input_named(op, "log_softmax.lse", "schedule_log_softmax");
-    IterVar rows = softmax_rows(s, op, out, mx);
-    reduce_in_row(s, mx, out, rows);
-    reduce_in_row(s, total, out, rows);
+    IterVar rows = softmax_rows(s, op, out, mx, target);
+    reduce_in_row(s, mx, out, rows, target);
+    reduce_in_row(s, total, out, rows, target);
     scalar_in_row(s, lse, out, rows);
     store_nontemporal_if_large(s, out);
 }
