@@ -54,7 +54,7 @@ target_link_libraries(weft_topi PUBLIC weft_core)
 set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # The graph layer (graph/): Graph IR, operators, fusion, memory planning, executor.
-add_library(weft_graph STATIC ${WEFT_SOURCE_DIR}/weft_graph.cpp)
+add_library(weft_graph STATIC ${WEFT_SOURCE_DIR}/weft_graph.cpp ${WEFT_SOURCE_DIR}/weft_autotune.cpp)
 target_link_libraries(weft_graph PUBLIC weft_topi weft_core)
 set_target_properties(weft_graph PROPERTIES POSITION_INDEPENDENT_CODE ON)
 

@@ -26,6 +26,7 @@
 #include "weft/codegen/build.hpp"
 #include "weft/codegen/cuda/codegen_cuda.hpp"
 #include "weft/topi/topi.hpp"
+#include "weft/autotune/records.hpp"
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"

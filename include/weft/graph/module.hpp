@@ -27,6 +27,7 @@
 
 #include "weft/graph/fuse.hpp"
 #include "weft/graph/graph.hpp"
+#include "weft/autotune/records.hpp"
 #include "weft/graph/inspect.hpp"
 #include "weft/ir/target.hpp"
 #include "weft/runtime/cuda/cuda.hpp"
@@ -57,6 +58,12 @@ struct BuildOptions {
     // Called before each kernel is compiled, with its index (from 0), the number of
     // kernels and its name ("conv2d_nchwc_add_relu"): progress for tools (weftc).
     std::function<void(int index, int count, const std::string& name)> progress;
+    // Tuning records (autotune/records.hpp): each fused group whose workload has a record
+    // for this target is built with the best record's config; the others with the
+    // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the
+    // WEFT_TUNING_RECORDS environment variable names, if any.
+    std::shared_ptr<const autotune::Records> records;
+    std::string records_file;
 };
 
 // One compiled kernel of a module: a fused group.
@@ -65,6 +72,8 @@ struct KernelInfo {
     std::vector<int> nodes;  // the graph nodes it computes (last: the one it writes)
     int master = -1;         // the node whose schedule it uses, or -1
     double compile_ms = 0;   // JIT time of its compile (served by the kernel cache: the first compile's)
+    std::string workload;    // its tuning task's workload key ("" for a group without a master)
+    bool tuned = false;      // built with a tuning record's config (BuildOptions::records)
 };
 
 namespace detail {

@@ -112,6 +112,14 @@ std::vector<Entry> catalog() {
              Schedule s = create_schedule({C, O});
              s[P].compute_at(s[O], O.axis(0));
          }},
+        {"Schedules", "a tuning config that sets a knob outside the template's candidates (one for another "
+                      "workload or target)",
+         [] {
+             Tensor A = placeholder({64, 64}, f32, "A"), B = placeholder({64, 64}, f32, "B");
+             topi::matmul(A, B, "matmul", Target::x86_avx512(), Config{}.set("gemm.nr", 40));
+         }},
+        {"Schedules", "a tuning record that is not valid JSON lines",
+         [] { autotune::Record::from_json("{\"target\": \"llvm\", \"workload\": 3}"); }},
         // ---- building kernels ---------------------------------------------------------
         {"Building kernels", "a tensor listed twice in the arguments",
          [] {

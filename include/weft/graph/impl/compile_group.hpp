@@ -78,11 +78,22 @@ inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Sch
     return build(f, target);
 }
 
-inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target) {
+// The workload key of a group's tuning task: its master's operator, input types and
+// attributes, "dense(float32[64, 512], float32[1000, 512]){}"; "" without a master.
+inline std::string group_workload(const Graph& g, const FusedGroup& group) {
+    if (group.master < 0) return "";
+    const Node& m = g.node(group.master);
+    std::string key = m.op + "(";
+    for (size_t i = 0; i < m.inputs.size(); ++i) key += (i ? ", " : "") + g.type(m.inputs[i]).str();
+    return key + ")" + m.attrs.str();
+}
+
+inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
+                                   const Config& config = {}) {
     std::map<int, Tensor> tensors;  // node id -> its tensor in this kernel
     std::vector<Argument> args;
     CompiledGroup result;
-    const OpContext context{target, Config{}};
+    const OpContext context{target, config};
     auto tensor_of = [&](Value v) -> Tensor {
         auto it = tensors.find(v.id);
         if (it != tensors.end()) return it->second;

@@ -217,6 +217,19 @@ void Module::run() {
         s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
 }
 
+namespace detail {
+// BuildOptions::records, else the file of BuildOptions::records_file or of the
+// WEFT_TUNING_RECORDS environment variable, else none.
+inline std::shared_ptr<const autotune::Records> tuning_records(const BuildOptions& options) {
+    if (options.records) return options.records;
+    std::string path = options.records_file;
+    if (path.empty())
+        if (const char* env = std::getenv("WEFT_TUNING_RECORDS")) path = env;
+    if (path.empty()) return nullptr;
+    return std::make_shared<const autotune::Records>(autotune::Records::load(path));
+}
+}  // namespace detail
+
 Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
@@ -241,12 +254,17 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                "got ", options.max_fused_expression);
     st->groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
 
-    // Compile every group.
+    // Compile every group, with its tuning record's config where there is one.
+    std::shared_ptr<const autotune::Records> records = detail::tuning_records(options);
     std::vector<std::vector<int>> arg_ids;
     for (const FusedGroup& group : st->groups) {
         if (options.progress) options.progress(int(arg_ids.size()), int(st->groups.size()), group_name(g, group));
-        detail::CompiledGroup c = detail::compile_group(g, group, target);
-        st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms()});
+        const std::string workload = detail::group_workload(g, group);
+        std::optional<Config> tuned;
+        if (records && !workload.empty()) tuned = records->best_config(target, workload);
+        detail::CompiledGroup c = detail::compile_group(g, group, target, tuned.value_or(Config{}));
+        st->infos.push_back(
+            {group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
         arg_ids.push_back(std::move(c.args));
     }

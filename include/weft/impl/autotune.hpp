@@ -1,0 +1,4 @@
+// The implementation of the auto-tuning layer (autotune/): records. Compiled once in
+// src/weft_autotune.cpp, part of the weft_graph library (the layer above it).
+#pragma once
+#include "weft/autotune/impl/records.hpp"
