@@ -32,6 +32,7 @@
 #include "weft/graph/module.hpp"
 #include "weft/graph/op_registry.hpp"
 #include "weft/graph/pass.hpp"
+#include "weft/graph/tune.hpp"
 
 namespace weft {
 using ir::operator<<;

@@ -1,4 +1,5 @@
-// The implementation of the auto-tuning layer (autotune/): records. Compiled once in
+// The implementation of the auto-tuning layer (autotune/): records, measurement. Compiled once in
 // src/weft_autotune.cpp, part of the weft_graph library (the layer above it).
 #pragma once
 #include "weft/autotune/impl/records.hpp"
+#include "weft/autotune/impl/measure.hpp"

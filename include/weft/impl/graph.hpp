@@ -8,6 +8,7 @@
 #include "weft/graph/impl/graph.hpp"
 #include "weft/graph/impl/memory_plan.hpp"
 #include "weft/graph/impl/module.hpp"
+#include "weft/graph/impl/tune.hpp"
 #include "weft/graph/impl/debug_check.hpp"
 #include "weft/graph/impl/dot.hpp"
 #include "weft/graph/impl/profile.hpp"

@@ -21,6 +21,13 @@ struct CompiledGroup {
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
 };
 
+// A group's computation and schedule, before lowering.
+struct ScheduledGroup {
+    Schedule schedule;
+    std::vector<Argument> args;  // the kernel's arguments
+    std::vector<int> arg_ids;    // the node each argument is (the root last)
+};
+
 // A group's GPU schedule: its master's OpDef::gpu_schedule with the element-wise epilogue
 // `out` fused (the stages between are inlined already), or topi::cuda::schedule_injective
 // for a group without a master (or whose master has no schedule at all, as on the CPU). A
@@ -88,11 +95,13 @@ inline std::string group_workload(const Graph& g, const FusedGroup& group) {
     return key + ")" + m.attrs.str();
 }
 
-inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
-                                   const Config& config = {}) {
+// The group's computation (each node's compute) and its schedule for `target` and `config`:
+// its master's, or injective. A recording config collects the group's ConfigSpace.
+inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, const Target& target,
+                                     const Config& config = {}) {
     std::map<int, Tensor> tensors;  // node id -> its tensor in this kernel
     std::vector<Argument> args;
-    CompiledGroup result;
+    ScheduledGroup result;
     const OpContext context{target, config};
     auto tensor_of = [&](Value v) -> Tensor {
         auto it = tensors.find(v.id);
@@ -103,7 +112,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         Tensor p = placeholder(shape, n.type.dtype, n.name);
         tensors[v.id] = p;
         args.emplace_back(p);
-        result.args.push_back(v.id);
+        result.arg_ids.push_back(v.id);
         return p;
     };
     std::map<int, std::vector<Tensor>> inputs_of;
@@ -114,6 +123,8 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         try {
             tensors[id] = op_def(n.op).compute(in, n.attrs, context);
         } catch (const Error& e) {
+            // A tuning config that does not fit the template is the config's fault.
+            if (!config.empty()) ::weft::detail::rethrow_with_context(e, describe(n) + " with the config " + config.str());
             // The node's shape inference accepted these inputs (Graph::check), so its
             // computation refusing them is a bug, often in a pass's rewrite; not the user's.
             std::string types;
@@ -129,7 +140,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     }
     Tensor out = tensors[group.root()];
     args.emplace_back(out);
-    result.args.push_back(group.root());
+    result.arg_ids.push_back(group.root());
 
     Schedule s = create_schedule(out);
     for (int id : group.nodes)
@@ -144,13 +155,23 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
     } else {
         topi::schedule_injective(s, out, target);
     }
+    result.schedule = std::move(s);
+    result.args = std::move(args);
+    return result;
+}
+
+inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
+                                   const Config& config = {}) {
+    ScheduledGroup sg = schedule_group(g, group, target, config);
+    CompiledGroup result;
+    result.args = std::move(sg.arg_ids);
     if (!target.is_cuda()) {
-        result.kernel = lower_and_build(g, group, s, args, target);
+        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
         return result;
     }
     // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
     try {
-        result.kernel = lower_and_build(g, group, s, args, target);
+        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
     } catch (const Error& e) {
         ::weft::detail::rethrow_with_context(e, "graph::build for " + target.str() + ": kernel '" +
                                                     group_name(g, group) + "'");

@@ -218,6 +218,18 @@ void Module::run() {
 }
 
 namespace detail {
+// build()'s first steps, shared with graph::tune: the passes for this target (a GPU keeps
+// NCHW: graph/pass.hpp) rewrite g in place, then its nodes are fused into groups.
+inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options) {
+    g.check();
+    g = default_pipeline(options, target).run(g);
+    std::vector<int> order = g.check();
+    WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
+    WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
+               "got ", options.max_fused_expression);
+    return fuse_ops(g, order, options.fuse, options.max_fused_expression);
+}
+
 // BuildOptions::records, else the file of BuildOptions::records_file or of the
 // WEFT_TUNING_RECORDS environment variable, else none.
 inline std::shared_ptr<const autotune::Records> tuning_records(const BuildOptions& options) {
@@ -245,14 +257,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                    ". To compile every kernel and plan memory without a device, set BuildOptions::allocate = false");
     }
     Graph& g = st->graph;
-    g.check();
-    // The passes for this target (a GPU keeps NCHW: graph/pass.hpp).
-    g = default_pipeline(options, target).run(g);
-    std::vector<int> order = g.check();
-    WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
-    WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
-               "got ", options.max_fused_expression);
-    st->groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
+    st->groups = detail::run_passes_and_fuse(g, target, options);
 
     // Compile every group, with its tuning record's config where there is one.
     std::shared_ptr<const autotune::Records> records = detail::tuning_records(options);

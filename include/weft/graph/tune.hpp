@@ -1,0 +1,62 @@
+// Tuning a network: its tasks (one per distinct workload of a fused group whose template has
+// knobs), each searched by measuring candidates (autotune/measure.hpp: checked in a child
+// process, timed here), the results kept as tuning records that graph::build applies.
+//
+//   autotune::Records r = graph::tune(g, Target::host(), {.trials = 64, .records_file = "net.jsonl"});
+//   graph::Module m = graph::build(g, Target::host(), {.records_file = "net.jsonl"});
+//
+// The tuners: random (distinct points of the space, seeded) and grid (the space in index
+// order); each task's first trial is the default config, so tuned is never slower than the
+// default as measured. The model-based tuner (XGBoost) is still to come (docs/tuning.md).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "weft/autotune/measure.hpp"
+#include "weft/autotune/records.hpp"
+#include "weft/graph/graph.hpp"
+#include "weft/graph/module.hpp"
+#include "weft/schedule/config.hpp"
+
+namespace weft::graph {
+
+struct TuningTask {
+    std::string workload;  // KernelInfo::workload of its groups
+    std::string name;      // the first group's kernel name ("conv2d_nchwc_add_relu")
+    int groups = 1;        // fused groups of the graph with this workload
+    ConfigSpace space;     // its template's knobs for the target
+};
+
+// The tasks of g built for `target` with `options` (the passes and fusion of graph::build):
+// one per distinct workload whose space has more than one point, in the graph's order.
+std::vector<TuningTask> extract_tasks(const Graph& g, const Target& target = Target::host(),
+                                      const BuildOptions& options = {});
+
+struct TuneProgress {
+    int task = 0, tasks = 0;       // this task's index and the number of tasks
+    std::string workload;
+    int trial = 0, trials = 0;     // trials done in this task, and planned
+    double best_ms = 0;            // the best error-free cost so far (infinity: none yet)
+    double default_ms = 0;         // the default config's cost
+    double elapsed_s = 0;          // since tune() started
+};
+
+struct TuneOptions {
+    enum class Tuner { Random, Grid };
+    int trials = 32;               // per task, the default config included (at most the space's size)
+    Tuner tuner = Tuner::Random;
+    uint64_t seed = 1;             // the same seed gives the same candidates
+    autotune::MeasureOptions measure;
+    std::string records_file;      // each record is appended here as it is measured ("": none)
+    std::function<void(const TuneProgress&)> progress;  // after each trial
+};
+
+// Tunes every task of g for `target`; returns every record measured (failures included).
+autotune::Records tune(const Graph& g, const Target& target = Target::host(), const TuneOptions& options = {},
+                       const BuildOptions& build_options = {});
+
+// "task 2/5 dense(...): 17/32 trials, best 0.081 ms (default 0.095 ms, 1.17x), 12.3 s"
+std::string progress_line(const TuneProgress& p);
+
+}  // namespace weft::graph

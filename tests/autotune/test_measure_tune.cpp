@@ -1,0 +1,145 @@
+// Measuring candidates so that none can stop the tuner (a crash, a hang, a throw or a wrong
+// output is that candidate's error), and graph::tune: its tasks, its seeded candidates, its
+// records, and graph::build applying them.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <random>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+namespace fs = std::filesystem;
+
+TEST_CASE("run_isolated reports a child's message, crash, hang and throw") {
+    CHECK(autotune::run_isolated([] { return std::string(); }, 5) == "");
+    CHECK(autotune::run_isolated([] { return std::string("wrong result: element 3"); }, 5) == "wrong result: element 3");
+    const std::string crash = autotune::run_isolated(
+        []() -> std::string {
+            std::raise(SIGSEGV);
+            return "";
+        },
+        5);
+    CHECK(crash.rfind("crashed: signal 11", 0) == 0);
+    const std::string hang = autotune::run_isolated(
+        []() -> std::string {
+            for (volatile int i = 0;; i = i + 1) {
+            }
+        },
+        0.3);
+    CHECK(hang.rfind("timed out after", 0) == 0);
+    const std::string thrown =
+        autotune::run_isolated([]() -> std::string { throw Error("weft: a bad candidate"); }, 5);
+    CHECK(thrown == "threw: weft: a bad candidate");
+    // The parent goes on as before.
+    CHECK(autotune::run_isolated([] { return std::string(); }, 5) == "");
+}
+
+TEST_CASE("measure times a correct kernel and refuses a wrong output") {
+    Tensor X = placeholder({1000}, f32, "x");
+    Tensor Y = compute({1000}, [&](Expr i) { return X(i) * 2.f; }, "y");
+    Schedule s = create_schedule(Y);
+    Kernel k = build(s, {X, Y});
+    BufferRef x = Buffer<float>::random({1000}, -1, 1, 1), y = BufferRef::allocate(f32, {1000});
+    Buffer<float> want({1000});
+    for (int64_t i = 0; i < 1000; ++i) want(i) = static_cast<const float*>(x.data())[i] * 2.f;
+    autotune::MeasureResult ok = autotune::measure(k, {x, y}, 1, &want, {.repeats = 3});
+    CHECK(ok.ok());
+    CHECK(ok.costs_ms.size() == 3);
+    want(7) += 1.f;
+    autotune::MeasureResult bad = autotune::measure(k, {x, y}, 1, &want, {});
+    CHECK(!bad.ok());
+    CHECK(bad.error.rfind("wrong result: element 7", 0) == 0);
+    CHECK(bad.costs_ms.empty());
+}
+
+namespace {
+
+// Two dense layers of the same shape (one task, two groups) and a different third one.
+graph::Graph mlp() {
+    graph::Graph g;
+    graph::Value x = g.input("x", {32, 64});
+    auto w1 = g.constant("w1", Buffer<float>::random({64, 64}, -0.2f, 0.2f, 1));
+    auto w2 = g.constant("w2", Buffer<float>::random({64, 64}, -0.2f, 0.2f, 2));
+    auto w3 = g.constant("w3", Buffer<float>::random({48, 64}, -0.2f, 0.2f, 3));
+    graph::Value h = g.relu(g.dense(x, w1));
+    h = g.relu(g.dense(h, w2));
+    g.output(g.dense(h, w3), "y");
+    return g;
+}
+
+std::vector<float> run(graph::Module& m) {
+    m.set_input("x", Buffer<float>::random({32, 64}, -1, 1, 9));
+    m.run();
+    const BufferRef& y = m.get_output(0);
+    const float* p = static_cast<const float*>(y.data());
+    return {p, p + y.size()};
+}
+
+}  // namespace
+
+TEST_CASE("extract_tasks gives one task per distinct workload with a choice") {
+    std::vector<graph::TuningTask> tasks = graph::extract_tasks(mlp());
+    REQUIRE(tasks.size() == 2);
+    CHECK(tasks[0].groups == 2);
+    CHECK(tasks[1].groups == 1);
+    CHECK(tasks[0].workload != tasks[1].workload);
+    CHECK(tasks[0].space.size() > 1);
+    CHECK(tasks[0].space.find("gemm.mr") != nullptr);
+}
+
+TEST_CASE("tune measures seeded candidates, the default first, and build applies the best") {
+    const graph::Graph g = mlp();
+    const fs::path path = fs::temp_directory_path() / ("weft_tune_" + std::to_string(std::random_device{}()) + ".jsonl");
+    std::vector<std::string> lines;
+    graph::TuneOptions options{.trials = 4, .seed = 7, .measure = {.repeats = 2}, .records_file = path.string(),
+                               .progress = [&](const graph::TuneProgress& p) { lines.push_back(graph::progress_line(p)); }};
+    autotune::Records records = graph::tune(g, Target::host(), options);
+    CHECK(records.size() == 8);  // 2 tasks x 4 trials
+    CHECK(lines.size() == 8);
+    CHECK(lines.back().find("task 2/2") == 0);
+    std::vector<graph::TuningTask> tasks = graph::extract_tasks(g);
+    for (size_t i = 0; i < records.size(); ++i) {
+        const autotune::Record& r = records.all()[i];
+        CAPTURE(r.error);
+        CHECK(r.ok());
+        if (i % 4 == 0) CHECK(r.config == tasks[i / 4].space.defaults());
+    }
+    // The best of each task is at least as fast as its default (the default is a candidate).
+    for (const auto& t : tasks) {
+        const autotune::Record* best = records.best(autotune::target_key(Target::host()), t.workload);
+        REQUIRE(best);
+        double default_ms = 0;
+        for (const auto& r : records.all())
+            if (r.workload == t.workload && r.config == t.space.defaults()) default_ms = r.cost_ms();
+        CHECK(best->cost_ms() <= default_ms);
+    }
+    // The same seed draws the same candidates; the file holds every record.
+    autotune::Records again = graph::tune(g, Target::host(), {.trials = 4, .seed = 7, .measure = {.repeats = 1}});
+    REQUIRE(again.size() == records.size());
+    for (size_t i = 0; i < again.size(); ++i) CHECK(again.all()[i].config == records.all()[i].config);
+    CHECK(autotune::Records::load(path.string()).size() == 8);
+    // Built with the records: every dense group tuned, the same numbers as untuned.
+    graph::Module plain = graph::build(g), tuned = graph::build(g, Target::host(), {.records_file = path.string()});
+    int tuned_groups = 0;
+    for (const auto& k : tuned.kernels()) tuned_groups += k.tuned;
+    CHECK(tuned_groups == 3);
+    std::vector<float> a = run(plain), b = run(tuned);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) REQUIRE(std::abs(a[i] - b[i]) <= 1e-4f * (1 + std::abs(a[i])));
+    fs::remove(path);
+}
+
+TEST_CASE("the grid tuner walks the space in index order after the default") {
+    const graph::Graph g = mlp();
+    autotune::Records r = graph::tune(g, Target::host(), {.trials = 3, .tuner = graph::TuneOptions::Tuner::Grid,
+                                                          .measure = {.warmup = 0, .repeats = 1}});
+    std::vector<graph::TuningTask> tasks = graph::extract_tasks(g);
+    REQUIRE(r.size() == 6);
+    const ConfigSpace& space = tasks[0].space;
+    const uint64_t first = space.index_of(space.defaults()) == 0 ? 1 : 0;
+    CHECK(r.all()[1].config == space.at(first));
+    CHECK_THROWS_WITH_AS(graph::tune(g, Target::host(), {.trials = 0}), doctest::Contains("trials must be at least 1"),
+                         Error);
+}
