@@ -1,10 +1,12 @@
 """The "## " sections of benchmarks/RESULTS.md that other scripts than report.py write:
-report_cuda.py the GPU section, contention.py the threads-on-busy-cores section. report.py
-rewrites the CPU tables and keeps these as they are."""
+report_cuda.py the GPU section, contention.py the threads-on-busy-cores section,
+tune_gemm_report.py the tuning section. report.py rewrites the CPU tables and keeps these as
+they are."""
 
 GPU = "## GPU"
 CONTENTION = "## Threads on busy cores"
-KEPT = (CONTENTION, GPU)  # in the order report.py appends them
+TUNING = "## Tuning GEMMs"
+KEPT = (CONTENTION, TUNING, GPU)  # in the order report.py appends them
 
 
 def find_section(text, heading):
