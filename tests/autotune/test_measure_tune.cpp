@@ -122,9 +122,11 @@ TEST_CASE("tune measures seeded candidates, the default first, and build applies
     CHECK(autotune::Records::load(path.string()).size() == 8);
     // Built with the records: every dense group tuned, the same numbers as untuned.
     graph::Module plain = graph::build(g), tuned = graph::build(g, Target::host(), {.records_file = path.string()});
-    int tuned_groups = 0;
+    int tuned_groups = 0, tunable_groups = 0;
     for (const auto& k : tuned.kernels()) tuned_groups += k.tuned;
+    for (const auto& k : plain.kernels()) tunable_groups += k.tunable;
     CHECK(tuned_groups == 3);
+    CHECK(tunable_groups == 3);
     std::vector<float> a = run(plain), b = run(tuned);
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) REQUIRE(std::abs(a[i] - b[i]) <= 1e-4f * (1 + std::abs(a[i])));

@@ -363,5 +363,46 @@ TEST_CASE("weftc --target takes cpu or cuda and only for .onnx models") {
     REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
     Result artifact = run_weftc(s, "run --target cuda " + (s / "m.weft"));
     CHECK(artifact.status == 2);
-    CHECK(artifact.err.find("--target apply to .onnx models") != std::string::npos);
+    CHECK(artifact.err.find("--target and --records apply to .onnx models") != std::string::npos);
+}
+
+TEST_CASE("weftc tune writes records that compile, run and info apply") {
+    Scratch s("tune");
+    write_model(small_model(), s / "model.onnx");
+    Result t = run_weftc(s, "tune " + (s / "model.onnx") + " -o " + (s / "r.jsonl") +
+                                " --trials 3 --repeat 1 --threads 1 --seed 5");
+    REQUIRE_MESSAGE(t.status == 0, t.err);
+    CHECK(t.out.find("candidates measured (0 failed)") != std::string::npos);
+    CHECK(t.err.find("task 1/") != std::string::npos);  // a progress line per trial
+    autotune::Records records = autotune::Records::load(s / "r.jsonl");
+    REQUIRE(records.size() >= 3);
+    for (const auto& r : records.all()) {
+        CHECK(r.ok());
+        CHECK(r.target.find("-threads=1") != std::string::npos);
+    }
+    // info shows which kernels the records reach; at the tuned thread count all of them.
+    Result i = run_weftc(s, "info " + (s / "model.onnx") + " --records " + (s / "r.jsonl") + " --threads 1");
+    REQUIRE_MESSAGE(i.status == 0, i.err);
+    CHECK(i.out.find("[tuned]") != std::string::npos);
+    CHECK(i.out.find("[default: no record]") == std::string::npos);
+    // At another thread count the records do not apply.
+    Result i2 = run_weftc(s, "info " + (s / "model.onnx") + " --records " + (s / "r.jsonl") + " --threads 2");
+    REQUIRE_MESSAGE(i2.status == 0, i2.err);
+    CHECK(i2.out.find("[tuned]") == std::string::npos);
+    // Compiled with the records, the model computes what it computes without them.
+    Result c = run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "tuned.weft") + " --records " +
+                                (s / "r.jsonl") + " --threads 1 --quiet");
+    REQUIRE_MESSAGE(c.status == 0, c.err);
+    Result a = run_weftc(s, "run " + (s / "tuned.weft") + " --seed 3 --output " + (s / "a.npz"));
+    Result b = run_weftc(s, "run " + (s / "model.onnx") + " --seed 3 --quiet --output " + (s / "b.npz"));
+    REQUIRE_MESSAGE(a.status == 0, a.err);
+    REQUIRE_MESSAGE(b.status == 0, b.err);
+    check_close(weftc::load_npz(s / "a.npz")[0].second, weftc::load_npz(s / "b.npz")[0].second);
+    // --records applies to .onnx models only; bad options are one-line errors.
+    check_one_line_error(run_weftc(s, "run " + (s / "tuned.weft") + " --records " + (s / "r.jsonl")),
+                         "run artifact --records", 2, "apply to .onnx models");
+    check_one_line_error(run_weftc(s, "tune " + (s / "model.onnx") + " --tuner genetic"), "tune --tuner", 2,
+                         "bad --tuner 'genetic'");
+    check_one_line_error(run_weftc(s, "compile " + (s / "model.onnx") + " --records " + (s / "missing.jsonl")),
+                         "compile missing records", 1, "missing.jsonl");
 }

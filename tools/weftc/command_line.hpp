@@ -54,6 +54,7 @@ commands:
   run       run a .weft artifact or an .onnx model on inputs from an .npz/.npy file
   info      show a model's inputs, outputs, operators, fused kernels and memory plan
   bench     time a model's runs (latency statistics)
+  tune      search each kernel's schedule space on this machine, writing tuning records
 
 'weftc <command> --help' describes a command's options. See docs/weftc.md.
 )";
@@ -66,6 +67,8 @@ model options (for .onnx models):
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
+  --records PATH                 tuning records ('weftc tune'): each kernel with a record for
+                                 this machine and thread count is built with its best config
 
 file options:
   --max-file-size SIZE           refuse a model, artifact or input file larger than SIZE bytes
@@ -119,6 +122,27 @@ it was compiled from, its target, kernels and memory plan.
 
 options:
   --no-compile         only what the .onnx file says (no import or compilation)
+)";
+
+inline const char* kTuneHelp = R"(usage: weftc tune MODEL.onnx -o RECORDS.jsonl [options]
+
+Searches the schedule space of each of the model's tuning tasks (one per distinct workload
+of a fused kernel whose schedule has choices) on this machine: the default schedule first,
+then random (or grid) points, each checked against the default's output in a child process
+(a crash, hang or wrong result is that candidate's error) and timed here. Every measurement
+is appended to RECORDS.jsonl as it comes; 'weftc compile|run|bench --records RECORDS.jsonl'
+then builds each kernel with its best config. Records are for this CPU and thread count:
+tune with the --threads you will run with. A line per trial goes to stderr.
+
+options:
+  -o, --output PATH    the records file to append to (default: MODEL with .jsonl)
+  --trials N           candidates per task, the default included (default 32)
+  --time-budget S      stop starting candidates after S seconds (default: no limit)
+  --tuner random|grid  how candidates are drawn (default random)
+  --seed N             the random tuner's seed (default 1)
+  --repeat N           timed runs per candidate (default 5)
+  --timeout S          a candidate's checking run may take this long (default 10)
+  --threads N          the threads kernels run on (default: all cores)
 )";
 
 inline const char* kBenchHelp = R"(usage: weftc bench MODEL(.onnx|.weft) [options]
@@ -247,7 +271,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text) {
 }
 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target",
-                                                            "--max-file-size"};
+                                                            "--max-file-size", "--records"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

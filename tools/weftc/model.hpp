@@ -16,6 +16,7 @@ struct ModelOptions {
     bool allocate = true;            // false: compile only (graph::BuildOptions::allocate)
     // --max-file-size: the largest artifact or input file read (an .onnx: load.max_file_bytes).
     int64_t max_file_bytes = graph::kDefaultMaxArtifactBytes;
+    std::string records;             // --records: tuning records applied when compiling
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -35,10 +36,15 @@ inline ModelOptions model_options(const CommandLine& cl) {
     o.fuse = !cl.flags.count("--no-fuse");
     o.any_onnx_option = o.any_onnx_option || !o.fuse;
     o.quiet = cl.flags.count("--quiet") > 0;
+    // The thread count first: a CPU target (and the records it matches) carries it.
+    if (int threads = int_option(cl, "--threads", 0, 1, 4096); threads > 0) set_num_threads(threads);
+    o.target = Target::host();
     std::string target = value_or(cl, "--target", "cpu");
     if (target == "cuda") o.target = Target::cuda();
     else if (target != "cpu") usage_error("bad --target '" + target + "' (expected cpu or cuda)");
     o.any_onnx_option = o.any_onnx_option || target != "cpu";
+    o.records = value_or(cl, "--records");
+    o.any_onnx_option = o.any_onnx_option || !o.records.empty();
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -86,7 +92,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
     auto start = Clock::now();
     if (graph::is_artifact_file(path)) {
         if (o.any_onnx_option)
-            usage_error("--input-shape, --dim, --no-fuse and --target apply to .onnx models; '" + path +
+            usage_error("--input-shape, --dim, --no-fuse, --target and --records apply to .onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
         m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
@@ -97,6 +103,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         b.fuse = o.fuse;
         b.progress = progress_printer(o.quiet);
         b.allocate = o.allocate;
+        b.records_file = o.records;
         m.module = graph::build(g, o.target, b);
     }
     m.build_ms = ms_since(start);

@@ -170,7 +170,7 @@ void print_onnx_facts(const std::string& path, const weft::onnx::LoadOptions& lo
     for (auto& [op, c] : counts) std::printf("  %-24s %d\n", op.c_str(), c);
 }
 
-void print_module(const graph::Module& m) {
+void print_module(const graph::Module& m, bool with_records = false) {
     const graph::Graph& g = m.graph();
     std::printf("compiled graph: %d nodes\n", g.size());
     std::printf("  inputs:\n");
@@ -195,8 +195,14 @@ void print_module(const graph::Module& m) {
         const graph::Node& root = g.node(info.nodes.back());
         std::string nodes;
         for (int id : info.nodes) nodes += (nodes.empty() ? "" : ", ") + g.node(id).name;
-        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s\n", k, info.name.c_str(), root.type.str().c_str(),
-                    info.nodes.size(), info.nodes.size() == 1 ? "" : "s", nodes.c_str());
+        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s%s\n", k, info.name.c_str(), root.type.str().c_str(),
+                    info.nodes.size(), info.nodes.size() == 1 ? "" : "s", nodes.c_str(),
+                    !with_records || !info.tunable ? "" : info.tuned ? "  [tuned]" : "  [default: no record]");
+    }
+    if (with_records) {
+        int tasks = 0, tuned = 0;
+        for (const auto& info : kernels) tasks += info.tunable, tuned += info.tuned;
+        std::printf("tuning records: %d of %d kernels with a tuning task built from a record\n", tuned, tasks);
     }
     auto placements = graph::memory_placements(m);
     std::printf("memory plan: arena %s for %zu intermediates (one buffer each: %s; one per operator: %s)\n",
@@ -208,7 +214,8 @@ void print_module(const graph::Module& m) {
 }
 
 int cmd_info(const std::vector<std::string>& args) {
-    CommandLine cl = parse("info", args, {"--input-shape", "--dim", "--max-file-size"}, joined(kModelFlags, {"--no-compile"}));
+    CommandLine cl = parse("info", args, {"--input-shape", "--dim", "--max-file-size", "--records", "--threads"},
+                           joined(kModelFlags, {"--no-compile"}));
     if (cl.help) {
         std::printf("%s%s", kInfoHelp, kModelOptionsHelp);
         return 0;
@@ -238,7 +245,58 @@ int cmd_info(const std::vector<std::string>& args) {
     if (!info.unsupported_ops.empty() || cl.flags.count("--no-compile")) return 0;
     OpenedModel m = open_model(path, o);
     std::printf("compiled in %.2f s\n", m.build_ms / 1000);
-    print_module(m.module);
+    print_module(m.module, !o.records.empty());
+    return 0;
+}
+
+int cmd_tune(const std::vector<std::string>& args) {
+    CommandLine cl = parse("tune", args,
+                           joined(kModelValueOptions, {"--output", "--trials", "--time-budget", "--tuner", "--seed",
+                                                       "--repeat", "--timeout"}),
+                           kModelFlags);
+    if (cl.help) {
+        std::printf("%s%s", kTuneHelp, kModelOptionsHelp);
+        return 0;
+    }
+    if (cl.positional.size() != 1) usage_error("weftc tune: expected one model file (MODEL.onnx)");
+    const std::string model = cl.positional[0];
+    check_exists(model);
+    if (graph::is_artifact_file(model)) usage_error("weftc tune: '" + model + "' is a compiled artifact; tune the .onnx model");
+    ModelOptions o = model_options(cl);
+    if (!o.target.is_cpu()) usage_error("weftc tune: only the CPU can be tuned here (--target cpu)");
+    if (!o.records.empty()) usage_error("weftc tune: --records applies to compile, run, bench and info; give -o");
+    std::string out = value_or(cl, "--output");
+    if (out.empty()) out = std::filesystem::path(model).replace_extension(".jsonl").string();
+    graph::TuneOptions t;
+    t.trials = int_option(cl, "--trials", 32, 1, 1000000);
+    t.seed = uint64_t(parse_int(value_or(cl, "--seed", "1"), "--seed", 0, std::numeric_limits<int64_t>::max()));
+    t.measure.repeats = int_option(cl, "--repeat", 5, 1, 100000);
+    t.measure.timeout_s = double(parse_int(value_or(cl, "--timeout", "10"), "--timeout", 1, 86400));
+    t.time_budget_s = double(parse_int(value_or(cl, "--time-budget", "0"), "--time-budget", 0, 1 << 30));
+    const std::string tuner = value_or(cl, "--tuner", "random");
+    if (tuner == "grid") t.tuner = graph::TuneOptions::Tuner::Grid;
+    else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random or grid)");
+    t.records_file = out;
+    const bool quiet = o.quiet, tty = isatty(2);
+    t.progress = [quiet, tty](const graph::TuneProgress& p) {
+        if (quiet) return;
+        if (tty) std::fprintf(stderr, "\r\033[K%s", graph::progress_line(p).c_str());
+        if (!tty || p.trial == p.trials) std::fprintf(stderr, "%s\n", tty ? "" : graph::progress_line(p).c_str());
+        std::fflush(stderr);
+    };
+    check_supported(model, o.load);
+    graph::Graph g = weft::onnx::load(model, o.load);
+    graph::BuildOptions b;
+    b.fuse = o.fuse;
+    auto start = Clock::now();
+    autotune::Records records = graph::tune(g, o.target, t, b);
+    int failed = 0;
+    for (const auto& r : records.all()) failed += !r.ok();
+    std::printf("%s: %zu tasks, %zu candidates measured (%d failed) in %.1f s on %d threads; records appended to %s\n",
+                model.c_str(), records.pick_best().size(), records.size(), failed, ms_since(start) / 1000,
+                o.target.num_threads, out.c_str());
+    std::printf("use them: weftc compile %s --records %s%s\n", model.c_str(), out.c_str(),
+                cl.values.count("--threads") ? (" --threads " + value_or(cl, "--threads")).c_str() : "");
     return 0;
 }
 
@@ -258,7 +316,8 @@ int dispatch(int argc, char** argv) {
     if (command == "run") return cmd_run(args);
     if (command == "info") return cmd_info(args);
     if (command == "bench") return cmd_bench(args);
-    usage_error("unknown command '" + command + "' (commands: compile, run, info, bench)");
+    if (command == "tune") return cmd_tune(args);
+    usage_error("unknown command '" + command + "' (commands: compile, run, info, bench, tune)");
 }
 
 // One line: weft's messages start "weft: "; later lines (a source location) are dropped.
@@ -275,7 +334,8 @@ int main(int argc, char** argv) {
         return dispatch(argc, argv);
     } catch (const UsageError& e) {
         std::string command = argc > 1 ? argv[1] : "";
-        bool known = command == "compile" || command == "run" || command == "info" || command == "bench";
+        bool known = command == "compile" || command == "run" || command == "info" || command == "bench" ||
+                     command == "tune";
         std::fprintf(stderr, "weftc: error: %s (see 'weftc %s--help')\n", e.message.c_str(),
                      known ? (command + " ").c_str() : "");
         return 2;

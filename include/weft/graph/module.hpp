@@ -73,6 +73,7 @@ struct KernelInfo {
     int master = -1;         // the node whose schedule it uses, or -1
     double compile_ms = 0;   // JIT time of its compile (served by the kernel cache: the first compile's)
     std::string workload;    // its tuning task's workload key ("" for a group without a master)
+    bool tunable = false;    // its schedule has choices (a tuning task: graph::extract_tasks)
     bool tuned = false;      // built with a tuning record's config (BuildOptions::records)
 };
 

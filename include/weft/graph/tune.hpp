@@ -45,6 +45,8 @@ struct TuneProgress {
 struct TuneOptions {
     enum class Tuner { Random, Grid };
     int trials = 32;               // per task, the default config included (at most the space's size)
+    double time_budget_s = 0;      // stop starting trials after this long (0: no limit); each task
+                                   // measures at least its default
     Tuner tuner = Tuner::Random;
     uint64_t seed = 1;             // the same seed gives the same candidates
     autotune::MeasureOptions measure;

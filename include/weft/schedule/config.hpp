@@ -39,6 +39,9 @@ public:
     Config() = default;
     // A Config that answers every knob's default and adds each knob asked to *space.
     static Config recording(ConfigSpace* space);
+    // This config's values, also recording each knob asked into *space (a build that applies
+    // a config and learns its space in the same pass).
+    Config recording_into(ConfigSpace* space) const;
 
     // For templates: the value of knob `name`: this Config's, else `default_value`.
     // `default_value` joins `candidates` when it is not among them. Throws weft::Error when

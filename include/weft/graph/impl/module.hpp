@@ -267,9 +267,11 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         const std::string workload = detail::group_workload(g, group);
         std::optional<Config> tuned;
         if (records && !workload.empty()) tuned = records->best_config(target, workload);
-        detail::CompiledGroup c = detail::compile_group(g, group, target, tuned.value_or(Config{}));
-        st->infos.push_back(
-            {group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload, tuned.has_value()});
+        ConfigSpace space;  // learnt while compiling
+        detail::CompiledGroup c =
+            detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space));
+        st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
+                             !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
         arg_ids.push_back(std::move(c.args));
     }

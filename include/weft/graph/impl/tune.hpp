@@ -95,11 +95,12 @@ std::vector<TuningTask> extract_tasks(const Graph& g, const Target& target, cons
 }
 
 std::string progress_line(const TuneProgress& p) {
-    char text[512];
+    char text[1024];
+    char best[32] = "-";
     const bool have = std::isfinite(p.best_ms);
+    if (have) std::snprintf(best, sizeof best, "%.4g", p.best_ms);
     std::snprintf(text, sizeof text, "task %d/%d %s: %d/%d trials, best %s ms (default %.4g ms, %.2fx), %.1f s",
-                  p.task + 1, p.tasks, p.workload.c_str(), p.trial, p.trials,
-                  have ? std::to_string(p.best_ms).c_str() : "-", p.default_ms,
+                  p.task + 1, p.tasks, p.workload.c_str(), p.trial, p.trials, best, p.default_ms,
                   have && p.best_ms > 0 ? p.default_ms / p.best_ms : 0.0, p.elapsed_s);
     return text;
 }
@@ -130,6 +131,8 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         TuneProgress progress{int(t), int(p.tasks.size()), task.workload, 0, int(points.size()),
                               std::numeric_limits<double>::infinity(), 0, 0};
         for (const Config& config : points) {
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (options.time_budget_s > 0 && elapsed > options.time_budget_s && progress.trial > 0) break;
             autotune::Record r;
             r.target = target_key;
             r.workload = task.workload;

@@ -48,6 +48,12 @@ Config Config::recording(ConfigSpace* space) {
     return c;
 }
 
+Config Config::recording_into(ConfigSpace* space) const {
+    Config c = *this;
+    c.recording_ = space;
+    return c;
+}
+
 int64_t Config::define(const std::string& name, std::vector<int64_t> candidates, int64_t default_value) const {
     WEFT_CHECK(!candidates.empty(), "schedule knob '", name, "': no candidates");
     candidates.push_back(default_value);
