@@ -5,7 +5,8 @@
 // record applied by graph::build), OpenBLAS and oneDNN timed in alternating rounds (each
 // round the median of a few runs of each; the figure is the median over rounds).
 //
-//   weft_tune_gemm [--trials N] [--rounds R] [--seed S]   (prints a markdown table)
+//   weft_tune_gemm [--trials N] [--rounds R] [--seed S] [--tuner random|grid|genetic]
+//   (prints a markdown table)
 //
 // Set OPENBLAS_CORETYPE=SkylakeX on AVX-512 CPUs (Debian's OpenBLAS 0.3.21 takes some for
 // Haswell). benchmarks/run_tune_gemm.sh runs it and writes its section of RESULTS.md.
@@ -54,7 +55,12 @@ struct Shape {
 int main(int argc, char** argv) {
     int trials = 64, rounds = 7;
     uint64_t seed = 1;
+    graph::TuneOptions::Tuner tuner = graph::TuneOptions::Tuner::Random;
     for (int i = 1; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--tuner"))
+            tuner = !std::strcmp(argv[i + 1], "genetic") ? graph::TuneOptions::Tuner::Genetic
+                    : !std::strcmp(argv[i + 1], "grid")  ? graph::TuneOptions::Tuner::Grid
+                                                         : graph::TuneOptions::Tuner::Random;
         if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
@@ -71,7 +77,7 @@ int main(int argc, char** argv) {
         g.output(g.matmul(a, b), "c");
         auto t0 = std::chrono::steady_clock::now();
         auto records = std::make_shared<autotune::Records>(
-            graph::tune(g, target, {.trials = trials, .seed = seed, .measure = {.warmup = 1, .repeats = 5}}));
+            graph::tune(g, target, {.trials = trials, .tuner = tuner, .seed = seed, .measure = {.warmup = 1, .repeats = 5}}));
         const double tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         graph::Module plain = graph::build(g, target), tuned = graph::build(g, target, {.records = records});
         std::string best = "(default)";

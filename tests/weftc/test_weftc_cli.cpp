@@ -401,8 +401,8 @@ TEST_CASE("weftc tune writes records that compile, run and info apply") {
     // --records applies to .onnx models only; bad options are one-line errors.
     check_one_line_error(run_weftc(s, "run " + (s / "tuned.weft") + " --records " + (s / "r.jsonl")),
                          "run artifact --records", 2, "apply to .onnx models");
-    check_one_line_error(run_weftc(s, "tune " + (s / "model.onnx") + " --tuner genetic"), "tune --tuner", 2,
-                         "bad --tuner 'genetic'");
+    check_one_line_error(run_weftc(s, "tune " + (s / "model.onnx") + " --tuner xgb"), "tune --tuner", 2,
+                         "bad --tuner 'xgb'");
     check_one_line_error(run_weftc(s, "compile " + (s / "model.onnx") + " --records " + (s / "missing.jsonl")),
                          "compile missing records", 1, "missing.jsonl");
 }

@@ -138,7 +138,9 @@ options:
   -o, --output PATH    the records file to append to (default: MODEL with .jsonl)
   --trials N           candidates per task, the default included (default 32)
   --time-budget S      stop starting candidates after S seconds (default: no limit)
-  --tuner random|grid  how candidates are drawn (default random)
+  --tuner random|grid|genetic
+                       how candidates are drawn (default random; genetic breeds the
+                       fastest measured so far)
   --seed N             the random tuner's seed (default 1)
   --repeat N           timed runs per candidate (default 5)
   --timeout S          a candidate's checking run may take this long (default 10)

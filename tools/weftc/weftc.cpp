@@ -275,7 +275,8 @@ int cmd_tune(const std::vector<std::string>& args) {
     t.time_budget_s = double(parse_int(value_or(cl, "--time-budget", "0"), "--time-budget", 0, 1 << 30));
     const std::string tuner = value_or(cl, "--tuner", "random");
     if (tuner == "grid") t.tuner = graph::TuneOptions::Tuner::Grid;
-    else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random or grid)");
+    else if (tuner == "genetic") t.tuner = graph::TuneOptions::Tuner::Genetic;
+    else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random, grid or genetic)");
     t.records_file = out;
     const bool quiet = o.quiet, tty = isatty(2);
     t.progress = [quiet, tty](const graph::TuneProgress& p) {

@@ -5,9 +5,11 @@
 //   autotune::Records r = graph::tune(g, Target::host(), {.trials = 64, .records_file = "net.jsonl"});
 //   graph::Module m = graph::build(g, Target::host(), {.records_file = "net.jsonl"});
 //
-// The tuners: random (distinct points of the space, seeded) and grid (the space in index
-// order); each task's first trial is the default config, so tuned is never slower than the
-// default as measured. The model-based tuner (XGBoost) is still to come (docs/tuning.md).
+// The tuners: random (distinct points of the space, seeded), grid (the space in index order)
+// and genetic (AutoTVM's GA: a population bred from the fastest points measured, knob by
+// knob, with mutations); each task's first trial is the default config, so tuned is never
+// slower than the default as measured. The model-based tuner (XGBoost) is still to come
+// (docs/tuning.md).
 #pragma once
 #include <functional>
 #include <string>
@@ -43,7 +45,7 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-    enum class Tuner { Random, Grid };
+    enum class Tuner { Random, Grid, Genetic };
     int trials = 32;               // per task, the default config included (at most the space's size)
     double time_budget_s = 0;      // stop starting trials after this long (0: no limit); each task
                                    // measures at least its default

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -67,26 +69,97 @@ inline std::vector<BufferRef> kernel_inputs(const Graph& g, const std::vector<in
     return args;
 }
 
-// The points a task measures: the defaults first, then distinct points (random: drawn with
-// the seed; grid: in index order), `trials` in all or the whole space.
-inline std::vector<Config> candidates(const ConfigSpace& space, const TuneOptions& options, uint64_t seed) {
-    const uint64_t size = space.size();
-    const uint64_t count = std::min<uint64_t>(uint64_t(std::max(1, options.trials)), size);
-    const uint64_t first = space.index_of(space.defaults());
-    std::vector<Config> out = {space.defaults()};
-    std::set<uint64_t> taken = {first};
-    if (options.tuner == TuneOptions::Tuner::Grid) {
-        for (uint64_t i = 0; out.size() < count && i < size; ++i)
-            if (taken.insert(i).second) out.push_back(space.at(i));
-        return out;
+// Chooses the points a task measures, one at a time: the defaults first, then distinct
+// points of the space (never one measured before). `observe` gives each point's cost
+// (infinity when it failed) before the next is asked.
+class PointChooser {
+public:
+    PointChooser(const ConfigSpace& space, const TuneOptions& options, uint64_t seed)
+        : space_(space), options_(options), rng_(seed), limit_(std::min<uint64_t>(uint64_t(options.trials), space.size())) {}
+
+    // The next point, or nothing when the task has measured its trials (or its whole space).
+    std::optional<Config> next() {
+        if (taken_.size() >= limit_) return std::nullopt;
+        if (taken_.empty()) return take(space_.index_of(space_.defaults()));
+        switch (options_.tuner) {
+            case TuneOptions::Tuner::Grid:
+                while (taken_.count(grid_)) ++grid_;
+                return take(grid_);
+            case TuneOptions::Tuner::Genetic: return take(bred());
+            case TuneOptions::Tuner::Random: break;
+        }
+        return take(random_untaken());
     }
-    std::mt19937_64 rng(seed);
-    while (out.size() < count) {
-        const uint64_t i = rng() % size;
-        if (taken.insert(i).second) out.push_back(space.at(i));
+
+    void observe(const Config& config, double cost_ms) { measured_.push_back({space_.index_of(config), cost_ms}); }
+
+private:
+    Config take(uint64_t index) {
+        taken_.insert(index);
+        return space_.at(index);
     }
-    return out;
-}
+
+    uint64_t random_untaken() {
+        for (;;) {
+            const uint64_t i = rng_() % space_.size();
+            if (!taken_.count(i)) return i;
+        }
+    }
+
+    // Per-knob candidate positions of a point, and back.
+    std::vector<uint64_t> genes(uint64_t index) const {
+        std::vector<uint64_t> g;
+        for (const Knob& k : space_.knobs()) {
+            g.push_back(index % k.candidates.size());
+            index /= k.candidates.size();
+        }
+        return g;
+    }
+    uint64_t index_of_genes(const std::vector<uint64_t>& g) const {
+        uint64_t index = 0, stride = 1;
+        for (size_t k = 0; k < g.size(); ++k) {
+            index += g[k] * stride;
+            stride *= space_.knobs()[k].candidates.size();
+        }
+        return index;
+    }
+
+    // A child of two parents drawn from the fastest measured points (the better, the likelier),
+    // each knob from one parent or the other, then each knob re-drawn with probability
+    // 1/knobs; a random point while fewer than two points have a cost, or when breeding
+    // keeps giving points measured already.
+    uint64_t bred() {
+        std::vector<std::pair<uint64_t, double>> good;
+        for (const auto& m : measured_)
+            if (std::isfinite(m.second)) good.push_back(m);
+        if (good.size() < 2) return random_untaken();
+        std::sort(good.begin(), good.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        good.resize(std::min<size_t>(good.size(), kElite));
+        std::vector<double> weights;  // fitness: the inverse cost
+        for (const auto& g : good) weights.push_back(1.0 / std::max(g.second, 1e-9));
+        std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+        const size_t knobs = space_.knobs().size();
+        for (int attempt = 0; attempt < 64; ++attempt) {
+            std::vector<uint64_t> a = genes(good[pick(rng_)].first), b = genes(good[pick(rng_)].first), child(knobs);
+            for (size_t k = 0; k < knobs; ++k) {
+                child[k] = (rng_() & 1) ? a[k] : b[k];
+                if (rng_() % knobs == 0) child[k] = rng_() % space_.knobs()[k].candidates.size();
+            }
+            const uint64_t index = index_of_genes(child);
+            if (!taken_.count(index)) return index;
+        }
+        return random_untaken();
+    }
+
+    static constexpr size_t kElite = 8;  // the parents are drawn from this many of the fastest
+    const ConfigSpace& space_;
+    const TuneOptions& options_;
+    std::mt19937_64 rng_;
+    uint64_t limit_;
+    uint64_t grid_ = 0;
+    std::set<uint64_t> taken_;
+    std::vector<std::pair<uint64_t, double>> measured_;  // (index, cost)
+};
 
 }  // namespace tune_detail
 
@@ -127,10 +200,12 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         BufferRef reference = BufferRef::allocate(args.back().dtype(), args.back().shape());
         reference.copy_from(args.back());
 
-        const std::vector<Config> points = tune_detail::candidates(task.space, options, options.seed * 1000003 + t);
-        TuneProgress progress{int(t), int(p.tasks.size()), task.workload, 0, int(points.size()),
+        tune_detail::PointChooser chooser(task.space, options, options.seed * 1000003 + t);
+        TuneProgress progress{int(t), int(p.tasks.size()), task.workload, 0,
+                              int(std::min<uint64_t>(uint64_t(options.trials), task.space.size())),
                               std::numeric_limits<double>::infinity(), 0, 0};
-        for (const Config& config : points) {
+        while (std::optional<Config> next = chooser.next()) {
+            const Config& config = *next;
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (options.time_budget_s > 0 && elapsed > options.time_budget_s && progress.trial > 0) break;
             autotune::Record r;
@@ -147,6 +222,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
             } catch (const Error& e) {
                 r.error = std::string("build: ") + e.what();
             }
+            chooser.observe(config, r.cost_ms());
             if (progress.trial == 0) progress.default_ms = r.cost_ms();
             if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
             ++progress.trial;
