@@ -78,6 +78,14 @@ std::vector<float> run(graph::Module& m) {
     return {p, p + y.size()};
 }
 
+// The records of one workload, in the order they were measured.
+std::vector<autotune::Record> records_of(const autotune::Records& rs, const std::string& workload) {
+    std::vector<autotune::Record> out;
+    for (const auto& r : rs.all())
+        if (r.workload == workload) out.push_back(r);
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("extract_tasks gives one task per distinct workload with a choice") {
@@ -99,13 +107,18 @@ TEST_CASE("tune measures seeded candidates, the default first, and build applies
     autotune::Records records = graph::tune(g, Target::host(), options);
     CHECK(records.size() == 8);  // 2 tasks x 4 trials
     CHECK(lines.size() == 8);
-    CHECK(lines.back().find("task 2/2") == 0);
+    for (const auto& l : lines) CHECK(l.rfind("task ", 0) == 0);
     std::vector<graph::TuningTask> tasks = graph::extract_tasks(g);
-    for (size_t i = 0; i < records.size(); ++i) {
-        const autotune::Record& r = records.all()[i];
-        CAPTURE(r.error);
-        CHECK(r.ok());
-        if (i % 4 == 0) CHECK(r.config == tasks[i / 4].space.defaults());
+    // Every task's default is measured first, then each task's other candidates.
+    CHECK(records.all()[0].config == tasks[0].space.defaults());
+    CHECK(records.all()[1].config == tasks[1].space.defaults());
+    for (const auto& t : tasks) {
+        std::vector<autotune::Record> rs = records_of(records, t.workload);
+        REQUIRE(rs.size() == 4);
+        for (const auto& r : rs) {
+            CAPTURE(r.error);
+            CHECK(r.ok());
+        }
     }
     // The best of each task is at least as fast as its default (the default is a candidate).
     for (const auto& t : tasks) {
@@ -119,7 +132,11 @@ TEST_CASE("tune measures seeded candidates, the default first, and build applies
     // The same seed draws the same candidates; the file holds every record.
     autotune::Records again = graph::tune(g, Target::host(), {.trials = 4, .seed = 7, .measure = {.repeats = 1}});
     REQUIRE(again.size() == records.size());
-    for (size_t i = 0; i < again.size(); ++i) CHECK(again.all()[i].config == records.all()[i].config);
+    for (const auto& t : tasks) {
+        std::vector<autotune::Record> x = records_of(again, t.workload), y = records_of(records, t.workload);
+        REQUIRE(x.size() == y.size());
+        for (size_t i = 0; i < x.size(); ++i) CHECK(x[i].config == y[i].config);
+    }
     CHECK(autotune::Records::load(path.string()).size() == 8);
     // Built with the records: every dense group tuned, the same numbers as untuned.
     graph::Module plain = graph::build(g), tuned = graph::build(g, Target::host(), {.records_file = path.string()});
@@ -143,17 +160,20 @@ TEST_CASE("the genetic tuner measures distinct points, the default first, the sa
     REQUIRE(a.size() == 20);
     REQUIRE(b.size() == 20);
     for (size_t t = 0; t < 2; ++t) {
+        std::vector<autotune::Record> ra = records_of(a, tasks[t].workload), rb = records_of(b, tasks[t].workload);
+        REQUIRE(ra.size() == 10);
+        REQUIRE(rb.size() == 10);
         std::set<uint64_t> seen;
-        for (size_t i = 0; i < 10; ++i) {
-            const autotune::Record& r = a.all()[t * 10 + i];
+        for (const auto& r : ra) {
             CHECK(r.ok());
             seen.insert(tasks[t].space.index_of(r.config));
-            if (i == 0) CHECK(r.config == tasks[t].space.defaults());
         }
         CHECK(seen.size() == 10);
+        CHECK(ra[0].config == tasks[t].space.defaults());
+        // The same seed gives the same default and first random point; the bred ones that
+        // follow depend on the measured costs.
+        for (size_t i = 0; i < 2; ++i) CHECK(ra[i].config == rb[i].config);
     }
-    // The same seed gives the same first candidates; later ones depend on the measured costs.
-    for (size_t i = 0; i < 3; ++i) CHECK(a.all()[i].config == b.all()[i].config);
 }
 
 TEST_CASE("the grid tuner walks the space in index order after the default") {
@@ -164,7 +184,33 @@ TEST_CASE("the grid tuner walks the space in index order after the default") {
     REQUIRE(r.size() == 6);
     const ConfigSpace& space = tasks[0].space;
     const uint64_t first = space.index_of(space.defaults()) == 0 ? 1 : 0;
-    CHECK(r.all()[1].config == space.at(first));
+    std::vector<autotune::Record> rs = records_of(r, tasks[0].workload);
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[1].config == space.at(first));
     CHECK_THROWS_WITH_AS(graph::tune(g, Target::host(), {.trials = 0}), doctest::Contains("trials must be at least 1"),
                          Error);
+}
+
+TEST_CASE("total_trials shares the trials by the tasks' share of the run time") {
+    // A large product and a tiny one: the large one takes nearly all of the run time.
+    graph::Graph g;
+    graph::Value x = g.input("x", {256, 256}), y = g.input("y", {4, 8});
+    auto w = g.constant("w", Buffer<float>::random({256, 256}, -0.1f, 0.1f, 1));
+    auto v = g.constant("v", Buffer<float>::random({8, 8}, -0.1f, 0.1f, 2));
+    g.output(g.dense(x, w), "big");
+    g.output(g.dense(y, v), "tiny");
+    std::vector<graph::TuningTask> tasks = graph::extract_tasks(g);
+    REQUIRE(tasks.size() == 2);
+    autotune::Records r =
+        graph::tune(g, Target::host(), {.total_trials = 12, .measure = {.warmup = 1, .repeats = 3}});
+    size_t big = 0, tiny = 0;
+    for (const auto& t : tasks) {
+        const size_t n = records_of(r, t.workload).size();
+        (t.workload.find("256") != std::string::npos ? big : tiny) = n;
+    }
+    CHECK(tiny >= 1);  // at least its default
+    CHECK(big > tiny);
+    CHECK(big + tiny <= 12 + 2);
+    CHECK_THROWS_WITH_AS(graph::tune(g, Target::host(), {.total_trials = -1}),
+                         doctest::Contains("total_trials must not be negative"), Error);
 }

@@ -137,6 +137,8 @@ tune with the --threads you will run with. A line per trial goes to stderr.
 options:
   -o, --output PATH    the records file to append to (default: MODEL with .jsonl)
   --trials N           candidates per task, the default included (default 32)
+  --total-trials N     instead: N candidates in all, shared by each task's share of the
+                       model's run time (its kernels x its default's time)
   --time-budget S      stop starting candidates after S seconds (default: no limit)
   --tuner random|grid|genetic
                        how candidates are drawn (default random; genetic breeds the

@@ -251,8 +251,8 @@ int cmd_info(const std::vector<std::string>& args) {
 
 int cmd_tune(const std::vector<std::string>& args) {
     CommandLine cl = parse("tune", args,
-                           joined(kModelValueOptions, {"--output", "--trials", "--time-budget", "--tuner", "--seed",
-                                                       "--repeat", "--timeout"}),
+                           joined(kModelValueOptions, {"--output", "--trials", "--total-trials", "--time-budget",
+                                                       "--tuner", "--seed", "--repeat", "--timeout"}),
                            kModelFlags);
     if (cl.help) {
         std::printf("%s%s", kTuneHelp, kModelOptionsHelp);
@@ -269,6 +269,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     if (out.empty()) out = std::filesystem::path(model).replace_extension(".jsonl").string();
     graph::TuneOptions t;
     t.trials = int_option(cl, "--trials", 32, 1, 1000000);
+    t.total_trials = int_option(cl, "--total-trials", 0, 1, 100000000);
     t.seed = uint64_t(parse_int(value_or(cl, "--seed", "1"), "--seed", 0, std::numeric_limits<int64_t>::max()));
     t.measure.repeats = int_option(cl, "--repeat", 5, 1, 100000);
     t.measure.timeout_s = double(parse_int(value_or(cl, "--timeout", "10"), "--timeout", 1, 86400));

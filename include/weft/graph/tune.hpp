@@ -5,7 +5,8 @@
 //   autotune::Records r = graph::tune(g, Target::host(), {.trials = 64, .records_file = "net.jsonl"});
 //   graph::Module m = graph::build(g, Target::host(), {.records_file = "net.jsonl"});
 //
-// The tuners: random (distinct points of the space, seeded), grid (the space in index order)
+// Every task's default is measured first (its cost weighs the task); then each task's other
+// candidates, the heaviest tasks first. The tuners: random (distinct points of the space, seeded), grid (the space in index order)
 // and genetic (AutoTVM's GA: a population bred from the fastest points measured, knob by
 // knob, with mutations); each task's first trial is the default config, so tuned is never
 // slower than the default as measured. The model-based tuner (XGBoost) is still to come
@@ -47,6 +48,9 @@ struct TuneProgress {
 struct TuneOptions {
     enum class Tuner { Random, Grid, Genetic };
     int trials = 32;               // per task, the default config included (at most the space's size)
+    int total_trials = 0;          // > 0: instead of `trials` each, this many in all, shared by the
+                                   // tasks' share of the run time (groups x default cost; each at
+                                   // least its default), the heaviest tasks tuned first
     double time_budget_s = 0;      // stop starting trials after this long (0: no limit); each task
                                    // measures at least its default
     Tuner tuner = Tuner::Random;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -76,6 +77,9 @@ class PointChooser {
 public:
     PointChooser(const ConfigSpace& space, const TuneOptions& options, uint64_t seed)
         : space_(space), options_(options), rng_(seed), limit_(std::min<uint64_t>(uint64_t(options.trials), space.size())) {}
+
+    // How many points in all the task may measure (at most the space).
+    void set_limit(uint64_t n) { limit_ = std::min<uint64_t>(n, space_.size()); }
 
     // The next point, or nothing when the task has measured its trials (or its whole space).
     std::optional<Config> next() {
@@ -178,58 +182,112 @@ std::string progress_line(const TuneProgress& p) {
     return text;
 }
 
+namespace tune_detail {
+
+// One task's state while it is tuned: its inputs, the default config's output, its chooser.
+struct TaskRun {
+    const TuningTask* task = nullptr;
+    const FusedGroup* group = nullptr;
+    std::vector<BufferRef> args;
+    BufferRef reference;
+    std::unique_ptr<PointChooser> chooser;
+    TuneProgress progress;
+    double weight = 0;  // its share of the run time: groups x the default's cost
+};
+
+// How many candidates each task gets (the default included): TuneOptions::trials each, or
+// with total_trials a share of them by weight (at least 1, the default), as TVM's task
+// scheduler gives the tasks that take the most time the most trials.
+inline std::vector<int> allot_trials(const std::vector<TaskRun>& runs, const TuneOptions& options) {
+    std::vector<int> out;
+    double total_weight = 0;
+    for (const auto& r : runs) total_weight += std::isfinite(r.weight) ? r.weight : 0;
+    for (const auto& r : runs) {
+        int n = options.trials;
+        if (options.total_trials > 0) {
+            const double share = total_weight > 0 && std::isfinite(r.weight) ? r.weight / total_weight : 0;
+            n = std::max(1, int(std::floor(share * options.total_trials)));
+        }
+        out.push_back(int(std::min<uint64_t>(uint64_t(n), r.task->space.size())));
+    }
+    return out;
+}
+
+}  // namespace tune_detail
+
 autotune::Records tune(const Graph& graph, const Target& target, const TuneOptions& options,
                        const BuildOptions& build_options) {
     WEFT_CHECK(options.trials >= 1, "graph::tune: TuneOptions::trials must be at least 1, got ", options.trials);
+    WEFT_CHECK(options.total_trials >= 0, "graph::tune: TuneOptions::total_trials must not be negative, got ",
+               options.total_trials);
     WEFT_CHECK(target.is_cpu(), "graph::tune: only CPU targets can be measured here, got ", target.str());
     const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     tune_detail::PreparedTasks p = tune_detail::prepare(graph, target, build_options);
     autotune::Records records;
     const std::string target_key = autotune::target_key(target);
-    for (size_t t = 0; t < p.tasks.size(); ++t) {
-        const TuningTask& task = p.tasks[t];
-        const FusedGroup& group = p.groups[p.task_group[t]];
-        // The reference output: the default config's, run here (it is what graph::build
-        // runs without records).
-        detail::CompiledGroup reference_kernel = detail::compile_group(p.g, group, target, Config{});
-        std::vector<BufferRef> args = tune_detail::kernel_inputs(p.g, reference_kernel.args, options.seed + t);
-        {
-            std::vector<KernelArgValue> values(args.begin(), args.end());
-            reference_kernel.kernel.call(std::span<const KernelArgValue>(values.data(), values.size()));
-        }
-        BufferRef reference = BufferRef::allocate(args.back().dtype(), args.back().shape());
-        reference.copy_from(args.back());
 
-        tune_detail::PointChooser chooser(task.space, options, options.seed * 1000003 + t);
-        TuneProgress progress{int(t), int(p.tasks.size()), task.workload, 0,
-                              int(std::min<uint64_t>(uint64_t(options.trials), task.space.size())),
-                              std::numeric_limits<double>::infinity(), 0, 0};
-        while (std::optional<Config> next = chooser.next()) {
-            const Config& config = *next;
-            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (options.time_budget_s > 0 && elapsed > options.time_budget_s && progress.trial > 0) break;
-            autotune::Record r;
-            r.target = target_key;
-            r.workload = task.workload;
-            r.config = config;
-            r.timestamp = int64_t(std::time(nullptr));
-            try {
-                detail::CompiledGroup c = detail::compile_group(p.g, group, target, config);
-                autotune::MeasureResult m =
-                    autotune::measure(c.kernel, args, args.size() - 1, &reference, options.measure);
-                r.costs_ms = std::move(m.costs_ms);
-                r.error = std::move(m.error);
-            } catch (const Error& e) {
-                r.error = std::string("build: ") + e.what();
-            }
-            chooser.observe(config, r.cost_ms());
-            if (progress.trial == 0) progress.default_ms = r.cost_ms();
-            if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
-            ++progress.trial;
-            if (!options.records_file.empty()) autotune::Records::append_to_file(options.records_file, r);
-            records.add(std::move(r));
-            progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (options.progress) options.progress(progress);
+    // Measures the task's next candidate; false when it has none left.
+    auto trial = [&](tune_detail::TaskRun& run) {
+        std::optional<Config> next = run.chooser->next();
+        if (!next) return false;
+        autotune::Record r;
+        r.target = target_key;
+        r.workload = run.task->workload;
+        r.config = *next;
+        r.timestamp = int64_t(std::time(nullptr));
+        try {
+            detail::CompiledGroup c = detail::compile_group(p.g, *run.group, target, *next);
+            autotune::MeasureResult m =
+                autotune::measure(c.kernel, run.args, run.args.size() - 1, &run.reference, options.measure);
+            r.costs_ms = std::move(m.costs_ms);
+            r.error = std::move(m.error);
+        } catch (const Error& e) {
+            r.error = std::string("build: ") + e.what();
+        }
+        run.chooser->observe(*next, r.cost_ms());
+        TuneProgress& progress = run.progress;
+        if (progress.trial == 0) progress.default_ms = r.cost_ms();
+        if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
+        ++progress.trial;
+        if (!options.records_file.empty()) autotune::Records::append_to_file(options.records_file, r);
+        records.add(std::move(r));
+        progress.elapsed_s = elapsed();
+        if (options.progress) options.progress(progress);
+        return true;
+    };
+
+    // Every task's default first: its reference output (what graph::build runs without
+    // records) and its cost, which weighs the task.
+    std::vector<tune_detail::TaskRun> runs(p.tasks.size());
+    for (size_t t = 0; t < p.tasks.size(); ++t) {
+        tune_detail::TaskRun& run = runs[t];
+        run.task = &p.tasks[t];
+        run.group = &p.groups[p.task_group[t]];
+        detail::CompiledGroup reference_kernel = detail::compile_group(p.g, *run.group, target, Config{});
+        run.args = tune_detail::kernel_inputs(p.g, reference_kernel.args, options.seed + t);
+        std::vector<KernelArgValue> values(run.args.begin(), run.args.end());
+        reference_kernel.kernel.call(std::span<const KernelArgValue>(values.data(), values.size()));
+        run.reference = BufferRef::allocate(run.args.back().dtype(), run.args.back().shape());
+        run.reference.copy_from(run.args.back());
+        run.chooser = std::make_unique<tune_detail::PointChooser>(run.task->space, options, options.seed * 1000003 + t);
+        run.progress = TuneProgress{int(t), int(p.tasks.size()), run.task->workload, 0, 1,
+                                    std::numeric_limits<double>::infinity(), 0, 0};
+        trial(run);
+        run.weight = double(run.task->groups) * run.progress.default_ms;
+    }
+    // Then the other candidates, the tasks that take the most time first.
+    const std::vector<int> allotted = tune_detail::allot_trials(runs, options);
+    std::vector<size_t> order(runs.size());
+    for (size_t t = 0; t < order.size(); ++t) order[t] = t;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].weight > runs[b].weight; });
+    for (size_t t : order) {
+        tune_detail::TaskRun& run = runs[t];
+        run.progress.trials = allotted[t];
+        run.chooser->set_limit(uint64_t(allotted[t]));
+        while (run.progress.trial < allotted[t]) {
+            if (options.time_budget_s > 0 && elapsed() > options.time_budget_s) return records;
+            if (!trial(run)) break;
         }
     }
     return records;
