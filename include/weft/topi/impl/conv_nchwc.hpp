@@ -308,7 +308,14 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 }
 }  // namespace conv_detail
 
-void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
+// The knobs (each asked on either loop order, so every point of a space sets them all):
+//   conv.tile            output pixels per register tile (1 to 16, or the row)
+//   conv.ic_outer        the input-channel-outer order (1) or the row order (0)
+//   conv.rows_per_task   output rows per parallel task of the input-channel-outer order
+//   conv.blocks_per_row  output-channel blocks per row of the row order
+// Their defaults are the hand choices below.
+void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
+                           const Config& config) {
     using namespace conv_detail;
     check_epilogue("schedule_conv2d_nchwc", op, out);
     std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
@@ -317,16 +324,23 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
     const int64_t lanes = target_lanes(target);
-    const int64_t tile = conv_row_tile(OW, oc_bn, target);
+    std::vector<int64_t> tiles;
+    for (int64_t t = 1; t <= std::min<int64_t>(OW, 16); ++t) tiles.push_back(t);
+    const int64_t tile = config.define("conv.tile", tiles, conv_row_tile(OW, oc_bn, target));
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
     // taps, not in their weights) and a chunk's accumulators fit in half of L1.
-    const int64_t rows_per_task = conv_rows_per_task(N * OB, OH, target.num_threads);
-    if (has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024)
+    const int64_t rows_per_task = config.define("conv.rows_per_task", knob_divisors(OH, OH),
+                                                conv_rows_per_task(N * OB, OH, target.num_threads));
+    const int64_t blocks_per_row =
+        config.define("conv.blocks_per_row", knob_divisors(OB, OB), oc_blocks_per_row(OB, weight_block_bytes));
+    const bool ic_outer = config.define_bool(
+        "conv.ic_outer", has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024);
+    if (ic_outer)
         schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn, lanes);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, oc_blocks_per_row(OB, weight_block_bytes), tile, ic_bn, lanes);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, ic_bn, lanes);
 }
 
 namespace conv_detail {

@@ -1,0 +1,83 @@
+// schedule_conv2d_nchwc as a template: its knobs (conv.tile, conv.ic_outer,
+// conv.rows_per_task, conv.blocks_per_row), and random points of its space computing what
+// the default schedule computes, on layers that take either loop order by default.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+struct Layer {
+    int64_t C, O, H, K, pad;
+};
+
+struct Blocked {
+    Tensor X, W, conv;
+    Schedule s;
+};
+
+Blocked blocked_conv(const Layer& l, const Target& target, const Config& config) {
+    const int64_t OW = l.H + 2 * l.pad - l.K + 1;
+    topi::Conv2dParams p{.padding = {l.pad, l.pad, l.pad, l.pad}};
+    topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(l.C, l.O, OW, p.padding, l.K, target);
+    Blocked out;
+    out.X = placeholder({1, (l.C + b.ic_bn - 1) / b.ic_bn, l.H, l.H, b.ic_bn}, f32, "X");
+    Tensor Wt = placeholder({l.O, l.C, l.K, l.K}, f32, "Wt");
+    out.W = placeholder(topi::pack_conv2d_weight_nchwc(Wt, b.weight_ic_bn, b.oc_bn).shape(), f32, "W");
+    out.conv = topi::conv2d_nchwc(out.X, out.W, p);
+    out.s = create_schedule(out.conv);
+    topi::schedule_conv2d_nchwc(out.s, out.conv, out.conv, target, config);
+    return out;
+}
+
+std::vector<int64_t> shape_of(const Tensor& t) {
+    std::vector<int64_t> out;
+    for (const Expr& e : t.shape()) {
+        int64_t v = 0;
+        ir::as_const_int(e, &v);
+        out.push_back(v);
+    }
+    return out;
+}
+
+Buffer<float> run(const Blocked& b, const Buffer<float>& x, const Buffer<float>& w) {
+    Kernel k = build(b.s, {b.X, b.W, b.conv});
+    Buffer<float> y(shape_of(b.conv));
+    k(x, w, y);
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("random points of conv2d_nchwc's space compute what the default computes") {
+    Target target = Target::host();
+    target.num_threads = 2;
+    std::mt19937_64 rng(11);
+    // 3x3 padded at 7x7 (taps left out: input-channel-outer by default) and 1x1 (rows).
+    for (Layer l : std::vector<Layer>{{64, 64, 7, 3, 1}, {64, 32, 9, 1, 0}}) {
+        CAPTURE(l.C);
+        CAPTURE(l.K);
+        ConfigSpace space;
+        Blocked def = blocked_conv(l, target, Config::recording(&space));
+        std::vector<std::string> names;
+        for (const Knob& k : space.knobs()) names.push_back(k.name);
+        CHECK(names == std::vector<std::string>{"conv.tile", "conv.rows_per_task", "conv.blocks_per_row", "conv.ic_outer"});
+        CHECK(space.find("conv.ic_outer")->default_value == (l.K == 3 ? 1 : 0));
+        auto x = Buffer<float>::random(shape_of(def.X), -1, 1, 1), w = Buffer<float>::random(shape_of(def.W), -1, 1, 2);
+        Buffer<float> want = run(blocked_conv(l, target, Config{}), x, w);
+        for (int trial = 0; trial < 5; ++trial) {
+            Config c = space.at(rng() % space.size());
+            CAPTURE(c.str());
+            Buffer<float> got = run(blocked_conv(l, target, c), x, w);
+            int bad = 0;
+            for (int64_t i = 0; i < got.size(); ++i)
+                bad += !(std::abs(got.data()[i] - want.data()[i]) <= 1e-4f * (1 + std::abs(want.data()[i])));
+            CHECK(bad == 0);
+        }
+    }
+}
