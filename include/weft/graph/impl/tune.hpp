@@ -271,7 +271,11 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         run.reference = BufferRef::allocate(run.args.back().dtype(), run.args.back().shape());
         run.reference.copy_from(run.args.back());
         run.chooser = std::make_unique<tune_detail::PointChooser>(run.task->space, options, options.seed * 1000003 + t);
-        run.progress = TuneProgress{int(t), int(p.tasks.size()), run.task->workload, 0, 1,
+        // Its planned trials (with total_trials, known once every default is measured).
+        const int planned = options.total_trials > 0
+                                ? 1
+                                : int(std::min<uint64_t>(uint64_t(options.trials), run.task->space.size()));
+        run.progress = TuneProgress{int(t), int(p.tasks.size()), run.task->workload, 0, planned,
                                     std::numeric_limits<double>::infinity(), 0, 0};
         trial(run);
         run.weight = double(run.task->groups) * run.progress.default_ms;
