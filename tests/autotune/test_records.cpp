@@ -183,3 +183,25 @@ TEST_CASE("WEFT_TUNING_RECORDS names a records file graph::build reads") {
     CHECK(tuned == 1);
     fs::remove(path);
 }
+
+TEST_CASE("an artifact keeps each kernel's workload and whether it was tuned") {
+    graph::Graph g = dense_graph();
+    graph::Module plain = graph::build(g);
+    std::string workload;
+    for (const auto& k : plain.kernels())
+        if (!k.workload.empty()) workload = k.workload;
+    REQUIRE(!workload.empty());
+    auto records = std::make_shared<autotune::Records>();
+    records->add(record(autotune::target_key(Target::host()), workload, Config{}.set("gemm.mr", 2), {0.01}));
+    graph::Module tuned = graph::build(g, Target::host(), {.records = records});
+    graph::Module loaded = graph::load_module_from_memory(graph::save_to_memory(tuned));
+    REQUIRE(loaded.kernels().size() == tuned.kernels().size());
+    for (size_t k = 0; k < tuned.kernels().size(); ++k) {
+        CHECK(loaded.kernels()[k].workload == tuned.kernels()[k].workload);
+        CHECK(loaded.kernels()[k].tunable == tuned.kernels()[k].tunable);
+        CHECK(loaded.kernels()[k].tuned == tuned.kernels()[k].tuned);
+    }
+    int tuned_kernels = 0;
+    for (const auto& k : loaded.kernels()) tuned_kernels += k.tuned;
+    CHECK(tuned_kernels == 1);
+}

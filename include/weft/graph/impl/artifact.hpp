@@ -269,6 +269,8 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.u8(uint8_t(group.pattern));
         w.str(s.infos[k].name);
         w.pod(s.infos[k].compile_ms);
+        w.str(s.infos[k].workload);
+        w.u8(uint8_t(s.infos[k].tunable) | uint8_t(s.infos[k].tuned) << 1);
         w.ints(s.arg_ids[k]);
         const ir::PrimFunc& f = kernel.signature();
         w.str(f.name);
@@ -504,6 +506,11 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         info.nodes = group.nodes;
         info.master = group.master;
         info.compile_ms = r.pod<double>("a kernel");
+        info.workload = r.str("a kernel's workload");
+        const uint8_t tuning = r.u8("a kernel");
+        if (tuning > 3) r.fail("a kernel's tuning flags are unknown");
+        info.tunable = tuning & 1;
+        info.tuned = (tuning & 2) != 0;
         std::vector<int> arg_ids = map_ids(r.ids("a kernel's arguments", 0, n_nodes));
         ir::PrimFunc f;
         f.name = r.str("a kernel's signature");
