@@ -94,6 +94,36 @@ inline int log2_of(int64_t v) {
     return k;
 }
 
+// Integer division and remainder trap (SIGFPE on x86) for a zero divisor, and signed ones
+// for MIN / -1: weft defines x / 0 and x % 0 as 0 (Halide's rule) and MIN / -1 as MIN (the
+// two's-complement wrap), so no input data can crash a kernel. The divisor is replaced by 1
+// where it would trap, and the result by 0 where it was 0. A constant divisor other than 0
+// and -1 needs no guard (divisor: nullptr).
+struct GuardedDivisor {
+    llvm::Value* divisor;
+    llvm::Value* was_zero;  // nullptr when the divisor cannot trap
+};
+
+inline GuardedDivisor guard_divisor(llvm::IRBuilder<>& ir, llvm::Value* a, llvm::Value* b, bool is_signed,
+                                    bool constant, int64_t c) {
+    if (constant && c != 0 && !(is_signed && c == -1)) return {b, nullptr};
+    llvm::Type* t = b->getType();
+    llvm::Value* zero = llvm::Constant::getNullValue(t);
+    llvm::Value* was_zero = ir.CreateICmpEQ(b, zero);
+    llvm::Value* traps = was_zero;
+    if (is_signed) {
+        const unsigned bits = t->getScalarSizeInBits();
+        llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits));
+        llvm::Value* minus_one = llvm::Constant::getAllOnesValue(t);
+        traps = ir.CreateOr(traps, ir.CreateAnd(ir.CreateICmpEQ(a, min), ir.CreateICmpEQ(b, minus_one)));
+    }
+    return {ir.CreateSelect(traps, llvm::ConstantInt::get(t, 1), b), was_zero};
+}
+
+inline llvm::Value* zero_where(llvm::IRBuilder<>& ir, const GuardedDivisor& g, llvm::Value* v) {
+    return g.was_zero ? ir.CreateSelect(g.was_zero, llvm::Constant::getNullValue(v->getType()), v) : v;
+}
+
 // Integer division rounding toward negative infinity (ir/expr.hpp).
 inline llvm::Value* CodeGenLLVM::emit_floor_div(const ir::Div* op) {
     llvm::Value *a = emit(op->a), *b = emit(op->b);
@@ -104,7 +134,9 @@ inline llvm::Value* CodeGenLLVM::emit_floor_div(const ir::Div* op) {
         auto* shift = llvm::ConstantInt::get(t, log2_of(c));
         return op->type.is_int() ? b_.CreateAShr(a, shift) : b_.CreateLShr(a, shift);
     }
-    if (!op->type.is_int()) return b_.CreateUDiv(a, b);
+    const GuardedDivisor g = guard_divisor(b_, a, b, op->type.is_int(), constant, c);
+    if (!op->type.is_int()) return zero_where(b_, g, b_.CreateUDiv(a, g.divisor));
+    b = g.divisor;
     llvm::Value* q = b_.CreateSDiv(a, b);
     llvm::Value* r = b_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(t);
@@ -114,7 +146,7 @@ inline llvm::Value* CodeGenLLVM::emit_floor_div(const ir::Div* op) {
                                                 : b_.CreateAnd(b_.CreateICmpNE(r, zero),
                                                                b_.CreateICmpNE(b_.CreateICmpSLT(r, zero),
                                                                                b_.CreateICmpSLT(b, zero)));
-    return b_.CreateSelect(round_down, b_.CreateSub(q, llvm::ConstantInt::get(t, 1)), q);
+    return zero_where(b_, g, b_.CreateSelect(round_down, b_.CreateSub(q, llvm::ConstantInt::get(t, 1)), q));
 }
 
 // The remainder of floor division: has the divisor's sign.
@@ -124,14 +156,16 @@ inline llvm::Value* CodeGenLLVM::emit_floor_mod(const ir::Mod* op) {
     int64_t c = 0;
     bool constant = constant_divisor(op->b, &c);
     if (constant && ir::is_power_of_two(c)) return b_.CreateAnd(a, llvm::ConstantInt::get(t, c - 1));
-    if (!op->type.is_int()) return b_.CreateURem(a, b);
+    const GuardedDivisor g = guard_divisor(b_, a, b, op->type.is_int(), constant, c);
+    if (!op->type.is_int()) return zero_where(b_, g, b_.CreateURem(a, g.divisor));
+    b = g.divisor;
     llvm::Value* r = b_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(t);
     llvm::Value* add_divisor = constant && c > 0 ? b_.CreateICmpSLT(r, zero)
                                                  : b_.CreateAnd(b_.CreateICmpNE(r, zero),
                                                                 b_.CreateICmpNE(b_.CreateICmpSLT(r, zero),
                                                                                 b_.CreateICmpSLT(b, zero)));
-    return b_.CreateSelect(add_divisor, b_.CreateAdd(r, b), r);
+    return zero_where(b_, g, b_.CreateSelect(add_divisor, b_.CreateAdd(r, b), r));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Min* op) {
@@ -246,8 +280,11 @@ inline llvm::Value* CodeGenLLVM::emit_pure_intrinsic(const ir::Call* op) {
     if (n == "truncdiv" || n == "truncmod") {  // C semantics
         llvm::Value *a = emit(op->args[0]), *b = emit(op->args[1]);
         bool is_signed = op->type.is_int();
-        if (n == "truncdiv") return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
-        return is_signed ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
+        int64_t c = 0;
+        const GuardedDivisor g = guard_divisor(b_, a, b, is_signed, constant_divisor(op->args[1], &c), c);
+        if (n == "truncdiv")
+            return zero_where(b_, g, is_signed ? b_.CreateSDiv(a, g.divisor) : b_.CreateUDiv(a, g.divisor));
+        return zero_where(b_, g, is_signed ? b_.CreateSRem(a, g.divisor) : b_.CreateURem(a, g.divisor));
     }
     WEFT_ICHECK(MathEmitter::handles(n), "the LLVM backend does not know the intrinsic ", n);
     std::vector<llvm::Value*> args;
