@@ -2,14 +2,12 @@
 // reduction, softmax and layer_norm operators and the VNNI kernels, planned for an explicit
 // Target, lower to the programs the host-reading schedules they replaced gave on an AVX-512
 // (VNNI) CPU with 2 threads: golden/templates_avx512_2t.txt, written in session 17 before
-// those schedules took a Target. WEFT_WRITE_GOLDEN=1 rewrites the file instead (only after a
-// change meant to alter a default schedule).
+// those schedules took a Target.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <fstream>
+#include "golden_programs.hpp"
+
 #include <map>
-#include <sstream>
 
 #include "weft/weft.hpp"
 
@@ -191,50 +189,8 @@ std::map<std::string, std::string> programs() {
     return out;
 }
 
-std::string serialize(const std::map<std::string, std::string>& ps) {
-    std::ostringstream text;
-    for (const auto& [name, program] : ps) text << "=== " << name << "\n" << program << "\n";
-    return text.str();
-}
-
-std::map<std::string, std::string> parse(const std::string& text) {
-    std::map<std::string, std::string> out;
-    std::istringstream in(text);
-    std::string line, name, body;
-    auto flush = [&] {
-        if (!name.empty()) out[name] = body.substr(0, body.empty() ? 0 : body.size() - 1);
-    };
-    while (std::getline(in, line)) {
-        if (line.rfind("=== ", 0) == 0) {
-            flush();
-            name = line.substr(4);
-            body.clear();
-        } else {
-            body += line + "\n";
-        }
-    }
-    flush();
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("conv, pooling, nn and VNNI default schedules lower to the golden programs (AVX-512, 2 threads)") {
-    std::map<std::string, std::string> got = programs();
-    if (const char* write = std::getenv("WEFT_WRITE_GOLDEN"); write && std::string(write) == "1") {
-        std::ofstream(kGolden) << serialize(got);
-        MESSAGE("wrote " << kGolden);
-        return;
-    }
-    std::ifstream file(kGolden);
-    REQUIRE_MESSAGE(file, "cannot read " << kGolden);
-    std::stringstream text;
-    text << file.rdbuf();
-    std::map<std::string, std::string> golden = parse(text.str());
-    REQUIRE(golden.size() == got.size());
-    for (const auto& [name, program] : got) {
-        CAPTURE(name);
-        REQUIRE(golden.count(name) == 1);
-        CHECK(golden[name] == program);
-    }
+    golden::check_programs(programs(), kGolden);
 }

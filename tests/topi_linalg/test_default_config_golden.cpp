@@ -5,16 +5,12 @@
 // extents) are compared with golden/gemm_avx512_2t.txt, written by the hand-written
 // schedules (session 17) for an AVX-512 CPU and 2 threads. The target is written here, not
 // read from the host, so the comparison is the same on every machine.
-//
-// WEFT_WRITE_GOLDEN=1 rewrites the file instead of comparing (only after a change that is
-// meant to alter the default schedules).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <fstream>
+#include "golden_programs.hpp"
+
 #include <functional>
 #include <map>
-#include <sstream>
 
 #include "weft/topi/linalg.hpp"
 #include "weft/topi/nn.hpp"
@@ -100,50 +96,8 @@ std::map<std::string, std::string> gemm_programs() {
     return out;
 }
 
-std::string serialize(const std::map<std::string, std::string>& programs) {
-    std::ostringstream text;
-    for (const auto& [name, program] : programs) text << "=== " << name << "\n" << program << "\n";
-    return text.str();
-}
-
-std::map<std::string, std::string> parse(const std::string& text) {
-    std::map<std::string, std::string> out;
-    std::istringstream in(text);
-    std::string line, name, body;
-    auto flush = [&] {
-        if (!name.empty()) out[name] = body.substr(0, body.empty() ? 0 : body.size() - 1);
-    };
-    while (std::getline(in, line)) {
-        if (line.rfind("=== ", 0) == 0) {
-            flush();
-            name = line.substr(4);
-            body.clear();
-        } else {
-            body += line + "\n";
-        }
-    }
-    flush();
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("linalg's default schedules lower to the golden programs (AVX-512, 2 threads)") {
-    std::map<std::string, std::string> programs = gemm_programs();
-    if (const char* write = std::getenv("WEFT_WRITE_GOLDEN"); write && std::string(write) == "1") {
-        std::ofstream(kGolden) << serialize(programs);
-        MESSAGE("wrote " << kGolden);
-        return;
-    }
-    std::ifstream file(kGolden);
-    REQUIRE_MESSAGE(file, "cannot read " << kGolden);
-    std::stringstream text;
-    text << file.rdbuf();
-    std::map<std::string, std::string> golden = parse(text.str());
-    REQUIRE(golden.size() == programs.size());
-    for (const auto& [name, program] : programs) {
-        CAPTURE(name);
-        REQUIRE(golden.count(name) == 1);
-        CHECK(golden[name] == program);
-    }
+    golden::check_programs(gemm_programs(), kGolden);
 }

@@ -2,11 +2,11 @@
 //
 // Why chunks are claimed rather than assigned: where other processes share the cores, the
 // OS can deschedule a worker for a whole time slice (milliseconds). When worker t had to
-// run chunk t, the calling thread waited out that slice for a chunk nobody was running:
-// a 51-kernel CNN took 136 ms per run instead of 1.0 ms on 2 threads beside two busy
-// processes. Here every thread, the caller included, takes chunks from a shared ticket
-// until none is left, so a late worker's chunks are run by whoever is there, and the
-// caller waits only for chunks another thread has already started.
+// run chunk t, the calling thread waited out that slice for a chunk nobody was running, once
+// per parallel loop (docs/performance.md, "Threads on busy cores", has the figures). Here
+// every thread, the caller included, takes chunks from a shared ticket until none is left,
+// so a late worker's chunks are run by whoever is there, and the caller waits only for
+// chunks another thread has already started.
 //
 // The protocol. One job at a time: a submitter holds mutex_ from publication to return.
 //   ticket_ (64 bits) = the job's generation (high 32 bits) | its unclaimed chunks (low 32).
