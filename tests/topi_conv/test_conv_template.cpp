@@ -1,6 +1,6 @@
-// schedule_conv2d_nchwc as a template: its knobs (conv.tile, conv.ic_outer,
-// conv.rows_per_task, conv.blocks_per_row), and random points of its space computing what
-// the default schedule computes, on layers that take either loop order by default.
+// schedule_conv2d_nchwc and schedule_depthwise_conv2d_nchwc as templates: their knobs, and
+// random points of their spaces computing what the default schedule computes (conv2d: on
+// layers that take either loop order by default; depthwise: rows that no chunk divides).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -45,12 +45,32 @@ std::vector<int64_t> shape_of(const Tensor& t) {
     return out;
 }
 
+Blocked blocked_depthwise(int64_t C, int64_t H, const Target& target, const Config& config) {
+    const int64_t bn = topi::depthwise_conv2d_nchwc_block(C, target);
+    Blocked out;
+    out.X = placeholder({1, C / bn, H, H, bn}, f32, "X");
+    out.W = placeholder({C / bn, 1, 3, 3, 1, bn}, f32, "W");
+    out.conv = topi::depthwise_conv2d_nchwc(out.X, out.W, {.padding = {1, 1, 1, 1}});
+    out.s = create_schedule(out.conv);
+    topi::schedule_depthwise_conv2d_nchwc(out.s, out.conv, out.conv, target, config);
+    return out;
+}
+
 Buffer<float> run(const Blocked& b, const Buffer<float>& x, const Buffer<float>& w) {
     Kernel k = build(b.s, {b.X, b.W, b.conv});
     Buffer<float> y(shape_of(b.conv));
     k(x, w, y);
     return y;
 }
+
+// Any point's answer agrees with the default's to rounding (both sum the taps in one order).
+void check_same(const Buffer<float>& got, const Buffer<float>& want) {
+    int bad = 0;
+    for (int64_t i = 0; i < got.size(); ++i)
+        bad += !(std::abs(got.data()[i] - want.data()[i]) <= 1e-4f * (1 + std::abs(want.data()[i])));
+    CHECK(bad == 0);
+}
+
 
 }  // namespace
 
@@ -66,18 +86,37 @@ TEST_CASE("random points of conv2d_nchwc's space compute what the default comput
         Blocked def = blocked_conv(l, target, Config::recording(&space));
         std::vector<std::string> names;
         for (const Knob& k : space.knobs()) names.push_back(k.name);
-        CHECK(names == std::vector<std::string>{"conv.tile", "conv.rows_per_task", "conv.blocks_per_row", "conv.ic_outer"});
+        CHECK(names == std::vector<std::string>{"conv.tile", "conv.rows_per_task", "conv.blocks_per_row", "conv.ic_outer",
+                                                "conv.ic_unroll", "conv.unroll_kw"});
         CHECK(space.find("conv.ic_outer")->default_value == (l.K == 3 ? 1 : 0));
         auto x = Buffer<float>::random(shape_of(def.X), -1, 1, 1), w = Buffer<float>::random(shape_of(def.W), -1, 1, 2);
         Buffer<float> want = run(blocked_conv(l, target, Config{}), x, w);
         for (int trial = 0; trial < 5; ++trial) {
             Config c = space.at(rng() % space.size());
             CAPTURE(c.str());
-            Buffer<float> got = run(blocked_conv(l, target, c), x, w);
-            int bad = 0;
-            for (int64_t i = 0; i < got.size(); ++i)
-                bad += !(std::abs(got.data()[i] - want.data()[i]) <= 1e-4f * (1 + std::abs(want.data()[i])));
-            CHECK(bad == 0);
+            check_same(run(blocked_conv(l, target, c), x, w), want);
+        }
+    }
+}
+
+TEST_CASE("random points of depthwise_conv2d_nchwc's space compute what the default computes") {
+    Target target = Target::host();
+    target.num_threads = 2;
+    std::mt19937_64 rng(5);
+    for (int64_t H : {19, 14}) {
+        CAPTURE(H);
+        ConfigSpace space;
+        Blocked def = blocked_depthwise(64, H, target, Config::recording(&space));
+        std::vector<std::string> names;
+        for (const Knob& k : space.knobs()) names.push_back(k.name);
+        CHECK(names == std::vector<std::string>{"dwconv.tile_c", "dwconv.rows", "dwconv.tile", "dwconv.unroll_kh"});
+        CHECK(space.size() >= 16 * 16 * 2);
+        auto x = Buffer<float>::random(shape_of(def.X), -1, 1, 1), w = Buffer<float>::random(shape_of(def.W), -1, 1, 2);
+        Buffer<float> want = run(blocked_depthwise(64, H, target, Config{}), x, w);
+        for (int trial = 0; trial < 6; ++trial) {
+            Config c = space.at(rng() % space.size());
+            CAPTURE(c.str());
+            check_same(run(blocked_depthwise(64, H, target, c), x, w), want);
         }
     }
 }

@@ -244,23 +244,41 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad, int64_t lanes) {
 // time in two passes over the taps. In one process, 1 thread, against oneDNN with the input
 // padded beforehand: 2 x 32 channels x 14 pixels 0.86-0.92, one loop over (kw, channel)
 // with 64 channels x 6 pixels 1.05 (x 7 pixels 0.99, unrolled by 3 channels 0.68).
+struct RegisterTile {
+    int64_t ic_bn = 1;      // input channels per block
+    int64_t lanes = 1;      // the target's vector lanes
+    int64_t ic_unroll = 1;  // the block's channels unrolled this many at a time (1: a loop)
+    bool unroll_kw = false; // the taps of a row unrolled too
+};
+
+// conv.ic_unroll and conv.unroll_kw for a block of ic_bn channels (none for a block narrower
+// than a vector, reduced over (kw, channel) in one loop). The default unrolls a vector's
+// worth of channels.
+RegisterTile register_tile_knobs(const Config& config, int64_t ic_bn, int64_t lanes) {
+    RegisterTile t{ic_bn, lanes};
+    if (ic_bn < lanes) return t;
+    t.ic_unroll = config.define("conv.ic_unroll", knob_divisors(ic_bn, ic_bn), ic_bn % lanes == 0 ? lanes : 1);
+    t.unroll_kw = config.define_bool("conv.unroll_kw", false);
+    return t;
+}
+
 void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
-                            int64_t ic_bn, int64_t lanes) {
+                            const RegisterTile& t) {
     IterVar kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ici = acc.reduce_axis(3), channels = acc.axis(4);
-    const int64_t step = lanes;
-    if (ic_bn < step) {
+    if (t.ic_bn < t.lanes) {
         IterVar taps = s[acc].fuse(kw, ici);
         for (IterVar iv : {kh, taps, pixels, channels}) outer.push_back(iv);
         s[acc].reorder(outer);
     } else {
         for (IterVar iv : {kh, kw, ici, pixels, channels}) outer.push_back(iv);
         s[acc].reorder(outer);
-        if (ic_bn == step) {
+        if (t.ic_unroll == t.ic_bn) {
             s[acc].unroll(ici);
-        } else if (ic_bn % step == 0) {
-            auto [rest, unrolled] = s[acc].split(ici, step);
+        } else if (t.ic_unroll > 1) {
+            auto [rest, unrolled] = s[acc].split(ici, t.ic_unroll);
             s[acc].unroll(unrolled);
         }
+        if (t.unroll_kw) s[acc].unroll(kw);
     }
     s[acc].unroll(pixels);
     s[acc].vectorize(channels);
@@ -271,7 +289,7 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                int64_t blocks_per_row, int64_t tile, int64_t ic_bn, int64_t lanes) {
+                                int64_t blocks_per_row, int64_t tile, const RegisterTile& register_tile) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
@@ -280,8 +298,8 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
     s[out].parallel(rows);
 
     s[acc].compute_at(s[out], xo);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), ic_bn, lanes);
-    schedule_padded_copy(s, pad, lanes);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), register_tile);
+    schedule_padded_copy(s, pad, register_tile.lanes);
 }
 
 // The input-channel-outer schedule, for small outputs (a few KiB per block: the 7x7 and
@@ -293,7 +311,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // wait on memory). With the weights in blocks of up to 512 input channels
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                    int64_t rows_per_task, int64_t tile, int64_t ic_bn, int64_t lanes) {
+                                    int64_t rows_per_task, int64_t tile, const RegisterTile& register_tile) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
@@ -303,8 +321,8 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 
     s[acc].compute_at(s[out], tasks);
     auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, ic_bn, lanes);
-    schedule_padded_copy(s, pad, lanes);
+    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, register_tile);
+    schedule_padded_copy(s, pad, register_tile.lanes);
 }
 }  // namespace conv_detail
 
@@ -313,6 +331,8 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 //   conv.ic_outer        the input-channel-outer order (1) or the row order (0)
 //   conv.rows_per_task   output rows per parallel task of the input-channel-outer order
 //   conv.blocks_per_row  output-channel blocks per row of the row order
+//   conv.ic_unroll       input channels of a block unrolled at a time (1: a loop)
+//   conv.unroll_kw       the taps of a row unrolled too
 // Their defaults are the hand choices below.
 void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
                            const Config& config) {
@@ -324,9 +344,7 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
     const int64_t lanes = target_lanes(target);
-    std::vector<int64_t> tiles;
-    for (int64_t t = 1; t <= std::min<int64_t>(OW, 16); ++t) tiles.push_back(t);
-    const int64_t tile = config.define("conv.tile", tiles, conv_row_tile(OW, oc_bn, target));
+    const int64_t tile = config.define("conv.tile", up_to(OW, 16), conv_row_tile(OW, oc_bn, target));
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
@@ -337,10 +355,11 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
         config.define("conv.blocks_per_row", knob_divisors(OB, OB), oc_blocks_per_row(OB, weight_block_bytes));
     const bool ic_outer = config.define_bool(
         "conv.ic_outer", has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024);
+    const RegisterTile register_tile = register_tile_knobs(config, ic_bn, lanes);
     if (ic_outer)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, ic_bn, lanes);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, register_tile);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, ic_bn, lanes);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, register_tile);
 }
 
 namespace conv_detail {
@@ -363,8 +382,14 @@ int64_t depthwise_row_tile(int64_t out_width, int64_t bn, const Target& target) 
 // first, interior and last, so the interior tiles load without a test and the first and last
 // skip their outside taps at compile time. (Session 7's inlined, guarded padding split the
 // rows too: 15 copies of the tile, 450 ms of JIT for a 112x112 layer against 90 now.)
+//
+// The knobs (defaults: the hand choices below):
+//   dwconv.rows     output rows per parallel task (1 to 16, or the rows)
+//   dwconv.tile     output pixels per register tile (1 to 16, or the row)
+//   dwconv.tile_c   channels per tile: one or two vectors, or the whole block
+//   dwconv.unroll_kh  the rows of taps unrolled too (1), or a loop (0)
 void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
-                                     const Config&) {
+                                     const Config& config) {
     using namespace conv_detail;
     check_epilogue("schedule_depthwise_conv2d_nchwc", op, out);
     int64_t OH = 0, OW = 0, bn = 0;
@@ -374,7 +399,11 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     Tensor acc = tile_accumulator(s, op, out);
     // A block of more than two vectors (the one its producer, a wide conv, chose) is done two
     // vectors at a time: each more vector per pixel would halve the tile's pixels.
-    const int64_t tile_c = two_vector_part(bn, target_lanes(target));
+    const int64_t lanes = target_lanes(target);
+    std::vector<int64_t> channel_steps;
+    for (int64_t c : {lanes, 2 * lanes, bn})
+        if (c <= bn && bn % c == 0) channel_steps.push_back(c);
+    const int64_t tile_c = config.define("dwconv.tile_c", channel_steps, two_vector_part(bn, lanes));
 
     // Where no chunk of 4-8 rows divides the rows, the chunks are as even as they go (19
     // rows: 7, not 8) and the last one is shifted up to overlap the one before
@@ -383,13 +412,16 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     // loop partitioning cannot cut on, every tile's size was symbolic, and a 32-channel
     // layer of 38x38, 19x19 or 13x13 ran at 0.14-0.17 of the rate of 40x40, 20x20 and 14x14
     // (one process, one thread).
-    int64_t rows = tile_extent(OH, 8);
-    if (OH % rows) {
+    int64_t default_rows = tile_extent(OH, 8);
+    if (OH % default_rows) {
         const int64_t chunks = (OH + 7) / 8;
-        rows = (OH + chunks - 1) / chunks;
+        default_rows = (OH + chunks - 1) / chunks;
     }
+    const int64_t rows = config.define("dwconv.rows", up_to(OH, 16), default_rows);
+    const int64_t tile = config.define("dwconv.tile", up_to(OW, 16), depthwise_row_tile(OW, tile_c, target));
+    const bool unroll_kh = config.define_bool("dwconv.unroll_kh", false);
     auto [yo, yi] = s[out].split(out.axis(2), rows, OH % rows ? TailStrategy::ShiftInwards : TailStrategy::Guard);
-    auto [xo, xi] = s[out].split(out.axis(3), depthwise_row_tile(OW, tile_c, target));
+    auto [xo, xi] = s[out].split(out.axis(3), tile);
     auto [co, ci] = s[out].split(out.axis(4), tile_c);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, co, xi, ci});
     s[out].vectorize(ci);
@@ -399,6 +431,7 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     s[acc].compute_at(s[out], co);
     IterVar kh = acc.reduce_axis(0), kw = acc.reduce_axis(1);
     s[acc].reorder({kh, kw, acc.axis(3), acc.axis(4)});
+    if (unroll_kh) s[acc].unroll(kh);
     s[acc].unroll(kw);
     s[acc].unroll(acc.axis(3));
     s[acc].vectorize(acc.axis(4));

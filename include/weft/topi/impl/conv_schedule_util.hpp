@@ -23,6 +23,13 @@ inline int64_t two_vector_part(int64_t block, int64_t lanes) {
     return block > two && block % two == 0 ? two : block;
 }
 
+// 1, 2, ..., min(n, cap): the candidates of a tile knob.
+inline std::vector<int64_t> up_to(int64_t n, int64_t cap) {
+    std::vector<int64_t> v;
+    for (int64_t t = 1; t <= std::min(n, cap); ++t) v.push_back(t);
+    return v;
+}
+
 // The largest divisor of n that is at most cap (1 if none larger).
 inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
     for (int64_t d = std::min(n, cap); d > 1; --d)
