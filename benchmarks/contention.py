@@ -231,17 +231,6 @@ def results_section(args, state, figures, loads):
     return "\n".join(lines) + "\n"
 
 
-def commit():
-    def git(*a):
-        return subprocess.run(["git", "-C", ROOT, *a], capture_output=True, text=True).stdout.strip()
-    return git("rev-parse", "--short", "HEAD") + (" (with local changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
-
-
-def cpu_name():
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
-    return next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Model name")), "?")
-
-
 def fmt(v):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
@@ -263,8 +252,8 @@ def main():
     args = ap.parse_args()
     loads = [int(v) for v in args.loads.split(",")]
 
-    state = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu_name(), "cpus": os.cpu_count(),
-             "load_before": os.getloadavg(), "commit": commit(),
+    state = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": results_sections.cpu_name(), "cpus": os.cpu_count(),
+             "load_before": os.getloadavg(), "commit": results_sections.commit(),
              "command": "benchmarks/run_contention.sh " + " ".join(sys.argv[1:]),
              "os": f"{platform.system()} {platform.release()}", "onnxruntime": ort.__version__,
              "model": f"{args.model} 1x3x{args.image}x{args.image}", "trials": args.trials, "runs": args.runs,

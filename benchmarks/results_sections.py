@@ -1,12 +1,29 @@
 """The "## " sections of benchmarks/RESULTS.md that other scripts than report.py write:
 report_cuda.py the GPU section, contention.py the threads-on-busy-cores section,
-tune_gemm_report.py the tuning section. report.py rewrites the CPU tables and keeps these as
-they are."""
+tune_report.py the tuning sections. report.py rewrites the CPU tables and keeps these as
+they are. Also what every section states of its run: the CPU and the commit."""
+import os, subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 GPU = "## GPU"
 CONTENTION = "## Threads on busy cores"
 TUNING = "## Tuning GEMMs"
-KEPT = (CONTENTION, TUNING, GPU)  # in the order report.py appends them
+TUNER = "## Tuning: the model-based tuner against random search"
+KEPT = (CONTENTION, TUNING, TUNER, GPU)  # in the order report.py appends them
+
+
+def cpu_name():
+    """lscpu's model name."""
+    out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
+    return next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Model name")), "?")
+
+
+def commit():
+    """The short commit measured, marked when the tracked files differ from it."""
+    def git(*a):
+        return subprocess.run(["git", "-C", ROOT, *a], capture_output=True, text=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + (" (with local changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def find_section(text, heading):

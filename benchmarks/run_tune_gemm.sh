@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 WEFT_TARGETS=weft_tune_gemm WEFT_CMAKE_ARGS="${WEFT_CMAKE_ARGS:-} -DWEFT_BUILD_BENCHMARKS=ON" scripts/setup.sh
 if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; fi
-"${WEFT_BUILD_DIR:-build}/benchmarks/weft_tune_gemm" "$@" | python3 benchmarks/tune_gemm_report.py "$@"
+"${WEFT_BUILD_DIR:-build}/benchmarks/weft_tune_gemm" "$@" | python3 benchmarks/tune_report.py gemm "$@"

@@ -5,7 +5,7 @@
 // record applied by graph::build), OpenBLAS and oneDNN timed in alternating rounds (each
 // round the median of a few runs of each; the figure is the median over rounds).
 //
-//   weft_tune_gemm [--trials N] [--rounds R] [--seed S] [--tuner random|grid|genetic]
+//   weft_tune_gemm [--trials N] [--rounds R] [--seed S] [--tuner random|grid|genetic|model]
 //   (prints a markdown table)
 //
 // Set OPENBLAS_CORETYPE=SkylakeX on AVX-512 CPUs (Debian's OpenBLAS 0.3.21 takes some for
@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--tuner"))
             tuner = !std::strcmp(argv[i + 1], "genetic") ? graph::TuneOptions::Tuner::Genetic
                     : !std::strcmp(argv[i + 1], "grid")  ? graph::TuneOptions::Tuner::Grid
+                    : !std::strcmp(argv[i + 1], "model") ? graph::TuneOptions::Tuner::Model
                                                          : graph::TuneOptions::Tuner::Random;
         if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);

@@ -128,7 +128,7 @@ inline const char* kTuneHelp = R"(usage: weftc tune MODEL.onnx -o RECORDS.jsonl 
 
 Searches the schedule space of each of the model's tuning tasks (one per distinct workload
 of a fused kernel whose schedule has choices) on this machine: the default schedule first,
-then random (or grid) points, each checked against the default's output in a child process
+then points drawn by the tuner, each checked against the default's output in a child process
 (a crash, hang or wrong result is that candidate's error) and timed here. Every measurement
 is appended to RECORDS.jsonl as it comes; 'weftc compile|run|bench --records RECORDS.jsonl'
 then builds each kernel with its best config. Records are for this CPU and thread count:
@@ -140,10 +140,11 @@ options:
   --total-trials N     instead: N candidates in all, shared by each task's share of the
                        model's run time (its kernels x its default's time)
   --time-budget S      stop starting candidates after S seconds (default: no limit)
-  --tuner random|grid|genetic
+  --tuner random|grid|genetic|model
                        how candidates are drawn (default random; genetic breeds the
-                       fastest measured so far)
-  --seed N             the random tuner's seed (default 1)
+                       fastest measured so far; model ranks them with an XGBoost model
+                       fit on those measured, which needs libxgboost0)
+  --seed N             the tuner's seed (default 1)
   --repeat N           timed runs per candidate (default 5)
   --timeout S          a candidate's checking run may take this long (default 10)
   --threads N          the threads kernels run on (default: all cores)

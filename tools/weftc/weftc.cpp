@@ -277,7 +277,8 @@ int cmd_tune(const std::vector<std::string>& args) {
     const std::string tuner = value_or(cl, "--tuner", "random");
     if (tuner == "grid") t.tuner = graph::TuneOptions::Tuner::Grid;
     else if (tuner == "genetic") t.tuner = graph::TuneOptions::Tuner::Genetic;
-    else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random, grid or genetic)");
+    else if (tuner == "model") t.tuner = graph::TuneOptions::Tuner::Model;
+    else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random, grid, genetic or model)");
     t.records_file = out;
     const bool quiet = o.quiet, tty = isatty(2);
     t.progress = [quiet, tty](const graph::TuneProgress& p) {

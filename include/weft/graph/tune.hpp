@@ -6,17 +6,20 @@
 //   graph::Module m = graph::build(g, Target::host(), {.records_file = "net.jsonl"});
 //
 // Every task's default is measured first (its cost weighs the task); then each task's other
-// candidates, the heaviest tasks first. The tuners: random (distinct points of the space, seeded), grid (the space in index order)
-// and genetic (AutoTVM's GA: a population bred from the fastest points measured, knob by
-// knob, with mutations); each task's first trial is the default config, so tuned is never
-// slower than the default as measured. The model-based tuner (XGBoost) is still to come
-// (docs/tuning.md).
+// candidates, the heaviest tasks first. The tuners: random (distinct points of the space,
+// seeded), grid (the space in index order), genetic (AutoTVM's GA: a population bred from the
+// fastest points measured, knob by knob, with mutations) and model (AutoTVM's XGBTuner,
+// autotune/model_search.hpp: an XGBoost ranking model over features of each candidate's
+// lowered program, refit as results arrive, searched by simulated annealing; a task learns
+// from the tasks of the same template tuned before it). Each task's first trial is the
+// default config, so tuned is never slower than the default as measured.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "weft/autotune/measure.hpp"
+#include "weft/autotune/model_search.hpp"
 #include "weft/autotune/records.hpp"
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"
@@ -46,7 +49,7 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-    enum class Tuner { Random, Grid, Genetic };
+    enum class Tuner { Random, Grid, Genetic, Model };
     int trials = 32;               // per task, the default config included (at most the space's size)
     int total_trials = 0;          // > 0: instead of `trials` each, this many in all, shared by the
                                    // tasks' share of the run time (groups x default cost; each at
@@ -54,7 +57,8 @@ struct TuneOptions {
     double time_budget_s = 0;      // stop starting trials after this long (0: no limit); each task
                                    // measures at least its default
     Tuner tuner = Tuner::Random;
-    uint64_t seed = 1;             // the same seed gives the same candidates
+    uint64_t seed = 1;             // the same seed (and measurements) give the same candidates
+    autotune::ModelSearch::Options model;  // Tuner::Model's settings (its seed: from `seed`)
     autotune::MeasureOptions measure;
     std::string records_file;      // each record is appended here as it is measured ("": none)
     std::function<void(const TuneProgress&)> progress;  // after each trial

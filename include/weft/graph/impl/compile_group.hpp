@@ -75,14 +75,20 @@ inline void check_scratch_buffers(const Graph& g, const FusedGroup& group, const
     });
 }
 
-// The group's schedule lowered (for the scratch buffers' check) and compiled.
-inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
-                              const std::vector<Argument>& args, const Target& target) {
+// The group's schedule lowered, its scratch buffers checked.
+inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const Schedule& s,
+                                const std::vector<Argument>& args, const Target& target) {
     LowerOptions options;
     options.target = target;
     ir::PrimFunc f = lower(s, args, options);
     check_scratch_buffers(g, group, f);
-    return build(f, target);
+    return f;
+}
+
+// The group's schedule lowered and compiled.
+inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
+                              const std::vector<Argument>& args, const Target& target) {
+    return build(lower_group(g, group, s, args, target), target);
 }
 
 // The workload key of a group's tuning task: its master's operator, input types and

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "weft/autotune/features.hpp"
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/graph/tune.hpp"
@@ -75,8 +76,18 @@ inline std::vector<BufferRef> kernel_inputs(const Graph& g, const std::vector<in
 // (infinity when it failed) before the next is asked.
 class PointChooser {
 public:
-    PointChooser(const ConfigSpace& space, const TuneOptions& options, uint64_t seed)
-        : space_(space), options_(options), rng_(seed), limit_(std::min<uint64_t>(uint64_t(options.trials), space.size())) {}
+    // `featurize`: the features of a point, for the model tuner (autotune/features.hpp).
+    PointChooser(const ConfigSpace& space, const TuneOptions& options, uint64_t seed,
+                 autotune::ModelSearch::Featurize featurize = {})
+        : space_(space), options_(options), rng_(seed), seed_(seed),
+          limit_(std::min<uint64_t>(uint64_t(options.trials), space.size())), featurize_(std::move(featurize)) {}
+
+    // The model tuner learns from these measurements of other tasks of the same template.
+    void set_history(const autotune::SearchHistory* history) { history_ = history; }
+    // This task's measurements, for the next task of its template (the model tuner only).
+    void append_history(autotune::SearchHistory& history, int group) {
+        if (model_) model_->append_history(history, group);
+    }
 
     // How many points in all the task may measure (at most the space).
     void set_limit(uint64_t n) { limit_ = std::min<uint64_t>(n, space_.size()); }
@@ -90,12 +101,17 @@ public:
                 while (taken_.count(grid_)) ++grid_;
                 return take(grid_);
             case TuneOptions::Tuner::Genetic: return take(bred());
+            case TuneOptions::Tuner::Model: return take(from_model());
             case TuneOptions::Tuner::Random: break;
         }
         return take(random_untaken());
     }
 
-    void observe(const Config& config, double cost_ms) { measured_.push_back({space_.index_of(config), cost_ms}); }
+    void observe(const Config& config, double cost_ms) {
+        const uint64_t index = space_.index_of(config);
+        measured_.push_back({index, cost_ms});
+        if (model_) model_->observe(index, cost_ms);
+    }
 
 private:
     Config take(uint64_t index) {
@@ -155,11 +171,29 @@ private:
         return random_untaken();
     }
 
+    // The model search's next point, made at the first call: what was measured before (the
+    // default) and the history of its template are known by then.
+    uint64_t from_model() {
+        if (!model_) {
+            autotune::ModelSearch::Options o = options_.model;
+            o.seed = seed_;
+            model_ = std::make_unique<autotune::ModelSearch>(space_, featurize_, o, nullptr,
+                                                             history_ ? *history_ : autotune::SearchHistory{});
+            for (const auto& [index, cost] : measured_) model_->observe(index, cost);
+        }
+        std::optional<uint64_t> i = model_->next();
+        return i ? *i : random_untaken();
+    }
+
     static constexpr size_t kElite = 8;  // the parents are drawn from this many of the fastest
     const ConfigSpace& space_;
     const TuneOptions& options_;
     std::mt19937_64 rng_;
+    uint64_t seed_;
     uint64_t limit_;
+    autotune::ModelSearch::Featurize featurize_;
+    const autotune::SearchHistory* history_ = nullptr;
+    std::unique_ptr<autotune::ModelSearch> model_;
     uint64_t grid_ = 0;
     std::set<uint64_t> taken_;
     std::vector<std::pair<uint64_t, double>> measured_;  // (index, cost)
@@ -194,6 +228,33 @@ struct TaskRun {
     TuneProgress progress;
     double weight = 0;  // its share of the run time: groups x the default's cost
 };
+
+// The features of a task's points: its knobs, then its lowered program (no machine code is
+// made); empty for a point that does not schedule or lower.
+inline autotune::ModelSearch::Featurize featurizer(const PreparedTasks& p, size_t task, const Target& target) {
+    return [&p, task, target](uint64_t index) -> std::vector<float> {
+        const ConfigSpace& space = p.tasks[task].space;
+        const FusedGroup& group = p.groups[p.task_group[task]];
+        try {
+            const Config config = space.at(index);
+            std::vector<float> f = autotune::knob_features(space, config);
+            detail::ScheduledGroup sg = detail::schedule_group(p.g, group, target, config);
+            const std::vector<float> program =
+                autotune::program_features(detail::lower_group(p.g, group, sg.schedule, sg.args, target));
+            f.insert(f.end(), program.begin(), program.end());
+            return f;
+        } catch (const Error&) {
+            return {};
+        }
+    };
+}
+
+// Tasks of one template (the same knobs) share what the model tuner learned.
+inline std::string template_key(const ConfigSpace& space) {
+    std::string key;
+    for (const Knob& k : space.knobs()) key += k.name + ";";
+    return key;
+}
 
 // How many candidates each task gets (the default included): TuneOptions::trials each, or
 // with total_trials a share of them by weight (at least 1, the default), as TVM's task
@@ -270,7 +331,8 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         reference_kernel.kernel.call(std::span<const KernelArgValue>(values.data(), values.size()));
         run.reference = BufferRef::allocate(run.args.back().dtype(), run.args.back().shape());
         run.reference.copy_from(run.args.back());
-        run.chooser = std::make_unique<tune_detail::PointChooser>(run.task->space, options, options.seed * 1000003 + t);
+        run.chooser = std::make_unique<tune_detail::PointChooser>(run.task->space, options, options.seed * 1000003 + t,
+                                                                  tune_detail::featurizer(p, t, target));
         // Its planned trials (with total_trials, known once every default is measured).
         const int planned = options.total_trials > 0
                                 ? 1
@@ -285,14 +347,18 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     std::vector<size_t> order(runs.size());
     for (size_t t = 0; t < order.size(); ++t) order[t] = t;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].weight > runs[b].weight; });
+    std::map<std::string, autotune::SearchHistory> histories;  // per template (its knobs' names)
     for (size_t t : order) {
         tune_detail::TaskRun& run = runs[t];
         run.progress.trials = allotted[t];
         run.chooser->set_limit(uint64_t(allotted[t]));
+        autotune::SearchHistory& history = histories[tune_detail::template_key(run.task->space)];
+        run.chooser->set_history(&history);
         while (run.progress.trial < allotted[t]) {
             if (options.time_budget_s > 0 && elapsed() > options.time_budget_s) return records;
             if (!trial(run)) break;
         }
+        run.chooser->append_history(history, int(t));
     }
     return records;
 }

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Writes a tuning section of benchmarks/RESULTS.md from a tuning benchmark's tables (read on
+stdin) with the machine and the command around it.
+
+    weft_tune_gemm ARGS  | tune_report.py gemm ARGS    # "Tuning GEMMs" (run_tune_gemm.sh)
+    weft_tune_model ARGS | tune_report.py model ARGS   # the model tuner against random search"""
+import datetime, os, platform, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_sections
+
+SECTIONS = {
+    "gemm": (results_sections.TUNING, "run_tune_gemm.sh", "weft_tune_gemm",
+             "one thread. For each shape `graph::tune` (random search, the default config first; each candidate "
+             "checked in a child process, then timed) on a graph of one matmul; then the default module, the tuned "
+             "module (the best record applied by `graph::build`), OpenBLAS `cblas_sgemm` and oneDNN `dnnl_sgemm` in "
+             "alternating rounds, each round the median of 5 runs of each, a figure the median over rounds. Speed "
+             "ratios > 1: tuned is faster."),
+    "model": (results_sections.TUNER, "run_tune_model.sh", "weft_tune_model",
+              "one thread. For each task (the one kernel of a graph of one operator) `graph::tune` with random search "
+              "and with the model tuner (XGBoost rank:pairwise over the candidates' knob and lowered-program features, "
+              "simulated annealing for the GEMM's 33,792 points, the whole space ranked for the smaller ones; batches "
+              "of 16, the first 16 points random), the same seed, each candidate timed as the median of 5 runs. "
+              "First table: the best cost measured after n trials (the default is trial 1). Second: the best config "
+              "of each tuner built and its kernel timed again (the profiler's mean of 9 runs, median of 7 "
+              "alternating rounds): speed > 1 means the model's config is faster; and the first trial at which the "
+              "model tuner measured a cost at or below random search's best."),
+}
+
+kind = sys.argv[1]
+heading, script, program, method = SECTIONS[kind]
+args = " ".join(sys.argv[2:])
+section = "\n".join([
+    heading, "",
+    f"Written by `benchmarks/{script}` (`{program}`); do not edit by hand.", "",
+    f"- date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: {results_sections.cpu_name()}, {os.cpu_count()} CPUs; "
+    f"{platform.system()} {platform.release()}; weft {results_sections.commit()}"
+    + (f"; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}" if kind == "gemm" else ""),
+    f"- command: `benchmarks/{script} {args}`",
+    f"- method: {method}",
+    "", sys.stdin.read().rstrip("\n"), ""])
+results_sections.write_section(os.path.join(results_sections.ROOT, "benchmarks", "RESULTS.md"), heading, section)
+print(section)
