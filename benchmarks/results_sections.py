@@ -10,7 +10,8 @@ GPU = "## GPU"
 CONTENTION = "## Threads on busy cores"
 TUNING = "## Tuning GEMMs"
 TUNER = "## Tuning: the model-based tuner against random search"
-KEPT = (CONTENTION, TUNING, TUNER, GPU)  # in the order report.py appends them
+NETWORKS = "## Tuning whole networks"
+KEPT = (CONTENTION, TUNING, TUNER, NETWORKS, GPU)  # in the order report.py appends them
 
 
 def cpu_name():

@@ -6,6 +6,7 @@
 // round the median of a few runs of each; the figure is the median over rounds).
 //
 //   weft_tune_gemm [--trials N] [--rounds R] [--seed S] [--tuner random|grid|genetic|model]
+//                  [--save-records PATH]   (every record measured, appended to PATH)
 //   (prints a markdown table)
 //
 // Set OPENBLAS_CORETYPE=SkylakeX on AVX-512 CPUs (Debian's OpenBLAS 0.3.21 takes some for
@@ -55,6 +56,7 @@ struct Shape {
 int main(int argc, char** argv) {
     int trials = 64, rounds = 7;
     uint64_t seed = 1;
+    std::string save_records;
     graph::TuneOptions::Tuner tuner = graph::TuneOptions::Tuner::Random;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--tuner"))
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--save-records")) save_records = argv[i + 1];
     }
     set_num_threads(1);
     openblas_set_num_threads(1);
@@ -78,7 +81,8 @@ int main(int argc, char** argv) {
         g.output(g.matmul(a, b), "c");
         auto t0 = std::chrono::steady_clock::now();
         auto records = std::make_shared<autotune::Records>(
-            graph::tune(g, target, {.trials = trials, .tuner = tuner, .seed = seed, .measure = {.warmup = 1, .repeats = 5}}));
+            graph::tune(g, target, {.trials = trials, .tuner = tuner, .seed = seed, .measure = {.warmup = 1, .repeats = 5},
+                                    .records_file = save_records}));
         const double tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         graph::Module plain = graph::build(g, target), tuned = graph::build(g, target, {.records = records});
         std::string best = "(default)";

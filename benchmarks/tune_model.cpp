@@ -7,7 +7,8 @@
 // alternating rounds (the tuners' own best costs are minima over noisy measurements: the
 // one with more trials has more draws).
 //
-//   weft_tune_model [--random-trials N] [--model-trials N] [--rounds R] [--seed S]
+//   weft_tune_model [--random-trials N] [--model-trials N] [--rounds R] [--seed S] [--save-records PATH]
+//                   [--tasks gemm,conv,depthwise]
 //   (prints two markdown tables)
 //
 // benchmarks/run_tune_model.sh runs it and writes its section of RESULTS.md.
@@ -43,6 +44,7 @@ double kernel_ms(graph::Module& m, const std::string& workload, int runs) {
 }
 
 struct Task {
+    std::string key;  // for --tasks
     std::string name;
     std::function<graph::Graph()> make;
     std::vector<int64_t> input_shape;
@@ -67,16 +69,20 @@ double best_after(const std::vector<double>& costs, size_t n) {
 int main(int argc, char** argv) {
     int random_trials = 1000, model_trials = 300, rounds = 7;
     uint64_t seed = 1;
+    std::string save_records;  // the model tuner's records are appended here
+    std::string only = "gemm,conv,depthwise";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--random-trials")) random_trials = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--model-trials")) model_trials = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--save-records")) save_records = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--tasks")) only = argv[i + 1];
     }
     set_num_threads(1);
     const Target target = Target::host();  // 1 thread now
     const std::vector<Task> tasks = {
-        {"GEMM 300x700x200",
+        {"gemm", "GEMM 300x700x200",
          [] {
              graph::Graph g;
              graph::Value a = g.input("x", {300, 200});
@@ -84,7 +90,7 @@ int main(int argc, char** argv) {
              return g;
          },
          {300, 200}},
-        {"conv 3x3 64->64 56x56",
+        {"conv", "conv 3x3 64->64 56x56",
          [] {
              graph::Graph g;
              graph::Value x = g.input("x", {1, 64, 56, 56});
@@ -92,7 +98,7 @@ int main(int argc, char** argv) {
              return g;
          },
          {1, 64, 56, 56}},
-        {"depthwise 3x3 128 56x56",
+        {"depthwise", "depthwise 3x3 128 56x56",
          [] {
              graph::Graph g;
              graph::Value x = g.input("x", {1, 128, 56, 56});
@@ -116,6 +122,7 @@ int main(int argc, char** argv) {
         "| task | random best ms (re-timed) | model best ms (re-timed) | model / random speed | model's trials to "
         "random's best |\n|---|---:|---:|---:|---:|\n";
     for (const Task& task : tasks) {
+        if (only.find(task.key) == std::string::npos) continue;
         const graph::Graph g = task.make();
         std::vector<graph::TuningTask> found = graph::extract_tasks(g, target);
         // The task that takes the time: the first with the largest space (the layout transforms have none).
@@ -129,7 +136,8 @@ int main(int argc, char** argv) {
         for (int k = 0; k < 2; ++k) {
             auto t0 = std::chrono::steady_clock::now();
             results[k] = std::make_shared<autotune::Records>(graph::tune(
-                g, target, {.trials = trials[k], .tuner = tuners[k], .seed = seed, .measure = {.warmup = 1, .repeats = 5}}));
+                g, target, {.trials = trials[k], .tuner = tuners[k], .seed = seed, .measure = {.warmup = 1, .repeats = 5},
+                            .records_file = k ? save_records : ""}));
             seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             const std::vector<double> costs = costs_of(*results[k], t->workload);
             char line[256];

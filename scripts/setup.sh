@@ -25,6 +25,7 @@ packages=(
   libxgboost0                          # the model-based tuner's cost model (loaded with dlopen)
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
   python3-onnx                         # tests/fuzz/hostile_models.py writes its models with it
+  python3-matplotlib                   # tools/plot_tuning (tuning curves) and its test
 )
 # The sanitizer and fuzz builds link clang-19's sanitizer (and libFuzzer) runtimes (a machine
 # can have clang-19 without them: then the link fails on libclang_rt.asan.a or .tsan.a).

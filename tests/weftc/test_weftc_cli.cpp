@@ -363,7 +363,7 @@ TEST_CASE("weftc --target takes cpu or cuda and only for .onnx models") {
     REQUIRE(run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "m.weft") + " --quiet").status == 0);
     Result artifact = run_weftc(s, "run --target cuda " + (s / "m.weft"));
     CHECK(artifact.status == 2);
-    CHECK(artifact.err.find("--target and --records apply to .onnx models") != std::string::npos);
+    CHECK(artifact.err.find("--records and --no-pretuned apply to .onnx models") != std::string::npos);
 }
 
 TEST_CASE("weftc tune writes records that compile, run and info apply") {

@@ -69,6 +69,9 @@ model options (for .onnx models):
   --quiet                        no progress while compiling
   --records PATH                 tuning records ('weftc tune'): each kernel with a record for
                                  this machine and thread count is built with its best config
+  --no-pretuned                  ignore weft's pre-tuned records (used by default for kernels
+                                 without a record of --records, where this CPU and thread
+                                 count are the ones they were measured on)
 
 file options:
   --max-file-size SIZE           refuse a model, artifact or input file larger than SIZE bytes
@@ -277,7 +280,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text) {
 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target",
                                                             "--max-file-size", "--records"};
-inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet"};
+inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());

@@ -17,6 +17,7 @@ struct ModelOptions {
     // --max-file-size: the largest artifact or input file read (an .onnx: load.max_file_bytes).
     int64_t max_file_bytes = graph::kDefaultMaxArtifactBytes;
     std::string records;             // --records: tuning records applied when compiling
+    bool pretuned = true;            // false: --no-pretuned
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -44,7 +45,8 @@ inline ModelOptions model_options(const CommandLine& cl) {
     else if (target != "cpu") usage_error("bad --target '" + target + "' (expected cpu or cuda)");
     o.any_onnx_option = o.any_onnx_option || target != "cpu";
     o.records = value_or(cl, "--records");
-    o.any_onnx_option = o.any_onnx_option || !o.records.empty();
+    o.pretuned = !cl.flags.count("--no-pretuned");
+    o.any_onnx_option = o.any_onnx_option || !o.records.empty() || !o.pretuned;
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -92,7 +94,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
     auto start = Clock::now();
     if (graph::is_artifact_file(path)) {
         if (o.any_onnx_option)
-            usage_error("--input-shape, --dim, --no-fuse, --target and --records apply to .onnx models; '" + path +
+            usage_error("--input-shape, --dim, --no-fuse, --target, --records and --no-pretuned apply to .onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
         m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
@@ -104,6 +106,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         b.progress = progress_printer(o.quiet);
         b.allocate = o.allocate;
         b.records_file = o.records;
+        b.pretuned_records = o.pretuned;
         m.module = graph::build(g, o.target, b);
     }
     m.build_ms = ms_since(start);

@@ -245,7 +245,10 @@ int cmd_info(const std::vector<std::string>& args) {
     if (!info.unsupported_ops.empty() || cl.flags.count("--no-compile")) return 0;
     OpenedModel m = open_model(path, o);
     std::printf("compiled in %.2f s\n", m.build_ms / 1000);
-    print_module(m.module, !o.records.empty());
+    // The tuning state where records were given or pre-tuned ones applied.
+    bool any_tuned = false;
+    for (const auto& k : m.module.kernels()) any_tuned = any_tuned || k.tuned;
+    print_module(m.module, !o.records.empty() || any_tuned);
     return 0;
 }
 

@@ -54,6 +54,8 @@ public:
     // Every record of a JSON-lines file (blank lines skipped); weft::Error naming the file and
     // the line of the first malformed record. A file that does not exist is an error too.
     static Records load(const std::string& path);
+    // The records of JSON-lines text; errors name `source` and the line.
+    static Records parse(const std::string& text, const std::string& source);
     // Appends one line to `path` (created when missing).
     static void append_to_file(const std::string& path, const Record& record);
 
@@ -74,5 +76,12 @@ private:
     // (target, workload) -> index of its best record so far
     std::map<std::pair<std::string, std::string>, size_t> best_;
 };
+
+// Records committed with weft (include/weft/autotune/pretuned/records.inc, which
+// benchmarks/pretune.py merges tuning runs into): the best config of each task of the models under
+// models/ and the benchmarks' shapes, measured on the machines weft is developed on.
+// graph::build applies them where the target's key (CPU, features and thread count) is
+// theirs and no records of the user's have the workload (BuildOptions::pretuned_records).
+const Records& pretuned_records();
 
 }  // namespace weft::autotune

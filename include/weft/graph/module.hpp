@@ -64,6 +64,9 @@ struct BuildOptions {
     // WEFT_TUNING_RECORDS environment variable names, if any.
     std::shared_ptr<const autotune::Records> records;
     std::string records_file;
+    // For groups without a record above: weft's pre-tuned records
+    // (autotune::pretuned_records()), where this target is the one they were measured on.
+    bool pretuned_records = true;
 };
 
 // One compiled kernel of a module: a fused group.
@@ -74,7 +77,7 @@ struct KernelInfo {
     double compile_ms = 0;   // JIT time of its compile (served by the kernel cache: the first compile's)
     std::string workload;    // its tuning task's workload key ("" for a group without a master)
     bool tunable = false;    // its schedule has choices (a tuning task: graph::extract_tasks)
-    bool tuned = false;      // built with a tuning record's config (BuildOptions::records)
+    bool tuned = false;      // built with a tuning record's config (BuildOptions::records, or pre-tuned)
 };
 
 namespace detail {

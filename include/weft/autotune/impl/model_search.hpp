@@ -179,14 +179,21 @@ void ModelSearch::plan_batch() {
               [&](size_t a, size_t b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; });
     const size_t random_share = size_t(std::lround(options_.epsilon * options_.batch));
     const size_t from_model = size_t(options_.batch) - std::min(random_share, size_t(options_.batch));
+    // Points whose features equal a measured or queued point's are the same program (knobs
+    // that the path taken ignores): measuring them again would teach nothing.
+    std::set<std::vector<float>> known;
+    for (const auto& m : measured_) known.insert(features(m.first));
     queue_.clear();
-    for (size_t i = 0; i < order.size() && queue_.size() < from_model; ++i) queue_.push_back(candidates[order[i]]);
+    for (size_t i = 0; i < order.size() && queue_.size() < from_model; ++i)
+        if (known.insert(features(candidates[order[i]])).second) queue_.push_back(candidates[order[i]]);
     // The random share: points the model would not have chosen.
     std::set<uint64_t> queued(queue_.begin(), queue_.end());
-    for (size_t tries = 0; queue_.size() < size_t(options_.batch) && tries < 64; ++tries) {
+    for (size_t tries = 0; queue_.size() < size_t(options_.batch) && tries < 256; ++tries) {
         if (taken_.size() + queued.size() >= space_.size()) break;
         const uint64_t r = random_untaken();
-        if (queued.insert(r).second) queue_.push_back(r);
+        if (queued.count(r) || (tries < 128 && !known.insert(features(r)).second)) continue;
+        queued.insert(r);
+        queue_.push_back(r);
     }
 }
 

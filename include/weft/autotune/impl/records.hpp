@@ -74,6 +74,10 @@ Records Records::load(const std::string& path) {
     // Records files grow with every tuning run; 1 GiB is far above any real one.
     const std::string text = ::weft::detail::read_file_limited(path, int64_t(1) << 30, "tuning records",
                                                                "a records file's size (1 GiB)");
+    return parse(text, "tuning records '" + path + "'");
+}
+
+Records Records::parse(const std::string& text, const std::string& source) {
     Records out;
     size_t start = 0;
     for (int line_no = 1; start < text.size(); ++line_no) {
@@ -85,7 +89,7 @@ Records Records::load(const std::string& path) {
         try {
             out.add(Record::from_json(line));
         } catch (const Error& e) {
-            ::weft::detail::rethrow_with_context(e, "tuning records '" + path + "' line " + std::to_string(line_no));
+            ::weft::detail::rethrow_with_context(e, source + " line " + std::to_string(line_no));
         }
     }
     return out;
@@ -129,6 +133,13 @@ void Records::save(const std::string& path) const {
     WEFT_CHECK(file, "tuning records: cannot open '", path, "' to write");
     for (const Record& r : records_) file << r.to_json() << "\n";
     WEFT_CHECK(file.flush(), "tuning records: cannot write to '", path, "'");
+}
+
+const Records& pretuned_records() {
+    static const Records records = Records::parse(
+#include "weft/autotune/pretuned/records.inc"
+        , "weft's pre-tuned records (include/weft/autotune/pretuned/records.inc)");
+    return records;
 }
 
 }  // namespace weft::autotune

@@ -267,6 +267,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         const std::string workload = detail::group_workload(g, group);
         std::optional<Config> tuned;
         if (records && !workload.empty()) tuned = records->best_config(target, workload);
+        if (!tuned && options.pretuned_records && !workload.empty())
+            tuned = autotune::pretuned_records().best_config(target, workload);
         ConfigSpace space;  // learnt while compiling
         detail::CompiledGroup c =
             detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space));

@@ -229,20 +229,16 @@ struct TaskRun {
     double weight = 0;  // its share of the run time: groups x the default's cost
 };
 
-// The features of a task's points: its knobs, then its lowered program (no machine code is
-// made); empty for a point that does not schedule or lower.
+// The features of a task's points: its lowered program's (no machine code is made; the
+// knobs' values are left out, so that points whose programs are the same look the same);
+// empty for a point that does not schedule or lower.
 inline autotune::ModelSearch::Featurize featurizer(const PreparedTasks& p, size_t task, const Target& target) {
     return [&p, task, target](uint64_t index) -> std::vector<float> {
         const ConfigSpace& space = p.tasks[task].space;
         const FusedGroup& group = p.groups[p.task_group[task]];
         try {
-            const Config config = space.at(index);
-            std::vector<float> f = autotune::knob_features(space, config);
-            detail::ScheduledGroup sg = detail::schedule_group(p.g, group, target, config);
-            const std::vector<float> program =
-                autotune::program_features(detail::lower_group(p.g, group, sg.schedule, sg.args, target));
-            f.insert(f.end(), program.begin(), program.end());
-            return f;
+            detail::ScheduledGroup sg = detail::schedule_group(p.g, group, target, space.at(index));
+            return autotune::program_features(detail::lower_group(p.g, group, sg.schedule, sg.args, target));
         } catch (const Error&) {
             return {};
         }
