@@ -9,9 +9,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU = "## GPU"
 CONTENTION = "## Threads on busy cores"
 TUNING = "## Tuning GEMMs"
+TUNING_CONV = "## Tuning convolutions"
 TUNER = "## Tuning: the model-based tuner against random search"
 NETWORKS = "## Tuning whole networks"
-KEPT = (CONTENTION, TUNING, TUNER, NETWORKS, GPU)  # in the order report.py appends them
+KEPT = (CONTENTION, TUNING, TUNING_CONV, TUNER, NETWORKS, GPU)  # in the order report.py appends them
 
 
 def cpu_name():

@@ -52,7 +52,7 @@ def tune(args, model, threads, records):
     t0 = time.time()
     subprocess.run([weftc(args.build), "tune", os.path.join(MODELS_DIR, model + ".onnx"), "-o", records,
                     "--tuner", "model", "--total-trials", str(args.total_trials), "--time-budget",
-                    str(args.time_budget), "--threads", str(threads)], check=True, stderr=subprocess.DEVNULL)
+                    f"{args.time_budget:g}", "--threads", str(threads)], check=True, stderr=subprocess.DEVNULL)
     trials = sum(1 for line in open(records) if line.strip())
     return time.time() - t0, trials
 

@@ -3,6 +3,7 @@
 stdin) with the machine and the command around it.
 
     weft_tune_gemm ARGS  | tune_report.py gemm ARGS    # "Tuning GEMMs" (run_tune_gemm.sh)
+    weft_tune_conv ARGS  | tune_report.py conv ARGS    # "Tuning convolutions" (run_tune_conv.sh)
     weft_tune_model ARGS | tune_report.py model ARGS   # the model tuner against random search"""
 import datetime, os, platform, sys
 
@@ -11,11 +12,18 @@ import results_sections
 
 SECTIONS = {
     "gemm": (results_sections.TUNING, "run_tune_gemm.sh", "weft_tune_gemm",
-             "one thread. For each shape `graph::tune` (random search, the default config first; each candidate "
-             "checked in a child process, then timed) on a graph of one matmul; then the default module, the tuned "
+             "one thread. For each shape `graph::tune` (the tuner of the command, random by default; the default "
+             "config first; each candidate checked in a child process, then timed) on a graph of one matmul; then the default module, the tuned "
              "module (the best record applied by `graph::build`), OpenBLAS `cblas_sgemm` and oneDNN `dnnl_sgemm` in "
              "alternating rounds, each round the median of 5 runs of each, a figure the median over rounds. Speed "
              "ratios > 1: tuned is faster."),
+    "conv": (results_sections.TUNING_CONV, "run_tune_conv.sh", "weft_tune_conv",
+             "one thread. For each layer (stride 1, same padding) `graph::tune` (the model tuner unless the command says "
+             "--tuner random; the default config first; each candidate checked in a child process, then timed) on a graph "
+             "of one conv2d; then the blocked-convolution kernel of the default module and of the tuned one (the "
+             "profiler's mean of 9 runs; layout transforms left out) and oneDNN's direct convolution with the layouts it "
+             "chooses (reorders outside the timing, median of 9 runs), in alternating rounds; a figure is the median over "
+             "7 rounds. Speed ratios > 1: tuned is faster."),
     "model": (results_sections.TUNER, "run_tune_model.sh", "weft_tune_model",
               "one thread. For each task (the one kernel of a graph of one operator) `graph::tune` with random search "
               "and with the model tuner (XGBoost rank:pairwise over the candidates' knob and lowered-program features, "

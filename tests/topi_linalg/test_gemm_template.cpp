@@ -96,7 +96,7 @@ TEST_CASE("matmul's space has the knobs its docs name, and its defaults are Conf
     std::vector<std::string> names;
     for (const Knob& k : space.knobs()) names.push_back(k.name);
     CHECK(names == std::vector<std::string>{"gemm.pack_rhs", "gemm.nr", "gemm.k_unroll", "gemm.mr", "gemm.stream_chunk",
-                                            "gemm.parallel_panels"});
+                                            "gemm.parallel_panels", "gemm.in_place_tiles"});
     CHECK(space.size() > 100);
     CHECK(space.find("gemm.nr")->default_value == 64);  // four AVX-512 vectors
     // The defaults as explicit values give the same program as no values at all.
@@ -119,6 +119,7 @@ TEST_CASE("matmul's space has the knobs its docs name, and its defaults are Conf
         topi::schedule_dense(s, Y, Y, Target::x86_avx512(2), rec);
     }
     CHECK(dense_space.find("gemm.stream_chunk") == nullptr);
+    CHECK(dense_space.find("gemm.in_place_tiles") == nullptr);
     CHECK(dense_space.find("gemm.pack_rhs") == nullptr);
     CHECK(dense_space.find("gemm.nr") != nullptr);
 }
@@ -164,5 +165,28 @@ TEST_CASE("an AVX2 target gets GEMM schedules sized for AVX2, whatever the host"
         check_matmul_runs({37, 70, 19}, avx2, Config{});
     } else {
         MESSAGE("skipped: this CPU has no AVX2");
+    }
+}
+
+TEST_CASE("gemm.in_place_tiles reads B in place with register tiles, partial strips and blocks overlapping") {
+    const Target target = host_with(1);
+    // 200 columns: strips of 64 leave a partial last one; 30 rows in blocks of 4 a partial
+    // last block; 20 columns: a tile wider than the product is cut to it.
+    for (const Shape& sh : std::vector<Shape>{{30, 200, 48}, {7, 20, 16}, {64, 128, 33}}) {
+        CAPTURE(sh.M);
+        CAPTURE(sh.N);
+        ConfigSpace space = matmul_space(sh, target);
+        Config c = space.defaults();
+        c.set("gemm.pack_rhs", 0).set("gemm.in_place_tiles", 1).set("gemm.mr", std::min<int64_t>(4, sh.M));
+        c.set("gemm.nr", space.find("gemm.nr")->candidates.back());
+        linalg_test::with_threads(1, [&] { check_matmul_runs(sh, target, c); });
+        // No packing stage: the register tile reads B itself (the packed path's buffer is
+        // "<name>.B_packed"), and the rows of a tile are unrolled (as many stores of C).
+        Gemm g = matmul_for(sh, target, c);
+        const std::string program = ir::to_string(lower(g.s, {g.A, g.B, g.C}).body);
+        CHECK(program.find("_packed") == std::string::npos);
+        c.set("gemm.pack_rhs", 1);
+        Gemm packed = matmul_for(sh, target, c);
+        CHECK(ir::to_string(lower(packed.s, {packed.A, packed.B, packed.C}).body).find("_packed") != std::string::npos);
     }
 }

@@ -16,6 +16,7 @@
 // tensor intrinsic; matmul_tensorcore + schedule_matmul_tensorcore run a float16/bfloat16
 // matmul (float32 result) on it.
 #pragma once
+#include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/tensor_intrin.hpp"
 
@@ -40,11 +41,15 @@ inline void schedule_reduce(Schedule& s, const Tensor& op) { schedule_reduce(s, 
 // matmul / dense (bias included) / batch_matmul: a block tile of C per thread block, tiles of
 // A and B in shared memory fetched cooperatively and double-buffered, a register tile of C
 // per thread (vthreads interleave the threads' rows and columns).
-void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out);
+// A template (schedule/config.hpp) where a tiling divides the shape; its knobs, defaults the
+// hand choice: cuda.gemm.bm / bn (the block's tile of C), tm / tn (a thread's register tile)
+// and kt (the reduction's step). A point whose tiles do not fit (a register tile that does
+// not divide the block's, more than 1024 threads) is a weft::Error naming the knobs.
+void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Config& config = {});
 inline void schedule_matmul(Schedule& s, const Tensor& op) { schedule_matmul(s, op, op); }
-void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out, const Config& config = {});
 inline void schedule_dense(Schedule& s, const Tensor& op) { schedule_dense(s, op, op); }
-void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Config& config = {});
 inline void schedule_batch_matmul(Schedule& s, const Tensor& op) { schedule_batch_matmul(s, op, op); }
 
 // softmax / log_softmax / layer_norm: one block per row; each row statistic is split across

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 
 #include "../cuda_graph_util.hpp"
@@ -139,4 +141,53 @@ TEST_CASE("cuda_graph mock: a small CNN runs end to end through the mock driver 
 
 TEST_CASE("cuda_graph mock: a transformer block runs end to end through the mock driver and matches the CPU module") {
     run_against_cpu(transformer_block(8, 32, 64), 201);
+}
+
+// The CUDA GEMM template's space (cuda.gemm.*): its default and random points, each built
+// from a tuning record for Target::cuda(), run on the mock through the emulator and match
+// the CPU module; a point whose tiles do not fit is refused when it is built, naming the knobs.
+TEST_CASE("cuda_graph mock: points of the CUDA GEMM template's space compute what the CPU computes") {
+    REQUIRE(cuda::device_count() == 2);  // the mock's
+    graph::Graph g;
+    g.output(g.matmul(g.input("a", {64, 48}), g.input("b", {48, 96})), "c");
+    std::vector<graph::TuningTask> tasks = graph::extract_tasks(g, Target::cuda());
+    REQUIRE(tasks.size() == 1);
+    const ConfigSpace& space = tasks[0].space;
+    for (const char* knob : {"cuda.gemm.bm", "cuda.gemm.bn", "cuda.gemm.kt", "cuda.gemm.tm", "cuda.gemm.tn"})
+        CHECK(space.find(knob) != nullptr);
+    graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda());
+    Buffer<float> a = Buffer<float>::random({64, 48}, -1, 1, 1), b = Buffer<float>::random({48, 96}, -1, 1, 2);
+    cpu.set_input("a", a);
+    cpu.set_input("b", b);
+    cpu.run();
+    std::mt19937_64 rng(17);
+    int ran = 0, refused = 0;
+    for (int trial = 0; trial < 12 && ran < 4; ++trial) {
+        const Config c = trial == 0 ? space.defaults() : space.at(rng() % space.size());
+        CAPTURE(c.str());
+        auto records = std::make_shared<autotune::Records>();
+        records->add({.target = autotune::target_key(Target::cuda()), .workload = tasks[0].workload, .config = c,
+                      .costs_ms = {1.0}});
+        std::optional<graph::Module> gpu;
+        try {
+            gpu.emplace(graph::build(g, Target::cuda(), {.records = records}));
+        } catch (const Error& e) {
+            const std::string message = e.what();
+            CAPTURE(message);
+            CHECK(message.find("cuda.gemm.") != std::string::npos);
+            ++refused;
+            continue;
+        }
+        REQUIRE(gpu->kernels().size() == 1);
+        CHECK(gpu->kernels()[0].tuned);
+        if (!emulate_kernels(*gpu)) return;
+        gpu->set_input("a", a);
+        gpu->set_input("b", b);
+        gpu->run();
+        gpu->cuda_stream().synchronize();
+        compare(cpu.get_output(0), gpu->get_output_host(0));
+        g_emulated.clear();
+        ++ran;
+    }
+    CHECK(ran == 4);
 }

@@ -103,6 +103,13 @@ void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::ve
     F(s, op, out);
 }
 
+// The GPU schedule of an operator whose topi::cuda schedule is a template of (s, op, out, config).
+template <void (*F)(Schedule&, const Tensor&, const Tensor&, const Config&)>
+void gpu_schedule_template(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&,
+                           const OpContext& context) {
+    F(s, op, out, context.config);
+}
+
 // The CPU schedule of an operator whose topi schedule is a template of (s, op, out, target, config).
 template <void (*F)(Schedule&, const Tensor&, const Tensor&, const Target&, const Config&)>
 void schedule_template(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&,
@@ -302,7 +309,7 @@ inline void register_nn_ops() {
                          return topi::dense(in[0], in[1], Tensor(), "dense", compute_target(c.target), c.config);
                      },
                  .schedule = schedule_template<topi::schedule_dense>,
-                 .gpu_schedule = schedule_of<topi::cuda::schedule_dense>});
+                 .gpu_schedule = gpu_schedule_template<topi::cuda::schedule_dense>});
     register_op({.name = "matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_matmul,
                  .compute =
@@ -310,7 +317,7 @@ inline void register_nn_ops() {
                          return topi::matmul(in[0], in[1], "matmul", compute_target(c.target), c.config);
                      },
                  .schedule = schedule_template<topi::schedule_matmul>,
-                 .gpu_schedule = schedule_of<topi::cuda::schedule_matmul>});
+                 .gpu_schedule = gpu_schedule_template<topi::cuda::schedule_matmul>});
     register_op({.name = "batch_matmul", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_batch_matmul,
                  .compute =
@@ -319,7 +326,7 @@ inline void register_nn_ops() {
                                                    c.config);
                      },
                  .schedule = schedule_template<topi::schedule_batch_matmul>,
-                 .gpu_schedule = schedule_of<topi::cuda::schedule_batch_matmul>});
+                 .gpu_schedule = gpu_schedule_template<topi::cuda::schedule_batch_matmul>});
     register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::max_pool2d(in[0], pool_params(a)); },

@@ -79,7 +79,38 @@ inline bool fetch_vectorizable(const Tensor& in, int64_t tile_cols, bool tiles_d
     return cols > 0 && cols % 4 == 0 && tile_cols % 4 == 0 && cols % tile_cols == 0;
 }
 
-inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int batch_dims, const char* who) {
+// The knobs over the hand-chosen tiles `t`: each tile among the candidates that divide its
+// extent (and for bn, hold whole panels of B); the register tiles 1 to 8. A point whose
+// register tile does not divide its block's, or whose block has more than 1024 threads or
+// none, is refused.
+inline GemmTiles tuned_gemm_tiles(const GemmTiles& t, int64_t M, int64_t N, int64_t K, int64_t panel,
+                                  const Config& config, const char* who) {
+    // (A shape below 8 is its own tile, as choose_gemm_tiles has it.)
+    auto dividing = [](int64_t n, std::initializer_list<int64_t> options, int64_t unit) {
+        std::vector<int64_t> out;
+        if (n < 8) return std::vector<int64_t>{n};
+        for (int64_t o : options)
+            if (o <= n && n % o == 0 && o % unit == 0) out.push_back(o);
+        return out;
+    };
+    const int64_t unit = std::max<int64_t>(panel, 1);
+    GemmTiles u{};
+    u.bm = config.define("cuda.gemm.bm", dividing(M, {8, 16, 32, 64, 128}, 1), t.bm);
+    u.bn = config.define("cuda.gemm.bn", panel > 0 && panel >= N ? std::vector<int64_t>{N}
+                                                                  : dividing(N, {8, 16, 32, 48, 64, 128}, unit), t.bn);
+    u.kt = config.define("cuda.gemm.kt", dividing(K, {1, 2, 4, 8, 16, 32}, 1), t.kt);
+    u.tm = config.define("cuda.gemm.tm", {1, 2, 4, 8}, t.tm);
+    u.tn = config.define("cuda.gemm.tn", {1, 2, 4, 8}, t.tn);
+    WEFT_CHECK(u.bm % u.tm == 0 && u.bn % u.tn == 0, who, ": the register tile ", u.tm, "x", u.tn,
+               " (cuda.gemm.tm, tn) does not divide the block's tile ", u.bm, "x", u.bn, " (cuda.gemm.bm, bn)");
+    WEFT_CHECK(u.threads_x() * u.threads_y() <= 1024, who, ": a block tile of ", u.bm, "x", u.bn,
+               " (cuda.gemm.bm, bn) in register tiles of ", u.tm, "x", u.tn, " (cuda.gemm.tm, tn) is ",
+               u.threads_x() * u.threads_y(), " threads, over CUDA's 1024 per block");
+    return u;
+}
+
+inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int batch_dims, const char* who,
+                          const Config& config) {
     nn_detail::check_defined(op, who, "op");
     nn_detail::check_defined(out, who, "output");
     Tensor core = reduction_of(op);
@@ -96,7 +127,7 @@ inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int 
         if (in.op()->is_compute() && in.ndim() == core.ndim() + 1) panel = const_or(in.shape().back(), -1);
     std::optional<GemmTiles> tiles = choose_gemm_tiles(M, N, K, panel);
     if (!tiles) return schedule_gemm_untiled(s, core, dst);
-    const GemmTiles t = *tiles;
+    const GemmTiles t = tuned_gemm_tiles(*tiles, M, N, K, panel, config, who);
     // The destination of the register tiles: the core itself, or the epilogue.
     Tensor acc;
     if (out.same_as(core)) {
@@ -166,14 +197,14 @@ inline void schedule_gemm(Schedule& s, const Tensor& op, const Tensor& out, int 
 
 }  // namespace detail
 
-void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_gemm(s, op, out, 0, "cuda::schedule_matmul");
+void schedule_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
+    detail::schedule_gemm(s, op, out, 0, "cuda::schedule_matmul", config);
 }
-void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_gemm(s, op, out, 0, "cuda::schedule_dense");
+void schedule_dense(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
+    detail::schedule_gemm(s, op, out, 0, "cuda::schedule_dense", config);
 }
-void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_gemm(s, op, out, op.ndim() - 2, "cuda::schedule_batch_matmul");
+void schedule_batch_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
+    detail::schedule_gemm(s, op, out, op.ndim() - 2, "cuda::schedule_batch_matmul", config);
 }
 
 }  // namespace weft::topi::cuda

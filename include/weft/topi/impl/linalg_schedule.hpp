@@ -98,6 +98,31 @@ inline void schedule_gemm_stream(Schedule& s, const GemmParts& g, const Tensor& 
     a.vectorize(vi);
 }
 
+// B read in place with register tiles (gemm.in_place_tiles): parallel over strips of nr
+// columns (with the batch where the strips divide N), then row blocks of mr, each a
+// micro-kernel reading its strip of B in place. Partial last blocks and strips overlap the
+// ones before (TailStrategy::ShiftInwards), so every tile is whole; a tile larger than the
+// product is cut to it.
+inline void schedule_gemm_in_place_tiles(Schedule& s, const GemmParts& g, const Tensor& dst, const Tensor& acc,
+                                         int64_t M, int64_t N, int64_t mr, int64_t nr, int64_t k_unroll,
+                                         int64_t batch, int64_t threads) {
+    mr = std::min(mr, M);
+    nr = std::min(nr, N);
+    const int nb = g.batch_dims;
+    Stage d = s[dst];
+    auto [io, ii] = d.split(dst.axis(nb), mr, TailStrategy::ShiftInwards);
+    auto [jo, ji] = d.split(dst.axis(nb + 1), nr, N % nr ? TailStrategy::ShiftInwards : TailStrategy::Guard);
+    std::vector<IterVar> order = {jo, io, ii, ji};
+    if (nb) order.insert(order.begin(), dst.axis(0));
+    d.reorder(order);
+    d.vectorize(ji);
+    const bool batch_apart = nb && N % nr != 0;
+    IterVar strips = nb && !batch_apart ? d.fuse(dst.axis(0), jo) : jo;
+    d.parallel(batch_apart && batch >= threads ? dst.axis(0) : strips);
+    s[acc].compute_at(d, io);
+    schedule_micro_kernel(s, acc, nb, k_unroll);
+}
+
 // can_stream: the compute may read B in place (matmul, batch_matmul; dense always packs).
 inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what,
                           bool can_stream, const Target& target, const Config& config) {
@@ -138,6 +163,13 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     // "gemm.parallel_panels": 1 parallel over panels, 0 over the row blocks of each panel.
     const bool by_panel = config.define_bool("gemm.parallel_panels",
                                              threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr || !g.panel);
+    // "gemm.in_place_tiles": where B is read in place, register tiles over column strips of B
+    // (the packed path's loop nest without the packing: each strip read from memory by its
+    // first row block, from cache by the others) instead of accumulator chunks in L1.
+    const bool in_place_tiles = can_stream && config.define_bool("gemm.in_place_tiles", false);
+    if (!g.panel && in_place_tiles)
+        return schedule_gemm_in_place_tiles(s, g, dst, acc, M, N, tile.mr, knob_panel_width(config, v, M, N),
+                                            k_unroll, batch, threads);
     if (!g.panel) return schedule_gemm_stream(s, g, dst, acc, M, N, chunk, k_unroll, v, threads);
 
     Stage d = s[dst];
