@@ -6,7 +6,7 @@
 // the layouts it chooses (reorders outside the timing), in alternating rounds; a figure is
 // the median over rounds. Layout transforms are left out on both sides.
 //
-//   weft_tune_conv [--trials N] [--rounds R] [--seed S] [--tuner random|model] [--save-records PATH]
+//   weft_tune_conv [--trials N] [--rounds R] [--seed S] [--tuner model|random|...] [--save-records PATH]
 //   (prints a markdown table)
 //
 // benchmarks/run_tune_conv.sh runs it and writes its section of RESULTS.md.
@@ -25,6 +25,8 @@
 
 #include <weft/weft.hpp>
 
+#include "tune_util.hpp"
+
 extern "C" void omp_set_num_threads(int);  // oneDNN's threads (libgomp)
 
 using namespace weft;
@@ -36,18 +38,9 @@ struct Layer {
     int64_t pad() const { return K / 2; }
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-// The mean time of the module's kernel for `workload` over `runs` runs (the profiler's).
-double kernel_ms(graph::Module& m, const std::string& workload, int runs) {
-    for (const graph::KernelTiming& k : m.profile(runs).kernels)
-        if (m.kernels()[size_t(k.index)].workload == workload) return k.mean_ms;
-    std::fprintf(stderr, "no kernel for %s\n", workload.c_str());
-    std::exit(1);
-}
+using tune_bench::kernel_ms;
+using tune_bench::median;
+using tune_bench::time_ms;
 
 // oneDNN's direct convolution, its layouts its own choice; returns the timed call.
 std::function<void()> onednn_conv(const Layer& l) {
@@ -82,32 +75,11 @@ std::function<void()> onednn_conv(const Layer& l) {
     };
 }
 
-double time_ms(const std::function<void()>& f, int runs) {
-    f();
-    std::vector<double> t;
-    for (int i = 0; i < runs; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return median(t);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    int trials = 64, rounds = 7;
-    uint64_t seed = 1;
-    std::string save_records;
-    graph::TuneOptions::Tuner tuner = graph::TuneOptions::Tuner::Model;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--tuner"))
-            tuner = !std::strcmp(argv[i + 1], "random") ? graph::TuneOptions::Tuner::Random : graph::TuneOptions::Tuner::Model;
-        else if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--save-records")) save_records = argv[i + 1];
-    }
+    const tune_bench::Options o = tune_bench::parse(argc, argv, graph::TuneOptions::Tuner::Model);
+    const int trials = o.trials, rounds = o.rounds;
     set_num_threads(1);
     omp_set_num_threads(1);
     const Target target = Target::host();  // 1 thread now
@@ -118,14 +90,12 @@ int main(int argc, char** argv) {
         graph::Value x = g.input("x", {1, l.C, l.H, l.H});
         g.output(g.conv2d(x, g.constant("w", Buffer<float>::random({l.O, l.C, l.K, l.K}, -1, 1, 2)), {.pad = l.pad()}),
                  "y");
-        std::vector<graph::TuningTask> tasks = graph::extract_tasks(g, target);
-        const graph::TuningTask* task = &tasks.at(0);
-        for (const auto& t : tasks)
-            if (t.space.size() > task->space.size()) task = &t;
+        const std::vector<graph::TuningTask> tasks = graph::extract_tasks(g, target);
+        const graph::TuningTask* task = &tune_bench::main_task(tasks);
         auto t0 = std::chrono::steady_clock::now();
         auto records = std::make_shared<autotune::Records>(graph::tune(
             g, target,
-            {.trials = trials, .tuner = tuner, .seed = seed, .measure = {.warmup = 1, .repeats = 5}, .records_file = save_records}));
+            {.trials = trials, .tuner = o.tuner, .seed = o.seed, .measure = {.warmup = 1, .repeats = 5}, .records_file = o.save_records}));
         const double tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         graph::Module plain = graph::build(g, target, {.pretuned_records = false}),
                       tuned = graph::build(g, target, {.records = records, .pretuned_records = false});

@@ -25,6 +25,8 @@
 
 #include <weft/weft.hpp>
 
+#include "tune_util.hpp"
+
 extern "C" void openblas_set_num_threads(int);
 extern "C" void omp_set_num_threads(int);  // oneDNN's threads (libgomp)
 
@@ -32,20 +34,8 @@ using namespace weft;
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-double time_ms(const std::function<void()>& f, int runs) {
-    std::vector<double> t;
-    for (int i = 0; i < runs; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return median(t);
-}
+using tune_bench::median;
+using tune_bench::time_ms;
 
 struct Shape {
     int64_t M, N, K;
@@ -54,21 +44,8 @@ struct Shape {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int trials = 64, rounds = 7;
-    uint64_t seed = 1;
-    std::string save_records;
-    graph::TuneOptions::Tuner tuner = graph::TuneOptions::Tuner::Random;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--tuner"))
-            tuner = !std::strcmp(argv[i + 1], "genetic") ? graph::TuneOptions::Tuner::Genetic
-                    : !std::strcmp(argv[i + 1], "grid")  ? graph::TuneOptions::Tuner::Grid
-                    : !std::strcmp(argv[i + 1], "model") ? graph::TuneOptions::Tuner::Model
-                                                         : graph::TuneOptions::Tuner::Random;
-        if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--save-records")) save_records = argv[i + 1];
-    }
+    const tune_bench::Options o = tune_bench::parse(argc, argv, graph::TuneOptions::Tuner::Random);
+    const int trials = o.trials, rounds = o.rounds;
     set_num_threads(1);
     openblas_set_num_threads(1);
     omp_set_num_threads(1);
@@ -81,8 +58,8 @@ int main(int argc, char** argv) {
         g.output(g.matmul(a, b), "c");
         auto t0 = std::chrono::steady_clock::now();
         auto records = std::make_shared<autotune::Records>(
-            graph::tune(g, target, {.trials = trials, .tuner = tuner, .seed = seed, .measure = {.warmup = 1, .repeats = 5},
-                                    .records_file = save_records}));
+            graph::tune(g, target, {.trials = trials, .tuner = o.tuner, .seed = o.seed, .measure = {.warmup = 1, .repeats = 5},
+                                    .records_file = o.save_records}));
         const double tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         graph::Module plain = graph::build(g, target), tuned = graph::build(g, target, {.records = records});
         std::string best = "(default)";

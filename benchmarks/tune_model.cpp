@@ -26,22 +26,14 @@
 
 #include <weft/weft.hpp>
 
+#include "tune_util.hpp"
+
 using namespace weft;
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-// The mean time of the module's kernel for `workload` over `runs` runs (the profiler's).
-double kernel_ms(graph::Module& m, const std::string& workload, int runs) {
-    for (const graph::KernelTiming& k : m.profile(runs).kernels)
-        if (m.kernels()[size_t(k.index)].workload == workload) return k.mean_ms;
-    std::fprintf(stderr, "no kernel for %s\n", workload.c_str());
-    std::exit(1);
-}
+using tune_bench::kernel_ms;
+using tune_bench::median;
 
 struct Task {
     std::string key;  // for --tasks
@@ -67,18 +59,17 @@ double best_after(const std::vector<double>& costs, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int random_trials = 1000, model_trials = 300, rounds = 7;
-    uint64_t seed = 1;
-    std::string save_records;  // the model tuner's records are appended here
+    const tune_bench::Options o = tune_bench::parse(argc, argv, graph::TuneOptions::Tuner::Model);
+    int random_trials = 1000, model_trials = 300;
     std::string only = "gemm,conv,depthwise";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--random-trials")) random_trials = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--model-trials")) model_trials = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--save-records")) save_records = argv[i + 1];
-        else if (!std::strcmp(argv[i], "--tasks")) only = argv[i + 1];
+    for (const auto& [name, value] : o.extra) {
+        if (name == "--random-trials") random_trials = std::atoi(value.c_str());
+        else if (name == "--model-trials") model_trials = std::atoi(value.c_str());
+        else if (name == "--tasks") only = value;
     }
+    const int rounds = o.rounds;
+    const uint64_t seed = o.seed;
+    const std::string& save_records = o.save_records;
     set_num_threads(1);
     const Target target = Target::host();  // 1 thread now
     const std::vector<Task> tasks = {
@@ -124,11 +115,8 @@ int main(int argc, char** argv) {
     for (const Task& task : tasks) {
         if (only.find(task.key) == std::string::npos) continue;
         const graph::Graph g = task.make();
-        std::vector<graph::TuningTask> found = graph::extract_tasks(g, target);
-        // The task that takes the time: the first with the largest space (the layout transforms have none).
-        const graph::TuningTask* t = &found.at(0);
-        for (const auto& f : found)
-            if (f.space.size() > t->space.size()) t = &f;
+        const std::vector<graph::TuningTask> found = graph::extract_tasks(g, target);
+        const graph::TuningTask* t = &tune_bench::main_task(found);
         std::shared_ptr<autotune::Records> results[2];
         double seconds[2];
         const graph::TuneOptions::Tuner tuners[2] = {graph::TuneOptions::Tuner::Random, graph::TuneOptions::Tuner::Model};

@@ -146,6 +146,14 @@ def main():
                         f"{fmt(med['default'])} | {fmt(med['tuned'])} | {fmt(med['ORT'])} | {fmt(med['OpenVINO-f32'])} | "
                         f"{med['default'] / med['tuned']:.2f} | {best_peer / med['tuned']:.2f} |")
             print(rows[-1], file=sys.stderr, flush=True)
+    # Rows of earlier runs (other models or thread counts) are kept, with their commands.
+    old = results_sections.find_section(open(os.path.join(ROOT, "benchmarks", "RESULTS.md")).read(), SECTION)
+    key = lambda row: tuple(c.strip() for c in row.split("|")[1:3])
+    measured = {key(r) for r in rows}
+    kept = [l for l in old.splitlines() if l.startswith("| ") and not l.startswith("| model ") and key(l) not in measured]
+    earlier = [l.replace("- command:", "- earlier rows:", 1) for l in old.splitlines()
+               if (l.startswith("- command:") or l.startswith("- earlier rows:")) and kept]
+    rows = sorted(kept + rows, key=lambda r: (key(r)[0], int(key(r)[1])))
     table = ("| model | threads | tuning s (trials) | untuned ms | tuned ms | ORT ms | OpenVINO-f32 ms | tuned / untuned "
              "speed | tuned / best peer speed |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
     import onnxruntime, openvino
@@ -155,7 +163,7 @@ def main():
         f"- date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: {results_sections.cpu_name()}, {os.cpu_count()} CPUs; "
         f"{platform.system()} {platform.release()}; weft {results_sections.commit()}; ONNX Runtime {onnxruntime.__version__}; "
         f"OpenVINO {openvino.__version__}",
-        f"- command: `benchmarks/tune_networks.py {' '.join(sys.argv[1:])}`",
+        f"- command: `benchmarks/tune_networks.py {' '.join(sys.argv[1:])}`", *earlier,
         "- method: each model (models/export.py, batch 1) tuned by `weftc tune --tuner model --total-trials "
         f"{args.total_trials} --time-budget {args.time_budget:g} --threads T` (the trials shared by the tasks' share of "
         "the run time); then in each of the rounds, alternating: `weftc bench --no-pretuned` untuned and with the "

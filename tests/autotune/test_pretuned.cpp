@@ -38,7 +38,6 @@ TEST_CASE("weft's pre-tuned records are one error-free record per target and wor
         CAPTURE(r.workload);
         CHECK(r.ok());
         CHECK(keys.insert({r.target, r.workload}).second);
-        CHECK(r.version == std::string(autotune::kWeftVersion));
         CHECK(autotune::target_key(target_of_key(r.target)) == r.target);
     }
 }
@@ -56,7 +55,7 @@ TEST_CASE("graph::build applies a pre-tuned record on its target only, and Build
         g.output(g.matmul(g.input("a", {M, K}), g.input("b", {K, N})), "c");
         const Target target = target_of_key(r.target);
         Target other = target;
-        other.num_threads += 1;  // another thread count: another key
+        other.num_threads += 100;  // a thread count no record has: another key
         auto tuned_of = [&](const Target& t, bool pretuned) {
             graph::Module mod = graph::build(g, t, {.allocate = false, .pretuned_records = pretuned});
             REQUIRE(mod.kernels().size() == 1);

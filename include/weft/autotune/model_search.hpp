@@ -5,8 +5,9 @@
 // the model is refit on every measurement (and on other tasks' measurements given as
 // history), the space is searched for the points it ranks best — every point where the
 // space is small enough, else simulated annealing with the model as the energy, started from
-// the best measured points and random ones — and the batch is its top points, a share
-// `epsilon` of them replaced by random ones so that the model sees where it is wrong.
+// the best measured points and random ones — and the batch is picked from its top points
+// for diversity (AutoTVM's submodular pick: the most knob values new to the batch), a share
+// `epsilon` of it replaced by random points so that the model sees where it is wrong.
 // Seeded: the same seed and measurements give the same points.
 //
 //   autotune::ModelSearch search(space, featurize, {.seed = 7});
@@ -42,6 +43,8 @@ public:
         int batch = 16;                   // points proposed per fit of the model
         int initial = 16;                 // random points before the first fit (fewer with history)
         double epsilon = 0.1;             // share of each batch drawn at random
+        int diversity = 4;                // the batch is picked from the top diversity x batch points
+                                          // for the most knob values new to it (1: the top points)
         uint64_t exhaustive_limit = 4096; // spaces up to this size are ranked whole
         int anneal_walkers = 32;          // simulated annealing: points moved in parallel,
         int anneal_steps = 40;            // and steps (the temperature falls from 1 to 0)
@@ -74,6 +77,7 @@ private:
     std::vector<uint64_t> anneal();
     std::vector<float> predict(const std::vector<uint64_t>& points);
     uint64_t neighbour(uint64_t index);
+    std::vector<uint64_t> genes(uint64_t index) const;
 
     const ConfigSpace& space_;
     Featurize featurize_;

@@ -94,15 +94,20 @@ std::vector<float> ModelSearch::predict(const std::vector<uint64_t>& points) {
     return out;
 }
 
+// Each knob's candidate position at a point (knob 0 varies fastest in the index).
+std::vector<uint64_t> ModelSearch::genes(uint64_t index) const {
+    std::vector<uint64_t> out;
+    for (const Knob& k : space_.knobs()) {
+        out.push_back(index % k.candidates.size());
+        index /= k.candidates.size();
+    }
+    return out;
+}
+
 // One knob of the point moved to another of its candidates.
 uint64_t ModelSearch::neighbour(uint64_t index) {
     const std::vector<Knob>& knobs = space_.knobs();
-    std::vector<uint64_t> genes;
-    uint64_t rest = index;
-    for (const Knob& k : knobs) {
-        genes.push_back(rest % k.candidates.size());
-        rest /= k.candidates.size();
-    }
+    std::vector<uint64_t> genes = this->genes(index);
     std::vector<size_t> movable;
     for (size_t k = 0; k < knobs.size(); ++k)
         if (knobs[k].candidates.size() > 1) movable.push_back(k);
@@ -183,9 +188,30 @@ void ModelSearch::plan_batch() {
     // that the path taken ignores): measuring them again would teach nothing.
     std::set<std::vector<float>> known;
     for (const auto& m : measured_) known.insert(features(m.first));
+    std::vector<uint64_t> window;  // the top distinct points, best first
+    const size_t window_size = from_model * size_t(std::max(1, options_.diversity));
+    for (size_t i = 0; i < order.size() && window.size() < window_size; ++i)
+        if (known.insert(features(candidates[order[i]])).second) window.push_back(candidates[order[i]]);
+    // Greedily, the point with the most (knob, value) pairs no point of the batch has yet;
+    // among equals the better ranked.
     queue_.clear();
-    for (size_t i = 0; i < order.size() && queue_.size() < from_model; ++i)
-        if (known.insert(features(candidates[order[i]])).second) queue_.push_back(candidates[order[i]]);
+    std::set<std::pair<size_t, uint64_t>> covered;
+    std::vector<bool> picked(window.size(), false);
+    while (queue_.size() < std::min(from_model, window.size())) {
+        size_t best = 0;
+        int best_new = -1;
+        for (size_t w = 0; w < window.size(); ++w) {
+            if (picked[w]) continue;
+            const std::vector<uint64_t> g = genes(window[w]);
+            int fresh = 0;
+            for (size_t k = 0; k < g.size(); ++k) fresh += !covered.count({k, g[k]});
+            if (fresh > best_new) best_new = fresh, best = w;
+        }
+        picked[best] = true;
+        const std::vector<uint64_t> g = genes(window[best]);
+        for (size_t k = 0; k < g.size(); ++k) covered.insert({k, g[k]});
+        queue_.push_back(window[best]);
+    }
     // The random share: points the model would not have chosen.
     std::set<uint64_t> queued(queue_.begin(), queue_.end());
     for (size_t tries = 0; queue_.size() < size_t(options_.batch) && tries < 256; ++tries) {

@@ -267,11 +267,23 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         const std::string workload = detail::group_workload(g, group);
         std::optional<Config> tuned;
         if (records && !workload.empty()) tuned = records->best_config(target, workload);
-        if (!tuned && options.pretuned_records && !workload.empty())
+        bool pretuned = false;
+        if (!tuned && options.pretuned_records && !workload.empty()) {
             tuned = autotune::pretuned_records().best_config(target, workload);
+            pretuned = tuned.has_value();
+        }
         ConfigSpace space;  // learnt while compiling
-        detail::CompiledGroup c =
-            detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space));
+        detail::CompiledGroup c;
+        try {
+            c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space));
+        } catch (const Error&) {
+            // weft's own records never fail a build: one that no longer fits its template
+            // (a knob's candidates changed since it was measured) gives way to the default.
+            if (!pretuned) throw;
+            tuned.reset();
+            space = ConfigSpace();
+            c = detail::compile_group(g, group, target, Config{}.recording_into(&space));
+        }
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
                              !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
