@@ -202,13 +202,14 @@ TEST_CASE("conv2d_nchwc: wide rows get four vectors per pixel, tiles of 6 and th
     topi::schedule_conv2d_nchwc(s, out);
     std::string body = ir::to_string(lower(s, {XcIn, WcIn, out}).body);
     CAPTURE(body);
-    // 56 pixels: 9 tiles of 6 and one of 2; the 16 input channels of a block unrolled.
+    // 56 pixels: 9 tiles of 6 and one of 2; the 16 input channels of a block unrolled 8 at a
+    // time (conv.ic_unroll's default), a loop of 2 around them in each of the two tiles.
     CHECK(lowered_text::count(body, "for (i3.outer, 0, 9)") == 1);
-    CHECK(lowered_text::count(body, "for (ic.inner") == 0);
+    CHECK(lowered_text::count(body, "for (ic.inner.outer, 0, 2)") == 2);
     CHECK(lowered_text::count(body, "for (kw, 0, 3)") == 2);
-    // Per step of the reduction, 6 broadcast input values (2 in the last tile), each times
-    // one 64-lane weight vector.
-    CHECK(lowered_text::count(body, "x64(Xc[") == 16 * (6 + 2));
+    // Per step of the unrolled reduction, 6 broadcast input values (2 in the last tile), each
+    // times one 64-lane weight vector.
+    CHECK(lowered_text::count(body, "x64(Xc[") == 8 * (6 + 2));
 }
 
 TEST_CASE("conv2d_nchwc: a fused epilogue reads the register tile at constant positions") {
@@ -298,13 +299,13 @@ TEST_CASE("conv2d_nchwc: padding taps are tested once per row of taps and comput
     CHECK(lowered_text::count(copied, "if (") == 0);
     // Weights in blocks of all 512 input channels over data in blocks of 16: the padded copy
     // re-blocks the input with contiguous 16-lane loads (no gather), and each tap's reduction
-    // is one loop over the 512 channels (in 32 unrolled steps of 16), with no loop over
+    // is one loop over the 512 channels (in 64 unrolled steps of 8), with no loop over
     // input-channel blocks around it.
     std::string reblocked = lowered(512, 7, 32, 512);
     CAPTURE(reblocked);
     CHECK(lowered_text::count(reblocked, "Xc[ramp(") > 0);
     CHECK(lowered_text::count(reblocked, "Xc[x16(") == 0);
-    CHECK(lowered_text::count(reblocked, "for (ic.inner.outer, 0, 32)") > 0);
+    CHECK(lowered_text::count(reblocked, "for (ic.inner.outer, 0, 64)") > 0);
     CHECK(lowered_text::count(reblocked, "for (ic.outer") == 0);
 }
 

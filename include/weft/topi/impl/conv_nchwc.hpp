@@ -235,7 +235,7 @@ void schedule_padded_copy(Schedule& s, const Tensor& pad, int64_t lanes) {
 // The register tile: the loops in `outer` (the input-channel blocks among them), then the
 // taps (kh, kw), the input channels of a block, the tile's pixels and its channels. Its
 // pixels unrolled, its channels vectorized, and the input channels of a block unrolled too,
-// in steps of one vector's worth at most: the loop's counter and address updates otherwise
+// in steps of conv.ic_unroll (8 by default): the loop's counter and address updates otherwise
 // share the FMA ports (+2-7% on the ResNet-50 layers with 16-channel blocks, one thread).
 // A block of fewer channels than a vector (the RGB stem's 3) is reduced over (kw, channel)
 // as one loop, not unrolled: the input a tap row reads is one contiguous run (kw * 3 + c)
@@ -252,12 +252,15 @@ struct RegisterTile {
 };
 
 // conv.ic_unroll and conv.unroll_kw for a block of ic_bn channels (none for a block narrower
-// than a vector, reduced over (kw, channel) in one loop). The default unrolls a vector's
-// worth of channels.
+// than a vector, reduced over (kw, channel) in one loop). The default unrolls 8 channels at a
+// time (a whole vector's worth where a vector is narrower): with 16, LLVM hoisted a tile's 16
+// x 17 input broadcasts and spilled, 1.9x slower on ResNet-50's 256-channel 14x14 layer and up
+// to 5x on 17-pixel rows; 8 was as fast or faster on every layer measured (docs/tuning.md).
 RegisterTile register_tile_knobs(const Config& config, int64_t ic_bn, int64_t lanes) {
     RegisterTile t{ic_bn, lanes};
     if (ic_bn < lanes) return t;
-    t.ic_unroll = config.define("conv.ic_unroll", knob_divisors(ic_bn, ic_bn), ic_bn % lanes == 0 ? lanes : 1);
+    t.ic_unroll = config.define("conv.ic_unroll", knob_divisors(ic_bn, ic_bn),
+                                ic_bn % lanes == 0 ? std::min<int64_t>(lanes, 8) : 1);
     t.unroll_kw = config.define_bool("conv.unroll_kw", false);
     return t;
 }
@@ -331,7 +334,7 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 //   conv.ic_outer        the input-channel-outer order (1) or the row order (0)
 //   conv.rows_per_task   output rows per parallel task of the input-channel-outer order
 //   conv.blocks_per_row  output-channel blocks per row of the row order
-//   conv.ic_unroll       input channels of a block unrolled at a time (1: a loop)
+//   conv.ic_unroll       input channels of a block unrolled at a time (1: a loop; default 8)
 //   conv.unroll_kw       the taps of a row unrolled too
 // Their defaults are the hand choices below.
 void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target,
