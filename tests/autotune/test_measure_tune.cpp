@@ -108,6 +108,12 @@ TEST_CASE("tune measures seeded candidates, the default first, and build applies
     CHECK(records.size() == 8);  // 2 tasks x 4 trials
     CHECK(lines.size() == 8);
     for (const auto& l : lines) CHECK(l.rfind("task ", 0) == 0);
+    // An estimate of the time left once the trials are planned (after every default): none
+    // while the defaults are measured, none left after the last trial.
+    CHECK(lines[0].find(" left") == std::string::npos);
+    CHECK(lines[1].find(" left") == std::string::npos);
+    CHECK(lines[2].find(" s left") != std::string::npos);
+    CHECK(lines.back().find(", ~0 s left") != std::string::npos);
     std::vector<graph::TuningTask> tasks = graph::extract_tasks(g);
     // Every task's default is measured first, then each task's other candidates.
     CHECK(records.all()[0].config == tasks[0].space.defaults());

@@ -46,6 +46,11 @@ struct TuneProgress {
     double best_ms = 0;            // the best error-free cost so far (infinity: none yet)
     double default_ms = 0;         // the default config's cost
     double elapsed_s = 0;          // since tune() started
+    int done = 0, planned = 0;     // trials measured and planned in all tasks (planned is known
+                                   // once every task's default is measured; 0 before)
+    // The time the planned trials not yet measured should take at the rate so far; a
+    // negative value when not known yet.
+    double left_s() const;
 };
 
 struct TuneOptions {
@@ -68,7 +73,7 @@ struct TuneOptions {
 autotune::Records tune(const Graph& g, const Target& target = Target::host(), const TuneOptions& options = {},
                        const BuildOptions& build_options = {});
 
-// "task 2/5 dense(...): 17/32 trials, best 0.081 ms (default 0.095 ms, 1.17x), 12.3 s"
+// "task 2/5 dense(...): 17/32 trials, best 0.081 ms (default 0.095 ms, 1.17x), 12.3 s, ~40 s left"
 std::string progress_line(const TuneProgress& p);
 
 }  // namespace weft::graph

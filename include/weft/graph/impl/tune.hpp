@@ -205,14 +205,20 @@ std::vector<TuningTask> extract_tasks(const Graph& g, const Target& target, cons
     return tune_detail::prepare(g, target, options).tasks;
 }
 
+double TuneProgress::left_s() const {
+    if (planned <= 0 || done <= 0) return -1;
+    return elapsed_s / done * std::max(0, planned - done);
+}
+
 std::string progress_line(const TuneProgress& p) {
     char text[1024];
-    char best[32] = "-";
+    char best[32] = "-", left[48] = "";
     const bool have = std::isfinite(p.best_ms);
     if (have) std::snprintf(best, sizeof best, "%.4g", p.best_ms);
-    std::snprintf(text, sizeof text, "task %d/%d %s: %d/%d trials, best %s ms (default %.4g ms, %.2fx), %.1f s",
+    if (p.left_s() >= 0) std::snprintf(left, sizeof left, ", ~%.0f s left", p.left_s());
+    std::snprintf(text, sizeof text, "task %d/%d %s: %d/%d trials, best %s ms (default %.4g ms, %.2fx), %.1f s%s",
                   p.task + 1, p.tasks, p.workload.c_str(), p.trial, p.trials, best, p.default_ms,
-                  have && p.best_ms > 0 ? p.default_ms / p.best_ms : 0.0, p.elapsed_s);
+                  have && p.best_ms > 0 ? p.default_ms / p.best_ms : 0.0, p.elapsed_s, left);
     return text;
 }
 
@@ -284,6 +290,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     autotune::Records records;
     const std::string target_key = autotune::target_key(target);
 
+    int done = 0, planned_all = 0;  // trials measured, and planned in all (once the defaults are measured)
     // Measures the task's next candidate; false when it has none left.
     auto trial = [&](tune_detail::TaskRun& run) {
         std::optional<Config> next = run.chooser->next();
@@ -307,9 +314,12 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         if (progress.trial == 0) progress.default_ms = r.cost_ms();
         if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
         ++progress.trial;
+        ++done;
         if (!options.records_file.empty()) autotune::Records::append_to_file(options.records_file, r);
         records.add(std::move(r));
         progress.elapsed_s = elapsed();
+        progress.done = done;
+        progress.planned = planned_all;
         if (options.progress) options.progress(progress);
         return true;
     };
@@ -340,6 +350,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     }
     // Then the other candidates, the tasks that take the most time first.
     const std::vector<int> allotted = tune_detail::allot_trials(runs, options);
+    for (int a : allotted) planned_all += a;
     std::vector<size_t> order(runs.size());
     for (size_t t = 0; t < order.size(); ++t) order[t] = t;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].weight > runs[b].weight; });
