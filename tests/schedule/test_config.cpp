@@ -79,6 +79,19 @@ TEST_CASE("points enumerate the space in mixed radix and index_of inverts at") {
     Config stranger;
     stranger.set("other.knob", 1);
     CHECK_THROWS_WITH_AS(space.index_of(stranger), doctest::Contains("which this space lacks"), Error);
+    // Positions: each knob's candidate position, knob 0 first, and back.
+    for (uint64_t i = 0; i < space.size(); ++i) {
+        const std::vector<uint64_t> p = space.positions(i);
+        REQUIRE(p.size() == space.knobs().size());
+        for (size_t k = 0; k < p.size(); ++k)
+            CHECK(space.knobs()[k].candidates[p[k]] == *space.at(i).get(space.knobs()[k].name));
+        CHECK(space.index_of_positions(p) == i);
+    }
+    CHECK_THROWS_AS(space.positions(space.size()), Error);
+    CHECK_THROWS_WITH_AS(space.index_of_positions({0}), doctest::Contains("positions for"), Error);
+    std::vector<uint64_t> past = space.positions(0);
+    past[0] = space.knobs()[0].candidates.size();
+    CHECK_THROWS_WITH_AS(space.index_of_positions(past), doctest::Contains("candidates, position"), Error);
 }
 
 TEST_CASE("a space's size saturates instead of overflowing") {

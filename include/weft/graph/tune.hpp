@@ -73,7 +73,7 @@ struct TuneOptions {
 autotune::Records tune(const Graph& g, const Target& target = Target::host(), const TuneOptions& options = {},
                        const BuildOptions& build_options = {});
 
-// "task 2/5 dense(...): 17/32 trials, best 0.081 ms (default 0.095 ms, 1.17x), 12.3 s, ~40 s left"
+// "task T/N WORKLOAD: DONE/PLANNED trials, best B ms (default D ms, D/B x), ELAPSED s, ~LEFT s left"
 std::string progress_line(const TuneProgress& p);
 
 }  // namespace weft::graph

@@ -86,6 +86,10 @@ public:
     // The index of `config` (knobs it does not set at their defaults); weft::Error when it
     // sets a knob to a value outside the candidates, or sets a knob the space lacks.
     uint64_t index_of(const Config& config) const;
+    // Point `index` as each knob's position among its candidates (what tuners breed and
+    // mutate), and back.
+    std::vector<uint64_t> positions(uint64_t index) const;
+    uint64_t index_of_positions(const std::vector<uint64_t>& positions) const;
     // The point of every knob at its default.
     Config defaults() const;
 

@@ -94,20 +94,10 @@ std::vector<float> ModelSearch::predict(const std::vector<uint64_t>& points) {
     return out;
 }
 
-// Each knob's candidate position at a point (knob 0 varies fastest in the index).
-std::vector<uint64_t> ModelSearch::genes(uint64_t index) const {
-    std::vector<uint64_t> out;
-    for (const Knob& k : space_.knobs()) {
-        out.push_back(index % k.candidates.size());
-        index /= k.candidates.size();
-    }
-    return out;
-}
-
 // One knob of the point moved to another of its candidates.
 uint64_t ModelSearch::neighbour(uint64_t index) {
     const std::vector<Knob>& knobs = space_.knobs();
-    std::vector<uint64_t> genes = this->genes(index);
+    std::vector<uint64_t> genes = space_.positions(index);
     std::vector<size_t> movable;
     for (size_t k = 0; k < knobs.size(); ++k)
         if (knobs[k].candidates.size() > 1) movable.push_back(k);
@@ -115,12 +105,7 @@ uint64_t ModelSearch::neighbour(uint64_t index) {
     const size_t k = movable[rng_() % movable.size()];
     const uint64_t n = knobs[k].candidates.size();
     genes[k] = (genes[k] + 1 + rng_() % (n - 1)) % n;
-    uint64_t out = 0, stride = 1;
-    for (size_t j = 0; j < knobs.size(); ++j) {
-        out += genes[j] * stride;
-        stride *= knobs[j].candidates.size();
-    }
-    return out;
+    return space_.index_of_positions(genes);
 }
 
 // Simulated annealing over the space with the model's score as the (negated) energy: the
@@ -202,13 +187,13 @@ void ModelSearch::plan_batch() {
         int best_new = -1;
         for (size_t w = 0; w < window.size(); ++w) {
             if (picked[w]) continue;
-            const std::vector<uint64_t> g = genes(window[w]);
+            const std::vector<uint64_t> g = space_.positions(window[w]);
             int fresh = 0;
             for (size_t k = 0; k < g.size(); ++k) fresh += !covered.count({k, g[k]});
             if (fresh > best_new) best_new = fresh, best = w;
         }
         picked[best] = true;
-        const std::vector<uint64_t> g = genes(window[best]);
+        const std::vector<uint64_t> g = space_.positions(window[best]);
         for (size_t k = 0; k < g.size(); ++k) covered.insert({k, g[k]});
         queue_.push_back(window[best]);
     }

@@ -126,24 +126,6 @@ private:
         }
     }
 
-    // Per-knob candidate positions of a point, and back.
-    std::vector<uint64_t> genes(uint64_t index) const {
-        std::vector<uint64_t> g;
-        for (const Knob& k : space_.knobs()) {
-            g.push_back(index % k.candidates.size());
-            index /= k.candidates.size();
-        }
-        return g;
-    }
-    uint64_t index_of_genes(const std::vector<uint64_t>& g) const {
-        uint64_t index = 0, stride = 1;
-        for (size_t k = 0; k < g.size(); ++k) {
-            index += g[k] * stride;
-            stride *= space_.knobs()[k].candidates.size();
-        }
-        return index;
-    }
-
     // A child of two parents drawn from the fastest measured points (the better, the likelier),
     // each knob from one parent or the other, then each knob re-drawn with probability
     // 1/knobs; a random point while fewer than two points have a cost, or when breeding
@@ -160,12 +142,13 @@ private:
         std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
         const size_t knobs = space_.knobs().size();
         for (int attempt = 0; attempt < 64; ++attempt) {
-            std::vector<uint64_t> a = genes(good[pick(rng_)].first), b = genes(good[pick(rng_)].first), child(knobs);
+            std::vector<uint64_t> a = space_.positions(good[pick(rng_)].first),
+                                  b = space_.positions(good[pick(rng_)].first), child(knobs);
             for (size_t k = 0; k < knobs; ++k) {
                 child[k] = (rng_() & 1) ? a[k] : b[k];
                 if (rng_() % knobs == 0) child[k] = rng_() % space_.knobs()[k].candidates.size();
             }
-            const uint64_t index = index_of_genes(child);
+            const uint64_t index = space_.index_of_positions(child);
             if (!taken_.count(index)) return index;
         }
         return random_untaken();

@@ -143,30 +143,49 @@ uint64_t ConfigSpace::size() const {
     return n;
 }
 
+std::vector<uint64_t> ConfigSpace::positions(uint64_t index) const {
+    WEFT_CHECK(index < size(), "ConfigSpace: point ", index, " is outside the space's ", size(), " points");
+    std::vector<uint64_t> out;
+    for (const Knob& k : knobs_) {
+        out.push_back(index % k.candidates.size());
+        index /= k.candidates.size();
+    }
+    return out;
+}
+
+uint64_t ConfigSpace::index_of_positions(const std::vector<uint64_t>& positions) const {
+    WEFT_CHECK(positions.size() == knobs_.size(), "ConfigSpace::index_of_positions: ", positions.size(),
+               " positions for ", knobs_.size(), " knobs");
+    uint64_t index = 0, stride = 1;
+    for (size_t k = 0; k < knobs_.size(); ++k) {
+        WEFT_CHECK(positions[k] < knobs_[k].candidates.size(), "ConfigSpace::index_of_positions: knob '",
+                   knobs_[k].name, "' has ", knobs_[k].candidates.size(), " candidates, position ", positions[k]);
+        index += positions[k] * stride;
+        stride *= knobs_[k].candidates.size();
+    }
+    return index;
+}
+
 Config ConfigSpace::at(uint64_t index) const {
     WEFT_CHECK(index < size(), "ConfigSpace::at(", index, "): the space has ", size(), " points");
+    const std::vector<uint64_t> p = positions(index);
     Config c;
-    for (const Knob& k : knobs_) {
-        const uint64_t n = k.candidates.size();
-        c.set(k.name, k.candidates[size_t(index % n)]);
-        index /= n;
-    }
+    for (size_t k = 0; k < knobs_.size(); ++k) c.set(knobs_[k].name, knobs_[k].candidates[size_t(p[k])]);
     return c;
 }
 
 uint64_t ConfigSpace::index_of(const Config& config) const {
     for (const auto& [name, value] : config.values())
         WEFT_CHECK(find(name), "ConfigSpace::index_of: the config sets knob '", name, "', which this space lacks");
-    uint64_t index = 0, stride = 1;
+    std::vector<uint64_t> p;
     for (const Knob& k : knobs_) {
         const int64_t value = config.get(k.name).value_or(k.default_value);
         auto it = std::lower_bound(k.candidates.begin(), k.candidates.end(), value);
         WEFT_CHECK(it != k.candidates.end() && *it == value, "ConfigSpace::index_of: knob '", k.name, "' = ", value,
                    " is not one of ", config_detail::list_str(k.candidates));
-        index += stride * uint64_t(it - k.candidates.begin());
-        stride *= k.candidates.size();
+        p.push_back(uint64_t(it - k.candidates.begin()));
     }
-    return index;
+    return index_of_positions(p);
 }
 
 Config ConfigSpace::defaults() const {

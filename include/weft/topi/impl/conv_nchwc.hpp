@@ -253,9 +253,9 @@ struct RegisterTile {
 
 // conv.ic_unroll and conv.unroll_kw for a block of ic_bn channels (none for a block narrower
 // than a vector, reduced over (kw, channel) in one loop). The default unrolls 8 channels at a
-// time (a whole vector's worth where a vector is narrower): with 16, LLVM hoisted a tile's 16
-// x 17 input broadcasts and spilled, 1.9x slower on ResNet-50's 256-channel 14x14 layer and up
-// to 5x on 17-pixel rows; 8 was as fast or faster on every layer measured (docs/tuning.md).
+// time (a whole vector's worth where a vector is narrower): with 16, LLVM hoisted a wide
+// tile's input broadcasts and spilled; 8 was as fast or faster on every layer measured
+// (docs/tuning.md, "What the tuner found changed a default").
 RegisterTile register_tile_knobs(const Config& config, int64_t ic_bn, int64_t lanes) {
     RegisterTile t{ic_bn, lanes};
     if (ic_bn < lanes) return t;
