@@ -12,7 +12,8 @@ TUNING = "## Tuning GEMMs"
 TUNING_CONV = "## Tuning convolutions"
 TUNER = "## Tuning: the model-based tuner against random search"
 NETWORKS = "## Tuning whole networks"
-KEPT = (CONTENTION, TUNING, TUNING_CONV, TUNER, NETWORKS, GPU)  # in the order report.py appends them
+TUNING_GPU = "## Tuning on the GPU"
+KEPT = (CONTENTION, TUNING, TUNING_CONV, TUNER, NETWORKS, GPU, TUNING_GPU)  # in the order report.py appends them
 
 
 def cpu_name():

@@ -4,7 +4,8 @@ stdin) with the machine and the command around it.
 
     weft_tune_gemm ARGS  | tune_report.py gemm ARGS    # "Tuning GEMMs" (run_tune_gemm.sh)
     weft_tune_conv ARGS  | tune_report.py conv ARGS    # "Tuning convolutions" (run_tune_conv.sh)
-    weft_tune_model ARGS | tune_report.py model ARGS   # the model tuner against random search"""
+    weft_tune_model ARGS | tune_report.py model ARGS   # the model tuner against random search
+    weft_tune_cuda ARGS  | tune_report.py gpu ARGS     # "Tuning on the GPU" (run_tune_cuda.sh)"""
 import datetime, os, platform, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -33,6 +34,17 @@ SECTIONS = {
               "of each tuner built and its kernel timed again (the profiler's mean of 9 runs, median of 7 "
               "alternating rounds): speed > 1 means the model's config is faster; and the first trial at which the "
               "model tuner measured a cost at or below random search's best."),
+    "gpu": (results_sections.TUNING_GPU, "run_tune_cuda.sh", "weft_tune_cuda",
+            "`graph::tune` for `Target::cuda()` (the model tuner unless the command says otherwise; the default config "
+            "first; candidates scheduled and lowered in the tuner's process, then compiled by NVRTC and measured in child "
+            "processes, up to 8 per child: each run once and checked against the default's output, then timed with CUDA "
+            "events, 5 samples of about 1 ms each). GEMMs: a graph of one float32 matmul, its default and tuned modules (CUDA events on the "
+            "module's stream) and cublasSgemm (no TF32) on the same device inputs, the median of 7 alternating rounds. "
+            "ResNet-50: `graph::testing::resnet50` with total trials shared by its tasks by their run time, default and "
+            "tuned modules timed with the host clock from `run()` to the stream's synchronize (median of 20 runs, median "
+            "over 7 alternating rounds); PyTorch: `benchmarks/torch_resnet50.py` in the same run (torchvision resnet50, "
+            "fp32, TF32 off, wall clock). check: tuned against cuBLAS (GEMM) or the default module (ResNet-50), largest "
+            "difference over the largest value. Speed ratios > 1: tuned is faster."),
 }
 
 kind = sys.argv[1]

@@ -33,6 +33,11 @@ inline weft::graph::TuneOptions::Tuner tuner_named(const char* name) {
     std::exit(2);
 }
 
+inline const char* tuner_name(weft::graph::TuneOptions::Tuner t) {
+    using T = weft::graph::TuneOptions::Tuner;
+    return t == T::Genetic ? "genetic" : t == T::Grid ? "grid" : t == T::Model ? "model" : "random";
+}
+
 // --trials N --rounds R --seed S --tuner NAME --save-records PATH, and any other --name value.
 inline Options parse(int argc, char** argv, weft::graph::TuneOptions::Tuner default_tuner) {
     Options o;

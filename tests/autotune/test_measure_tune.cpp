@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include <unistd.h>
+
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -35,6 +37,51 @@ TEST_CASE("run_isolated reports a child's message, crash, hang and throw") {
     CHECK(thrown == "threw: weft: a bad candidate");
     // The parent goes on as before.
     CHECK(autotune::run_isolated([] { return std::string(); }, 5) == "");
+}
+
+// The batches a GPU tuner measures in one child process (measure_on_device): a child goes
+// from item to item, stops after one that fails, and a crash or a hang costs that item alone;
+// a payload larger than a pipe holds comes back whole.
+TEST_CASE("run_in_children: one child for many items, a failure, crash or hang costs only its item") {
+    const std::string big(1 << 20, 'x');
+    std::vector<autotune::ChildResult> r = autotune::run_in_children(
+        8,
+        [&](size_t i, std::string& text) -> bool {
+            if (i == 1) std::raise(SIGSEGV);
+            if (i == 3) {
+                text = "wrong result";
+                return false;
+            }
+            if (i == 4)
+                for (volatile int k = 0;; k = k + 1) {
+                }
+            if (i == 5) throw Error("weft: a bad candidate");
+            // The process id: items of one child share it.
+            text = (i == 7 ? big : std::to_string(i)) + "@" + std::to_string(::getpid());
+            return true;
+        },
+        1.0);
+    REQUIRE(r.size() == 8);
+    auto payload = [&](size_t i) { return r[i].text.substr(0, r[i].text.find('@')); };
+    auto pid = [&](size_t i) { return r[i].text.substr(r[i].text.find('@') + 1); };
+    CHECK(r[0].ok);
+    CHECK(payload(0) == "0");
+    CHECK(!r[1].ok);
+    CHECK(r[1].text.rfind("crashed: signal 11", 0) == 0);
+    CHECK(r[2].ok);
+    CHECK(payload(2) == "2");
+    CHECK(!r[3].ok);
+    CHECK(r[3].text == "wrong result");
+    CHECK(!r[4].ok);
+    CHECK(r[4].text.rfind("timed out after", 0) == 0);
+    CHECK(!r[5].ok);
+    CHECK(r[5].text == "threw: weft: a bad candidate");
+    CHECK(r[6].ok);
+    CHECK(r[7].ok);
+    CHECK(payload(7) == big);
+    CHECK(pid(6) == pid(7));  // measured by one child
+    CHECK(pid(0) != pid(2));  // a new child after the crash
+    CHECK(pid(0) != std::to_string(::getpid()));
 }
 
 TEST_CASE("measure times a correct kernel and refuses a wrong output") {

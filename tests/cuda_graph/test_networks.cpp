@@ -147,3 +147,17 @@ TEST_CASE("cuda_graph: a module built without storage reports its plan and refus
     CHECK_THROWS_WITH_AS(plan.get_output(0), doctest::Contains("built without storage"), Error);
     CHECK_THROWS_WITH_AS(plan.input("x"), doctest::Contains("built without storage"), Error);
 }
+
+// graph::tune for CUDA measures in child processes, which cannot use CUDA once their parent
+// has: after NVRTC has compiled a kernel here (it initializes the driver), tune refuses with
+// a message that says why instead of recording every candidate as "cuInit failed".
+TEST_CASE("cuda_graph: graph::tune for CUDA refuses a process that has compiled a CUDA kernel") {
+    graph::Graph g;
+    g.output(g.relu(g.matmul(g.input("a", {32, 48}), g.input("b", {48, 64}))), "c");
+    graph::BuildOptions no_device;
+    no_device.allocate = false;  // NVRTC only: no device needed
+    graph::Module m = graph::build(g, Target::cuda(), no_device);
+    CHECK(!cuda::fork_safe());
+    CHECK_THROWS_WITH_AS(graph::tune(g, Target::cuda(), {.trials = 2}),
+                         doctest::Contains("NVRTC initializes the driver"), Error);
+}

@@ -315,6 +315,9 @@ using LaunchHook = bool (*)(const char* name, const char* ptx, const unsigned* g
                            void** params);
 LaunchHook g_launch_hook = nullptr;
 void weft_mock_set_launch_hook(LaunchHook hook) { g_launch_hook = hook; }
+// The mock's state is this process's memory: a forked child keeps a working copy of it
+// (cuda::fork_safe() reads this symbol), so graph::tune can measure on the mock.
+void weft_driver_survives_fork() {}
 
 CUresult cuLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void* stream, void** params, void** extra) {

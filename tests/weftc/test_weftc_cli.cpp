@@ -49,10 +49,12 @@ std::string slurp(const std::string& path) {
 }
 
 // weftc with `args`; with timeout_s, killed after that long (coreutils' timeout: status 124).
-Result run_weftc(const Scratch& s, const std::string& args, int timeout_s = 0) {
+// `environment`: NAME=VALUE settings for weftc's process ("" : none).
+Result run_weftc(const Scratch& s, const std::string& args, int timeout_s = 0, const std::string& environment = "") {
     std::string out = s / "stdout.txt", err = s / "stderr.txt";
-    std::string cmd = (timeout_s ? "timeout " + std::to_string(timeout_s) + " " : std::string()) + WEFTC_PATH + " " +
-                      args + " >" + out + " 2>" + err;
+    std::string cmd = (timeout_s ? "timeout " + std::to_string(timeout_s) + " " : std::string()) +
+                      (environment.empty() ? std::string() : "env " + environment + " ") + WEFTC_PATH + " " + args +
+                      " >" + out + " 2>" + err;
     int rc = std::system(cmd.c_str());
     Result r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -364,6 +366,37 @@ TEST_CASE("weftc --target takes cpu or cuda and only for .onnx models") {
     Result artifact = run_weftc(s, "run --target cuda " + (s / "m.weft"));
     CHECK(artifact.status == 2);
     CHECK(artifact.err.find("--records and --no-pretuned apply to .onnx models") != std::string::npos);
+}
+
+// --target cuda: candidates compiled and measured in child processes on the device. Without
+// one, a one-line error before anything is measured; on the mock driver (whose kernels do
+// nothing: every candidate's output is the same), records for the CUDA target, which
+// compile --target cuda takes.
+TEST_CASE("weftc tune --target cuda measures on the device and says when there is none") {
+    Scratch s("tune_cuda");
+    write_model(small_model(), s / "model.onnx");
+    const std::string tune = "tune " + (s / "model.onnx") + " --target cuda --trials 3 --repeat 1 -o " + (s / "r.jsonl");
+    check_one_line_error(run_weftc(s, tune, 0, "WEFT_LIBCUDA=/nonexistent/libcuda.so.1"), "tune --target cuda",
+                         1, "no CUDA device");
+#ifdef WEFT_MOCK_LIBCUDA
+    Result t = run_weftc(s, tune, 0, "WEFT_LIBCUDA=" WEFT_MOCK_LIBCUDA);
+    REQUIRE_MESSAGE(t.status == 0, t.err);
+    autotune::Records records = autotune::Records::load(s / "r.jsonl");
+    REQUIRE(records.size() >= 3);
+    std::set<std::string> seen;
+    for (const auto& r : records.all()) {
+        CAPTURE(r.error);
+        CHECK(r.target.rfind("cuda", 0) == 0);
+        if (seen.insert(r.workload).second) CHECK(r.ok());           // a task's default
+        else if (!r.ok()) CHECK(r.error.find("build: ") == 0);  // a point refused when built
+    }
+    Result c = run_weftc(s, "compile " + (s / "model.onnx") + " --target cuda --records " + (s / "r.jsonl") + " -o " +
+                                (s / "m.weft") + " --quiet",
+                         0, "WEFT_LIBCUDA=" WEFT_MOCK_LIBCUDA);
+    CHECK_MESSAGE(c.status == 0, c.err);
+#else
+    MESSAGE("skipped: the mock part needs NVRTC (a build with WEFT_CUDA)");
+#endif
 }
 
 TEST_CASE("weftc tune writes records that compile, run and info apply") {

@@ -135,7 +135,9 @@ then points drawn by the tuner, each checked against the default's output in a c
 (a crash, hang or wrong result is that candidate's error) and timed here. Every measurement
 is appended to RECORDS.jsonl as it comes; 'weftc compile|run|bench --records RECORDS.jsonl'
 then builds each kernel with its best config. Records are for this CPU and thread count:
-tune with the --threads you will run with. A line per trial goes to stderr.
+tune with the --threads you will run with. With --target cuda the candidates are compiled
+and measured on the GPU in child processes (up to 8 per process), timed with CUDA events;
+records for CUDA apply to 'weftc compile|run --target cuda'. A line per trial goes to stderr.
 
 options:
   -o, --output PATH    the records file to append to (default: MODEL with .jsonl)

@@ -266,7 +266,6 @@ int cmd_tune(const std::vector<std::string>& args) {
     check_exists(model);
     if (graph::is_artifact_file(model)) usage_error("weftc tune: '" + model + "' is a compiled artifact; tune the .onnx model");
     ModelOptions o = model_options(cl);
-    if (!o.target.is_cpu()) usage_error("weftc tune: only the CPU can be tuned here (--target cpu)");
     if (!o.records.empty()) usage_error("weftc tune: --records applies to compile, run, bench and info; give -o");
     std::string out = value_or(cl, "--output");
     if (out.empty()) out = std::filesystem::path(model).replace_extension(".jsonl").string();

@@ -64,10 +64,12 @@ inline void schedule_layer_norm(Schedule& s, const Tensor& op) { schedule_layer_
 
 // conv2d NCHW (stride, padding, dilation, groups; depthwise too): a tile of output channels x
 // output pixels per block, the padded input tile and the weights in shared memory, a
-// register tile per thread.
-void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+// register tile per thread. Knobs (config): cuda.conv.ft, tz (a thread's output channels, the
+// block's groups of them), py, px (a thread's rows and columns), yb, xb (the block's), rc
+// (input channels per shared-memory step).
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Config& config = {});
 inline void schedule_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_conv2d_nchw(s, op, op); }
-void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out);
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Config& config = {});
 inline void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op) { schedule_depthwise_conv2d_nchw(s, op, op); }
 
 // max/avg pooling (one thread per output element) and global pooling (a reduction).

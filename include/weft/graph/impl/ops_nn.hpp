@@ -60,8 +60,9 @@ inline void schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, co
 // constant, "shared buffer ... has a size that is not a constant"), so a network with a
 // stride-2 convolution (ResNet, MobileNet) would not compile for CUDA at all. Threads are
 // a tile of output pixels whose sizes divide the image (no tail: the register's region
-// stays one element), blocks the rest.
-inline void gpu_schedule_conv2d_untiled(Schedule& s, const Tensor& op, const Tensor& out) {
+// stays one element), blocks the rest. Knobs: cuda.conv_untiled.tx (the most threads along
+// a row) and .threads (the most in a block).
+inline void gpu_schedule_conv2d_untiled(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
     for (const Tensor& t : op.op().input_tensors())
         if (t.op()->is_compute()) s[t].compute_inline();  // the padding
     auto divisor_at_most = [](int64_t n, int64_t cap) {
@@ -70,7 +71,10 @@ inline void gpu_schedule_conv2d_untiled(Schedule& s, const Tensor& op, const Ten
         return int64_t(1);
     };
     std::vector<int64_t> shape = const_shape(out);
-    const int64_t tx = divisor_at_most(shape[3], 64), ty = divisor_at_most(shape[2], std::max<int64_t>(1, 256 / tx));
+    const int64_t tx_cap = config.define("cuda.conv_untiled.tx", {8, 16, 32, 64, 128}, 64);
+    const int64_t threads_cap = config.define("cuda.conv_untiled.threads", {64, 128, 256, 512}, 256);
+    const int64_t tx = divisor_at_most(shape[3], std::min(tx_cap, threads_cap)),
+                  ty = divisor_at_most(shape[2], std::max<int64_t>(1, threads_cap / tx));
     Stage o = s[out];
     auto [yo, yi] = o.split(out.axis(2), ty);
     auto [xo, xi] = o.split(out.axis(3), tx);
@@ -88,13 +92,13 @@ inline void gpu_schedule_conv2d_untiled(Schedule& s, const Tensor& op, const Ten
 }
 
 inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& in,
-                                const Attrs& a) {
+                                const Attrs& a, const OpContext& context) {
     auto strides = pair_attr(a, "strides", 1);
-    if (strides[0] > 1 || strides[1] > 1) return gpu_schedule_conv2d_untiled(s, op, out);
+    if (strides[0] > 1 || strides[1] > 1) return gpu_schedule_conv2d_untiled(s, op, out, context.config);
     if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
-        topi::cuda::schedule_depthwise_conv2d_nchw(s, op, out);
+        topi::cuda::schedule_depthwise_conv2d_nchw(s, op, out, context.config);
     else
-        topi::cuda::schedule_conv2d_nchw(s, op, out);
+        topi::cuda::schedule_conv2d_nchw(s, op, out, context.config);
 }
 
 // The OpDef schedule (CPU or GPU) of an operator whose topi schedule takes only (s, op, out).

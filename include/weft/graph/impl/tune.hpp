@@ -16,6 +16,7 @@
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/graph/tune.hpp"
+#include "weft/runtime/cuda/cuda.hpp"
 
 namespace weft::graph {
 namespace tune_detail {
@@ -234,6 +235,44 @@ inline autotune::ModelSearch::Featurize featurizer(const PreparedTasks& p, size_
     };
 }
 
+// Measures the lowered candidates of a task: on the CPU each compiled here (a compile error
+// is its error), checked in a child and timed here; on a GPU each compiled and measured in
+// child processes (NVRTC would spoil this process for them), the task's first measurement
+// (the default) giving back its output as the reference of the others.
+inline std::vector<autotune::MeasureResult> measure_candidates(const std::vector<ir::PrimFunc>& lowered, TaskRun& run,
+                                                               const Target& target,
+                                                               const autotune::MeasureOptions& options) {
+    const size_t output = run.args.size() - 1;
+    if (target.is_cpu()) {
+        std::vector<autotune::MeasureResult> out;
+        for (const ir::PrimFunc& f : lowered) {
+            try {
+                out.push_back(autotune::measure(build(f, target), run.args, output, &run.reference, options));
+            } catch (const Error& e) {
+                out.push_back({{}, std::string("build: ") + e.what()});
+            }
+        }
+        return out;
+    }
+    if (lowered.empty()) return {};
+    const bool first = !run.reference.defined();
+    return autotune::measure_on_device(
+        lowered.size(), [&](size_t i) { return build(lowered[i], target); }, run.args, output,
+        first ? nullptr : &run.reference, Device::cuda(0), options, first ? &run.reference : nullptr);
+}
+
+// Before tuning for CUDA: this process must not have used CUDA (its children, which compile
+// and measure the candidates, could not), and a child must find a device.
+inline void check_device_for_children() {
+    WEFT_CHECK(cuda::fork_safe(),
+               "graph::tune for CUDA measures each candidate in a child process, and the children of a process that "
+               "has used CUDA (run on a GPU, or compiled a CUDA kernel: NVRTC initializes the driver) cannot use it: "
+               "tune before this process touches CUDA, or in a process of its own (weftc tune --target cuda)");
+    const std::string why = autotune::run_isolated(
+        [] { return cuda::device_count() > 0 ? std::string() : "no CUDA device: " + cuda::unavailable_reason(); }, 60);
+    WEFT_CHECK(why.empty(), "graph::tune for CUDA: ", why);
+}
+
 // Tasks of one template (the same knobs) share what the model tuner learned.
 inline std::string template_key(const ConfigSpace& space) {
     std::string key;
@@ -266,7 +305,8 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     WEFT_CHECK(options.trials >= 1, "graph::tune: TuneOptions::trials must be at least 1, got ", options.trials);
     WEFT_CHECK(options.total_trials >= 0, "graph::tune: TuneOptions::total_trials must not be negative, got ",
                options.total_trials);
-    WEFT_CHECK(target.is_cpu(), "graph::tune: only CPU targets can be measured here, got ", target.str());
+    WEFT_CHECK(target.is_cpu() || target.is_cuda(), "graph::tune: measures CPU and CUDA targets, got ", target.str());
+    if (target.is_cuda()) tune_detail::check_device_for_children();
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     tune_detail::PreparedTasks p = tune_detail::prepare(graph, target, build_options);
@@ -274,38 +314,57 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     const std::string target_key = autotune::target_key(target);
 
     int done = 0, planned_all = 0;  // trials measured, and planned in all (once the defaults are measured)
-    // Measures the task's next candidate; false when it has none left.
-    auto trial = [&](tune_detail::TaskRun& run) {
-        std::optional<Config> next = run.chooser->next();
-        if (!next) return false;
-        autotune::Record r;
-        r.target = target_key;
-        r.workload = run.task->workload;
-        r.config = *next;
-        r.timestamp = int64_t(std::time(nullptr));
-        try {
-            detail::CompiledGroup c = detail::compile_group(p.g, *run.group, target, *next);
-            autotune::MeasureResult m =
-                autotune::measure(c.kernel, run.args, run.args.size() - 1, &run.reference, options.measure);
-            r.costs_ms = std::move(m.costs_ms);
-            r.error = std::move(m.error);
-        } catch (const Error& e) {
-            r.error = std::string("build: ") + e.what();
+    // Measures up to `count` next candidates of the task (compiled here, then measured: on a
+    // GPU together, in one child process); returns how many, 0 when it has none left.
+    auto trials = [&](tune_detail::TaskRun& run, int count) {
+        std::vector<Config> configs;
+        std::vector<autotune::Record> batch;
+        std::vector<ir::PrimFunc> lowered;
+        std::vector<size_t> compiled;  // the batch's records whose candidate is in `lowered`
+        while (int(configs.size()) < count) {
+            std::optional<Config> next = run.chooser->next();
+            if (!next) break;
+            configs.push_back(*next);
+            autotune::Record r;
+            r.target = target_key;
+            r.workload = run.task->workload;
+            r.config = *next;
+            r.timestamp = int64_t(std::time(nullptr));
+            try {
+                detail::ScheduledGroup sg = detail::schedule_group(p.g, *run.group, target, *next);
+                lowered.push_back(detail::lower_group(p.g, *run.group, sg.schedule, sg.args, target));
+                compiled.push_back(batch.size());
+            } catch (const Error& e) {
+                r.error = std::string("build: ") + e.what();
+            }
+            batch.push_back(std::move(r));
         }
-        run.chooser->observe(*next, r.cost_ms());
-        TuneProgress& progress = run.progress;
-        if (progress.trial == 0) progress.default_ms = r.cost_ms();
-        if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
-        ++progress.trial;
-        ++done;
-        if (!options.records_file.empty()) autotune::Records::append_to_file(options.records_file, r);
-        records.add(std::move(r));
-        progress.elapsed_s = elapsed();
-        progress.done = done;
-        progress.planned = planned_all;
-        if (options.progress) options.progress(progress);
-        return true;
+        std::vector<autotune::MeasureResult> measured =
+            tune_detail::measure_candidates(lowered, run, target, options.measure);
+        for (size_t k = 0; k < compiled.size(); ++k) {
+            batch[compiled[k]].costs_ms = std::move(measured[k].costs_ms);
+            batch[compiled[k]].error = std::move(measured[k].error);
+        }
+        for (size_t i = 0; i < batch.size(); ++i) {
+            autotune::Record& r = batch[i];
+            run.chooser->observe(configs[i], r.cost_ms());
+            TuneProgress& progress = run.progress;
+            if (progress.trial == 0) progress.default_ms = r.cost_ms();
+            if (r.ok()) progress.best_ms = std::min(progress.best_ms, r.cost_ms());
+            ++progress.trial;
+            ++done;
+            if (!options.records_file.empty()) autotune::Records::append_to_file(options.records_file, r);
+            records.add(std::move(r));
+            progress.elapsed_s = elapsed();
+            progress.done = done;
+            progress.planned = planned_all;
+            if (options.progress) options.progress(progress);
+        }
+        return int(batch.size());
     };
+    // Candidates measured together: one on a CPU (each checked in its own child, timed here),
+    // MeasureOptions::device_batch on a GPU (a child's CUDA context serves them all).
+    const int batch_size = target.is_cpu() ? 1 : std::max(1, options.measure.device_batch);
 
     // Every task's default first: its reference output (what graph::build runs without
     // records) and its cost, which weighs the task.
@@ -314,12 +373,18 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         tune_detail::TaskRun& run = runs[t];
         run.task = &p.tasks[t];
         run.group = &p.groups[p.task_group[t]];
-        detail::CompiledGroup reference_kernel = detail::compile_group(p.g, *run.group, target, Config{});
-        run.args = tune_detail::kernel_inputs(p.g, reference_kernel.args, options.seed + t);
-        std::vector<KernelArgValue> values(run.args.begin(), run.args.end());
-        reference_kernel.kernel.call(std::span<const KernelArgValue>(values.data(), values.size()));
-        run.reference = BufferRef::allocate(run.args.back().dtype(), run.args.back().shape());
-        run.reference.copy_from(run.args.back());
+        if (target.is_cpu()) {
+            detail::CompiledGroup reference_kernel = detail::compile_group(p.g, *run.group, target, Config{});
+            run.args = tune_detail::kernel_inputs(p.g, reference_kernel.args, options.seed + t);
+            std::vector<KernelArgValue> values(run.args.begin(), run.args.end());
+            reference_kernel.kernel.call(std::span<const KernelArgValue>(values.data(), values.size()));
+            run.reference = BufferRef::allocate(run.args.back().dtype(), run.args.back().shape());
+            run.reference.copy_from(run.args.back());
+        } else {
+            // Nothing compiled here (NVRTC): the default's measurement gives the reference back.
+            const std::vector<int> arg_ids = detail::schedule_group(p.g, *run.group, target, Config{}).arg_ids;
+            run.args = tune_detail::kernel_inputs(p.g, arg_ids, options.seed + t);
+        }
         run.chooser = std::make_unique<tune_detail::PointChooser>(run.task->space, options, options.seed * 1000003 + t,
                                                                   tune_detail::featurizer(p, t, target));
         // Its planned trials (with total_trials, known once every default is measured).
@@ -328,7 +393,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
                                 : int(std::min<uint64_t>(uint64_t(options.trials), run.task->space.size()));
         run.progress = TuneProgress{int(t), int(p.tasks.size()), run.task->workload, 0, planned,
                                     std::numeric_limits<double>::infinity(), 0, 0};
-        trial(run);
+        trials(run, 1);
         run.weight = double(run.task->groups) * run.progress.default_ms;
     }
     // Then the other candidates, the tasks that take the most time first.
@@ -346,7 +411,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
         run.chooser->set_history(&history);
         while (run.progress.trial < allotted[t]) {
             if (options.time_budget_s > 0 && elapsed() > options.time_budget_s) return records;
-            if (!trial(run)) break;
+            if (trials(run, std::min(batch_size, allotted[t] - run.progress.trial)) == 0) break;
         }
         run.chooser->append_history(history, int(t));
     }

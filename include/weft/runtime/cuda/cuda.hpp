@@ -25,6 +25,13 @@ int device_count();
 // "the driver reports no CUDA device"); empty when device_count() > 0.
 std::string unavailable_reason();
 
+// Whether a child process forked now can use CUDA: true until this process loads the driver
+// (anything above does, as does running on a device) or compiles a CUDA kernel (NVRTC
+// initializes the driver too); after that only a driver whose state is the process's own
+// memory (the tests' mock, which exports weft_driver_survives_fork) survives fork.
+// graph::tune for a CUDA target measures in children: it must run before.
+bool fork_safe();
+
 struct DeviceProperties {
     std::string name;                          // "NVIDIA H100 80GB HBM3"
     int compute_major = 0, compute_minor = 0;  // 9, 0 for sm_90

@@ -128,7 +128,53 @@ inline ConvTiles choose_conv_tiles(int64_t N, int64_t F, int64_t OH, int64_t OW,
     return t;
 }
 
-inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& out, const char* who) {
+// The knobs over the hand-chosen tiles `t` (cuda.conv.*): each tile among the candidates that
+// divide its extent, the default always among them. A point is refused when it is built if
+// a register tile does not divide its block's, the block has more than 1024 threads, or its
+// double-buffered shared tiles pass 48 KiB; one whose block's channels do not read a fixed
+// set of input channels, or that has fewer than 8 threads, is scheduled untiled.
+inline ConvTiles tuned_conv_tiles(const ConvTiles& t, int64_t F, int64_t OH, int64_t OW, int64_t RC, int64_t KH,
+                                  int64_t KW, const WindowSteps& w, const Config& config, const char* who) {
+    auto dividing = [](int64_t n, std::vector<int64_t> options, int64_t chosen) {
+        std::vector<int64_t> out;
+        for (int64_t o : options)
+            if (o <= n && n % o == 0) out.push_back(o);
+        if (std::find(out.begin(), out.end(), chosen) == out.end()) out.push_back(chosen);
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    auto divisors_up_to = [](int64_t n, int64_t cap) {
+        std::vector<int64_t> out;
+        for (int64_t d = 1; d <= std::min(n, cap); ++d)
+            if (n % d == 0) out.push_back(d);
+        return out;
+    };
+    ConvTiles u;
+    u.ft = config.define("cuda.conv.ft", dividing(F, {1, 2, 4, 8}, t.ft), t.ft);
+    u.tz = config.define("cuda.conv.tz", dividing(F, {1, 2, 4, 8, 16}, t.tz), t.tz);
+    u.py = config.define("cuda.conv.py", dividing(OH, {1, 2, 4}, t.py), t.py);
+    u.px = config.define("cuda.conv.px", dividing(OW, {1, 2, 4}, t.px), t.px);
+    u.yb = config.define("cuda.conv.yb", dividing(OH, divisors_up_to(OH, 32), t.yb), t.yb);
+    u.xb = config.define("cuda.conv.xb", dividing(OW, divisors_up_to(OW, 64), t.xb), t.xb);
+    u.rc = config.define("cuda.conv.rc", dividing(RC, {1, 2, 4, 8, 16, 32}, t.rc), t.rc);
+    WEFT_CHECK(F % (u.ft * u.tz) == 0, who, ": ", u.tz, " groups of ", u.ft,
+               " output channels (cuda.conv.tz, ft) do not divide the ", F, " channels");
+    WEFT_CHECK(u.yb % u.py == 0 && u.xb % u.px == 0, who, ": the register tile of ", u.py, "x", u.px,
+               " pixels (cuda.conv.py, px) does not divide the block's ", u.yb, "x", u.xb, " (cuda.conv.yb, xb)");
+    WEFT_CHECK(u.threads() <= 1024, who, ": a block of ", u.yb, "x", u.xb, " pixels in tiles of ", u.py, "x", u.px,
+               " times ", u.tz, " channel groups (cuda.conv.yb, xb, py, px, tz) is ", u.threads(),
+               " threads, over CUDA's 1024 per block");
+    const int64_t patch_rows = (u.yb - 1) * w.stride_h + (KH - 1) * w.dilation_h + 1;
+    const int64_t patch_cols = (u.xb - 1) * w.stride_w + (KW - 1) * w.dilation_w + 1;
+    const int64_t shared = 2 * 4 * (u.rc * patch_rows * patch_cols + u.ft * u.tz * u.rc * KH * KW);
+    WEFT_CHECK(shared <= 48 * 1024, who, ": steps of ", u.rc, " input channels (cuda.conv.rc) over a block of ",
+               u.yb, "x", u.xb, " pixels and ", u.ft * u.tz, " channels need ", shared,
+               " bytes of shared memory, over 48 KiB");
+    return u;
+}
+
+inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& out, const char* who,
+                                 const Config& config) {
     conv_detail::check_epilogue(who, op, out);
     WEFT_CHECK(op.op()->is_reduction() && op.op()->reduce_axis.size() == 3, who, ": '", op.name(),
                "' is not a conv2d_nchw output");
@@ -142,7 +188,9 @@ inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& ou
     const int64_t groups = RC > 0 ? C / RC : 1, per_group = F / std::max<int64_t>(groups, 1);
     // Every tile divides its extent (no tails: shared and local tiles need constant sizes).
     const int64_t N = const_or(out.shape()[0], 1);
-    const ConvTiles t = choose_conv_tiles(N, F, OH, OW, RC, KH, KW, window_steps(op));
+    const WindowSteps steps = window_steps(op);
+    const ConvTiles t = tuned_conv_tiles(choose_conv_tiles(N, F, OH, OW, RC, KH, KW, steps), F, OH, OW, RC, KH, KW,
+                                         steps, config, who);
     // A block's output channels must read a fixed set of input channels: all of one group
     // (depthwise: one channel each), or whole groups.
     const int64_t fb = t.ft * t.tz;
@@ -196,11 +244,11 @@ inline void schedule_conv_direct(Schedule& s, const Tensor& op, const Tensor& ou
 
 }  // namespace detail
 
-void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_conv_direct(s, op, out, "cuda::schedule_conv2d_nchw");
+void schedule_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
+    detail::schedule_conv_direct(s, op, out, "cuda::schedule_conv2d_nchw", config);
 }
-void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out) {
-    detail::schedule_conv_direct(s, op, out, "cuda::schedule_depthwise_conv2d_nchw");
+void schedule_depthwise_conv2d_nchw(Schedule& s, const Tensor& op, const Tensor& out, const Config& config) {
+    detail::schedule_conv_direct(s, op, out, "cuda::schedule_depthwise_conv2d_nchw", config);
 }
 
 void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "weft/ir/error.hpp"
+#include "weft/runtime/cuda/impl/driver_api.hpp"
 
 #ifndef WEFT_CUDA_TOOLKIT_LIB_DIR
 #define WEFT_CUDA_TOOLKIT_LIB_DIR ""
@@ -42,6 +43,9 @@ struct Nvrtc {
     std::string path;   // the library that was loaded
 
     static const Nvrtc& get() {
+        // NVRTC initializes the CUDA driver of the process it runs in (libnvrtc calls
+        // cuInit): this process's children can no longer use CUDA (cuda::fork_safe()).
+        cuda::detail::note_driver_used_by_nvrtc();
         static Nvrtc n = load();
         return n;
     }

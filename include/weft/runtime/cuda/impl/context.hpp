@@ -100,6 +100,12 @@ namespace weft::cuda {
 int device_count() { return detail::global_driver().device_count; }
 
 std::string unavailable_reason() { return detail::global_driver().why; }
+bool fork_safe() {
+    // A driver whose state is this process's memory (the tests' mock) survives fork whoever
+    // loaded it; the real one does not once weft or NVRTC has initialized it.
+    if (detail::driver_loaded()) return detail::global_driver().survives_fork;
+    return !detail::driver_used_by_nvrtc();
+}
 
 DeviceProperties properties(Device device) {
     return detail::device_state(device, "weft::cuda::properties").properties;

@@ -104,6 +104,7 @@ struct DriverLoad {
     std::unique_ptr<DriverApi> api;  // null when unusable
     int device_count = 0;
     std::string why;                 // empty when usable
+    bool survives_fork = false;      // it exports weft_driver_survives_fork (a test double)
 };
 
 // Loads `library` (a name for dlopen's search, or a path) and initializes the driver.
@@ -114,6 +115,14 @@ DriverLoad load_driver(const char* library);
 // The process-wide driver, loaded on first call: libcuda.so.1, or the library the
 // environment variable WEFT_LIBCUDA names.
 const DriverLoad& global_driver();
+
+// Whether this process has started loading the process-wide driver (global_driver() was
+// called): after that a forked child cannot use CUDA (autotune measures GPU kernels in
+// children, which the tuner's process must not spoil).
+bool driver_loaded();
+// NVRTC was used here: it initializes the driver too (libnvrtc calls cuInit).
+void note_driver_used_by_nvrtc();
+bool driver_used_by_nvrtc();
 
 // The driver, or weft::Error "no CUDA device: <why>; needed for <what>".
 const DriverApi& driver(const char* what);

@@ -1,5 +1,6 @@
 // Definitions for impl/driver_api.hpp: finding libcuda, initializing it, naming its errors.
 #pragma once
+#include <atomic>
 #include <cstdlib>
 
 #include "weft/runtime/cuda/impl/driver_api.hpp"
@@ -85,6 +86,7 @@ DriverLoad load_driver(const char* library) {
             dlclose(lib);
             return out;
         }
+        out.survives_fork = dlsym(lib, "weft_driver_survives_fork") != nullptr;
         if (CUresult rc = api->cuInit(0); rc != CUDA_SUCCESS) {
             out.why = init_failure(*api, library, rc);
             dlclose(lib);
@@ -111,12 +113,21 @@ DriverLoad load_driver(const char* library) {
     return out;
 }
 
+namespace {
+std::atomic<bool> g_driver_loaded{false}, g_nvrtc_used{false};
+}
+
+bool driver_loaded() { return g_driver_loaded.load(std::memory_order_relaxed); }
+void note_driver_used_by_nvrtc() { g_nvrtc_used.store(true, std::memory_order_relaxed); }
+bool driver_used_by_nvrtc() { return g_nvrtc_used.load(std::memory_order_relaxed); }
+
 const DriverLoad& global_driver() {
     // Loaded once and never unloaded: device memory and modules may be freed during static
     // destruction, after which the functions must still be there.
     // WEFT_LIBCUDA names another driver library (a driver outside the library path; the
     // mock driver of tests/cuda_mock).
     static const DriverLoad* load = [] {
+        g_driver_loaded.store(true, std::memory_order_relaxed);
         const char* library = std::getenv("WEFT_LIBCUDA");
         return new DriverLoad(load_driver(library && *library ? library : "libcuda.so.1"));
     }();
