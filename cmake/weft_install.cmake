@@ -4,6 +4,7 @@
 #
 #   <prefix>/include/weft/**                    the headers
 #   <prefix>/share/weft/src/*.cpp               compiled once, in the user's build
+#   <prefix>/share/weft/src/rpc/weft_rpc.proto  weft::rpc's services (built where gRPC is)
 #   <prefix>/share/weft/cmake/weftConfig.cmake  find_package(weft CONFIG) reads this,
 #                             weftConfigVersion.cmake, weft_targets.cmake
 #
@@ -22,7 +23,7 @@ install(DIRECTORY ${WEFT_INCLUDE_DIR}/weft
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.inc" PATTERN "*.def")
 install(DIRECTORY ${WEFT_SOURCE_DIR}/
         DESTINATION ${WEFT_INSTALL_SRCDIR}
-        FILES_MATCHING PATTERN "*.cpp")
+        FILES_MATCHING PATTERN "*.cpp" PATTERN "*.proto")
 
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/weftConfig.cmake.in

@@ -87,3 +87,36 @@ if(TARGET weft_onnx)
 endif()
 target_compile_features(weft INTERFACE cxx_std_20)
 add_library(weft::weft ALIAS weft)
+
+# weft_rpc (weft/rpc/rpc.hpp): the RPC device pool for tuning on other machines, where gRPC is
+# (Debian's libgrpc++-dev and protobuf-compiler-grpc). Its gRPC code is generated here from
+# src/rpc/weft_rpc.proto and stays inside the library.
+find_package(gRPC CONFIG QUIET)
+if(gRPC_FOUND AND Protobuf_FOUND AND TARGET protobuf::protoc)
+  set(_weft_rpc_default ON)
+else()
+  set(_weft_rpc_default OFF)
+endif()
+option(WEFT_RPC "Build weft_rpc, the RPC runners and tracker (needs libgrpc++-dev, protobuf-compiler-grpc)"
+       ${_weft_rpc_default})
+if(WEFT_RPC)
+  if(NOT _weft_rpc_default)
+    message(FATAL_ERROR "WEFT_RPC is ON but gRPC's CMake package or protoc was not found (libgrpc++-dev, protobuf-compiler-grpc)")
+  endif()
+  set(_weft_rpc_gen ${CMAKE_CURRENT_BINARY_DIR}/weft_rpc_generated)
+  file(MAKE_DIRECTORY ${_weft_rpc_gen})
+  set(_weft_rpc_sources ${_weft_rpc_gen}/weft_rpc.pb.cc ${_weft_rpc_gen}/weft_rpc.grpc.pb.cc)
+  add_custom_command(
+    OUTPUT ${_weft_rpc_sources} ${_weft_rpc_gen}/weft_rpc.pb.h ${_weft_rpc_gen}/weft_rpc.grpc.pb.h
+    COMMAND protobuf::protoc --cpp_out=${_weft_rpc_gen} --grpc_out=${_weft_rpc_gen}
+            --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin> -I ${WEFT_SOURCE_DIR}/rpc
+            ${WEFT_SOURCE_DIR}/rpc/weft_rpc.proto
+    DEPENDS ${WEFT_SOURCE_DIR}/rpc/weft_rpc.proto
+    COMMENT "protoc: weft_rpc.proto")
+  add_library(weft_rpc STATIC ${WEFT_SOURCE_DIR}/weft_rpc.cpp ${_weft_rpc_sources})
+  target_include_directories(weft_rpc SYSTEM PRIVATE ${_weft_rpc_gen})
+  target_link_libraries(weft_rpc PUBLIC weft PRIVATE gRPC::grpc++ protobuf::libprotobuf)
+  # Built only for what links it (tools/rpc, tests, a user's weft::rpc): not by everyone's "all".
+  set_target_properties(weft_rpc PROPERTIES POSITION_INDEPENDENT_CODE ON EXCLUDE_FROM_ALL ON)
+  add_library(weft::rpc ALIAS weft_rpc)
+endif()

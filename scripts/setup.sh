@@ -23,6 +23,7 @@ packages=(
   libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers
   nlohmann-json3-dev                   # schedule / tuning records
   libxgboost0                          # the model-based tuner's cost model (loaded with dlopen)
+  libgrpc++-dev protobuf-compiler protobuf-compiler-grpc   # weft_rpc: the RPC runners and tracker (tools/rpc)
   libonnx-dev libprotobuf-dev libonnx-testdata   # the ONNX importer (weft_onnx) and its conformance test data
   python3-onnx                         # tests/fuzz/hostile_models.py writes its models with it
   python3-matplotlib                   # tools/plot_tuning (tuning curves) and its test

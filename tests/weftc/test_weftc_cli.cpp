@@ -223,6 +223,14 @@ TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
     one_line_error("compile " + (s / "model.onnx") + " --input-shape image", 2, "bad --input-shape");
     one_line_error("compile " + (s / "model.onnx") + " --input-shape image:1x2x6", 1, "rank");
     one_line_error("compile " + (s / "model.onnx") + " --dim batch", 2, "bad --dim");
+    one_line_error("tune " + (s / "model.onnx") + " --tracker 127.0.0.1:1", 2, "--tracker and --key go together");
+#ifdef WEFTC_HAVE_RPC
+    // A tracker nobody listens on: the first measurement says so.
+    one_line_error("tune " + (s / "model.onnx") + " --tracker 127.0.0.1:1 --key k --trials 2 -o " + (s / "r.jsonl"), 1,
+                   "127.0.0.1:1");
+#else
+    one_line_error("tune " + (s / "model.onnx") + " --tracker 127.0.0.1:1 --key k", 2, "built with gRPC");
+#endif
     one_line_error("compile " + (s / "model.onnx") + " --frobnicate", 2, "unknown option");
     one_line_error("run " + (s / "model.onnx") + " --repeat zero", 2, "--repeat");
     one_line_error("transmogrify x", 2, "unknown command");

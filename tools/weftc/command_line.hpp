@@ -153,6 +153,10 @@ options:
   --repeat N           timed runs per candidate (default 5)
   --timeout S          a candidate's checking run may take this long (default 10)
   --threads N          the threads kernels run on (default: all cores)
+  --tracker HOST:PORT  measure on the RPC servers this tracker hands out (weft-rpc-tracker,
+  --key KEY            weft-rpc-server) with device key KEY, instead of on this machine;
+                       the kernels are compiled here for this CPU (or --target's): the
+                       servers' CPUs must have its features
 )";
 
 inline const char* kBenchHelp = R"(usage: weftc bench MODEL(.onnx|.weft) [options]

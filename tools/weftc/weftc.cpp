@@ -14,6 +14,9 @@
 #include "command_line.hpp"
 #include "io.hpp"
 #include "model.hpp"
+#ifdef WEFTC_HAVE_RPC
+#include <weft/rpc/rpc.hpp>
+#endif
 
 namespace {
 
@@ -255,7 +258,8 @@ int cmd_info(const std::vector<std::string>& args) {
 int cmd_tune(const std::vector<std::string>& args) {
     CommandLine cl = parse("tune", args,
                            joined(kModelValueOptions, {"--output", "--trials", "--total-trials", "--time-budget",
-                                                       "--tuner", "--seed", "--repeat", "--timeout"}),
+                                                       "--tuner", "--seed", "--repeat", "--timeout", "--tracker",
+                                                       "--key"}),
                            kModelFlags);
     if (cl.help) {
         std::printf("%s%s", kTuneHelp, kModelOptionsHelp);
@@ -282,6 +286,16 @@ int cmd_tune(const std::vector<std::string>& args) {
     else if (tuner == "model") t.tuner = graph::TuneOptions::Tuner::Model;
     else if (tuner != "random") usage_error("bad --tuner '" + tuner + "' (expected random, grid, genetic or model)");
     t.records_file = out;
+    const std::string tracker = value_or(cl, "--tracker"), key = value_or(cl, "--key");
+    if (tracker.empty() != key.empty()) usage_error("weftc tune: --tracker and --key go together");
+    if (!tracker.empty()) {
+#ifdef WEFTC_HAVE_RPC
+        if (!o.target.is_cpu()) usage_error("weftc tune: --tracker measures CPU kernels (--target cpu)");
+        t.runner = std::make_shared<rpc::RpcRunner>(rpc::RpcRunnerOptions{tracker, key});
+#else
+        usage_error("weftc tune: --tracker needs weftc built with gRPC (libgrpc++-dev, protobuf-compiler-grpc)");
+#endif
+    }
     const bool quiet = o.quiet, tty = isatty(2);
     t.progress = [quiet, tty](const graph::TuneProgress& p) {
         if (quiet) return;

@@ -15,12 +15,14 @@
 // default config, so tuned is never slower than the default as measured.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "weft/autotune/measure.hpp"
 #include "weft/autotune/model_search.hpp"
 #include "weft/autotune/records.hpp"
+#include "weft/autotune/runner.hpp"
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/schedule/config.hpp"
@@ -65,6 +67,8 @@ struct TuneOptions {
     uint64_t seed = 1;             // the same seed (and measurements) give the same candidates
     autotune::ModelSearch::Options model;  // Tuner::Model's settings (its seed: from `seed`)
     autotune::MeasureOptions measure;
+    std::shared_ptr<autotune::Runner> runner;  // where CPU candidates are measured (null: here,
+                                               // autotune::measure; rpc::RpcRunner: remote servers)
     std::string records_file;      // each record is appended here as it is measured ("": none)
     std::function<void(const TuneProgress&)> progress;  // after each trial
 };

@@ -241,16 +241,20 @@ inline autotune::ModelSearch::Featurize featurizer(const PreparedTasks& p, size_
 // (the default) giving back its output as the reference of the others.
 inline std::vector<autotune::MeasureResult> measure_candidates(const std::vector<ir::PrimFunc>& lowered, TaskRun& run,
                                                                const Target& target,
-                                                               const autotune::MeasureOptions& options) {
+                                                               const autotune::MeasureOptions& options,
+                                                               autotune::Runner& runner) {
     const size_t output = run.args.size() - 1;
     if (target.is_cpu()) {
         std::vector<autotune::MeasureResult> out;
         for (const ir::PrimFunc& f : lowered) {
+            Kernel kernel;
             try {
-                out.push_back(autotune::measure(build(f, target), run.args, output, &run.reference, options));
+                kernel = build(f, target);
             } catch (const Error& e) {
                 out.push_back({{}, std::string("build: ") + e.what()});
+                continue;
             }
+            out.push_back(runner.measure(kernel, target, run.args, output, &run.reference, options));
         }
         return out;
     }
@@ -312,6 +316,10 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     tune_detail::PreparedTasks p = tune_detail::prepare(graph, target, build_options);
     autotune::Records records;
     const std::string target_key = autotune::target_key(target);
+    const std::shared_ptr<autotune::Runner> runner =
+        options.runner ? options.runner : std::make_shared<autotune::LocalRunner>();
+    WEFT_CHECK(!options.runner || target.is_cpu(), "graph::tune: TuneOptions::runner measures CPU candidates; ",
+               target.str(), " is measured in child processes here");
 
     int done = 0, planned_all = 0;  // trials measured, and planned in all (once the defaults are measured)
     // Measures up to `count` next candidates of the task (compiled here, then measured: on a
@@ -340,7 +348,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
             batch.push_back(std::move(r));
         }
         std::vector<autotune::MeasureResult> measured =
-            tune_detail::measure_candidates(lowered, run, target, options.measure);
+            tune_detail::measure_candidates(lowered, run, target, options.measure, *runner);
         for (size_t k = 0; k < compiled.size(); ++k) {
             batch[compiled[k]].costs_ms = std::move(measured[k].costs_ms);
             batch[compiled[k]].error = std::move(measured[k].error);
