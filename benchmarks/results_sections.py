@@ -13,7 +13,8 @@ TUNING_CONV = "## Tuning convolutions"
 TUNER = "## Tuning: the model-based tuner against random search"
 NETWORKS = "## Tuning whole networks"
 TUNING_GPU = "## Tuning on the GPU"
-KEPT = (CONTENTION, TUNING, TUNING_CONV, TUNER, NETWORKS, GPU, TUNING_GPU)  # in the order report.py appends them
+TUNING_SKETCH = "## Tuning template-free schedules"
+KEPT = (CONTENTION, TUNING, TUNING_CONV, TUNER, NETWORKS, GPU, TUNING_GPU, TUNING_SKETCH)  # in the order report.py appends them
 
 
 def cpu_name():

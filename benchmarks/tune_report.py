@@ -5,7 +5,8 @@ stdin) with the machine and the command around it.
     weft_tune_gemm ARGS  | tune_report.py gemm ARGS    # "Tuning GEMMs" (run_tune_gemm.sh)
     weft_tune_conv ARGS  | tune_report.py conv ARGS    # "Tuning convolutions" (run_tune_conv.sh)
     weft_tune_model ARGS | tune_report.py model ARGS   # the model tuner against random search
-    weft_tune_cuda ARGS  | tune_report.py gpu ARGS     # "Tuning on the GPU" (run_tune_cuda.sh)"""
+    weft_tune_cuda ARGS  | tune_report.py gpu ARGS     # "Tuning on the GPU" (run_tune_cuda.sh)
+    weft_tune_sketch ARGS | tune_report.py sketch ARGS # "Tuning template-free schedules" (run_tune_sketch.sh)"""
 import datetime, os, platform, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,15 @@ SECTIONS = {
             "over 7 alternating rounds); PyTorch: `benchmarks/torch_resnet50.py` in the same run (torchvision resnet50, "
             "fp32, TF32 off, wall clock). check: tuned against cuBLAS (GEMM) or the default module (ResNet-50), largest "
             "difference over the largest value. Speed ratios > 1: tuned is faster."),
+    "sketch": (results_sections.TUNING_SKETCH, "run_tune_sketch.sh", "weft_tune_sketch",
+               "one thread. Each task is a plain tensor expression (a matmul as sum(A(i, k) * B(k, j)), a 3x3 "
+               "convolution over a padded input, NCHW) registered as an operator without a schedule, so it gets the "
+               "template-free sketch (`autotune::auto_schedule`); `graph::tune` searches the sketch's knobs (the model "
+               "tuner unless the command says otherwise, the default first). Then the sketch's default module, the "
+               "tuned one, and the same computation through weft's own operator and hand-written template (topi's "
+               "packed GEMM; the blocked NCHWc convolution with its layout transforms left out), untuned, pre-tuned "
+               "records off: each kernel's profiler mean of 9 runs, in alternating rounds, a figure the median over "
+               "rounds. Speed ratios > 1: the tuned sketch is faster."),
 }
 
 kind = sys.argv[1]

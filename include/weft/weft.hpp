@@ -30,6 +30,8 @@
 #include "weft/autotune/features.hpp"
 #include "weft/autotune/model_search.hpp"
 #include "weft/autotune/records.hpp"
+#include "weft/autotune/runner.hpp"
+#include "weft/autotune/sketch.hpp"
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/graph.hpp"
 #include "weft/graph/module.hpp"

@@ -72,7 +72,9 @@ struct OpDef {
     WithContext<Tensor, const std::vector<Tensor>&, const Attrs&> compute;
     // The schedule of a fused group anchored by this operator: `op` is the tensor `compute`
     // returned, `out` the group's output (op or an element-wise epilogue of it; the stages
-    // between are inlined already). Empty: the group is scheduled as injective.
+    // between are inlined already). Empty: on a CPU, a reduction gets the template-free
+    // sketch (auto_schedule_op below: its knobs are a tuning task), anything else the
+    // injective schedule.
     // `inputs` are the operator's input tensors, `attrs` its attributes; a schedule may take
     // a last `const OpContext&` (the same the compute got).
     using GroupSchedule = WithContext<void, Schedule&, const Tensor&, const Tensor&, const std::vector<Tensor>&, const Attrs&>;
@@ -95,5 +97,13 @@ const OpDef* find_op(const std::string& name);
 std::vector<std::string> registered_ops();
 // Adds (or replaces) an operator: extension point for users' own operators.
 void register_op(OpDef def);
+
+// A CPU schedule for an operator nobody wrote one for: autotune::auto_schedule's sketch of
+// the group's computation (the epilogue fused), its knobs (auto.*) searched by graph::tune.
+// A reduction registered without a schedule gets it anyway; name it to have it for another
+// operator (one whose element-wise computation is worth tiling).
+//   register_op({.name = "my_op", ..., .compute = my_compute, .schedule = graph::auto_schedule_op});
+void auto_schedule_op(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& inputs,
+                      const Attrs& attrs, const OpContext& context);
 
 }  // namespace weft::graph

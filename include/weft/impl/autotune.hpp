@@ -6,3 +6,4 @@
 #include "weft/autotune/impl/model_search.hpp"
 #include "weft/autotune/impl/records.hpp"
 #include "weft/autotune/impl/measure.hpp"
+#include "weft/autotune/impl/sketch.hpp"

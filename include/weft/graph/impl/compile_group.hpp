@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "weft/autotune/sketch.hpp"
 #include "weft/codegen/build.hpp"
 #include "weft/graph/fuse.hpp"
 #include "weft/graph/op_registry.hpp"
@@ -157,6 +158,7 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
         const Node& m = g.node(group.master);
         const OpDef& def = op_def(m.op);
         if (def.schedule) def.schedule(s, tensors[group.master], out, inputs_of[group.master], m.attrs, context);
+        else if (tensors[group.master].op()->is_reduction()) autotune::auto_schedule(s, out, target, config);
         else topi::schedule_injective(s, out, target);
     } else {
         topi::schedule_injective(s, out, target);

@@ -10,6 +10,7 @@
 #include "weft/graph/impl/ops_nn.hpp"
 #include "weft/graph/impl/ops_transform.hpp"
 #include "weft/graph/op_registry.hpp"
+#include "weft/autotune/sketch.hpp"
 
 namespace weft::graph {
 
@@ -80,6 +81,11 @@ std::vector<std::string> registered_ops() {
     std::vector<std::string> names;
     for (auto& [name, def] : table.ops) names.push_back(name);
     return names;
+}
+
+void auto_schedule_op(Schedule& s, const Tensor&, const Tensor& out, const std::vector<Tensor>&, const Attrs&,
+                      const OpContext& context) {
+    autotune::auto_schedule(s, out, context.target, context.config);
 }
 
 }  // namespace weft::graph
