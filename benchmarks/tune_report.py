@@ -48,11 +48,11 @@ SECTIONS = {
             "difference over the largest value. Speed ratios > 1: tuned is faster."),
     "sketch": (results_sections.TUNING_SKETCH, "run_tune_sketch.sh", "weft_tune_sketch",
                "one thread. Each task is a plain tensor expression (a matmul as sum(A(i, k) * B(k, j)), a 3x3 "
-               "convolution over a padded input, NCHW) registered as an operator without a schedule, so it gets the "
+               "convolution over a padded input, NCHW, a row sum) registered as an operator without a schedule, so it gets the "
                "template-free sketch (`autotune::auto_schedule`); `graph::tune` searches the sketch's knobs (the model "
                "tuner unless the command says otherwise, the default first). Then the sketch's default module, the "
                "tuned one, and the same computation through weft's own operator and hand-written template (topi's "
-               "packed GEMM; the blocked NCHWc convolution with its layout transforms left out), untuned, pre-tuned "
+               "packed GEMM; the blocked NCHWc convolution with its layout transforms left out; `schedule_reduce`), untuned, pre-tuned "
                "records off: each kernel's profiler mean of 9 runs, in alternating rounds, a figure the median over "
                "rounds. Speed ratios > 1: the tuned sketch is faster."),
 }

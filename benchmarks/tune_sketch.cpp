@@ -3,7 +3,7 @@
 // operator without a schedule (no template knows it: it gets the sketch), built with the
 // sketch's default and tuned by graph::tune (the model tuner by default), its kernel timed;
 // beside it, the same computation through weft's own operator and its template (topi: packed
-// GEMM, blocked convolution), untuned. Kernels are timed by the profiler (mean
+// GEMM, blocked convolution, the row reduction), untuned. Kernels are timed by the profiler (mean
 // of 9 runs), in alternating rounds; a figure is the median over rounds.
 //
 //   weft_tune_sketch [--trials N] [--rounds R] [--tuner model|random] [--seed S] [--save-records PATH]
@@ -43,8 +43,19 @@ Tensor plain_conv3x3(const std::vector<Tensor>& in, const graph::Attrs&) {
     }, "conv");
 }
 
+Tensor plain_row_sum(const std::vector<Tensor>& in, const graph::Attrs&) {
+    IterVar k = reduce_axis(0, in[0].shape()[1], "k");
+    return compute({in[0].shape()[0]}, [&](Expr i) { return sum(in[0](i, k), {k}); }, "rows");
+}
+
 // Registered without a schedule: a reduction without one gets the sketch.
 void register_plain_ops() {
+    graph::register_op({.name = "user_row_sum", .pattern = graph::OpPattern::CommReduce, .min_inputs = 1,
+                        .max_inputs = 1,
+                        .infer = [](const std::vector<graph::TensorType>& in, const graph::Attrs&) {
+                            return graph::TensorType{{in[0].shape[0]}, f32};
+                        },
+                        .compute = plain_row_sum});
     graph::register_op({.name = "user_matmul", .pattern = graph::OpPattern::OutEWiseFusable, .min_inputs = 2,
                         .max_inputs = 2,
                         .infer = [](const std::vector<graph::TensorType>& in, const graph::Attrs&) {
@@ -69,6 +80,13 @@ graph::Graph gemm(int64_t M, int64_t N, int64_t K, const std::string& op) {
     graph::Graph g;
     graph::Value a = g.input("a", {M, K}), b = g.input("b", {K, N});
     g.output(op.empty() ? g.matmul(a, b) : g.add_node(op, {a, b}), "c");
+    return g;
+}
+
+graph::Graph row_sum(int64_t rows, int64_t cols, const std::string& op) {
+    graph::Graph g;
+    graph::Value x = g.input("x", {rows, cols});
+    g.output(op.empty() ? g.sum(x, {1}) : g.add_node(op, {x}), "y");
     return g;
 }
 
@@ -103,13 +121,16 @@ int main(int argc, char** argv) {
         {"matmul 300x700x200", {{300, 200}, {200, 700}}, [](const std::string& op) { return gemm(300, 700, 200, op); }},
         {"conv3x3 64->64 28x28", {{1, 64, 28, 28}, {64, 64, 3, 3}},
          [](const std::string& op) { return conv(64, 64, 28, op); }},
+        {"row sum 64x4096", {{64, 4096}}, [](const std::string& op) { return row_sum(64, 4096, op); }},
     };
     std::printf("| task | trials | tuning s | sketch default ms | sketch tuned ms | weft template ms | "
                 "tuned / default speed | tuned / template speed | best config |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (const Task& t : tasks) {
-        const bool is_conv = t.name.rfind("conv", 0) == 0;
-        graph::Graph sketch_graph = t.make(is_conv ? "user_conv3x3" : "user_matmul");
+        const std::string user_op = t.name.rfind("conv", 0) == 0  ? "user_conv3x3"
+                                    : t.name.rfind("row", 0) == 0 ? "user_row_sum"
+                                                                  : "user_matmul";
+        graph::Graph sketch_graph = t.make(user_op);
         graph::TuneOptions options;
         options.trials = o.trials;
         options.tuner = o.tuner;

@@ -85,6 +85,15 @@ std::vector<Case> cases() {
         Tensor Y = compute({12, 40}, [&](Expr i, Expr j) { return exp(X(i, j) - M(i)) / S(i); }, "Y");
         out.push_back({"softmax", {X, Y}});
     }
+    {  // a long row reduction (rfactor's case), and its mean (an epilogue)
+        Tensor X = placeholder({8, 256}, f32, "X");
+        IterVar k = reduce_axis(0, 256, "k"), k2 = reduce_axis(0, 256, "k2");
+        Tensor S = compute({8}, [&](Expr i) { return sum(X(i, k), {k}); }, "S");
+        out.push_back({"row sum", {X, S}});
+        Tensor T = compute({8}, [&](Expr i) { return sum(X(i, k2), {k2}); }, "T");
+        Tensor M = compute({8}, [&](Expr i) { return T(i) / 256.f; }, "M");
+        out.push_back({"row mean", {X, M}});
+    }
     {  // element-wise only
         Tensor X = placeholder({6, 32}, f32, "X");
         Tensor T = compute({6, 32}, [&](Expr i, Expr j) { return X(i, j) * 2.f + 1.f; }, "T");
@@ -120,7 +129,17 @@ TEST_CASE("auto_schedule: the default and random points of a sketch compute what
             CHECK(space.find("auto.parallel") != nullptr);
             CHECK(space.find("auto.s0.inner") != nullptr);
             if (c.name != "softmax" && c.name != "element-wise") CHECK(space.find("auto.k0") != nullptr);
+            if (c.name.rfind("row", 0) == 0 || c.name.rfind("matmul", 0) == 0)
+                CHECK(space.find("auto.rfactor") != nullptr);
             std::mt19937_64 rng(3);
+            // The rfactor branch on its own too (where there is one).
+            if (space.find("auto.rfactor") != nullptr) {
+                Config with = space.defaults();
+                with.set("auto.rfactor", 1);
+                Schedule s = create_schedule(c.args.back());
+                autotune::auto_schedule(s, c.args.back(), target, with);
+                check_close(run(build(s, arguments(c), target), c, in), want);
+            }
             // Every point is a schedule (no point is refused).
             for (int trial = 0; trial < 10; ++trial) {
                 const Config config = trial == 0 ? space.defaults() : space.at(rng() % space.size());

@@ -78,9 +78,32 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
             if (target.num_threads > 1 && !r.op()->axis.empty()) s[r].parallel(r.op()->axis[0]);
         }
 
-    // A reduction output accumulates in a cache (made before any other primitive on it).
-    Tensor acc;
+    const int64_t lanes = std::max(1, target.vector_bits / 32);
+    // A long reduction along its innermost axis may keep one partial result per vector lane
+    // (Ansor's rfactor rule: auto.rfactor; the lanes combined as a tree at the end), where the
+    // register tile would vectorize across rows. The lanes: the widest power of two up to the
+    // vector width that divides the axis twice over.
+    int64_t rf_lanes = 0;
     if (reduction.defined()) {
+        const int64_t e = extent_of(reduction.op()->reduce_axis.back());
+        for (int64_t l = lanes; l >= 4 && rf_lanes == 0; l /= 2)
+            if (e % l == 0 && e >= 2 * l) rf_lanes = l;
+    }
+    const bool rfactor = rf_lanes > 0 && config.define("auto.rfactor", {0, 1}, 0) != 0;
+    // Otherwise a reduction output accumulates in a cache (made before any other primitive on it).
+    Tensor acc, partial;
+    if (rfactor) {
+        auto [ko, ki] = s[reduction].split(reduction.op()->reduce_axis.back(), rf_lanes);
+        partial = s.rfactor(reduction, ki);
+        Stage p = s[partial];
+        const IterVar lane = partial.op()->axis.back();
+        std::vector<IterVar> lane_last;
+        for (const IterVar& iv : p.leaf_iter_vars())
+            if (!iv.same_as(lane)) lane_last.push_back(iv);
+        lane_last.push_back(lane);
+        p.reorder(lane_last);
+        p.vectorize(lane);
+    } else if (reduction.defined()) {
         acc = reduction.same_as(out) ? s.cache_write(out, "local") : reduction;
         if (!reduction.same_as(out)) s[acc].set_scope("local");
     }
@@ -89,7 +112,6 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
     Stage w = s[out];
     const std::vector<IterVar> axes = out.op()->axis;
     const int n = int(axes.size());
-    const int64_t lanes = std::max(1, target.vector_bits / 32);
     std::vector<IterVar> outer, middle, inner;
     int64_t last_tile = 1;  // the register tile of the last axis: the vectorized one
     for (int i = 0; i < n; ++i) {
@@ -117,6 +139,7 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
     std::vector<IterVar> order = outer;
     order.insert(order.end(), middle.begin(), middle.end());
     order.insert(order.end(), inner.begin(), inner.end());
+    if (rfactor && reduction.same_as(out)) order.push_back(w.leaf_iter_vars().back());  // the lanes
     w.reorder(order);
     // The outer loops fused and parallel.
     const int64_t parallel = config.define("auto.parallel", {0, 1, 2}, target.num_threads > 1 ? 1 : 0);
@@ -125,6 +148,17 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
         fused = i == 0 ? outer[0] : w.fuse(fused, outer[size_t(i)]);
     if (fused.defined()) w.parallel(fused);
 
+    if (rfactor) {
+        // The partial results (and the reduction of an epilogue) per cache tile; the lanes
+        // combined as a tree (the reduction's last loop, vectorized).
+        if (!middle.empty()) {
+            s[partial].compute_at(w, middle.back());
+            if (!reduction.same_as(out)) s[reduction].compute_at(w, middle.back());
+        }
+        s[reduction].vectorize(s[reduction].leaf_iter_vars().back());
+        if (!reduction.same_as(out) && last_tile > 1 && middle.size() == size_t(n)) w.vectorize(inner.back());
+        return;
+    }
     const int64_t unroll = config.define("auto.unroll", {0, 1}, 1);
     if (!reduction.defined() || middle.empty()) {
         if (last_tile > 1 && middle.size() == size_t(n)) w.vectorize(inner.back());
