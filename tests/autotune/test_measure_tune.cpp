@@ -53,7 +53,7 @@ TEST_CASE("run_in_children: one child for many items, a failure, crash or hang c
                 return false;
             }
             if (i == 4)
-                for (volatile int k = 0;; k = k + 1) {
+                for (volatile unsigned k = 0;; k = k + 1) {  // (unsigned: no overflow under UBSan)
                 }
             if (i == 5) throw Error("weft: a bad candidate");
             // The process id: items of one child share it.

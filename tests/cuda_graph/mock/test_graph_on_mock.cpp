@@ -289,3 +289,20 @@ TEST_CASE("cuda_graph mock: graph::tune measures CUDA candidates in child proces
     compare(cpu.get_output(0), gpu.get_output_host(0));
     g_emulated.clear();
 }
+
+// graph::tune measures on BuildOptions::cuda_device; one the driver does not have is an error
+// before anything is measured.
+TEST_CASE("cuda_graph mock: graph::tune measures on BuildOptions::cuda_device, and refuses one that is not there") {
+    REQUIRE(cuda::device_count() == 2);  // the mock's
+    graph::Graph g;
+    g.output(g.matmul(g.input("a", {16, 32}), g.input("b", {32, 16})), "c");
+    graph::BuildOptions second;
+    second.cuda_device = 1;
+    autotune::Records r = graph::tune(g, Target::cuda(), {.trials = 1}, second);
+    REQUIRE(r.size() == 1);
+    CHECK_MESSAGE(r.all()[0].ok(), r.all()[0].error);
+    graph::BuildOptions missing;
+    missing.cuda_device = 5;
+    CHECK_THROWS_WITH_AS(graph::tune(g, Target::cuda(), {.trials = 1}, missing),
+                         doctest::Contains("no CUDA device 5 (BuildOptions::cuda_device): there are 2"), Error);
+}

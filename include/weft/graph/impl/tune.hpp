@@ -242,7 +242,7 @@ inline autotune::ModelSearch::Featurize featurizer(const PreparedTasks& p, size_
 inline std::vector<autotune::MeasureResult> measure_candidates(const std::vector<ir::PrimFunc>& lowered, TaskRun& run,
                                                                const Target& target,
                                                                const autotune::MeasureOptions& options,
-                                                               autotune::Runner& runner) {
+                                                               autotune::Runner& runner, Device device) {
     const size_t output = run.args.size() - 1;
     if (target.is_cpu()) {
         std::vector<autotune::MeasureResult> out;
@@ -262,18 +262,25 @@ inline std::vector<autotune::MeasureResult> measure_candidates(const std::vector
     const bool first = !run.reference.defined();
     return autotune::measure_on_device(
         lowered.size(), [&](size_t i) { return build(lowered[i], target); }, run.args, output,
-        first ? nullptr : &run.reference, Device::cuda(0), options, first ? &run.reference : nullptr);
+        first ? nullptr : &run.reference, device, options, first ? &run.reference : nullptr);
 }
 
 // Before tuning for CUDA: this process must not have used CUDA (its children, which compile
 // and measure the candidates, could not), and a child must find a device.
-inline void check_device_for_children() {
+inline void check_device_for_children(int device) {
     WEFT_CHECK(cuda::fork_safe(),
                "graph::tune for CUDA measures each candidate in a child process, and the children of a process that "
                "has used CUDA (run on a GPU, or compiled a CUDA kernel: NVRTC initializes the driver) cannot use it: "
                "tune before this process touches CUDA, or in a process of its own (weftc tune --target cuda)");
     const std::string why = autotune::run_isolated(
-        [] { return cuda::device_count() > 0 ? std::string() : "no CUDA device: " + cuda::unavailable_reason(); }, 60);
+        [device] {
+            const int count = cuda::device_count();
+            if (count == 0) return "no CUDA device: " + cuda::unavailable_reason();
+            return device < count ? std::string()
+                                  : "no CUDA device " + std::to_string(device) + " (BuildOptions::cuda_device): there are " +
+                                        std::to_string(count);
+        },
+        60);
     WEFT_CHECK(why.empty(), "graph::tune for CUDA: ", why);
 }
 
@@ -310,7 +317,7 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
     WEFT_CHECK(options.total_trials >= 0, "graph::tune: TuneOptions::total_trials must not be negative, got ",
                options.total_trials);
     WEFT_CHECK(target.is_cpu() || target.is_cuda(), "graph::tune: measures CPU and CUDA targets, got ", target.str());
-    if (target.is_cuda()) tune_detail::check_device_for_children();
+    if (target.is_cuda()) tune_detail::check_device_for_children(build_options.cuda_device);
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     tune_detail::PreparedTasks p = tune_detail::prepare(graph, target, build_options);
@@ -348,7 +355,8 @@ autotune::Records tune(const Graph& graph, const Target& target, const TuneOptio
             batch.push_back(std::move(r));
         }
         std::vector<autotune::MeasureResult> measured =
-            tune_detail::measure_candidates(lowered, run, target, options.measure, *runner);
+            tune_detail::measure_candidates(lowered, run, target, options.measure, *runner,
+                                            Device::cuda(build_options.cuda_device));
         for (size_t k = 0; k < compiled.size(); ++k) {
             batch[compiled[k]].costs_ms = std::move(measured[k].costs_ms);
             batch[compiled[k]].error = std::move(measured[k].error);
