@@ -5,7 +5,9 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -79,9 +81,12 @@ public:
 
     grpc::Status Acquire(grpc::ServerContext* context, const pb::AcquireRequest* in, pb::ServerInfo* out) override {
         std::unique_lock lock(mutex_);
+        // At most an hour; waited in slices of a second, so that a tuner that went away
+        // (its call cancelled) does not hold this thread.
+        const double wait_s = std::isfinite(in->timeout_s()) ? std::clamp(in->timeout_s(), 0.0, 3600.0) : 0.0;
         const auto deadline = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(std::max(0.0, in->timeout_s())));
+                                  std::chrono::duration<double>(wait_s));
         for (;;) {
             // The free server of the key that has waited longest: the measurements spread.
             std::map<std::string, Entry>::iterator pick = servers_.end();
@@ -96,7 +101,8 @@ public:
                 out->set_address(pick->first);
                 return grpc::Status::OK;
             }
-            if (context->IsCancelled() || changed_.wait_until(lock, deadline) == std::cv_status::timeout) break;
+            if (context->IsCancelled() || std::chrono::steady_clock::now() >= deadline) break;
+            changed_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
         }
         std::string keys;
         for (auto& [address, e] : servers_) keys += (keys.empty() ? "" : ", ") + e.key + " at " + address;
@@ -226,10 +232,11 @@ public:
         try {
             Candidate c = decode(*in, host_);
             set_num_threads(std::max(1, in->num_threads()));
+            // What a request may ask for is bounded: an hour's timeout, 10,000 timed runs.
             autotune::MeasureOptions m;
-            m.warmup = in->warmup();
-            m.repeats = in->repeats();
-            m.timeout_s = in->timeout_s() > 0 ? in->timeout_s() : 10;
+            m.warmup = std::clamp(in->warmup(), 0, 1000);
+            m.repeats = std::clamp(in->repeats(), 1, 10000);
+            m.timeout_s = in->timeout_s() > 0 && in->timeout_s() <= 3600 ? in->timeout_s() : 10;
             m.rtol = in->rtol();
             m.atol = in->atol();
             autotune::MeasureResult r = autotune::measure(c.kernel, c.args, c.args.size() - 1,

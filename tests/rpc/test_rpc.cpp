@@ -12,7 +12,10 @@
 #include <fstream>
 #include <thread>
 
+#include <grpcpp/grpcpp.h>
+
 #include "weft/rpc/rpc.hpp"
+#include "weft_rpc.grpc.pb.h"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -170,4 +173,71 @@ TEST_CASE("RpcRunner without a tracker, or without a server of its key, throws w
     rpc::RpcRunner other_key({t.address(), "another-key", 0, 0.5});
     CHECK_THROWS_WITH_AS(other_key.measure(k, Target::host(), {a, c}, 1, nullptr, {}),
                          doctest::Contains("no free server with key 'another-key'"), Error);
+}
+
+// A server takes requests from the network: malformed ones are answered with an error that
+// says what was wrong, and the server goes on.
+TEST_CASE("weft-rpc-server answers malformed measurement requests with errors and stays up") {
+    Process t = tracker();
+    Process s = server(t, "loopback");
+    auto stub = weft::rpc::proto::Runner::NewStub(grpc::CreateChannel(s.address(), grpc::InsecureChannelCredentials()));
+    auto measure = [&](const weft::rpc::proto::MeasureRequest& request) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        weft::rpc::proto::MeasureReply reply;
+        const grpc::Status status = stub->Measure(&context, request, &reply);
+        REQUIRE_MESSAGE(status.ok(), status.error_message());
+        CHECK(reply.costs_ms_size() == 0);
+        return reply.error();
+    };
+    // A valid-looking request for a kernel of one float32 argument of 4 elements.
+    auto request = [] {
+        weft::rpc::proto::MeasureRequest r;
+        r.set_kernel_name("k");
+        weft::rpc::proto::KernelArg* a = r.add_args();
+        a->set_name("out");
+        a->set_dtype("float32");
+        a->add_shape(4);
+        a->set_is_output(true);
+        r.add_inputs(std::string(16, '\0'));
+        r.set_object_symbol("k");
+        r.set_object_code("not an object file");
+        r.set_repeats(1);
+        return r;
+    };
+    CHECK(measure(weft::rpc::proto::MeasureRequest()).find("arguments") != std::string::npos);  // empty
+    auto wrong_size = request();
+    wrong_size.set_inputs(0, std::string(3, '\0'));
+    CHECK(measure(wrong_size).find("has 3 bytes, its type 16") != std::string::npos);
+    auto huge = request();
+    huge.mutable_args(0)->add_shape(int64_t(1) << 40);
+    huge.mutable_args(0)->add_shape(int64_t(1) << 40);
+    CHECK(measure(huge).find("bad shape") != std::string::npos);
+    auto negative = request();
+    negative.mutable_args(0)->set_shape(0, -4);
+    CHECK(measure(negative).find("bad shape") != std::string::npos);
+    auto bad_type = request();
+    bad_type.mutable_args(0)->set_dtype("complex1024");
+    CHECK(!measure(bad_type).empty());
+    auto bad_overwrite = request();
+    bad_overwrite.mutable_args(0)->add_may_overwrite(7);
+    CHECK(measure(bad_overwrite).find("overwrites argument 7") != std::string::npos);
+    auto not_last = request();
+    not_last.mutable_args(0)->set_is_output(false);
+    CHECK(measure(not_last).find("only the last argument") != std::string::npos);
+    auto short_reference = request();
+    short_reference.set_reference("abc");
+    CHECK(measure(short_reference).find("the reference has 3 bytes") != std::string::npos);
+    auto garbage = request();
+    CHECK(!measure(garbage).empty());  // the object code does not load
+    CHECK(s.running());
+    // And it still measures.
+    rpc::RpcRunner runner({t.address(), "loopback"});
+    Tensor A = placeholder({8}, f32, "A");
+    Tensor C = compute({8}, [&](Expr i) { return A(i) + 1.f; }, "C");
+    Schedule sch = create_schedule(C);
+    Kernel k = build(sch, {A, C}, Target::host());
+    Buffer<float> a({8}), c({8});
+    autotune::MeasureResult r = runner.measure(k, Target::host(), {a, c}, 1, nullptr, {});
+    CHECK_MESSAGE(r.ok(), r.error);
 }
