@@ -7,6 +7,7 @@
 #include "weft/autotune/sketch.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/error.hpp"
+#include "weft/ir/visitor.hpp"
 
 namespace weft::autotune {
 namespace sketch_detail {
@@ -67,7 +68,19 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
     if (reduction.defined())
         for (const Tensor& t : computes_of(reduction))
             if (!t.same_as(reduction) && !t.op()->is_reduction()) feeding.insert(t.op().get());
-    const bool inline_feeding = feeding.empty() || config.define("auto.inline", {0, 1}, 1) != 0;
+    // By default a stage with a test in it (a padding's bounds) is computed first: inlined,
+    // its test runs in the reduction's innermost loop (a 3x3 convolution 21x slower untuned:
+    // docs/tuning.md, "Template-free schedules").
+    bool feeding_tests = false;
+    for (const Tensor& t : stages)
+        if (feeding.count(t.op().get()))
+            for (const Expr& e : t.op()->body)
+                ir::post_order_visit(e, [&](const ir::Object* node) {
+                    if (node->kind == ir::NodeKind::Select) feeding_tests = true;
+                    if (node->kind == ir::NodeKind::Call && static_cast<const ir::Call*>(node)->name == "if_then_else")
+                        feeding_tests = true;
+                });
+    const bool inline_feeding = feeding.empty() || config.define("auto.inline", {0, 1}, feeding_tests ? 0 : 1) != 0;
     for (const Tensor& t : stages) {
         if (t.same_as(out) || t.op()->is_reduction()) continue;
         if (inline_feeding || !feeding.count(t.op().get())) s[t].compute_inline();
