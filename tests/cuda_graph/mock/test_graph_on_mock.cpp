@@ -216,13 +216,55 @@ TEST_CASE("cuda_graph mock: points of the CUDA conv2d template's space compute w
                           "cuda.conv.");
 }
 
-// A strided conv2d's untiled schedule (cuda.conv_untiled.*).
+// A 1x1 strided conv2d's untiled schedule (its default; cuda.conv_untiled.*).
 TEST_CASE("cuda_graph mock: points of the strided CUDA conv2d's space compute what the CPU computes") {
     graph::Graph g;
-    g.output(g.conv2d(g.input("x", {1, 4, 15, 15}), g.constant("w", Buffer<float>::random({8, 4, 3, 3}, -1, 1, 7)),
+    g.output(g.conv2d(g.input("x", {1, 4, 15, 15}), g.constant("w", Buffer<float>::random({8, 4, 1, 1}, -1, 1, 7)),
                       {.stride = 2}),
              "y");
-    check_points_of_space(g, {"cuda.conv_untiled.tx", "cuda.conv_untiled.threads"}, "cuda.conv_untiled.");
+    check_points_of_space(g, {"cuda.conv_untiled.tx", "cuda.conv_untiled.threads", "cuda.conv.strided_tiled"},
+                          "cuda.conv");
+}
+
+// The tiled schedule on strided convolutions (cuda.conv.strided_tiled = 1, the default of
+// windows wider than 1x1): ResNet's downsampling shapes, 3x3 and 1x1, and the 7x7 stem,
+// through the emulator against the CPU; without a record, the 3x3 and 7x7 ones are tiled too.
+TEST_CASE("cuda_graph mock: strided convolutions with the tiled schedule compute what the CPU computes") {
+    REQUIRE(cuda::device_count() == 2);  // the mock's
+    struct Shape {
+        int64_t c, f, h, k, pad;
+    };
+    for (const Shape& sh : {Shape{8, 16, 14, 3, 1}, Shape{8, 16, 14, 1, 0}, Shape{3, 8, 20, 7, 3}}) {
+        CAPTURE(sh.c);
+        CAPTURE(sh.k);
+        graph::Graph g;
+        g.output(g.conv2d(g.input("x", {1, sh.c, sh.h, sh.h}),
+                          g.constant("w", Buffer<float>::random({sh.f, sh.c, sh.k, sh.k}, -1, 1, 9)),
+                          {.stride = 2, .pad = sh.pad}),
+                 "y");
+        std::vector<graph::TuningTask> tasks = graph::extract_tasks(g, Target::cuda());
+        REQUIRE(tasks.size() == 1);
+        auto records = std::make_shared<autotune::Records>();
+        records->add({.target = autotune::target_key(Target::cuda()), .workload = tasks[0].workload,
+                      .config = Config().set("cuda.conv.strided_tiled", 1), .costs_ms = {1.0}});
+        graph::Module gpu = graph::build(g, Target::cuda(), {.records = records});
+        REQUIRE(gpu.kernels()[0].tuned);
+        // The tiled schedule: shared tiles of the input and the weights.
+        CHECK(gpu.compiled_kernels()[0].module()->device_code()->source.find("__shared__") != std::string::npos);
+        graph::Module cpu = graph::build(g, Target::host(), cpu_like_cuda());
+        Buffer<float> x = Buffer<float>::random({1, sh.c, sh.h, sh.h}, -1, 1, 4);
+        if (!emulate_kernels(gpu)) return;
+        cpu.set_input("x", x);
+        gpu.set_input("x", x);
+        cpu.run();
+        gpu.run();
+        gpu.cuda_stream().synchronize();
+        compare(cpu.get_output(0), gpu.get_output_host(0));
+        g_emulated.clear();
+        graph::Module plain = graph::build(g, Target::cuda());
+        CHECK((plain.compiled_kernels()[0].module()->device_code()->source.find("__shared__") != std::string::npos) ==
+              (sh.k > 1));
+    }
 }
 
 // graph::tune for a CUDA target: each candidate is measured in a child process (on the mock,
