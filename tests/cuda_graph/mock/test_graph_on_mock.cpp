@@ -232,15 +232,17 @@ TEST_CASE("cuda_graph mock: points of the strided CUDA conv2d's space compute wh
 TEST_CASE("cuda_graph mock: strided convolutions with the tiled schedule compute what the CPU computes") {
     REQUIRE(cuda::device_count() == 2);  // the mock's
     struct Shape {
-        int64_t c, f, h, k, pad;
+        int64_t c, f, h, k, pad, groups = 1;
     };
-    for (const Shape& sh : {Shape{8, 16, 14, 3, 1}, Shape{8, 16, 14, 1, 0}, Shape{3, 8, 20, 7, 3}}) {
+    // (the last: MobileNet's depthwise 3x3 stride 2)
+    for (const Shape& sh : {Shape{8, 16, 14, 3, 1}, Shape{8, 16, 14, 1, 0}, Shape{3, 8, 20, 7, 3}, Shape{16, 16, 14, 3, 1, 16}}) {
         CAPTURE(sh.c);
         CAPTURE(sh.k);
+        CAPTURE(sh.groups);
         graph::Graph g;
         g.output(g.conv2d(g.input("x", {1, sh.c, sh.h, sh.h}),
-                          g.constant("w", Buffer<float>::random({sh.f, sh.c, sh.k, sh.k}, -1, 1, 9)),
-                          {.stride = 2, .pad = sh.pad}),
+                          g.constant("w", Buffer<float>::random({sh.f, sh.c / sh.groups, sh.k, sh.k}, -1, 1, 9)),
+                          {.stride = 2, .pad = sh.pad, .groups = sh.groups}),
                  "y");
         std::vector<graph::TuningTask> tasks = graph::extract_tasks(g, Target::cuda());
         REQUIRE(tasks.size() == 1);
