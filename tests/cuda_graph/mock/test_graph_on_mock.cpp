@@ -350,3 +350,13 @@ TEST_CASE("cuda_graph mock: graph::tune measures on BuildOptions::cuda_device, a
     CHECK_THROWS_WITH_AS(graph::tune(g, Target::cuda(), {.trials = 1}, missing),
                          doctest::Contains("no CUDA device 5 (BuildOptions::cuda_device): there are 2"), Error);
 }
+
+// Whole networks with strided convolutions (the tiled GPU schedule's default for windows wider
+// than 1x1): MobileNetV2's depthwise and ResNet-18's downsampling layers, small images, through
+// the mock's emulator against the CPU module.
+TEST_CASE("cuda_graph mock: MobileNetV2 (32x32) runs end to end through the mock driver and matches the CPU module") {
+    run_against_cpu(graph::testing::mobilenet_v2(1, 32, 10), 301);
+}
+TEST_CASE("cuda_graph mock: ResNet-18 (32x32) runs end to end through the mock driver and matches the CPU module") {
+    run_against_cpu(graph::testing::resnet18(1, 32, 10), 302);
+}
