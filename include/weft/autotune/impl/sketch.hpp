@@ -69,8 +69,8 @@ void auto_schedule(Schedule& s, const Tensor& out, const Target& target, const C
         for (const Tensor& t : computes_of(reduction))
             if (!t.same_as(reduction) && !t.op()->is_reduction()) feeding.insert(t.op().get());
     // By default a stage with a test in it (a padding's bounds) is computed first: inlined,
-    // its test runs in the reduction's innermost loop (a 3x3 convolution 21x slower untuned:
-    // docs/tuning.md, "Template-free schedules").
+    // its test runs in the reduction's innermost loop (docs/tuning.md, "Template-free
+    // schedules", has the figure).
     bool feeding_tests = false;
     for (const Tensor& t : stages)
         if (feeding.count(t.op().get()))

@@ -95,8 +95,8 @@ inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out
     auto strides = pair_attr(a, "strides", 1);
     // Strided: topi's tiled schedule (window_steps sizes its shared tile for the stride) or one
     // thread per output (cuda.conv.strided_tiled; the tiled one's own knobs then keep their
-    // hand-chosen values). Tiled by default for windows wider than 1x1: ResNet-50's strided
-    // 3x3 and 7x7 layers ran 4.5-6.5x faster on an H200, its 1x1 ones 1.0-1.6x (docs/tuning.md).
+    // hand-chosen values). Tiled by default for windows wider than 1x1, where the tuner took it
+    // on ResNet-50's layers; its 1x1 ones gained little (docs/tuning.md, "Tuning for CUDA").
     const int64_t kh = const_shape(in[1])[2];
     if ((strides[0] > 1 || strides[1] > 1) && !context.config.define_bool("cuda.conv.strided_tiled", kh > 1))
         return gpu_schedule_conv2d_untiled(s, op, out, context.config);
