@@ -249,12 +249,6 @@ public:
         return grpc::Status::OK;
     }
 
-    grpc::Status Info(grpc::ServerContext*, const pb::InfoRequest*, pb::InfoReply* out) override {
-        out->set_key(options_.key);
-        out->set_target(host_.str());
-        return grpc::Status::OK;
-    }
-
 private:
     ServerOptions options_;
     Target host_;
