@@ -142,12 +142,44 @@ TEST_CASE("channel counts that nearly fill blocks of 16 get zero channels: 120 a
     CHECK(count_ops(c, "conv2d_nchwc") == 3);
     CHECK(count_ops(c, "conv2d") == 0);
     CHECK(count_ops(c, "layout_transform") == 2);  // in, and out after the pool
-    // 120 -> 128 channels and 1000 -> 1008 in blocks of 16; 24 in three exact blocks of 8
-    // (two of 16 would be a quarter zeros).
-    std::vector<std::pair<int64_t, int64_t>> blocks;
+    // 120 channels in one block of 128 (the next conv sums over the 120 real ones) and 1000
+    // -> 1008 in blocks of 16 (one block of 63 vectors would be too wide); 24 in three exact
+    // blocks of 8 (two of 16 would be a quarter zeros).
+    std::vector<std::pair<int64_t, int64_t>> blocks, weight_ic;
     for (const graph::Node& n : c.nodes())
-        if (n.op == "conv2d_nchwc") blocks.emplace_back(n.type.shape[1], n.type.shape[4]);
-    CHECK(blocks == std::vector<std::pair<int64_t, int64_t>>{{8, 16}, {3, 8}, {63, 16}});
+        if (n.op == "conv2d_nchwc") {
+            blocks.emplace_back(n.type.shape[1], n.type.shape[4]);
+            const graph::TensorType& w = c.type(n.inputs[1]);
+            weight_ic.emplace_back(w.shape[1], w.shape[4]);
+        }
+    CHECK(blocks == std::vector<std::pair<int64_t, int64_t>>{{1, 128}, {3, 8}, {63, 16}});
+    CHECK(weight_ic == std::vector<std::pair<int64_t, int64_t>>{{1, 16}, {1, 120}, {3, 8}});
+}
+
+TEST_CASE("odd channel counts (72, 200) in one block of whole vectors through convs, depthwise and pools") {
+    graph::Graph g;
+    graph::testing::Weights w(g, 16);
+    graph::Value x = g.input("x", {1, 72, 15, 15});  // the input itself goes to one block of 80
+    graph::Value y = g.relu(g.conv2d(x, w.conv_weight("a.w", 72, 72, 3), w.uniform("a.b", {72}, -0.1f, 0.1f),
+                                     {.pad = 1}, "a"));
+    y = g.conv2d(y, w.conv_weight("dw.w", 72, 1, 3), {.stride = 2, .pad = 1, .groups = 72}, "dw");  // 8x8
+    y = g.relu(g.conv2d(y, w.conv_weight("b.w", 200, 72, 1), w.uniform("b.b", {200}, -0.1f, 0.1f), {}, "b"));
+    y = g.max_pool2d(y, {.kernel = 2, .stride = 2});
+    y = g.conv2d(y, w.conv_weight("c.w", 120, 200, 3), {.stride = 2, .pad = 1}, "c");
+    g.output(g.global_avg_pool2d(y), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    const graph::Graph& c = m.graph();
+    CHECK(count_ops(c, "conv2d") == 0);
+    CHECK(count_ops(c, "layout_transform") == 2);  // in and out
+    std::vector<int64_t> blocks, weight_ic;
+    for (const graph::Node& n : c.nodes())
+        if (n.op == "conv2d_nchwc") {
+            blocks.push_back(n.type.shape[4]);
+            weight_ic.push_back(c.type(n.inputs[1]).shape[4]);
+        }
+    CHECK(blocks == std::vector<int64_t>{80, 80, 208, 128});
+    CHECK(weight_ic == std::vector<int64_t>{72, 1, 72, 200});
 }
 
 TEST_CASE("an operator that is not finite at zero leaves zero-filled blocks for NCHW") {

@@ -31,6 +31,7 @@ struct BlockedCase {
     Conv2dParams p;
     int threads = 0;           // 0: the pool's current count
     int64_t weight_ic_bn = 0;  // the weights' input channel block; 0: ic_bn
+    bool nan_filler = false;   // the data's zero channels that fill up its last block made NaN
 };
 
 // NCHW data and OIHW weights go through the transforms (outside the checked kernel, as a
@@ -52,6 +53,11 @@ void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int6
     Tensor Xc = topi::layout_transform_nchw_to_nchwc(X, k.ic_bn);
     Tensor Wc = topi::pack_conv2d_weight_nchwc(Wt, k.weight_ic_bn > 0 ? k.weight_ic_bn : k.ic_bn, k.oc_bn);
     Buffer<float> xc = transform(X, Xc, x), wc = transform(Wt, Wc, w);
+    // A sum over the real channels only never reads the filler: NaN there must not reach
+    // the output (a sum over the whole block would multiply it by zero weights into NaN).
+    if (k.nan_filler)
+        for (int64_t i = 0; i < xc.size(); ++i)
+            if (i % k.ic_bn >= k.C) xc.data()[i] = std::numeric_limits<float>::quiet_NaN();
 
     const int64_t OB = (k.O + k.oc_bn - 1) / k.oc_bn;
     Buffer<float> bc({OB, k.oc_bn});  // bias in blocks; the padding channels get a bias too
@@ -342,6 +348,27 @@ TEST_CASE("conv2d_nchwc: weights in a larger input channel block than the data's
         {2, 32, 7, 9, 16, 3, 3, 8, 16, {.stride = {2, 1}, .padding = {1, 2, 0, 1}}, 0, 16},
     };
     uint64_t seed = 900;
+    for (int threads : {1, 2})
+        for (BlockedCase k : layers) {
+            k.threads = threads;
+            check_conv2d_nchwc(k, threads == 2, seed++);
+        }
+    check_conv2d_nchwc(layers[0], false, seed++, 3);  // an infinite weight in the left column
+}
+
+TEST_CASE("conv2d_nchwc: data holding all its channels in one block filled up sums over the real ones") {
+    // The layout pass's blocks for 72, 120 and 200 channels: one block of whole vectors (80,
+    // 128, 208), weights over the real input channels, padding read in place or none.
+    auto pad1 = Conv2dParams{.padding = topi::Pad2d::all(1)};
+    const std::vector<BlockedCase> layers = {
+        {1, 72, 11, 11, 72, 3, 3, 80, 80, pad1, 0, 72, true},      // 5 vectors, one tile wide
+        {1, 120, 9, 9, 120, 3, 3, 128, 128, pad1, 0, 120, true},   // 8 vectors, tiles of 4
+        {1, 200, 5, 7, 200, 1, 1, 208, 208, {}, 0, 200, true},     // 13 vectors, 1x1, no copy
+        {1, 120, 9, 9, 200, 3, 3, 128, 208, pad1, 0, 120, true},
+        {2, 72, 10, 9, 40, 3, 3, 80, 16, {.stride = {2, 2}, .padding = {1, 0, 1, 2}}, 0, 72, true},
+        {1, 30, 8, 8, 24, 3, 3, 32, 8, {}, 0, 30, true},            // a valid window, read in place
+    };
+    uint64_t seed = 950;
     for (int threads : {1, 2})
         for (BlockedCase k : layers) {
             k.threads = threads;

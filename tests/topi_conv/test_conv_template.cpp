@@ -99,6 +99,50 @@ TEST_CASE("random points of conv2d_nchwc's space compute what the default comput
     }
 }
 
+TEST_CASE("a block of more than four vectors gets conv.tile_c; its random points compute what the default computes") {
+    Target target = Target::host();
+    target.num_threads = 2;
+    const int64_t lanes = target.natural_lanes(32);
+    std::mt19937_64 rng(12);
+    // All channels in one block of whole vectors (the layout pass's 72 -> 80, 120 -> 128):
+    // the register tile takes a part of the block that divides it.
+    for (int64_t C : {72, 120}) {
+        CAPTURE(C);
+        const int64_t bn = (C + 15) / 16 * 16;  // graph's blocks are whole 16-lane vectors
+        auto make = [&](const Config& config, const Target& t) {
+            Blocked b;
+            b.X = placeholder({1, 1, 9, 9, bn}, f32, "X");
+            b.W = placeholder({1, 1, 3, 3, C, bn}, f32, "W");
+            b.conv = topi::conv2d_nchwc(b.X, b.W, {.padding = topi::Pad2d::all(1)});
+            b.s = create_schedule(b.conv);
+            topi::schedule_conv2d_nchwc(b.s, b.conv, b.conv, t, config);
+            return b;
+        };
+        ConfigSpace space;
+        Blocked def = make(Config::recording(&space), target);
+        const Knob* tile_c = space.find("conv.tile_c");
+        REQUIRE(tile_c != nullptr);
+        std::vector<int64_t> want_candidates;
+        for (int64_t c = lanes; c <= bn; c += lanes)
+            if (bn % c == 0) want_candidates.push_back(c);
+        CHECK(tile_c->candidates == want_candidates);
+        // With 16 lanes and 32 registers, 80 channels: one tile of 5 vectors x 5 pixels; 128: 4
+        // vectors x 6 pixels (8 vectors would leave tiles of 2 pixels).
+        ConfigSpace avx512;
+        make(Config::recording(&avx512), Target::x86_avx512(2));
+        CHECK(avx512.find("conv.tile_c")->default_value == (C == 72 ? 80 : 64));
+        CHECK(avx512.find("conv.tile")->default_value == (C == 72 ? 5 : 6));
+        auto x = Buffer<float>::random(shape_of(def.X), -1, 1, 3), w = Buffer<float>::random(shape_of(def.W), -1, 1, 4);
+        Buffer<float> want = run(make(Config{}, target), x, w);
+        for (int64_t c : tile_c->candidates) {
+            Config point = space.at(rng() % space.size());
+            point.set("conv.tile_c", c);
+            CAPTURE(point.str());
+            check_same(run(make(point, target), x, w), want);
+        }
+    }
+}
+
 TEST_CASE("random points of depthwise_conv2d_nchwc's space compute what the default computes") {
     Target target = Target::host();
     target.num_threads = 2;

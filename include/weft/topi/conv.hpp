@@ -107,6 +107,8 @@ void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& targ
 // data [N, C/ic_bn, H, W, ic_bn], weight [O/oc_bn, C/wb, KH, KW, wb, oc_bn] with wb a
 // multiple of ic_bn (Conv2dBlocking::weight_ic_bn; where wb > ic_bn the kernel copies the
 // input, padded or not, into blocks of wb channels) -> out [N, O/oc_bn, OH, OW, oc_bn].
+// Data holding all its C channels in one block filled up with zeros ([N, 1, H, W, ic_bn],
+// ic_bn > C) takes weights [O/oc_bn, 1, KH, KW, C, oc_bn]: the sum skips the zeros.
 // groups must be 1 (depthwise has its own op). Where
 // the taps in the padding are 3% of the work or more, the reduction leaves them out (a
 // where-condition; docs/topi-conv.md#padding-taps-are-left-out).

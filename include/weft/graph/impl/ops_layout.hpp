@@ -70,8 +70,10 @@ inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const At
         WEFT_CHECK(w.shape[0] == x.shape[1] && w.shape[5] == x.shape[4], "the packed depthwise weight ", w.str(),
                    " does not match the data's channel blocks ", x.str());
     } else {
-        // The weights' input channel block is the data's or a multiple of it.
-        WEFT_CHECK(w.shape[4] % x.shape[4] == 0 && w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4],
+        // The weights' input channel block is the data's or a multiple of it, or the real
+        // channels of data that holds them all in one block (topi::conv2d_nchwc).
+        const bool real_channels = x.shape[1] == 1 && w.shape[1] == 1 && w.shape[4] < x.shape[4];
+        WEFT_CHECK(real_channels || (w.shape[4] % x.shape[4] == 0 && w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4]),
                    "the packed weight ", w.str(), " does not match the data's channel blocks ", x.str());
     }
     // topi's own output size and window checks (a stride of 0 divided by zero here before).

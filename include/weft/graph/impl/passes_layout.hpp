@@ -21,16 +21,21 @@ namespace weft::graph {
 namespace layout_detail {
 
 // The channel block for `channels`: `preferred` or 16 when one divides them (whole
-// vectors); else, past one vector, 16 with the last block filled up by zero channels where
-// the blocks stay at least 7/8 full (1000 -> 63 blocks: SqueezeNet's classifier conv 83 ->
-// 103 GFLOP/s on one core, against exact blocks of 8, half a 512-bit vector); else 8 when
+// vectors); else, past one vector, where whole vectors stay at least 7/8 full: up to 16
+// vectors, all the channels in one block filled up with zero channels to whole vectors (72
+// -> 80: NHWC with a padded channel stride), so that a convolution reading it sums over the
+// real channels only (blocks of 16 made 72->72 3x3 sum over 80; docs/performance.md,
+// "Odd channel counts"); past that, 16 with the last block filled up (1000 -> 63 blocks:
+// SqueezeNet's classifier conv 83 -> 103 GFLOP/s on one core, against exact blocks of 8,
+// half a 512-bit vector); else 8 when
 // it divides them (24 and 40 channels: MobileNetV2's 24-channel convs ran 20-25% slower in
 // 2 blocks of 16 than in 3 of 8, a third more work for whole vectors), or all of them when
 // they fit one vector; 0: none (the conv stays in NCHW).
 inline int64_t channel_block(int64_t channels, int64_t preferred) {
     for (int64_t b : {preferred, int64_t(16)})
         if (b >= 16 && channels % b == 0) return b;
-    if (channels > 16 && 8 * channels >= 7 * ((channels + 15) / 16 * 16)) return 16;
+    const int64_t whole_vectors = (channels + 15) / 16 * 16;
+    if (channels > 16 && 8 * channels >= 7 * whole_vectors) return whole_vectors <= 256 ? whole_vectors : 16;
     if (channels % 8 == 0) return 8;
     return channels <= 16 ? channels : 0;
 }
@@ -135,8 +140,10 @@ private:
         if (ib == 0) return false;
         Value data = blocked(n.inputs[0].id, ib);
         // The weights' input channel block may be larger than the data's (a longer reduction
-        // over a copy of the input, padded and re-blocked).
+        // over a copy of the input, padded and re-blocked), or, where the data holds all its
+        // channels in one block filled up with zeros, the real channels (the sum skips the zeros).
         const int64_t wb = depthwise ? ib
+                           : ib > C  ? C
                                      : topi::conv2d_nchwc_weight_ic_bn(C, ib, n.type.shape[3],
                                                                        ops::conv2d_params(n.attrs).padding, w.shape[3]);
         Attrs pack{{"ic_bn", wb}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};

@@ -71,10 +71,15 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     check_same_dtype(op, data, weight);
     WEFT_CHECK(p.groups == 1, op, ": groups must be 1 in the blocked layout (got ", p.groups,
                "); use depthwise_conv2d_nchwc or conv2d_nchw");
-    WEFT_CHECK(w[4] % d[4] == 0, op, ": dimension 4 (weight_ic_bn) of '", weight.name(), "' must be a multiple of ",
-               d[4], " (the input channel block of the data) but is ", w[4]);
-    check_dim(op, weight, "dimension 1 (C/weight_ic_bn)", w[1], d[1] * d[4] / w[4],
-              "the data's " + std::to_string(d[1] * d[4]) + " input channels in blocks of " + std::to_string(w[4]));
+    // Data whose channels all sit in one block filled up with zero channels (NHWC with the
+    // channel stride a whole number of vectors) may take weights of fewer input channels:
+    // the sum then runs over the real ones only, not over the zeros.
+    const bool real_channels = d[1] == 1 && w[1] == 1 && w[4] < d[4];
+    WEFT_CHECK(real_channels || w[4] % d[4] == 0, op, ": dimension 4 (weight_ic_bn) of '", weight.name(),
+               "' must be a multiple of ", d[4], " (the input channel block of the data) but is ", w[4]);
+    if (!real_channels)
+        check_dim(op, weight, "dimension 1 (C/weight_ic_bn)", w[1], d[1] * d[4] / w[4],
+                  "the data's " + std::to_string(d[1] * d[4]) + " input channels in blocks of " + std::to_string(w[4]));
     const int64_t KH = w[2], KW = w[3], oc_bn = w[5];
     const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
     const int64_t OH = os.h, OW = os.w;
@@ -85,11 +90,12 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     // +17% (2 threads); 128 3x3@28 +2% / +14%; 64->128 3x3 stride 2 @56 +11%. The RGB stem (a
     // block of 3 channels) runs 14% slower so, and the narrow rows' longer weight blocks
     // (conv2d_nchwc_weight_ic_bn) re-block the input in their copy.
-    const bool in_place = !p.padding.none() && w[4] == d[4] && d[4] >= 8;
+    const bool in_place = real_channels || (!p.padding.none() && w[4] == d[4] && d[4] >= 8);
     // Otherwise the copy (padded, if there is padding) takes the weights' channel block:
     // where that is larger than the data's, the innermost reduction runs over more channels
     // at a time. `input` is what the sum reads, `top` and `left` its offsets.
     Tensor input = in_place ? data : pad_spatial(data, p.padding, 2, name + ".pad", w[4]);
+    const bool padded = !p.padding.none();
     IterVar ico = reduce_axis(0, w[1], "ic.outer"), ici = reduce_axis(0, w[4], "ic.inner");
     IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
     // In a padded copy, below 3% of the taps (a 3x3 window over 56x56, the 7x7 stem), the
@@ -97,7 +103,7 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     // they save. Read in place, they must be skipped.
     const double wasted = 1.0 - (1.0 - padding_tap_fraction(d[2], OH, KH, p.stride.h, p.dilation.h, p.padding.top)) *
                                     (1.0 - padding_tap_fraction(d[3], OW, KW, p.stride.w, p.dilation.w, p.padding.left));
-    const bool skip_padding = in_place || wasted >= 0.03;
+    const bool skip_padding = (in_place && padded) || wasted >= 0.03;
     const int64_t top = in_place ? p.padding.top : 0, left = in_place ? p.padding.left : 0;
     return compute(
         {d[0], w[0], OH, OW, oc_bn},
@@ -176,6 +182,27 @@ int64_t conv_row_tile(int64_t out_width, int64_t channels, const Target& target)
     const int64_t d = largest_divisor_at_most(out_width, cap);
     // (d + v) / (d v) <= 1.1 (cap + v) / (cap v), in integers.
     return 10 * (d + v) * cap <= 11 * (cap + v) * d ? d : cap;
+}
+
+// Output channels per register tile for a block of oc_bn channels: the whole block up to
+// four vectors (the blocks of 8 to 64 channels the layout pass makes of most layers); past
+// that (one block holding all of a layer's channels, filled up to whole vectors: 72 -> 80),
+// the number of vectors dividing the block whose tile loads least per FMA, (pixels +
+// vectors) / (pixels x vectors), as conv_row_tile sizes it.
+int64_t conv_tile_channels(int64_t oc_bn, int64_t out_width, const Target& target) {
+    const int64_t lanes = target_lanes(target);
+    if (oc_bn <= 4 * lanes || oc_bn % lanes != 0) return oc_bn;
+    const int64_t vectors = oc_bn / lanes;
+    int64_t best = 1;
+    double best_ratio = 1e9;
+    for (int64_t v = 1; v <= vectors; ++v) {
+        if (vectors % v) continue;
+        const int64_t pixels = conv_row_tile(out_width, v * lanes, target);
+        if (pixels * v + v + 1 > target.vector_registers()) continue;
+        const double ratio = double(pixels + v) / double(pixels * v);
+        if (ratio < best_ratio) best = v, best_ratio = ratio;
+    }
+    return best * lanes;
 }
 
 // Half of a typical L2: the weights a schedule can expect to stay there.
@@ -260,9 +287,16 @@ RegisterTile register_tile_knobs(const Config& config, int64_t ic_bn, int64_t la
     RegisterTile t{ic_bn, lanes};
     if (ic_bn < lanes) return t;
     t.ic_unroll = config.define("conv.ic_unroll", knob_divisors(ic_bn, ic_bn),
-                                ic_bn % lanes == 0 ? std::min<int64_t>(lanes, 8) : 1);
+                                largest_divisor_at_most(ic_bn, std::min<int64_t>(lanes, 8)));
     t.unroll_kw = config.define_bool("conv.unroll_kw", false);
     return t;
+}
+
+// The channel block of a blocked convolution's output (its last axis).
+inline int64_t register_tile_block(const Tensor& out) {
+    int64_t block = 0;
+    ir::as_const_int(out.shape().back(), &block);
+    return block;
 }
 
 void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar> outer, const IterVar& pixels,
@@ -292,11 +326,18 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // (ic block, kh, kw, ic). A row reads its group's whole weights: from memory in the group's
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                int64_t blocks_per_row, int64_t tile, const RegisterTile& register_tile) {
+                                int64_t blocks_per_row, int64_t tile, int64_t tile_c,
+                                const RegisterTile& register_tile) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
-    s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
-    s[out].vectorize(out.axis(4));
+    if (tile_c < register_tile_block(out)) {
+        auto [co, ci] = s[out].split(out.axis(4), tile_c);
+        s[out].reorder({out.axis(0), obo, out.axis(2), obi, co, xo, xi, ci});
+        s[out].vectorize(ci);
+    } else {
+        s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
+        s[out].vectorize(out.axis(4));
+    }
     IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), obo), out.axis(2));
     s[out].parallel(rows);
 
@@ -314,12 +355,21 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // wait on memory). With the weights in blocks of up to 512 input channels
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
-                                    int64_t rows_per_task, int64_t tile, const RegisterTile& register_tile) {
+                                    int64_t rows_per_task, int64_t tile, int64_t tile_c,
+                                    const RegisterTile& register_tile) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
     auto [xo, xi] = s[out].split(out.axis(3), tile);
-    s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, xi, out.axis(4)});
-    s[out].vectorize(out.axis(4));
-    IterVar tasks = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), yo);
+    IterVar blocks = s[out].fuse(out.axis(0), out.axis(1));
+    if (tile_c < register_tile_block(out)) {
+        auto [co, ci] = s[out].split(out.axis(4), tile_c);
+        s[out].reorder({blocks, co, yo, yi, xo, xi, ci});
+        s[out].vectorize(ci);
+        blocks = s[out].fuse(blocks, co);
+    } else {
+        s[out].reorder({blocks, yo, yi, xo, xi, out.axis(4)});
+        s[out].vectorize(out.axis(4));
+    }
+    IterVar tasks = s[out].fuse(blocks, yo);
     s[out].parallel(tasks);
 
     s[acc].compute_at(s[out], tasks);
@@ -331,6 +381,7 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
 
 // The knobs (each asked on either loop order, so every point of a space sets them all):
 //   conv.tile            output pixels per register tile (1 to 16, or the row)
+//   conv.tile_c          output channels per register tile (whole vectors dividing the block)
 //   conv.ic_outer        the input-channel-outer order (1) or the row order (0)
 //   conv.rows_per_task   output rows per parallel task of the input-channel-outer order
 //   conv.blocks_per_row  output-channel blocks per row of the row order
@@ -347,7 +398,16 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
     const int64_t lanes = target_lanes(target);
-    const int64_t tile = config.define("conv.tile", up_to(OW, 16), conv_row_tile(OW, oc_bn, target));
+    // Blocks of up to four vectors are one tile wide (no knob: the spaces of the layers the
+    // layout pass blocks by 8 to 64 channels stay as they were).
+    int64_t tile_c = oc_bn;
+    if (oc_bn > 4 * lanes && oc_bn % lanes == 0) {
+        std::vector<int64_t> channel_steps;
+        for (int64_t c = lanes; c <= oc_bn; c += lanes)
+            if (oc_bn % c == 0) channel_steps.push_back(c);
+        tile_c = config.define("conv.tile_c", channel_steps, conv_tile_channels(oc_bn, OW, target));
+    }
+    const int64_t tile = config.define("conv.tile", up_to(OW, 16), conv_row_tile(OW, tile_c, target));
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
@@ -360,9 +420,9 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
         "conv.ic_outer", has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024);
     const RegisterTile register_tile = register_tile_knobs(config, ic_bn, lanes);
     if (ic_outer)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, register_tile);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, tile_c, register_tile);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, register_tile);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, tile_c, register_tile);
 }
 
 namespace conv_detail {
