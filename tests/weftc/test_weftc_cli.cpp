@@ -236,15 +236,15 @@ TEST_CASE("weftc bad input is a one-line error and a non-zero exit") {
     one_line_error("transmogrify x", 2, "unknown command");
 
     // An unsupported operator, named up front.
-    onnx_test::Model cos;
-    cos.input("x", {2, 3});
-    cos.node("Cos", {"x"}, {"y"});
-    cos.output("y");
-    write_model(cos, s / "cos.onnx");
-    one_line_error("compile " + (s / "cos.onnx") + " -o " + (s / "cos.weft"), 1, "Cos");
-    Result info = run_weftc(s, "info " + (s / "cos.onnx"));
+    onnx_test::Model unique;
+    unique.input("x", {2, 3});
+    unique.node("Unique", {"x"}, {"y"});
+    unique.output("y");
+    write_model(unique, s / "unique.onnx");
+    one_line_error("compile " + (s / "unique.onnx") + " -o " + (s / "unique.weft"), 1, "Unique");
+    Result info = run_weftc(s, "info " + (s / "unique.onnx"));
     CHECK(info.status == 0);
-    CHECK(info.out.find("UNSUPPORTED operators (weft cannot compile this model): Cos") != std::string::npos);
+    CHECK(info.out.find("UNSUPPORTED operators (weft cannot compile this model): Unique") != std::string::npos);
 
     // Not a model, a truncated artifact, a bit-flipped artifact, inputs that do not fit.
     { std::ofstream(s / "junk.onnx") << "this is not protobuf"; }

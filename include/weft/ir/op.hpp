@@ -80,7 +80,24 @@ Expr pow(Expr x, Expr y);
 Expr abs(Expr x);
 Expr floor(Expr x);
 Expr ceil(Expr x);
-Expr round(Expr x);  // halfway cases away from zero, like std::round
+Expr round(Expr x);      // halfway cases away from zero, like std::round
+Expr roundeven(Expr x);  // halfway cases to the even neighbour (IEEE's default; ONNX Round)
+// C's fmod: x - y * trunc(x / y), exact; the sign of x.
+Expr fmod(Expr x, Expr y);
+// The trigonometric and hyperbolic functions (C's, from libm/libmvec on the CPU).
+Expr sin(Expr x);
+Expr cos(Expr x);
+Expr tan(Expr x);
+Expr asin(Expr x);
+Expr acos(Expr x);
+Expr atan(Expr x);
+Expr sinh(Expr x);
+Expr cosh(Expr x);
+Expr asinh(Expr x);
+Expr acosh(Expr x);
+Expr atanh(Expr x);
+// Their names, the one list the backends read: each is C's function of that name.
+const std::vector<std::string>& libm_unary_functions();
 // x * 2^floor(n), x and n floats of one type: exact, or the overflow (inf) or underflow (a
 // subnormal or 0) of that product (AVX-512's VSCALEF; C's ldexp with an integer-valued n).
 Expr ldexp(Expr x, Expr n);

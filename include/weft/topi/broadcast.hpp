@@ -39,4 +39,21 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, Expr b);
 Tensor minimum(Expr a, const Tensor& b);
 
+// Comparisons of two tensors of one dtype, broadcast: bool tensors (a float NaN compares
+// unequal to everything, itself included).
+Tensor equal(const Tensor& a, const Tensor& b);
+Tensor not_equal(const Tensor& a, const Tensor& b);
+Tensor greater(const Tensor& a, const Tensor& b);
+Tensor greater_equal(const Tensor& a, const Tensor& b);
+Tensor less(const Tensor& a, const Tensor& b);
+Tensor less_equal(const Tensor& a, const Tensor& b);
+// Logic on bool tensors, broadcast.
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// The remainder of a / b, broadcast. `fmod` false: the sign of b, a - floor(a / b) * b
+// (Python's %; integers only); true: the sign of a, C's fmod (integers and floats). An
+// integer remainder by 0 is 0 (not undefined behaviour).
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod = false);
+
 }  // namespace weft::topi

@@ -28,4 +28,30 @@ Tensor sqrt(const Tensor& x);
 // x * min(max(x + 3, 0), 6) / 6.
 Tensor hard_swish(const Tensor& x);
 
+// Rounding, float inputs: floor, ceil, and round with halfway cases to the even neighbour
+// (IEEE's default, ONNX's Round; std::round's away from zero is ir::round).
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+// 1, -1 or 0 by the sign of x, in x's dtype (any number type; NaN stays NaN).
+Tensor sign(const Tensor& x);
+// C's trigonometric and hyperbolic functions, float inputs.
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+// Bool tensors from the float x's bits (exact under any math flags): NaN; and infinity,
+// +inf where `positive`, -inf where `negative`.
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x, bool positive = true, bool negative = true);
+// !x of a bool tensor.
+Tensor logical_not(const Tensor& x);
+
 }  // namespace weft::topi

@@ -16,15 +16,41 @@ inline TensorType infer_unary_float(const std::vector<TensorType>& in, const Att
     return in[0];
 }
 
+inline TensorType infer_compare(const std::vector<TensorType>& in, const Attrs& a) {
+    return {infer_broadcast(in, a).shape, DataType::bool_()};
+}
+
+inline TensorType infer_logic(const std::vector<TensorType>& in, const Attrs& a) {
+    for (const TensorType& t : in)
+        WEFT_CHECK(t.dtype.is_bool(), "the operands must be bool, got ", t.dtype.str());
+    return infer_broadcast(in, a);
+}
+
+inline TensorType infer_mod(const std::vector<TensorType>& in, const Attrs& a) {
+    TensorType t = infer_broadcast(in, a);
+    WEFT_CHECK(!t.dtype.is_bool(), "mod needs numbers, got bool");
+    WEFT_CHECK(a.get_int("fmod", 0) != 0 || !t.dtype.is_float(), "a float mod needs fmod = 1 (got ", t.dtype.str(),
+               " with fmod = 0)");
+    return t;
+}
+
+inline TensorType infer_float_test(const std::vector<TensorType>& in, const Attrs&) {
+    check_float(in[0], "the input");
+    WEFT_CHECK(in[0].dtype.bits == 32 || in[0].dtype.bits == 64, "the input must be float32 or float64, got ",
+               in[0].dtype.str());
+    return {in[0].shape, DataType::bool_()};
+}
+
 inline void register_elementwise_ops() {
     using P = OpPattern;
     using Binary = Tensor (*)(const Tensor&, const Tensor&);
-    auto binary = [](const char* name, Binary f) {
-        // Equal shapes make an element-wise op; different ones broadcast.
-        register_op({.name = name, .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2,
-                     .infer = infer_broadcast,
+    using Infer = TensorType (*)(const std::vector<TensorType>&, const Attrs&);
+    // Equal shapes make an element-wise op; different ones broadcast.
+    auto binary_as = [](const char* name, Binary f, Infer infer) {
+        register_op({.name = name, .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2, .infer = infer,
                      .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0], in[1]); }});
     };
+    auto binary = [&](const char* name, Binary f) { binary_as(name, f, infer_broadcast); };
     binary("add", topi::add);
     binary("sub", topi::sub);
     binary("mul", topi::mul);
@@ -47,6 +73,54 @@ inline void register_elementwise_ops() {
     unary("log", topi::log, true);
     unary("sqrt", topi::sqrt, true);
     unary("erf", topi::erf, true);
+    unary("floor", topi::floor, true);
+    unary("ceil", topi::ceil, true);
+    unary("round", topi::round, true);
+    unary("sin", topi::sin, true);
+    unary("cos", topi::cos, true);
+    unary("tan", topi::tan, true);
+    unary("asin", topi::asin, true);
+    unary("acos", topi::acos, true);
+    unary("atan", topi::atan, true);
+    unary("sinh", topi::sinh, true);
+    unary("cosh", topi::cosh, true);
+    unary("asinh", topi::asinh, true);
+    unary("acosh", topi::acosh, true);
+    unary("atanh", topi::atanh, true);
+    register_op({.name = "sign", .pattern = P::ElemWise,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs&) {
+                         WEFT_CHECK(!in[0].dtype.is_bool(), "sign needs numbers, got bool");
+                         return in[0];
+                     },
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::sign(in[0]); }});
+    register_op({.name = "isnan", .pattern = P::ElemWise, .infer = infer_float_test,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::isnan(in[0]); }});
+    register_op({.name = "isinf", .pattern = P::ElemWise, .infer = infer_float_test,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs& a) {
+                     return topi::isinf(in[0], a.get_int("positive", 1) != 0, a.get_int("negative", 1) != 0);
+                 }});
+    register_op({.name = "logical_not", .pattern = P::ElemWise,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs&) {
+                         WEFT_CHECK(in[0].dtype.is_bool(), "the input must be bool, got ", in[0].dtype.str());
+                         return in[0];
+                     },
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::logical_not(in[0]); }});
+
+    binary_as("equal", topi::equal, infer_compare);
+    binary_as("not_equal", topi::not_equal, infer_compare);
+    binary_as("greater", topi::greater, infer_compare);
+    binary_as("greater_equal", topi::greater_equal, infer_compare);
+    binary_as("less", topi::less, infer_compare);
+    binary_as("less_equal", topi::less_equal, infer_compare);
+    binary_as("logical_and", topi::logical_and, infer_logic);
+    binary_as("logical_or", topi::logical_or, infer_logic);
+    binary_as("logical_xor", topi::logical_xor, infer_logic);
+    register_op({.name = "mod", .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2, .infer = infer_mod,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs& a) {
+                     return topi::mod(in[0], in[1], a.get_int("fmod", 0) != 0);
+                 }});
     register_op({.name = "leaky_relu", .pattern = P::ElemWise,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

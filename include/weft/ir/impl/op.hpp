@@ -386,19 +386,35 @@ Expr erf(Expr x) { return float_intrinsic("erf", x); }
 Expr floor(Expr x) { return float_intrinsic("floor", x); }
 Expr ceil(Expr x) { return float_intrinsic("ceil", x); }
 Expr round(Expr x) { return float_intrinsic("round", x); }
-Expr pow(Expr x, Expr y) {
-    match_types(x, y, "pow");
-    WEFT_CHECK(x.type().is_float(), "intrinsic pow is only defined on float types, but its arguments have type ",
-               x.type().str());
-    DataType t = x.type();
-    return Call::make(t, "pow", {x, y}, Call::CallKind::PureIntrinsic);
+Expr roundeven(Expr x) { return float_intrinsic("roundeven", x); }
+Expr sin(Expr x) { return float_intrinsic("sin", x); }
+Expr cos(Expr x) { return float_intrinsic("cos", x); }
+Expr tan(Expr x) { return float_intrinsic("tan", x); }
+Expr asin(Expr x) { return float_intrinsic("asin", x); }
+Expr acos(Expr x) { return float_intrinsic("acos", x); }
+Expr atan(Expr x) { return float_intrinsic("atan", x); }
+Expr sinh(Expr x) { return float_intrinsic("sinh", x); }
+Expr cosh(Expr x) { return float_intrinsic("cosh", x); }
+Expr asinh(Expr x) { return float_intrinsic("asinh", x); }
+Expr acosh(Expr x) { return float_intrinsic("acosh", x); }
+Expr atanh(Expr x) { return float_intrinsic("atanh", x); }
+const std::vector<std::string>& libm_unary_functions() {
+    static const std::vector<std::string> names = {"sin",  "cos",  "tan",   "asin",  "acos", "atan",
+                                                   "sinh", "cosh", "asinh", "acosh", "atanh"};
+    return names;
 }
-Expr ldexp(Expr x, Expr n) {
-    match_types(x, n, "ldexp");
-    WEFT_CHECK(x.type().is_float(), "intrinsic ldexp is only defined on float types, but its arguments have type ",
-               x.type().str(), "; pass the exponent as a float of the same type");
+// A two-argument float intrinsic; `hint` ends the error for other types.
+static Expr float_binary_intrinsic(const char* name, Expr x, Expr y, const char* hint) {
+    match_types(x, y, name);
+    WEFT_CHECK(x.type().is_float(), "intrinsic ", name, " is only defined on float types, but its arguments have type ",
+               x.type().str(), hint);
     DataType t = x.type();
-    return Call::make(t, "ldexp", {x, n}, Call::CallKind::PureIntrinsic);
+    return Call::make(t, name, {x, y}, Call::CallKind::PureIntrinsic);
+}
+Expr fmod(Expr x, Expr y) { return float_binary_intrinsic("fmod", x, y, "; integers have truncmod"); }
+Expr pow(Expr x, Expr y) { return float_binary_intrinsic("pow", x, y, ""); }
+Expr ldexp(Expr x, Expr n) {
+    return float_binary_intrinsic("ldexp", x, n, "; pass the exponent as a float of the same type");
 }
 Expr abs(Expr x) {
     WEFT_CHECK(x.defined(), "abs of an undefined expression");
@@ -433,9 +449,12 @@ Expr call_llvm_intrin(DataType type, std::string name, std::vector<Expr> args) {
 }
 
 bool is_math_intrinsic(const std::string& n) {
-    static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow", "ldexp", "abs",
-                                  "floor", "ceil", "round", "truncdiv", "truncmod", "if_then_else"};
+    static const char* names[] = {"exp",   "log",  "sqrt",      "rsqrt", "tanh",     "sigmoid",  "erf",
+                                  "pow",   "fmod", "ldexp",     "abs",   "floor",    "ceil",     "round",
+                                  "roundeven", "truncdiv", "truncmod", "if_then_else"};
     for (auto* m : names)
+        if (n == m) return true;
+    for (const std::string& m : libm_unary_functions())
         if (n == m) return true;
     return false;
 }

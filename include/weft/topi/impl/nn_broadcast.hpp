@@ -92,6 +92,61 @@ WEFT_TOPI_BINARY(maximum, max_e)
 WEFT_TOPI_BINARY(minimum, min_e)
 #undef WEFT_TOPI_BINARY
 
+Tensor equal(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x == y; }, "equal");
+}
+Tensor not_equal(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x != y; }, "not_equal");
+}
+Tensor greater(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x > y; }, "greater");
+}
+Tensor greater_equal(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x >= y; }, "greater_equal");
+}
+Tensor less(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x < y; }, "less");
+}
+Tensor less_equal(const Tensor& a, const Tensor& b) {
+    return broadcast_binary(a, b, [](Expr x, Expr y) { return x <= y; }, "less_equal");
+}
+
+namespace {
+Tensor logic(const Tensor& a, const Tensor& b, const Combine& f, const std::string& op) {
+    nn_detail::check_defined(a, op, "first");
+    WEFT_CHECK(a.dtype().is_bool(), op, ": '", a.name(), "' has dtype ", a.dtype().str(), "; it must be bool");
+    return broadcast_binary(a, b, f, op);
+}
+}  // namespace
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+    return logic(a, b, [](Expr x, Expr y) { return x && y; }, "logical_and");
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+    return logic(a, b, [](Expr x, Expr y) { return x || y; }, "logical_or");
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+    return logic(a, b, [](Expr x, Expr y) { return x != y; }, "logical_xor");
+}
+
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
+    nn_detail::check_defined(a, "mod", "first");
+    const DataType t = a.dtype();
+    WEFT_CHECK(!t.is_bool(), "mod: '", a.name(), "' is a bool tensor; it needs numbers");
+    WEFT_CHECK(fmod || !t.is_float(), "mod: '", a.name(), "' has dtype ", t.str(),
+               "; a float remainder takes the sign of the dividend (fmod = true)");
+    Expr zero = ir::make_zero(t);
+    return broadcast_binary(
+        a, b,
+        [&](Expr x, Expr y) -> Expr {
+            if (t.is_float()) return ir::fmod(x, y);
+            // The divisor 0 replaced by 1 inside (no trap), the result 0 there.
+            Expr safe = ir::select(y == zero, ir::make_one(t), y);
+            return ir::select(y == zero, zero, fmod ? ir::truncmod(x, safe) : x % safe);
+        },
+        "mod");
+}
+
 Tensor pow(const Tensor& a, const Tensor& b) {
     nn_detail::check_float(a, "pow", "first");
     return broadcast_binary(a, b, pow_e, "pow");

@@ -1,5 +1,6 @@
 // CodeGenCUDA: expressions, literals and calls (see codegen.hpp).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -127,6 +128,11 @@ inline std::string CodeGenCUDA::call_math(const ir::Call* op, int lane) {
     else if (n == "floor") r = "floor" + sfx + "(" + x + ")";
     else if (n == "ceil") r = "ceil" + sfx + "(" + x + ")";
     else if (n == "round") r = "round" + sfx + "(" + x + ")";
+    else if (n == "roundeven") r = "rint" + sfx + "(" + x + ")";  // the default rounding mode: to even
+    else if (n == "fmod") r = "fmod" + sfx + "(" + x + ", " + argf(1) + ")";
+    else if (std::find(ir::libm_unary_functions().begin(), ir::libm_unary_functions().end(), n) !=
+             ir::libm_unary_functions().end())
+        r = n + sfx + "(" + x + ")";
     else if (n == "abs") r = "fabs" + sfx + "(" + x + ")";
     else if (n == "pow") r = (fast ? "__powf(" : "pow" + sfx + "(") + x + ", " + argf(1) + ")";
     else if (n == "ldexp") {  // the exponent clamped so that the int conversion is defined (past it: 0 or inf)

@@ -5,6 +5,7 @@
 // for 16 lanes instead of 16 calls to expf), split into the widest variant the target has;
 // lanes no variant covers are computed one by one with the scalar libm function.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include <llvm/Support/DynamicLibrary.h>
 
 #include "weft/codegen/llvm/impl/vector_pieces.hpp"
+#include "weft/ir/op.hpp"
 #include "weft/ir/target.hpp"
 #include "weft/ir/type.hpp"
 
@@ -39,9 +41,11 @@ public:
     }
 
     static bool handles(const std::string& name) {
-        static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow", "abs",
-                                      "floor", "ceil", "round", "ldexp"};
+        static const char* names[] = {"exp",   "log",  "sqrt", "rsqrt",     "tanh", "sigmoid", "erf", "pow",
+                                      "fmod", "abs",  "floor", "ceil", "round", "roundeven", "ldexp"};
         for (auto* n : names)
+            if (name == n) return true;
+        for (const std::string& n : ir::libm_unary_functions())
             if (name == n) return true;
         return false;
     }
@@ -56,6 +60,8 @@ public:
         if (name == "floor") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, args[0]);
         if (name == "ceil") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
         if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, args[0]);  // half away from 0
+        if (name == "roundeven") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, args[0]);
+        if (name == "fmod") return b_.CreateFRem(args[0], args[1]);  // LLVM's frem is C's fmod
         if (name == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
         if (name == "ldexp") return avx512_ ? scalef(args[0], args[1], t) : ldexp(args[0], args[1], t);
         if (name == "rsqrt") return b_.CreateFDiv(one(args[0]), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]));
@@ -178,7 +184,9 @@ private:
         if (name == "exp") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, args[0]);
         if (name == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, args[0]);
         if (name == "pow") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
-        WEFT_ICHECK(name == "tanh" || name == "erf", "no libm lowering for ", name);
+        const auto& libm = ir::libm_unary_functions();
+        WEFT_ICHECK(name == "tanh" || name == "erf" || std::find(libm.begin(), libm.end(), name) != libm.end(),
+                    "no libm lowering for ", name);
         return b_.CreateCall(pure_function(scalar_name(name, t.bits), args[0]->getType(), args.size()), args);
     }
 

@@ -79,6 +79,61 @@ inline std::map<std::string, OpEntry> make_converters() {
                                 c.scalar(c.f("beta", 0.5), t, "beta")});
         return {c.g.clip(y, 0.0, 1.0, c.out())};
     }};
+    t["Floor"] = {unary("floor")};
+    t["Ceil"] = {unary("ceil")};
+    t["Round"] = {unary("round"), 11};
+    t["Sign"] = {unary("sign"), 9};
+    t["Sin"] = {unary("sin"), 7};
+    t["Cos"] = {unary("cos"), 7};
+    t["Tan"] = {unary("tan"), 7};
+    t["Asin"] = {unary("asin"), 7};
+    t["Acos"] = {unary("acos"), 7};
+    t["Atan"] = {unary("atan"), 7};
+    t["Sinh"] = {unary("sinh"), 9};
+    t["Cosh"] = {unary("cosh"), 9};
+    t["Asinh"] = {unary("asinh"), 9};
+    t["Acosh"] = {unary("acosh"), 9};
+    t["Atanh"] = {unary("atanh"), 9};
+    t["IsNaN"] = {unary("isnan"), 9};
+    t["IsInf"] = {[](Ctx& c) -> std::vector<Value> {
+        return {c.add("isinf", {c.in(0)}, {{"positive", c.i("detect_positive", 1)}, {"negative", c.i("detect_negative", 1)}},
+                      c.out())};
+    }, 10};
+    t["Not"] = {unary("logical_not")};
+    t["Equal"] = {binary("equal")};
+    t["Greater"] = {binary("greater")};
+    t["Less"] = {binary("less")};
+    t["GreaterOrEqual"] = {binary("greater_equal"), 12};
+    t["LessOrEqual"] = {binary("less_equal"), 12};
+    t["And"] = {binary("logical_and")};
+    t["Or"] = {binary("logical_or")};
+    t["Xor"] = {binary("logical_xor")};
+    t["Mod"] = {[](Ctx& c) -> std::vector<Value> {
+        return {c.add("mod", {c.in(0), c.in(1)}, {{"fmod", c.i("fmod", 0)}}, c.out())};
+    }, 10};
+    t["Softsign"] = {[](Ctx& c) -> std::vector<Value> {  // x / (1 + |x|)
+        Value x = c.in(0);
+        return {c.add("div", {x, c.add("add", {abs_of(c, x), c.scalar(1, c.dtype(x), "one")})}, {}, c.out())};
+    }};
+    t["ThresholdedRelu"] = {[](Ctx& c) -> std::vector<Value> {  // x where x > alpha, else 0
+        Value x = c.in(0);
+        DataType t = c.dtype(x);
+        Value above = c.add("greater", {x, c.scalar(c.f("alpha", 1.0), t, "alpha")});
+        return {c.g.where(above, x, c.scalar(0, t, "zero"), c.out())};
+    }, 10};
+    t["Shrink"] = {[](Ctx& c) -> std::vector<Value> {  // x + bias below -lambd, x - bias above lambd, else 0
+        Value x = c.in(0);
+        DataType t = c.dtype(x);
+        const double lambd = c.f("lambd", 0.5), bias = c.f("bias", 0.0);
+        Value below = c.add("less", {x, c.scalar(-lambd, t, "minus_lambd")});
+        Value above = c.add("greater", {x, c.scalar(lambd, t, "lambd")});
+        Value zero = c.scalar(0, t, "zero");
+        Value hi = c.g.where(above, c.add("sub", {x, c.scalar(bias, t, "bias")}), zero, c.fresh("shrink"));
+        return {c.g.where(below, c.add("add", {x, c.scalar(bias, t, "bias")}), hi, c.out())};
+    }, 9};
+    t["CastLike"] = {[](Ctx& c) -> std::vector<Value> {
+        return {c.g.cast(c.in(0), c.dtype(c.in(1)), c.out())};
+    }, 15};
     t["Clip"] = {fn(convert_clip)};
     t["Cast"] = {fn(convert_cast)};
     t["Gemm"] = {fn(convert_gemm)};

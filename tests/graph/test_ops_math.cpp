@@ -1,0 +1,149 @@
+// The graph's rounding, trigonometric, sign and float-test operators, its comparisons, logic
+// and mod, through graph::build and graph::Module against the C library on random data with
+// the edge values each one has (halfway cases, NaN, infinities, -0, negative divisors and
+// zero divisors), broadcast, fused and unfused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "op_testing.hpp"
+#include "weft/weft.hpp"
+
+using namespace weft;
+using namespace op_testing;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Random float32 values in [lo, hi], the first ones replaced by `edges`.
+Buffer<float> values(std::vector<int64_t> shape, double lo, double hi, uint64_t seed, std::vector<double> edges = {}) {
+    Buffer<float> b = Buffer<float>::random(shape, float(lo), float(hi), seed);
+    for (size_t k = 0; k < edges.size() && int64_t(k) < b.size(); ++k) b.data()[k] = float(edges[k]);
+    return b;
+}
+
+Array map(const Array& in, double (*f)(double)) {
+    Array a = in;
+    for (double& v : a.v) v = f(v);
+    return a;
+}
+
+void check_op(const BufferRef& xv, const char* op, double (*f)(double), double tol, graph::Attrs attrs = {}) {
+    CAPTURE(op);
+    check_unary(xv, [&](graph::Graph& g, graph::Value v) { return g.add_node(op, {v}, attrs); }, map(to_array(xv), f),
+                tol);
+}
+
+// A two-input graph a (op) b, broadcast, against want(a, b) element by element.
+void check_binary(const BufferRef& av, const BufferRef& bv, const char* op, double (*want)(double, double),
+                  graph::Attrs attrs = {}) {
+    CAPTURE(op);
+    graph::Graph g;
+    graph::Value a = g.input("a", av.shape(), av.dtype()), b = g.input("b", bv.shape(), bv.dtype());
+    g.output(g.add_node(op, {a, b}, attrs), "y");
+    Array x = to_array(av), y = to_array(bv);
+    const std::vector<int64_t> out = {x.shape[0], y.shape[1]};  // [n, 1] (op) [1, m]
+    Array expect = tabulate(out, [&](const std::vector<int64_t>& i) { return want(x.at({i[0], 0}), y.at({0, i[1]})); });
+    for (bool fuse : {true, false}) {
+        CAPTURE(fuse);
+        check_equal(run(g, {av, bv}, fuse)[0], expect);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("graph floor, ceil and round (halfway cases to even) match the C library") {
+    // Halfway cases both ways, negative ones, -0 and the values past 2^23 (all integers).
+    Buffer<float> x = values({7, 9}, -40, 40, 1, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.0, 8388609.0, -3.5, 4.5});
+    check_op(x, "floor", [](double v) { return std::floor(v); }, 0);
+    check_op(x, "ceil", [](double v) { return std::ceil(v); }, 0);
+    check_op(x, "round", [](double v) { return std::nearbyint(v); }, 0);  // the default mode: to even
+}
+
+TEST_CASE("graph trigonometric and hyperbolic functions match the C library on vectors and tails") {
+    // 67 elements: whole vectors and a scalar tail, both paths of the libm lowering.
+    Buffer<float> x = values({67}, -0.95, 0.95, 2, {0.0, -0.0, 0.5, -0.75});
+    for (auto [op, f] : std::vector<std::pair<const char*, double (*)(double)>>{
+             {"sin", [](double v) { return std::sin(v); }},     {"cos", [](double v) { return std::cos(v); }},
+             {"tan", [](double v) { return std::tan(v); }},     {"asin", [](double v) { return std::asin(v); }},
+             {"acos", [](double v) { return std::acos(v); }},   {"atan", [](double v) { return std::atan(v); }},
+             {"sinh", [](double v) { return std::sinh(v); }},   {"cosh", [](double v) { return std::cosh(v); }},
+             {"asinh", [](double v) { return std::asinh(v); }}, {"atanh", [](double v) { return std::atanh(v); }}})
+        check_op(x, op, f, 1e-5);
+    Buffer<float> big = values({3, 5}, 1, 30, 3, {1.0});
+    check_op(big, "acosh", [](double v) { return std::acosh(v); }, 1e-5);
+    check_op(big, "sin", [](double v) { return std::sin(v); }, 1e-5);
+    // Outside the domain: NaN, as in C.
+    check_op(values({4}, -3, -2, 4), "acos", [](double v) { return std::acos(v); }, 0);
+}
+
+TEST_CASE("graph sign, isnan and isinf on floats with NaN, infinities and -0, and sign on integers") {
+    Buffer<float> x = values({5, 7}, -3, 3, 5, {kNaN, kInf, -kInf, 0.0, -0.0, -kNaN, 1e-40, -1e-40});
+    check_op(x, "sign", [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; }, 0);
+    check_op(x, "isnan", [](double v) { return std::isnan(v) ? 1.0 : 0.0; }, 0);
+    check_op(x, "isinf", [](double v) { return std::isinf(v) ? 1.0 : 0.0; }, 0);
+    check_op(x, "isinf", [](double v) { return v == kInf ? 1.0 : 0.0; }, 0, {{"negative", int64_t(0)}});
+    check_op(x, "isinf", [](double v) { return v == -kInf ? 1.0 : 0.0; }, 0, {{"positive", int64_t(0)}});
+    Buffer<double> d = Buffer<double>::random({9}, -2, 2, 6);
+    d.data()[0] = kNaN;
+    d.data()[1] = -kInf;
+    check_op(d, "isnan", [](double v) { return std::isnan(v) ? 1.0 : 0.0; }, 0);
+    check_op(d, "isinf", [](double v) { return std::isinf(v) ? 1.0 : 0.0; }, 0);
+    Buffer<int32_t> i = Buffer<int32_t>::random({11}, -5, 5, 7);
+    check_op(i, "sign", [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }, 0);
+}
+
+TEST_CASE("graph comparisons broadcast and give bool, NaN unequal to everything") {
+    Buffer<float> a = values({6, 1}, -2, 2, 8, {kNaN, 1.0, -0.0}), b = values({1, 5}, -2, 2, 9, {1.0, kNaN, 0.0});
+    check_binary(a, b, "equal", [](double x, double y) { return x == y ? 1.0 : 0.0; });
+    check_binary(a, b, "not_equal", [](double x, double y) { return x != y ? 1.0 : 0.0; });
+    check_binary(a, b, "greater", [](double x, double y) { return x > y ? 1.0 : 0.0; });
+    check_binary(a, b, "greater_equal", [](double x, double y) { return x >= y ? 1.0 : 0.0; });
+    check_binary(a, b, "less", [](double x, double y) { return x < y ? 1.0 : 0.0; });
+    check_binary(a, b, "less_equal", [](double x, double y) { return x <= y ? 1.0 : 0.0; });
+    Buffer<int32_t> ia = Buffer<int32_t>::random({7, 1}, -3, 3, 10), ib = Buffer<int32_t>::random({1, 4}, -3, 3, 11);
+    check_binary(ia, ib, "equal", [](double x, double y) { return x == y ? 1.0 : 0.0; });
+    check_binary(ia, ib, "greater_equal", [](double x, double y) { return x >= y ? 1.0 : 0.0; });
+    graph::Graph g;
+    graph::Value x = g.input("a", {6, 1}), y = g.input("b", {1, 5});
+    CHECK(g.type(g.add_node("less", {x, y})).dtype == DataType::bool_());
+    CHECK(g.type(g.add_node("less", {x, y})).shape == std::vector<int64_t>{6, 5});
+}
+
+TEST_CASE("graph logic on bool tensors, broadcast") {
+    Buffer<bool> a = Buffer<bool>::random({5, 1}, false, true, 12), b = Buffer<bool>::random({1, 4}, false, true, 13);
+    check_binary(a, b, "logical_and", [](double x, double y) { return x != 0 && y != 0 ? 1.0 : 0.0; });
+    check_binary(a, b, "logical_or", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; });
+    check_binary(a, b, "logical_xor", [](double x, double y) { return (x != 0) != (y != 0) ? 1.0 : 0.0; });
+    check_op(a, "logical_not", [](double v) { return v != 0 ? 0.0 : 1.0; }, 0);
+}
+
+TEST_CASE("graph mod: the divisor's sign, C's fmod, integer zero divisors give 0") {
+    Buffer<int32_t> a = Buffer<int32_t>::random({9, 1}, -20, 20, 14), b = Buffer<int32_t>::random({1, 6}, -7, 7, 15);
+    a.data()[0] = -7;
+    a.data()[1] = 7;
+    b.data()[0] = 0;
+    b.data()[1] = -3;
+    b.data()[2] = 3;
+    check_binary(a, b, "mod", [](double x, double y) { return y == 0 ? 0.0 : x - std::floor(x / y) * y; });
+    check_binary(a, b, "mod", [](double x, double y) { return y == 0 ? 0.0 : std::fmod(x, y); }, {{"fmod", int64_t(1)}});
+    Buffer<int64_t> la = Buffer<int64_t>::random({4, 1}, -100, 100, 16), lb = Buffer<int64_t>::random({1, 3}, 1, 9, 17);
+    check_binary(la, lb, "mod", [](double x, double y) { return x - std::floor(x / y) * y; });
+    Buffer<float> fa = values({8, 1}, -10, 10, 18, {-7.5, 7.5, 0.0}), fb = values({1, 5}, -4, 4, 19, {2.0, -2.0});
+    check_binary(fa, fb, "mod", [](double x, double y) { return std::fmod(x, y); }, {{"fmod", int64_t(1)}});
+}
+
+TEST_CASE("graph math operators refuse wrong dtypes with an error naming the operator") {
+    graph::Graph g;
+    graph::Value f = g.input("f", {3}), b = g.input("b", {3}, DataType::bool_()), i = g.input("i", {3}, i32);
+    CHECK_THROWS_WITH_AS(g.add_node("sin", {i}), doctest::Contains("sin"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("logical_and", {f, f}), doctest::Contains("bool"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("logical_not", {i}), doctest::Contains("bool"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("mod", {f, f}), doctest::Contains("fmod"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("equal", {f, i}), doctest::Contains("dtype"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("isnan", {i}), doctest::Contains("isnan"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("sign", {b}), doctest::Contains("bool"), Error);
+}
