@@ -147,3 +147,61 @@ TEST_CASE("graph math operators refuse wrong dtypes with an error naming the ope
     CHECK_THROWS_WITH_AS(g.add_node("isnan", {i}), doctest::Contains("isnan"), Error);
     CHECK_THROWS_WITH_AS(g.add_node("sign", {b}), doctest::Contains("bool"), Error);
 }
+
+TEST_CASE("graph argmax and argmin along each axis, keepdims or not, first or last of ties") {
+    // Small integers in float: many ties.
+    Buffer<float> x = Buffer<float>::random({4, 5, 3}, 0, 1, 20);
+    for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = float(int(x.data()[i] * 4));
+    Array a = to_array(x);
+    for (const char* op : {"argmax", "argmin"})
+        for (int64_t axis : {0, 1, -1})
+            for (int64_t keep : {0, 1})
+                for (int64_t last : {0, 1}) {
+                    CAPTURE(op); CAPTURE(axis); CAPTURE(keep); CAPTURE(last);
+                    const int64_t d = axis < 0 ? axis + 3 : axis;
+                    std::vector<int64_t> shape;
+                    for (int64_t k = 0; k < 3; ++k)
+                        if (k != d) shape.push_back(a.shape[size_t(k)]);
+                        else if (keep) shape.push_back(1);
+                    const bool largest = std::string(op) == "argmax";
+                    Array want = tabulate(shape, [&](const std::vector<int64_t>& o) {
+                        std::vector<int64_t> at;
+                        size_t next = 0;
+                        for (int64_t k = 0; k < 3; ++k) at.push_back(k == d ? (keep ? o[next++] * 0 : 0) : o[next++]);
+                        int64_t best = -1;
+                        for (int64_t j = 0; j < a.shape[size_t(d)]; ++j) {
+                            at[size_t(d)] = j;
+                            const double v = a.at(at);
+                            if (best < 0) {
+                                best = j;
+                                continue;
+                            }
+                            at[size_t(d)] = best;
+                            const double b = a.at(at);
+                            if (largest ? (v > b || (last && v == b)) : (v < b || (last && v == b))) best = j;
+                        }
+                        return double(best);
+                    });
+                    graph::Graph g;
+                    graph::Value in = g.input("x", x.shape());
+                    graph::Value y = g.add_node(op, {in}, {{"axis", axis}, {"keepdims", keep}, {"select_last_index", last}});
+                    CHECK(g.type(y).dtype == DataType::int_(64));
+                    g.output(y, "y");
+                    for (bool fuse : {true, false}) check_equal(run(g, {x}, fuse)[0], want);
+                }
+}
+
+TEST_CASE("graph prod over axes matches a naive product") {
+    Buffer<float> x = Buffer<float>::random({3, 4, 5}, 0.5f, 1.5f, 21);
+    Array a = to_array(x);
+    graph::Graph g;
+    graph::Value in = g.input("x", x.shape());
+    g.output(g.add_node("prod", {in}, {{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", int64_t(0)}}), "y");
+    Array want = tabulate({4}, [&](const std::vector<int64_t>& o) {
+        double p = 1;
+        for (int64_t i = 0; i < 3; ++i)
+            for (int64_t k = 0; k < 5; ++k) p *= a.at({i, o[0], k});
+        return p;
+    });
+    for (bool fuse : {true, false}) check_equal(run(g, {x}, fuse)[0], want, 1e-5);
+}

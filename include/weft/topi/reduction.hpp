@@ -17,6 +17,12 @@ Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = 
 Tensor max(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 Tensor prod(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// The int64 index of the largest (argmax) or smallest (argmin) element along `axis`
+// (negative counts from the end): the first of equal ones, or the last with
+// `select_last_index`. Two reductions: the extreme value, then the least (greatest) index
+// holding it.
+Tensor argmax(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
+Tensor argmin(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
 
 // The default CPU schedule of one of the reductions above (`op`), with `out` an element-wise
 // epilogue of it or `op` itself. Data axes outer and parallel; a reduction over trailing

@@ -300,6 +300,24 @@ Tensor compute_reduce(const std::vector<Tensor>& in, const Attrs& a) {
     return F(in[0], to_ints(a.get_ints("axes", {})), a.get_int("keepdims", 0) != 0);
 }
 
+// argmax / argmin: attributes axis (0), keepdims (1), select_last_index (0); int64 indices.
+inline TensorType infer_arg_extreme(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& x = in[0];
+    WEFT_CHECK(!x.dtype.is_bool(), "the input must be numbers, got bool");
+    const int64_t d = normalize_axis(a.get_int("axis", 0), x.shape.size());
+    std::vector<int64_t> shape;
+    for (size_t k = 0; k < x.shape.size(); ++k)
+        if (int64_t(k) != d) shape.push_back(x.shape[k]);
+        else if (a.get_int("keepdims", 1)) shape.push_back(1);
+    if (shape.empty()) shape.push_back(1);
+    return {shape, DataType::int_(64)};
+}
+
+template <Tensor (*F)(const Tensor&, int, bool, bool)>
+Tensor compute_arg_extreme(const std::vector<Tensor>& in, const Attrs& a) {
+    return F(in[0], int(a.get_int("axis", 0)), a.get_int("keepdims", 1) != 0, a.get_int("select_last_index", 0) != 0);
+}
+
 // ---- registration ---------------------------------------------------------------------------
 
 inline void register_nn_ops() {
@@ -369,6 +387,12 @@ inline void register_nn_ops() {
     register_op({.name = "mean", .pattern = P::CommReduce, .infer = infer_reduce,
                  .compute = compute_reduce<topi::mean>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
+    register_op({.name = "prod", .pattern = P::CommReduce, .infer = infer_reduce,
+                 .compute = compute_reduce<topi::prod>, .schedule = schedule_template<topi::schedule_reduce>});
+    register_op({.name = "argmax", .pattern = P::CommReduce, .infer = infer_arg_extreme,
+                 .compute = compute_arg_extreme<topi::argmax>});
+    register_op({.name = "argmin", .pattern = P::CommReduce, .infer = infer_arg_extreme,
+                 .compute = compute_arg_extreme<topi::argmin>});
     register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
                  .compute = compute_reduce<topi::max>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});

@@ -163,6 +163,50 @@ Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
     return nn_detail::reduce(x, axes, keepdims, nn_detail::prod_fn, "prod");
 }
 
+namespace nn_detail {
+Tensor arg_extreme(const Tensor& x, int axis, bool keepdims, bool last, bool largest, const std::string& op) {
+    check_defined(x, op);
+    WEFT_CHECK(!x.dtype().is_bool(), op, ": '", x.name(), "' is a bool tensor; it needs numbers");
+    const int ndim = x.ndim(), d = normalize_axis(axis, ndim, op);
+    Tensor extreme = reduce(x, {d}, true, largest ? max_fn : min_fn, op + ".value");
+    const Expr n = x.shape()[size_t(d)];
+    std::vector<Expr> shape;
+    for (int k = 0; k < ndim; ++k)
+        if (k != d || keepdims) shape.push_back(k == d ? make_int(1) : x.shape()[size_t(k)]);
+    if (shape.empty()) shape.push_back(make_int(1));
+    IterVar k = te::reduce_axis(make_int(0), n, "k");
+    return compute_nd(
+        shape,
+        [&](const std::vector<Expr>& i) {
+            std::vector<Expr> at, m;  // x's index along k, and the extreme's
+            size_t next = 0;  // the output's index of x's dimension j
+            for (int j = 0; j < ndim; ++j) {
+                if (j == d) {
+                    at.push_back(k);
+                    m.push_back(make_int(0));
+                    next += keepdims;
+                } else {
+                    at.push_back(i[next]);
+                    m.push_back(i[next++]);
+                }
+            }
+            Expr hit = x.at(at) == extreme.at(m);
+            Expr index = ir::cast(DataType::int_(64), Expr(k));
+            // The first index: the least of the hits (n where none); the last: the greatest.
+            return last ? te::max(ir::select(hit, index, ir::make_int(-1, DataType::int_(64))), {k})
+                        : te::min(ir::select(hit, index, ir::cast(DataType::int_(64), n)), {k});
+        },
+        op);
+}
+}  // namespace nn_detail
+
+Tensor argmax(const Tensor& x, int axis, bool keepdims, bool select_last_index) {
+    return nn_detail::arg_extreme(x, axis, keepdims, select_last_index, true, "argmax");
+}
+Tensor argmin(const Tensor& x, int axis, bool keepdims, bool select_last_index) {
+    return nn_detail::arg_extreme(x, axis, keepdims, select_last_index, false, "argmin");
+}
+
 void schedule_reduce(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const Config&) {
     using namespace nn_detail;
     check_defined(op, "schedule_reduce", "op");

@@ -148,6 +148,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["LayerNormalization"] = {fn(convert_layer_norm), 17};
     t["Softmax"] = {[](Ctx& c) { return convert_softmax(c, false); }};
     t["LogSoftmax"] = {[](Ctx& c) { return convert_softmax(c, true); }};
+    t["ArgMax"] = {arg_extreme("argmax")};
+    t["ArgMin"] = {arg_extreme("argmin")};
+    t["ReduceProd"] = {reduction("prod", 18)};
     t["ReduceSum"] = {reduction("sum", 13)};
     t["ReduceMean"] = {reduction("mean", 18)};
     t["ReduceMax"] = {reduction("max", 18)};

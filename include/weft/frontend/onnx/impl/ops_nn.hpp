@@ -336,4 +336,13 @@ inline Converter reduction(const char* op, int axes_input_since, int kind = 0) {
     };
 }
 
+// ArgMax, ArgMin: axis, keepdims, select_last_index (opset 12).
+inline Converter arg_extreme(const char* op) {
+    return [op](Ctx& c) -> std::vector<Value> {
+        graph::Attrs a{{"axis", c.i("axis", 0)}, {"keepdims", c.i("keepdims", 1)},
+                       {"select_last_index", c.i("select_last_index", 0)}};
+        return {c.add(op, {c.in(0)}, std::move(a), c.out())};
+    };
+}
+
 }  // namespace weft::onnx::detail
