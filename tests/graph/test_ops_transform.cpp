@@ -426,3 +426,60 @@ TEST_CASE("graph registers every operator of the ONNX subset") {
     CHECK(graph::op_def("cast").pattern == graph::OpPattern::ElemWise);
     CHECK(graph::op_def("erf").pattern == graph::OpPattern::ElemWise);
 }
+
+TEST_CASE("graph gather_elements along each axis with negative and out-of-range indices") {
+    auto dv = random_f32({4, 5, 3}, 40);
+    Array d = to_array(dv);
+    for (int64_t axis : {0, 1, -1}) {
+        CAPTURE(axis);
+        const int64_t ax = axis < 0 ? axis + 3 : axis, n = d.shape[size_t(ax)];
+        std::vector<int64_t> is = {3, 4, 2};  // no larger than the data but along the axis
+        is[size_t(ax)] = 6;
+        Buffer<int64_t> iv = Buffer<int64_t>::random(is, -n, n - 1, 41 + uint64_t(ax));
+        iv.data()[0] = n + 3;  // clamped to the last
+        Array idx = to_array(iv);
+        graph::Graph g;
+        graph::Value x = g.input("x", dv.shape()), k = g.input("k", is, i64);
+        g.output(g.add_node("gather_elements", {x, k}, {{"axis", axis}}), "y");
+        Array want = tabulate(is, [&](const std::vector<int64_t>& o) {
+            int64_t j = int64_t(idx.at(o));
+            j = j < 0 ? j + n : j;
+            j = std::min(std::max<int64_t>(j, 0), n - 1);
+            std::vector<int64_t> at = o;
+            at[size_t(ax)] = j;
+            return d.at(at);
+        });
+        for (bool fuse : {true, false}) check_equal(run(g, {dv, iv}, fuse)[0], want);
+    }
+}
+
+TEST_CASE("graph cumsum along each axis, exclusive and reversed, on floats and ints") {
+    auto fv = random_f32({3, 6, 4}, 50);
+    Buffer<int32_t> iv = Buffer<int32_t>::random({5, 7}, -100, 100, 51);
+    for (const BufferRef& xv : {BufferRef(fv), BufferRef(iv)}) {
+        Array x = to_array(xv);
+        const int64_t rank = int64_t(x.shape.size());
+        for (int64_t axis = -1; axis < rank; ++axis)
+            for (int64_t exclusive : {0, 1})
+                for (int64_t reverse : {0, 1}) {
+                    CAPTURE(axis); CAPTURE(exclusive); CAPTURE(reverse);
+                    const size_t ax = size_t(axis < 0 ? axis + rank : axis);
+                    const int64_t n = x.shape[ax];
+                    Array want = tabulate(x.shape, [&](const std::vector<int64_t>& o) {
+                        double s = 0;
+                        std::vector<int64_t> at = o;
+                        for (int64_t k = 0; k < n; ++k) {
+                            const bool in = reverse ? (exclusive ? k > o[ax] : k >= o[ax]) : (exclusive ? k < o[ax] : k <= o[ax]);
+                            at[ax] = k;
+                            if (in) s += x.at(at);
+                        }
+                        return s;
+                    });
+                    graph::Graph g;
+                    graph::Value in = g.input("x", xv.shape(), xv.dtype());
+                    g.output(g.add_node("cumsum", {in}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}}),
+                             "y");
+                    check_equal(run(g, {xv})[0], want, 1e-5);
+                }
+    }
+}

@@ -81,6 +81,15 @@ Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis = 0);
 std::vector<int64_t> gather_shape(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
                                   int64_t axis);
 
+// ONNX GatherElements: out has the shape of `indices` (int32 or int64, the rank of data, each
+// other dimension at most data's), out[i] = data[i with its dimension `axis` replaced by
+// indices[i]]. Negative indices count from the end, others outside the extent are clamped.
+Tensor gather_elements(const Tensor& data, const Tensor& indices, int64_t axis = 0);
+
+// The running sum of x along `axis` (ONNX CumSum): element i holds x[0] + ... + x[i], or
+// with `exclusive` x[0] + ... + x[i - 1], and with `reverse` the sums run from the end.
+Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive = false, bool reverse = false);
+
 // cond ? a : b, element by element, the three broadcast together (numpy rules); cond is
 // bool, a and b have the same dtype.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

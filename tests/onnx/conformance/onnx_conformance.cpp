@@ -156,8 +156,9 @@ Case run_case(const fs::path& dir, const std::string& id) {
         };
         graph::Module m;
         std::string err = compile({}, m);
-        // Inputs that decide shapes (Reshape's shape, Squeeze's axes, ...) must be constants:
-        // then each data set's integer inputs are frozen (LoadOptions::constant_inputs).
+        // Inputs that decide shapes (Reshape's shape, Squeeze's axes, OneHot's depth, ...) must
+        // be constants: then each data set's integer inputs, and any other the importer names,
+        // are frozen (LoadOptions::constant_inputs).
         bool freeze = fail == Status::Unsupported && err.find("must be a constant, but it is a graph input") != std::string::npos;
         if (!err.empty() && !freeze) return done(fail, err);
         std::vector<fs::path> sets = sorted_entries(dir, "test_data_set_");
@@ -171,15 +172,26 @@ Case run_case(const fs::path& dir, const std::string& id) {
                 inputs.emplace_back(name, loaded);
             }
             if (freeze) {
+                // The integer inputs first; then any other input the error names as one that
+                // must be constant (OneHot's float depth), one at a time.
                 onnx::LoadOptions o;
                 std::vector<std::pair<std::string, BufferRef>> rest;
                 for (auto& [name, b] : inputs) {
                     if (!b.defined() || b.dtype().is_int()) o.constant_inputs[name] = b;
                     else rest.emplace_back(name, b);
                 }
-                inputs = rest;
                 err = compile(o, m);
-                if (!err.empty()) return done(fail, "with integer inputs frozen: " + err);
+                while (!err.empty() && err.find("must be a constant, but it is a graph input") != std::string::npos) {
+                    auto named = std::find_if(rest.begin(), rest.end(), [&](const auto& in) {
+                        return err.find("'" + in.first + "') must be a constant") != std::string::npos;
+                    });
+                    if (named == rest.end()) break;
+                    o.constant_inputs[named->first] = named->second;
+                    rest.erase(named);
+                    err = compile(o, m);
+                }
+                inputs = rest;
+                if (!err.empty()) return done(fail, "with shape-deciding inputs frozen: " + err);
                 c.frozen = true;
             }
             if (int(inputs.size()) != m.num_inputs())
@@ -364,7 +376,8 @@ int main(int argc, char** argv) {
         d << frozen.size()
           << " of the passing cases feed a shape-deciding input (Reshape's shape, Squeeze's axes, Expand's shape, "
              "...) as a graph input; weft's shapes are static, so the runner freezes each data set's integer "
-             "inputs as constants (`LoadOptions::constant_inputs`) and builds once per data set:";
+             "inputs, and any other the importer names as one that must be constant (OneHot's float depth), as "
+             "constants (`LoadOptions::constant_inputs`) and builds once per data set:";
         for (const std::string& f : frozen) d << " `" << f.substr(f.find('/') + 1) << "`";
         d << ".\n\n";
         d << "## Per operator\n\nA case counts for every operator its model uses.\n\n"

@@ -123,6 +123,34 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) { return topi::tile(in[0], a.get_ints("repeats")); }});
     register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,
                  .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); }});
+    register_op({.name = "gather_elements", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         const TensorType &data = in[0], &indices = in[1];
+                         WEFT_CHECK(indices.dtype == DataType::int_(32) || indices.dtype == DataType::int_(64),
+                                    "the indices must be int32 or int64, got ", indices.str());
+                         WEFT_CHECK(indices.shape.size() == data.shape.size(), "the indices ", indices.str(),
+                                    " must have the data's rank (", data.str(), ")");
+                         const int64_t axis = normalize_axis(a.get_int("axis", 0), data.shape.size());
+                         for (size_t d = 0; d < data.shape.size(); ++d)
+                             WEFT_CHECK(int64_t(d) == axis || indices.shape[d] <= data.shape[d], "the indices ",
+                                        indices.str(), " exceed the data ", data.str(), " in dimension ", d);
+                         return TensorType{indices.shape, data.dtype};
+                     },
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::gather_elements(in[0], in[1], a.get_int("axis", 0));
+                 }});
+    register_op({.name = "cumsum", .pattern = P::Opaque,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         WEFT_CHECK(!in[0].dtype.is_bool(), "cumsum needs numbers, got bool");
+                         normalize_axis(a.get_int("axis", 0), in[0].shape.size());
+                         return in[0];
+                     },
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::cumsum(in[0], a.get_int("axis", 0), a.get_int("exclusive", 0) != 0,
+                                         a.get_int("reverse", 0) != 0);
+                 }});
     register_op({.name = "where", .pattern = P::Broadcast, .min_inputs = 3, .max_inputs = 3, .infer = infer_where,
                  .compute = [](In in, const Attrs&) { return topi::where(in[0], in[1], in[2]); }});
     register_op({.name = "cast", .pattern = P::ElemWise,

@@ -468,6 +468,50 @@ Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis) {
         "gather");
 }
 
+Tensor gather_elements(const Tensor& data, const Tensor& indices, int64_t axis) {
+    std::vector<int64_t> ds = const_shape(data, "gather_elements", "data"),
+                         is = const_shape(indices, "gather_elements", "indices");
+    DataType it = indices.dtype();
+    WEFT_CHECK(it == i32 || it == i64, "gather_elements: the indices '", indices.name(), "' have dtype ", it.str(),
+               "; they must be int32 or int64");
+    WEFT_CHECK(ds.size() == is.size(), "gather_elements: the indices '", indices.name(), "' have rank ", is.size(),
+               " but the data '", data.name(), "' has rank ", ds.size());
+    const size_t a = axis_index(axis, ds.size(), "gather_elements");
+    for (size_t d = 0; d < ds.size(); ++d)
+        WEFT_CHECK(d == a || is[d] <= ds[d], "gather_elements: dimension ", d, " of the indices (", is[d],
+                   ") exceeds the data's (", ds[d], ")");
+    const int64_t n = ds[a];
+    return nn_detail::compute_nd(
+        exprs(is),
+        [&](const std::vector<Expr>& o) {
+            Expr k = ir::cast(i64, indices.at(o));
+            k = clamp(ir::select(k < make_int(0), k + make_int(n), k), 0, n - 1);
+            std::vector<Expr> idx = o;
+            idx[a] = k;
+            return data.at(idx);
+        },
+        "gather_elements");
+}
+
+Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
+    std::vector<int64_t> xs = const_shape(x, "cumsum", "input");
+    WEFT_CHECK(!x.dtype().is_bool(), "cumsum: '", x.name(), "' is a bool tensor; it needs numbers");
+    const size_t a = axis_index(axis, xs.size(), "cumsum");
+    const int64_t n = xs[a];
+    IterVar k = te::reduce_axis(make_int(0), make_int(n), "k");
+    return nn_detail::compute_nd(
+        exprs(xs),
+        [&](const std::vector<Expr>& o) {
+            std::vector<Expr> idx = o;
+            idx[a] = k;
+            // The terms of element i: k <= i (k < i exclusive), or from the end k >= i.
+            Expr i = o[a];
+            Expr in = reverse ? (exclusive ? Expr(k) > i : Expr(k) >= i) : (exclusive ? Expr(k) < i : Expr(k) <= i);
+            return te::sum(x.at(idx), {k}, in);
+        },
+        "cumsum");
+}
+
 // ---- where, cast ----------------------------------------------------------------------------
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {

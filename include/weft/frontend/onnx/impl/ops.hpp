@@ -1,10 +1,11 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_elementwise.hpp, ops_nn.hpp and ops_shape.hpp; this file is their table.
+// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp and ops_shape.hpp; this file is their table.
 #pragma once
 #include <map>
 
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
+#include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 #include "weft/frontend/onnx/impl/ops_shape.hpp"
 
@@ -175,6 +176,15 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Tile"] = {fn(convert_tile)};
     t["Identity"] = {fn(convert_identity)};
     t["Dropout"] = {fn(convert_identity)};
+    t["GatherElements"] = {fn(convert_gather_elements), 11};
+    t["CumSum"] = {fn(convert_cumsum), 11};
+    t["Trilu"] = {fn(convert_trilu), 14};
+    t["DepthToSpace"] = {fn(convert_depth_to_space)};
+    t["SpaceToDepth"] = {fn(convert_space_to_depth)};
+    t["Range"] = {fn(convert_range), 11};
+    t["EyeLike"] = {fn(convert_eye_like), 9};
+    t["OneHot"] = {fn(convert_one_hot), 9};
+    t["Hardmax"] = {fn(convert_hardmax)};
     t["Constant"] = {fn(convert_constant)};
     t["ConstantOfShape"] = {fn(convert_constant_of_shape), 9};
     t["Shape"] = {fn(convert_shape)};

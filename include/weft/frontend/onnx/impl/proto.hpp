@@ -177,24 +177,28 @@ inline std::vector<double> buffer_floats(const BufferRef& b) {
     return std::vector<double>(v.begin(), v.end());
 }
 
+// Element i of a numeric or bool buffer set to `value` (converted to its dtype).
+inline void set_element(BufferRef& b, int64_t i, double value) {
+    DataType dtype = b.dtype();
+    char* p = static_cast<char*>(b.data());
+    if (dtype == DataType::float_(32)) reinterpret_cast<float*>(p)[i] = float(value);
+    else if (dtype == DataType::float_(64)) reinterpret_cast<double*>(p)[i] = value;
+    else if (dtype == DataType::int_(64)) reinterpret_cast<int64_t*>(p)[i] = int64_t(value);
+    else if (dtype == DataType::int_(32)) reinterpret_cast<int32_t*>(p)[i] = int32_t(value);
+    else if (dtype == DataType::int_(16)) reinterpret_cast<int16_t*>(p)[i] = int16_t(value);
+    else if (dtype == DataType::int_(8)) reinterpret_cast<int8_t*>(p)[i] = int8_t(value);
+    else if (dtype == DataType::uint(8)) reinterpret_cast<uint8_t*>(p)[i] = uint8_t(value);
+    else if (dtype == DataType::uint(16)) reinterpret_cast<uint16_t*>(p)[i] = uint16_t(value);
+    else if (dtype == DataType::uint(32)) reinterpret_cast<uint32_t*>(p)[i] = uint32_t(value);
+    else if (dtype == DataType::uint(64)) reinterpret_cast<uint64_t*>(p)[i] = uint64_t(value);
+    else if (dtype.is_bool()) p[i] = value != 0;
+    else malformed("cannot make a constant of " + dtype.str());
+}
+
 // A buffer of `dtype` and `shape` with every element `value`.
 inline BufferRef filled_buffer(DataType dtype, const std::vector<int64_t>& shape, double value) {
     BufferRef b = BufferRef::allocate(dtype, shape);
-    char* p = static_cast<char*>(b.data());
-    for (int64_t i = 0; i < b.size(); ++i) {
-        if (dtype == DataType::float_(32)) reinterpret_cast<float*>(p)[i] = float(value);
-        else if (dtype == DataType::float_(64)) reinterpret_cast<double*>(p)[i] = value;
-        else if (dtype == DataType::int_(64)) reinterpret_cast<int64_t*>(p)[i] = int64_t(value);
-        else if (dtype == DataType::int_(32)) reinterpret_cast<int32_t*>(p)[i] = int32_t(value);
-        else if (dtype == DataType::int_(16)) reinterpret_cast<int16_t*>(p)[i] = int16_t(value);
-        else if (dtype == DataType::int_(8)) reinterpret_cast<int8_t*>(p)[i] = int8_t(value);
-        else if (dtype == DataType::uint(8)) reinterpret_cast<uint8_t*>(p)[i] = uint8_t(value);
-        else if (dtype == DataType::uint(16)) reinterpret_cast<uint16_t*>(p)[i] = uint16_t(value);
-        else if (dtype == DataType::uint(32)) reinterpret_cast<uint32_t*>(p)[i] = uint32_t(value);
-        else if (dtype == DataType::uint(64)) reinterpret_cast<uint64_t*>(p)[i] = uint64_t(value);
-        else if (dtype.is_bool()) p[i] = value != 0;
-        else malformed("cannot make a constant of " + dtype.str());
-    }
+    for (int64_t i = 0; i < b.size(); ++i) set_element(b, i, value);
     return b;
 }
 

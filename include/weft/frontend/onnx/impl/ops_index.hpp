@@ -1,0 +1,159 @@
+// The ONNX importer's converters for index and pattern operators: GatherElements, CumSum,
+// Trilu, DepthToSpace, SpaceToDepth, Range, EyeLike, OneHot and Hardmax. Most are
+// compositions of the graph's reshape / transpose / where / equal with constant masks; Range
+// and EyeLike are constants (their shapes depend on values, which must be known).
+#pragma once
+#include "weft/frontend/onnx/impl/ops_common.hpp"
+
+namespace weft::onnx::detail {
+
+inline std::vector<Value> convert_gather_elements(Ctx& c) {
+    return {c.add("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.i("axis", 0)}}, c.out())};
+}
+
+// CumSum: the axis is a constant input; exclusive and reverse attributes.
+inline std::vector<Value> convert_cumsum(Ctx& c) {
+    std::vector<int64_t> axis = c.const_ints(1, "the axis");
+    if (axis.size() != 1) malformed("the axis must hold one value, got " + std::to_string(axis.size()));
+    return {c.add("cumsum", {c.in(0)}, {{"axis", axis[0]}, {"exclusive", c.i("exclusive", 0)}, {"reverse", c.i("reverse", 0)}},
+                  c.out())};
+}
+
+// Trilu: x where the diagonal offset j - i of its last two dimensions is >= k (upper) or <= k
+// (lower), else 0; a constant bool mask over those two dimensions.
+inline std::vector<Value> convert_trilu(Ctx& c) {
+    Value x = c.in(0);
+    if (c.rank(x) < 2) malformed("the input must have rank 2 or more, got " + std::to_string(c.rank(x)));
+    int64_t k = 0;
+    if (c.has(1) && !c.is_empty(1)) {
+        std::vector<int64_t> kv = c.const_ints(1, "k");
+        if (kv.size() != 1) malformed("k must hold one value, got " + std::to_string(kv.size()));
+        k = kv[0];
+    }
+    const bool upper = c.i("upper", 1) != 0;
+    const int64_t n = c.shape(x)[size_t(c.rank(x) - 2)], m = c.shape(x).back();
+    BufferRef mask = BufferRef::allocate(DataType::bool_(), {n, m});
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j) set_element(mask, i * m + j, upper ? j - i >= k : j - i <= k);
+    return {c.g.where(c.constant(mask, "mask"), x, c.scalar(0, c.dtype(x), "zero"), c.out())};
+}
+
+// DepthToSpace (mode DCR or CRD) and SpaceToDepth: reshape, transpose, reshape.
+inline std::vector<Value> convert_depth_to_space(Ctx& c) {
+    Value x = c.in(0);
+    if (c.rank(x) != 4) malformed("the input must be 4-D [N, C, H, W], got rank " + std::to_string(c.rank(x)));
+    const int64_t b = c.i("blocksize");
+    const std::vector<int64_t> s = c.shape(x);
+    if (b < 1 || s[1] % (b * b) != 0)
+        malformed("the channels (" + std::to_string(s[1]) + ") must be a multiple of blocksize^2 (blocksize " +
+                  std::to_string(b) + ")");
+    const int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
+    const std::string mode = c.s("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") malformed("mode must be DCR or CRD, got '" + mode + "'");
+    const bool dcr = mode == "DCR";
+    Value r = reshape(c, x, dcr ? std::vector<int64_t>{n, b, b, ch, h, w} : std::vector<int64_t>{n, ch, b, b, h, w});
+    r = c.g.transpose(r, dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2} : std::vector<int64_t>{0, 1, 4, 2, 5, 3},
+                      c.fresh("transpose"));
+    return {reshape(c, r, {n, ch, h * b, w * b}, c.out())};
+}
+
+inline std::vector<Value> convert_space_to_depth(Ctx& c) {
+    Value x = c.in(0);
+    if (c.rank(x) != 4) malformed("the input must be 4-D [N, C, H, W], got rank " + std::to_string(c.rank(x)));
+    const int64_t b = c.i("blocksize");
+    const std::vector<int64_t> s = c.shape(x);
+    if (b < 1 || s[2] % b != 0 || s[3] % b != 0)
+        malformed("the height and width (" + std::to_string(s[2]) + ", " + std::to_string(s[3]) +
+                  ") must be multiples of blocksize " + std::to_string(b));
+    const int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
+    Value r = reshape(c, x, {n, ch, h, b, w, b});
+    r = c.g.transpose(r, {0, 3, 5, 1, 2, 4}, c.fresh("transpose"));
+    return {reshape(c, r, {n, ch * b * b, h, w}, c.out())};
+}
+
+// Range: start, limit and delta must be constants (the length is a value).
+inline std::vector<Value> convert_range(Ctx& c) {
+    const DataType t = c.dtype(c.in(0));
+    auto one = [&](size_t k, const char* what) {
+        std::vector<double> v = c.const_floats(k, what);
+        if (v.size() != 1) malformed(std::string(what) + " must hold one value, got " + std::to_string(v.size()));
+        return v[0];
+    };
+    const double start = one(0, "start"), limit = one(1, "limit"), delta = one(2, "delta");
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+        malformed("Range needs finite start, limit and delta, delta not 0");
+    const double count = std::max(std::ceil((limit - start) / delta), 0.0);
+    if (count == 0) unsupported("an empty Range (start " + std::to_string(start) + ", limit " + std::to_string(limit) +
+                                "): weft's tensors have no empty dimensions");
+    checked_elements({int64_t(std::min(count, 9e18))}, c.limit, "the Range");
+    BufferRef b = BufferRef::allocate(t, {int64_t(count)});
+    for (int64_t i = 0; i < int64_t(count); ++i) set_element(b, i, start + double(i) * delta);
+    return {c.named_constant(0, b)};
+}
+
+// EyeLike: ones on the k-th diagonal of x's 2-D shape, in `dtype` (default x's).
+inline std::vector<Value> convert_eye_like(Ctx& c) {
+    Value x = c.in(0);
+    if (c.rank(x) != 2) malformed("the input must be 2-D, got rank " + std::to_string(c.rank(x)));
+    const DataType t = c.has_attr("dtype") ? to_dtype(int(c.i("dtype")), "the dtype attribute") : c.dtype(x);
+    const int64_t n = c.shape(x)[0], m = c.shape(x)[1], k = c.i("k", 0);
+    BufferRef b = filled_buffer(t, {n, m}, 0);
+    for (int64_t i = 0; i < n; ++i)
+        if (i + k >= 0 && i + k < m) set_element(b, i * m + i + k, 1);
+    return {c.named_constant(0, b)};
+}
+
+// OneHot: values[1] where the (wrapped) index equals the position along the new axis, else
+// values[0]. depth must be a constant.
+inline std::vector<Value> convert_one_hot(Ctx& c) {
+    Value indices = c.in(0), values = c.in(2);
+    std::vector<double> dv = c.const_floats(1, "the depth");
+    if (dv.size() != 1 || !(dv[0] >= 1)) malformed("the depth must hold one value of at least 1");
+    const int64_t depth = int64_t(dv[0]);
+    if (c.shape(values) != std::vector<int64_t>{2}) malformed("the values must be [off, on], shape [2]");
+    const int64_t rank = c.rank(indices) + 1;
+    const int64_t axis = norm_axis(c.i("axis", -1), rank);
+    Value idx = c.dtype(indices) == DataType::int_(64) ? indices : c.g.cast(indices, DataType::int_(64), c.fresh("cast"));
+    Value zero = c.scalar(0, DataType::int_(64), "zero"), n = c.scalar(double(depth), DataType::int_(64), "depth");
+    idx = c.g.where(c.add("less", {idx, zero}), c.add("add", {idx, n}), idx, c.fresh("wrapped"));
+    std::vector<int64_t> at = c.shape(indices);
+    at.insert(at.begin() + axis, 1);
+    idx = reshape(c, idx, at);
+    std::vector<int64_t> positions_shape(size_t(rank), 1);
+    positions_shape[size_t(axis)] = depth;
+    BufferRef positions = BufferRef::allocate(DataType::int_(64), positions_shape);
+    for (int64_t i = 0; i < depth; ++i) set_element(positions, i, double(i));
+    Value hit = c.add("equal", {idx, c.constant(positions, "positions")});
+    Value off = c.add("slice", {values}, {{"starts", std::vector<int64_t>{0}}, {"ends", std::vector<int64_t>{1}}});
+    Value on = c.add("slice", {values}, {{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{2}}});
+    return {c.g.where(hit, on, off, c.out())};
+}
+
+// Hardmax: 1 at the first largest element along the axis, 0 elsewhere. Before opset 13 the
+// input is taken as 2-D, [prod(dims before axis), prod(the rest)] (axis default 1).
+inline std::vector<Value> convert_hardmax(Ctx& c) {
+    Value x = c.in(0);
+    const DataType t = c.dtype(x);
+    const std::vector<int64_t> shape = c.shape(x);
+    const int64_t rank = c.rank(x);
+    Value v = x;
+    int64_t axis = 0;
+    if (c.opset < 13) {
+        const int64_t a = norm_axis(c.i("axis", 1), rank + 1);
+        v = reshape(c, x, {product(shape, 0, size_t(a)), product(shape, size_t(a))});
+        axis = 1;
+    } else {
+        axis = norm_axis(c.i("axis", -1), rank);
+    }
+    const std::vector<int64_t> vs = c.shape(v);  // a copy: adding nodes moves the graph's types
+    Value best = c.add("argmax", {v}, {{"axis", axis}, {"keepdims", int64_t(1)}});
+    std::vector<int64_t> positions_shape(vs.size(), 1);
+    positions_shape[size_t(axis)] = vs[size_t(axis)];
+    BufferRef positions = BufferRef::allocate(DataType::int_(64), positions_shape);
+    for (int64_t i = 0; i < vs[size_t(axis)]; ++i) set_element(positions, i, double(i));
+    Value hit = c.add("equal", {best, c.constant(positions, "positions")});
+    Value y = c.g.where(hit, c.scalar(1, t, "one"), c.scalar(0, t, "zero"), c.fresh("onehot"));
+    return {reshape(c, y, shape, c.out())};
+}
+
+}  // namespace weft::onnx::detail
