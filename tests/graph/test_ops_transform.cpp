@@ -483,3 +483,34 @@ TEST_CASE("graph cumsum along each axis, exclusive and reversed, on floats and i
                 }
     }
 }
+
+TEST_CASE("graph pad in reflect, edge and wrap modes, pads wider than the input and crops") {
+    auto xv = random_f32({3, 4}, 60);
+    Array x = to_array(xv);
+    // numpy.pad's index rules, one dimension at a time.
+    auto source = [](int64_t i, int64_t n, const std::string& mode) -> int64_t {
+        if (mode == "edge" || n == 1) return std::min(std::max<int64_t>(i, 0), n - 1);
+        if (mode == "wrap") return ((i % n) + n) % n;
+        const int64_t p = 2 * (n - 1);
+        int64_t j = ((i % p) + p) % p;
+        return j < n ? j : p - j;
+    };
+    for (const std::string mode : {"reflect", "edge", "wrap"})
+        for (const std::vector<int64_t>& pads : std::vector<std::vector<int64_t>>{
+                 {1, 2, 2, 1}, {0, 7, 5, 0}, {2, -1, 0, 3}}) {
+            CAPTURE(mode);
+            CAPTURE(pads[1]);
+            std::vector<int64_t> shape = {3 + pads[0] + pads[2], 4 + pads[1] + pads[3]};
+            Array want = tabulate(shape, [&](const std::vector<int64_t>& o) {
+                return x.at({source(o[0] - pads[0], 3, mode), source(o[1] - pads[1], 4, mode)});
+            });
+            graph::Graph g;
+            graph::Value in = g.input("x", {3, 4});
+            g.output(g.add_node("pad", {in}, {{"pads", pads}, {"mode", mode}}), "y");
+            for (bool fuse : {true, false}) check_equal(run(g, {xv}, fuse)[0], want);
+        }
+    graph::Graph g;
+    graph::Value in = g.input("x", {3, 4});
+    CHECK_THROWS_WITH_AS(g.add_node("pad", {in}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"mode", std::string("mirror")}}),
+                         doctest::Contains("mirror"), Error);
+}

@@ -59,9 +59,14 @@ std::vector<SliceRange> slice_ranges(const std::vector<int64_t>& in, const std::
                                      const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
                                      const std::vector<int64_t>& steps);
 
-// Constant padding: pads in ONNX's layout {before_0, ..., before_{r-1}, after_0, ...,
-// after_{r-1}}; a negative pad crops. The new elements are `value`.
-Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0);
+// Padding: pads in ONNX's layout {before_0, ..., before_{r-1}, after_0, ..., after_{r-1}}; a
+// negative pad crops. The new elements are `value` (PadMode::Constant), or x's mirrored
+// about its edge without repeating it (Reflect: 1 2 3 -> 3 2 1 2 3 2 1), its edge repeated
+// (Edge: 1 1 1 2 3 3 3), or x repeated (Wrap: 2 3 1 2 3 1 2), as numpy.pad and ONNX Pad.
+enum class PadMode { Constant, Reflect, Edge, Wrap };
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0, PadMode mode = PadMode::Constant);
+// "constant", "reflect", "edge", "wrap" (weft::Error for anything else).
+PadMode pad_mode(const std::string& name);
 std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& pads);
 
 // Removes the listed dimensions, each of extent 1 (every dimension of extent 1 when axes is

@@ -84,6 +84,7 @@ inline std::vector<int64_t> tile_shape(const TensorType& x, const Attrs& a) {
     return topi::tile_shape(x.shape, a.get_ints("repeats"));
 }
 inline std::vector<int64_t> pad_shape(const TensorType& x, const Attrs& a) {
+    topi::pad_mode(a.get_string("mode", "constant"));  // a known mode
     return topi::pad_shape(x.shape, a.get_ints("pads"));
 }
 
@@ -114,7 +115,8 @@ inline void register_transform_ops() {
                  }});
     register_op({.name = "pad", .pattern = P::Injective, .infer = infer_shaped<pad_shape>,
                  .compute = [](In in, const Attrs& a) {
-                     return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0));
+                     return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0),
+                                      topi::pad_mode(a.get_string("mode", "constant")));
                  }});
     register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,

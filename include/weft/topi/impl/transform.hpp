@@ -409,8 +409,45 @@ std::vector<int64_t> pad_shape(const std::vector<int64_t>& in, const std::vector
     return out;
 }
 
-Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value) {
+PadMode pad_mode(const std::string& name) {
+    if (name == "constant") return PadMode::Constant;
+    if (name == "reflect") return PadMode::Reflect;
+    if (name == "edge") return PadMode::Edge;
+    if (name == "wrap") return PadMode::Wrap;
+    WEFT_CHECK(false, "pad: mode '", name, "' is none of constant, reflect, edge, wrap");
+    return PadMode::Constant;
+}
+
+namespace {
+// The index of x that output index o (o - before, any integer) reads along a dimension of
+// extent n in a mode other than Constant.
+Expr pad_source(Expr i, int64_t n, PadMode mode) {
+    if (mode == PadMode::Edge || n == 1) return clamp(i, 0, n - 1);
+    if (mode == PadMode::Wrap) return i % make_int(n);  // floor semantics: in [0, n)
+    const int64_t period = 2 * (n - 1);                   // Reflect: 0 1 .. n-1 .. 1, repeated
+    Expr j = i % make_int(period);
+    // Within [0, n) already; the clamp (a no-op) lets the read check see it.
+    return clamp(ir::select(j < make_int(n), j, make_int(period) - j), 0, n - 1);
+}
+}  // namespace
+
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value, PadMode mode) {
     std::vector<int64_t> in = const_shape(x, "pad"), out = pad_shape(in, pads);
+    if (mode != PadMode::Constant) {
+        const size_t r = in.size();
+        return nn_detail::compute_nd(
+            exprs(out),
+            [&](const std::vector<Expr>& o) {
+                std::vector<Expr> idx;
+                for (size_t d = 0; d < r; ++d) {
+                    const bool moves = pads[d] > 0 || pads[d + r] > 0;
+                    Expr i = pads[d] == 0 ? o[d] : o[d] - make_int(pads[d]);
+                    idx.push_back(moves ? pad_source(i, in[d], mode) : i);
+                }
+                return x.at(idx);
+            },
+            "pad");
+    }
     Expr fill = ir::make_const(x.dtype(), value);
     const size_t r = in.size();
     return nn_detail::compute_nd(

@@ -124,7 +124,8 @@ inline std::vector<Value> convert_slice(Ctx& c) {
 inline std::vector<Value> convert_pad(Ctx& c) {
     Value x = c.in(0);
     std::string mode = c.s("mode", "constant");
-    if (mode != "constant") unsupported("Pad mode '" + mode + "' (weft pads with a constant)");
+    if (mode != "constant" && mode != "reflect" && mode != "edge" && (mode != "wrap" || c.opset < 19))
+        unsupported("Pad mode '" + mode + "'");
     std::vector<int64_t> pads;
     double value = 0;
     if (c.opset < 11) {
@@ -134,6 +135,13 @@ inline std::vector<Value> convert_pad(Ctx& c) {
         pads = c.const_ints(1, "pads");
         if (c.has(2)) value = c.const_floats(2, "constant_value").at(0);
         if (c.has(3)) unsupported("Pad with an axes input");
+    }
+    if (mode != "constant") {
+        const std::vector<int64_t>& s = c.shape(x);
+        for (size_t d = 0; d < s.size(); ++d)
+            if (s[d] == 1 && mode == "reflect" && (pads[d] > 0 || pads[d + s.size()] > 0))
+                malformed("Pad mode 'reflect' of dimension " + std::to_string(d) + " of extent 1");
+        return {c.add("pad", {x}, {{"pads", pads}, {"value", value}, {"mode", mode}}, c.out())};
     }
     return {c.g.pad(x, pads, value, c.out())};
 }
