@@ -514,3 +514,41 @@ TEST_CASE("graph pad in reflect, edge and wrap modes, pads wider than the input 
     CHECK_THROWS_WITH_AS(g.add_node("pad", {in}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"mode", std::string("mirror")}}),
                          doctest::Contains("mirror"), Error);
 }
+
+TEST_CASE("graph resize: bilinear half_pixel and nearest asymmetric against direct formulas") {
+    auto xv = random_f32({1, 2, 5, 7}, 70);
+    Array x = to_array(xv);
+    const int64_t H = 5, W = 7, OH = 8, OW = 4;  // up in one dimension, down in the other
+    // Bilinear with half-pixel centres (PyTorch's align_corners=False), edges clamped.
+    auto bilinear = [&](const std::vector<int64_t>& o) {
+        auto coord = [](int64_t i, int64_t in, int64_t out) {
+            return std::max((double(i) + 0.5) * double(in) / double(out) - 0.5, 0.0);
+        };
+        const double cy = coord(o[2], H, OH), cx = coord(o[3], W, OW);
+        const int64_t y0 = int64_t(cy), x0 = int64_t(cx), y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0 + 1, W - 1);
+        const double ly = cy - double(y0), lx = cx - double(x0);
+        auto at = [&](int64_t y, int64_t xx) { return x.at({o[0], o[1], y, xx}); };
+        return (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x1)) + ly * ((1 - lx) * at(y1, x0) + lx * at(y1, x1));
+    };
+    auto nearest = [&](const std::vector<int64_t>& o) {  // floor(i / scale), scale = out / in
+        return x.at({o[0], o[1], std::min(H - 1, o[2] * H / OH), std::min(W - 1, o[3] * W / OW)});
+    };
+    for (auto [mode, coords, want] : std::vector<std::tuple<std::string, std::string, Array>>{
+             {"linear", "half_pixel", tabulate({1, 2, OH, OW}, bilinear)},
+             {"nearest", "asymmetric", tabulate({1, 2, OH, OW}, nearest)}}) {
+        CAPTURE(mode);
+        graph::Graph g;
+        graph::Value in = g.input("x", {1, 2, H, W});
+        g.output(g.add_node("resize", {in},
+                            {{"sizes", std::vector<int64_t>{1, 2, OH, OW}}, {"mode", mode},
+                             {"coordinate_transformation_mode", coords}, {"nearest_mode", std::string("floor")}}),
+                 "y");
+        for (bool fuse : {true, false}) check_equal(run(g, {xv}, fuse)[0], want, 1e-5);
+    }
+    graph::Graph g;
+    graph::Value in = g.input("x", {1, 2, H, W});
+    CHECK_THROWS_WITH_AS(g.add_node("resize", {in}, {{"sizes", std::vector<int64_t>{1, 2, 3, 3}}, {"mode", std::string("area")}}),
+                         doctest::Contains("area"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("resize", {in}, {{"sizes", std::vector<int64_t>{1, 2, 3}}}), doctest::Contains("rank"),
+                         Error);
+}

@@ -4,3 +4,5 @@
 #pragma once
 #include "weft/topi/transform.hpp"
 #include "weft/topi/impl/transform.hpp"
+#include "weft/topi/resize.hpp"
+#include "weft/topi/impl/resize.hpp"

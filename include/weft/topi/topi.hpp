@@ -6,5 +6,6 @@
 #include "weft/topi/conv.hpp"
 #include "weft/topi/nn.hpp"
 #include "weft/topi/transform.hpp"
+#include "weft/topi/resize.hpp"
 #include "weft/topi/x86.hpp"
 #include "weft/topi/cuda.hpp"

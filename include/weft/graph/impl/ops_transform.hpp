@@ -38,6 +38,22 @@ inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a
     return {topi::gather_shape(data.shape, indices.shape, a.get_int("axis", 0)), data.dtype};
 }
 
+// resize's attributes: sizes (the output shape), mode, coordinate_transformation_mode,
+// nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, scales, roi_start, roi_end.
+inline topi::ResizeParams resize_params(const Attrs& a) {
+    topi::ResizeParams p;
+    p.mode = a.get_string("mode", p.mode);
+    p.coordinate_transformation_mode = a.get_string("coordinate_transformation_mode", p.coordinate_transformation_mode);
+    p.nearest_mode = a.get_string("nearest_mode", p.nearest_mode);
+    p.cubic_coeff_a = a.get_float("cubic_coeff_a", p.cubic_coeff_a);
+    p.exclude_outside = a.get_int("exclude_outside", 0) != 0;
+    p.extrapolation_value = a.get_float("extrapolation_value", 0.0);
+    p.scales = a.get_floats("scales");
+    p.roi_start = a.get_floats("roi_start");
+    p.roi_end = a.get_floats("roi_end");
+    return p;
+}
+
 inline TensorType infer_concat(const std::vector<TensorType>& in, const Attrs& a) {
     std::vector<std::vector<int64_t>> shapes;
     for (size_t k = 0; k < in.size(); ++k) {
@@ -153,6 +169,18 @@ inline void register_transform_ops() {
                      return topi::cumsum(in[0], a.get_int("axis", 0), a.get_int("exclusive", 0) != 0,
                                          a.get_int("reverse", 0) != 0);
                  }});
+    register_op({.name = "resize", .pattern = P::Injective,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         check_float(in[0], "the input");
+                         std::vector<int64_t> sizes = a.get_ints("sizes");
+                         WEFT_CHECK(sizes.size() == in[0].shape.size(), "sizes has ", sizes.size(),
+                                    " entries for an input of rank ", in[0].shape.size());
+                         for (int64_t e : sizes) WEFT_CHECK(e >= 1, "every size must be at least 1, got ", e);
+                         topi::check_resize_params(resize_params(a));
+                         return TensorType{sizes, in[0].dtype};
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::resize(in[0], a.get_ints("sizes"), resize_params(a)); }});
     register_op({.name = "where", .pattern = P::Broadcast, .min_inputs = 3, .max_inputs = 3, .infer = infer_where,
                  .compute = [](In in, const Attrs&) { return topi::where(in[0], in[1], in[2]); }});
     register_op({.name = "cast", .pattern = P::ElemWise,

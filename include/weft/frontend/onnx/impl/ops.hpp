@@ -185,6 +185,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["EyeLike"] = {fn(convert_eye_like), 9};
     t["OneHot"] = {fn(convert_one_hot), 9};
     t["Hardmax"] = {fn(convert_hardmax)};
+    t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
+    t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
     t["Constant"] = {fn(convert_constant)};
     t["ConstantOfShape"] = {fn(convert_constant_of_shape), 9};
     t["Shape"] = {fn(convert_shape)};

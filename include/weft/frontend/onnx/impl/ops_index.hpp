@@ -156,4 +156,62 @@ inline std::vector<Value> convert_hardmax(Ctx& c) {
     return {reshape(c, y, shape, c.out())};
 }
 
+// Resize (opsets 10 to 13, 19: X, roi, scales, sizes; 10: X, scales) and Upsample (7: a
+// scales attribute, 9: input): the output shape from sizes, or floor(input * scale); scales,
+// sizes and roi must be constants. Opset 10's Resize and Upsample map coordinates
+// asymmetrically and take the floor for nearest.
+inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
+    Value x = c.in(0);
+    const std::vector<int64_t> in = c.shape(x);
+    const size_t r = in.size();
+    graph::Attrs a;
+    std::string mode = c.s("mode", "nearest");
+    if (upsample && mode == "bilinear") mode = "linear";  // opset 7's alias
+    a.set("mode", mode);
+    std::vector<double> scales, roi;
+    std::vector<int64_t> sizes;
+    if (upsample && c.opset < 9) {
+        scales = c.floats("scales");
+    } else if (upsample || c.opset < 11) {
+        scales = c.const_floats(1, "the scales");
+    } else {
+        if (c.has(1) && !c.is_empty(1)) roi = c.const_floats(1, "the roi");
+        if (c.has(2) && !c.is_empty(2)) scales = c.const_floats(2, "the scales");
+        if (c.has(3) && !c.is_empty(3)) sizes = c.const_ints(3, "the sizes");
+        if (c.i("antialias", 0) != 0) unsupported("Resize with antialias");
+        a.set("coordinate_transformation_mode", c.s("coordinate_transformation_mode", "half_pixel"));
+        a.set("nearest_mode", c.s("nearest_mode", "round_prefer_floor"));
+        a.set("cubic_coeff_a", c.f("cubic_coeff_a", -0.75));
+        a.set("exclude_outside", c.i("exclude_outside", 0));
+        a.set("extrapolation_value", c.f("extrapolation_value", 0.0));
+    }
+    if (upsample || c.opset < 11) {
+        a.set("coordinate_transformation_mode", std::string("asymmetric"));
+        a.set("nearest_mode", std::string("floor"));
+    }
+    if (!sizes.empty()) {
+        if (sizes.size() != r) malformed("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+        scales.clear();
+        for (size_t d = 0; d < r; ++d) scales.push_back(double(sizes[d]) / double(in[d]));
+    } else {
+        if (scales.size() != r) malformed("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
+        for (size_t d = 0; d < r; ++d) {
+            if (!(scales[d] > 0) || !std::isfinite(scales[d])) malformed("scale " + std::to_string(scales[d]) + " is not positive");
+            const double e = std::floor(double(in[d]) * scales[d]);
+            if (e < 1) unsupported("a Resize to an empty dimension: weft's tensors have no empty dimensions");
+            if (e > 9e15) malformed("scale " + std::to_string(scales[d]) + " makes dimension " + std::to_string(d) + " too large");
+            sizes.push_back(int64_t(e));
+        }
+    }
+    checked_elements(sizes, c.limit, "the resized tensor");
+    a.set("sizes", sizes);
+    a.set("scales", scales);
+    if (!roi.empty()) {
+        if (roi.size() != 2 * r) malformed("roi has " + std::to_string(roi.size()) + " entries for rank " + std::to_string(r));
+        a.set("roi_start", std::vector<double>(roi.begin(), roi.begin() + std::ptrdiff_t(r)));
+        a.set("roi_end", std::vector<double>(roi.begin() + std::ptrdiff_t(r), roi.end()));
+    }
+    return {c.add("resize", {x}, std::move(a), c.out())};
+}
+
 }  // namespace weft::onnx::detail

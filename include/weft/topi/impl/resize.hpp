@@ -1,0 +1,179 @@
+// Definitions of topi/resize.hpp.
+#pragma once
+#include <cmath>
+
+#include "weft/topi/impl/transform.hpp"
+#include "weft/topi/resize.hpp"
+
+namespace weft::topi {
+
+namespace resize_detail {
+
+const DataType f64 = DataType::float_(64);
+const DataType i64 = DataType::int_(64);
+
+inline Expr f(double v) { return ir::make_const(f64, v); }
+inline Expr index_clamp(Expr i, int64_t n) { return ir::min(ir::max(i, ir::make_int(0, i64)), ir::make_int(n - 1, i64)); }
+
+// The input coordinate (float64) of output index o along a dimension resized n -> m, m being
+// n * scale before rounding (as ONNX's reference computes align_corners' and the crop's).
+inline Expr source_coordinate(Expr o, int64_t n, double m, double scale, double start, double end,
+                              const std::string& mode) {
+    Expr x = ir::cast(f64, o);
+    if (mode == "half_pixel") return (x + f(0.5)) / f(scale) - f(0.5);
+    if (mode == "pytorch_half_pixel") return m > 1 ? (x + f(0.5)) / f(scale) - f(0.5) : f(0);
+    if (mode == "align_corners") return m == 1 ? f(0) : x * f(double(n - 1) / (m - 1));
+    if (mode == "asymmetric") return x / f(scale);
+    if (mode == "tf_half_pixel_for_nearest" || mode == "tf_half_pixel_for_nn") return (x + f(0.5)) / f(scale);
+    if (mode == "tf_crop_and_resize")
+        return m > 1 ? f(start * double(n - 1)) + x * f((end - start) * double(n - 1) / (m - 1))
+                     : f(0.5 * (start + end) * double(n - 1));
+    WEFT_ICHECK(false, "resize: unchecked coordinate_transformation_mode '", mode, "'");
+    return Expr();
+}
+
+inline Expr nearest_index(Expr c, const std::string& mode) {
+    Expr r;
+    if (mode == "round_prefer_floor") r = ir::ceil(c - f(0.5));
+    else if (mode == "round_prefer_ceil") r = ir::floor(c + f(0.5));
+    else if (mode == "floor") r = ir::floor(c);
+    else if (mode == "ceil") r = ir::ceil(c);
+    else WEFT_ICHECK(false, "resize: unchecked nearest_mode '", mode, "'");
+    return ir::cast(i64, r);
+}
+
+// The cubic convolution kernel's weight of a tap at distance d (0 <= |d| < 2).
+inline Expr cubic_weight(Expr d, double a) {
+    Expr t = ir::abs(d);
+    Expr near = (f(a + 2) * t - f(a + 3)) * t * t + f(1);
+    Expr far = ((f(a) * t - f(5 * a)) * t + f(8 * a)) * t - f(4 * a);
+    return ir::select(t <= f(1), near, far);
+}
+
+// One dimension's taps: input indices (clamped into the input) and float64 weights.
+struct Taps {
+    std::vector<Expr> index, weight;
+};
+
+inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
+    Taps t;
+    if (p.mode == "nearest") {
+        t.index.push_back(index_clamp(nearest_index(c, p.nearest_mode), n));
+        t.weight.push_back(f(1));
+        return t;
+    }
+    Expr base = ir::floor(c), r = c - base;
+    Expr b = ir::cast(i64, base);
+    if (p.mode == "linear") {
+        t.index = {index_clamp(b, n), index_clamp(b + ir::make_int(1, i64), n)};
+        t.weight = {f(1) - r, r};
+        return t;
+    }
+    WEFT_ICHECK(p.mode == "cubic", "resize: unchecked mode '", p.mode, "'");
+    Expr total = f(0);
+    for (int64_t k = -1; k <= 2; ++k) {
+        Expr i = b + ir::make_int(k, i64);
+        Expr w = cubic_weight(r - f(double(k)), p.cubic_coeff_a);
+        if (p.exclude_outside) w = ir::select(i >= ir::make_int(0, i64) && i < ir::make_int(n, i64), w, f(0));
+        t.index.push_back(index_clamp(i, n));
+        t.weight.push_back(w);
+        total = total + w;
+    }
+    if (p.exclude_outside)
+        for (Expr& w : t.weight) w = w / total;
+    return t;
+}
+
+}  // namespace resize_detail
+
+void check_resize_params(const ResizeParams& p) {
+    auto one_of = [](const std::string& v, std::initializer_list<const char*> names) {
+        for (const char* n : names)
+            if (v == n) return true;
+        return false;
+    };
+    WEFT_CHECK(one_of(p.mode, {"nearest", "linear", "cubic"}), "resize: mode '", p.mode,
+               "' is none of nearest, linear, cubic");
+    WEFT_CHECK(one_of(p.coordinate_transformation_mode,
+                      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nearest",
+                       "tf_half_pixel_for_nn", "tf_crop_and_resize"}),
+               "resize: coordinate_transformation_mode '", p.coordinate_transformation_mode,
+               "' is none of half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nearest, "
+               "tf_crop_and_resize");
+    WEFT_CHECK(one_of(p.nearest_mode, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}),
+               "resize: nearest_mode '", p.nearest_mode, "' is none of round_prefer_floor, round_prefer_ceil, floor, ceil");
+    WEFT_CHECK(std::isfinite(p.cubic_coeff_a) && std::isfinite(p.extrapolation_value),
+               "resize: cubic_coeff_a and extrapolation_value must be finite");
+}
+
+Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const ResizeParams& p) {
+    using namespace resize_detail;
+    nn_detail::check_float(x, "resize");
+    check_resize_params(p);
+    std::vector<int64_t> in = const_shape(x, "resize", "input");
+    const size_t r = in.size();
+    WEFT_CHECK(out_shape.size() == r, "resize: the output shape has rank ", out_shape.size(), " but the input '",
+               x.name(), "' has rank ", r);
+    WEFT_CHECK(p.scales.empty() || p.scales.size() == r, "resize: ", p.scales.size(), " scales for rank ", r);
+    const bool crop = p.coordinate_transformation_mode == "tf_crop_and_resize";
+    std::vector<bool> moves(r);
+    for (size_t d = 0; d < r; ++d) {
+        WEFT_CHECK(out_shape[d] >= 1, "resize: output dimension ", d, " is ", out_shape[d], "; it must be at least 1");
+        const double start = d < p.roi_start.size() ? p.roi_start[d] : 0.0, end = d < p.roi_end.size() ? p.roi_end[d] : 1.0;
+        moves[d] = out_shape[d] != in[d] || (crop && (start != 0.0 || end != 1.0));
+        if (moves[d]) {
+            const double s = p.scales.empty() ? double(out_shape[d]) / double(in[d]) : p.scales[d];
+            WEFT_CHECK(std::isfinite(s) && s > 0, "resize: the scale of dimension ", d, " is ", s, "; it must be positive");
+        }
+    }
+    std::vector<Expr> shape;
+    for (int64_t e : out_shape) shape.push_back(ir::make_int(e));
+    return nn_detail::compute_nd(
+        shape,
+        [&](const std::vector<Expr>& o) {
+            std::vector<Taps> taps(r);
+            Expr outside;  // tf_crop_and_resize: a coordinate outside the input
+            for (size_t d = 0; d < r; ++d) {
+                if (!moves[d]) continue;
+                const double scale = p.scales.empty() ? double(out_shape[d]) / double(in[d]) : p.scales[d];
+                const double start = d < p.roi_start.size() ? p.roi_start[d] : 0.0;
+                const double end = d < p.roi_end.size() ? p.roi_end[d] : 1.0;
+                Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, scale, start, end,
+                                           p.coordinate_transformation_mode);
+                if (crop) {
+                    Expr out_d = c < f(0) || c > f(double(in[d] - 1));
+                    outside = outside.defined() ? (outside || out_d) : out_d;
+                }
+                taps[d] = taps_of(c, in[d], p);
+            }
+            // The weighted sum over every combination of the moving dimensions' taps.
+            Expr sum;
+            std::vector<size_t> pick(r, 0);
+            while (true) {
+                std::vector<Expr> idx;
+                Expr w = f(1);
+                for (size_t d = 0; d < r; ++d) {
+                    if (!moves[d]) {
+                        idx.push_back(o[d]);
+                        continue;
+                    }
+                    idx.push_back(ir::cast(o[d].type(), taps[d].index[pick[d]]));
+                    w = w * taps[d].weight[pick[d]];
+                }
+                Expr term = p.mode == "nearest" ? x.at(idx) : ir::cast(x.dtype(), w) * x.at(idx);
+                sum = sum.defined() ? sum + term : term;
+                size_t d = 0;  // the next combination, odometer order
+                for (; d < r; ++d) {
+                    if (!moves[d]) continue;
+                    if (++pick[d] < taps[d].index.size()) break;
+                    pick[d] = 0;
+                }
+                if (d == r) break;
+            }
+            if (outside.defined()) sum = ir::select(outside, ir::make_const(x.dtype(), p.extrapolation_value), sum);
+            return sum;
+        },
+        "resize");
+}
+
+}  // namespace weft::topi
