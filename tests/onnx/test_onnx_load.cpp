@@ -323,3 +323,76 @@ TEST_CASE("onnx: Gather with a scalar index drops the axis; BatchNormalization a
         }
     check_close(y, want);
 }
+
+namespace {
+
+// ConvTranspose by its definition: every input element scatters its kernel, times itself,
+// into the output at stride * i + dilation * k - pad_begin (2-D, groups).
+std::vector<double> naive_conv_transpose(const Buffer<float>& x, const Buffer<float>& w, int64_t group,
+                                         std::vector<int64_t> stride, std::vector<int64_t> dil,
+                                         std::vector<int64_t> pads, std::vector<int64_t> out_pad,
+                                         std::vector<int64_t>* out_shape) {
+    const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+    const int64_t Og = w.shape()[1], KH = w.shape()[2], KW = w.shape()[3], O = Og * group, Cg = C / group;
+    const int64_t OH = stride[0] * (H - 1) + out_pad[0] + (KH - 1) * dil[0] + 1 - pads[0] - pads[2];
+    const int64_t OW = stride[1] * (W - 1) + out_pad[1] + (KW - 1) * dil[1] + 1 - pads[1] - pads[3];
+    *out_shape = {N, O, OH, OW};
+    std::vector<double> y(size_t(N * O * OH * OW), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+            for (int64_t i = 0; i < H; ++i)
+                for (int64_t j = 0; j < W; ++j)
+                    for (int64_t o = 0; o < Og; ++o)
+                        for (int64_t kh = 0; kh < KH; ++kh)
+                            for (int64_t kw = 0; kw < KW; ++kw) {
+                                const int64_t oy = stride[0] * i + dil[0] * kh - pads[0];
+                                const int64_t ox = stride[1] * j + dil[1] * kw - pads[1];
+                                if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                                const int64_t oc = (c / Cg) * Og + o;
+                                y[size_t(((n * O + oc) * OH + oy) * OW + ox)] +=
+                                    double(x(n, c, i, j)) * double(w(c, o, kh, kw));
+                            }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: ConvTranspose against its definition: strides, dilations, groups, pads and output_padding") {
+    struct Case {
+        int64_t C, O, H, W, K, group;
+        std::vector<int64_t> stride, dil, pads, out_pad;
+    };
+    const std::vector<Case> cases = {
+        {3, 2, 4, 5, 3, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}},
+        {4, 6, 3, 3, 2, 2, {2, 3}, {1, 1}, {1, 0, 0, 1}, {1, 2}},  // crops at both ends, output_padding
+        {2, 2, 5, 4, 3, 2, {1, 1}, {2, 1}, {2, 1, 2, 1}, {0, 0}},  // dilation, depthwise-like groups
+        {8, 4, 6, 6, 4, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0, 0}},  // DBNet's upsampling head shape
+    };
+    uint64_t seed = 90;
+    for (const Case& k : cases) {
+        CAPTURE(k.C); CAPTURE(k.group); CAPTURE(k.stride[0]); CAPTURE(k.pads[0]);
+        Buffer<float> x = rnd({1, k.C, k.H, k.W}, seed++), w = rnd({k.C, k.O / k.group, k.K, k.K}, seed++),
+                      b = rnd({k.O}, seed++);
+        std::vector<int64_t> out_shape;
+        std::vector<double> want = naive_conv_transpose(x, w, k.group, k.stride, k.dil, k.pads, k.out_pad, &out_shape);
+        for (int64_t i = 0; i < int64_t(want.size()); ++i) want[size_t(i)] += b.data()[(i / (out_shape[2] * out_shape[3])) % k.O];
+        Model m(13);
+        m.input("x", x.shape());
+        m.initializer("w", w.shape(), values(w));
+        m.initializer("b", b.shape(), values(b));
+        auto& n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"});
+        set_ints(n, "strides", k.stride);
+        set_ints(n, "dilations", k.dil);
+        set_ints(n, "pads", k.pads);
+        set_ints(n, "output_padding", k.out_pad);
+        set_int(n, "group", k.group);
+        m.output("y");
+        graph::Graph g = m.load();
+        CHECK(g.type(g.outputs().at(0).second).shape == out_shape);
+        Buffer<float> y = run(g, {x})[0];
+        REQUIRE(y.size() == int64_t(want.size()));
+        int bad = 0;
+        for (size_t i = 0; i < want.size(); ++i) bad += std::abs(y.data()[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]));
+        CHECK(bad == 0);
+    }
+}

@@ -140,6 +140,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Gemm"] = {fn(convert_gemm)};
     t["MatMul"] = {fn(convert_matmul)};
     t["Conv"] = {fn(convert_conv)};
+    t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};
     t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, false); }};
     t["GlobalAveragePool"] = {[](Ctx& c) { return convert_global_pool(c, false); }};

@@ -155,6 +155,96 @@ inline std::vector<Value> convert_conv(Ctx& c) {
     return {y};
 }
 
+// ConvTranspose as a stride-1 convolution: the input spread out by the strides (zeros
+// between its elements: a reshape, a pad and a reshape), padded by dilation * (kernel - 1)
+// less the transposed conv's own pads (a negative amount crops), convolved with the weights
+// [C, O/group, k...] turned into [O, C/group, k...] and flipped in space. The padding comes
+// from pads, or from output_shape / auto_pad as ONNX's spec splits it; output_padding adds
+// to the end. Constant weights are rearranged at build time (fold_constants).
+inline std::vector<Value> convert_conv_transpose(Ctx& c) {
+    Value x = c.in(0), w = c.in(1);
+    Spatial sp = spatial_of(c, x, "ConvTranspose");
+    if (!c.dtype(x).is_float()) unsupported("ConvTranspose on " + c.dtype(x).str() + " (weft convolves floats)");
+    if (c.rank(w) != c.rank(x)) malformed("the weight's rank differs from the data's");
+    const std::vector<int64_t> xs = c.shape(x), ws = c.shape(w);
+    const int64_t group = c.i("group", 1), C = xs[1];
+    if (group < 1 || C % group != 0 || ws[0] != C)
+        malformed("the weight " + graph::shape_str(ws) + " does not fit " + std::to_string(C) + " input channels in " +
+                  std::to_string(group) + " groups");
+    const int64_t out_per_group = ws[1], in_per_group = C / group, O = out_per_group * group;
+    std::vector<int64_t> kernel(ws.begin() + 2, ws.end()), in(xs.begin() + 2, xs.end());
+    if (c.ints("kernel_shape", kernel) != kernel) malformed("kernel_shape differs from the weight's");
+    const size_t n = sp.n;
+    std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> out_pad = c.ints("output_padding", std::vector<int64_t>(n, 0));
+    if (strides.size() != n || dil.size() != n || out_pad.size() != n)
+        malformed("strides, dilations and output_padding must have one value per spatial axis");
+    for (size_t i = 0; i < n; ++i)
+        if (strides[i] < 1 || dil[i] < 1 || kernel[i] < 1 || out_pad[i] < 0 || strides[i] > 4096 || dil[i] > 4096)
+            malformed("strides, dilations and kernel sizes must be positive (and output_padding not negative)");
+    const std::string auto_pad = c.s("auto_pad", "NOTSET");
+    std::vector<int64_t> output_shape = c.ints("output_shape", {});
+    std::vector<int64_t> pads(2 * n, 0);
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        if (!output_shape.empty() && output_shape.size() < n) malformed("output_shape has too few entries");
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t full = strides[i] * (in[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1;
+            const int64_t want = output_shape.empty() ? in[i] * strides[i] : output_shape[output_shape.size() - n + i];
+            const int64_t total = full - want;  // negative: the output is longer, zeros at the end
+            const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2)
+            const bool upper = auto_pad == "SAME_UPPER";
+            pads[i] = upper ? half : total - half;
+            pads[i + n] = upper ? total - half : half;
+        }
+    } else if (auto_pad != "VALID") {
+        if (auto_pad != "NOTSET") malformed("auto_pad '" + auto_pad + "' is none of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+        pads = c.ints("pads", pads);
+        if (pads.size() != 2 * n) malformed("pads must have two values per spatial axis");
+    }
+    if (sp.one_d) {
+        x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+        w = c.add("unsqueeze", {w}, {{"axes", std::vector<int64_t>{2}}});
+    }
+    const std::vector<int64_t> s2 = two_d(strides, sp.one_d, 1), d2 = two_d(dil, sp.one_d, 1),
+                               k2 = two_d(kernel, sp.one_d, 1), op2 = two_d(out_pad, sp.one_d, 0),
+                               p2 = two_d_pads(pads, sp.one_d), in2 = two_d(in, sp.one_d, 1);
+    // Spread out: [N, C, H, W] -> [N, C, H, 1, W, 1] padded to [.., sh, .., sw] -> [N, C, H sh, W sw].
+    if (s2[0] > 1 || s2[1] > 1) {
+        x = reshape(c, x, {xs[0], C, in2[0], 1, in2[1], 1});
+        x = c.g.pad(x, {0, 0, 0, 0, 0, 0, 0, 0, 0, s2[0] - 1, 0, s2[1] - 1}, 0.0, c.fresh("spread"));
+        x = reshape(c, x, {xs[0], C, in2[0] * s2[0], in2[1] * s2[1]});
+    }
+    // Each side: dilation (k - 1) less the pad; the end also less the stride's trailing zeros
+    // and plus output_padding. The convolution pads what is positive, a pad node crops the rest.
+    std::vector<int64_t> conv_pads(4), crop(8, 0);
+    bool cropping = false;
+    for (size_t i = 0; i < 2; ++i) {
+        const int64_t before = d2[i] * (k2[i] - 1) - p2[i];
+        const int64_t after = d2[i] * (k2[i] - 1) - p2[i + 2] + op2[i] - (s2[i] - 1);
+        conv_pads[i] = std::max<int64_t>(before, 0);
+        conv_pads[i + 2] = std::max<int64_t>(after, 0);
+        crop[2 + i] = std::min<int64_t>(before, 0);
+        crop[6 + i] = std::min<int64_t>(after, 0);
+        cropping |= before < 0 || after < 0;
+    }
+    if (cropping) x = c.g.pad(x, crop, 0.0, c.fresh("crop"));
+    // [C, O/g, kh, kw] -> [g, C/g, O/g, kh, kw] -> [g, O/g, C/g, kh, kw] -> [O, C/g, kh, kw], flipped.
+    w = reshape(c, w, {group, in_per_group, out_per_group, k2[0], k2[1]});
+    w = c.g.transpose(w, {0, 2, 1, 3, 4}, c.fresh("weight_t"));
+    w = reshape(c, w, {O, in_per_group, k2[0], k2[1]});
+    const int64_t lowest = std::numeric_limits<int64_t>::min();
+    w = c.add("slice", {w},
+              {{"starts", std::vector<int64_t>{-1, -1}}, {"ends", std::vector<int64_t>{lowest, lowest}},
+               {"axes", std::vector<int64_t>{2, 3}}, {"steps", std::vector<int64_t>{-1, -1}}});
+    Attrs a{{"strides", std::vector<int64_t>{1, 1}}, {"pads", conv_pads}, {"dilations", d2}, {"groups", group}};
+    bool last = !c.has(2) && !sp.one_d;
+    Value y = c.add("conv2d", {x, w}, a, last ? c.out() : "");
+    if (c.has(2)) y = c.add("bias_add", {y, c.in(2)}, {{"axis", int64_t(1)}}, sp.one_d ? "" : c.out());
+    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, c.out());
+    return {y};
+}
+
 inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
     const char* name = is_max ? "MaxPool" : "AveragePool";
     Value x = c.in(0);
