@@ -150,6 +150,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["LayerNormalization"] = {fn(convert_layer_norm), 17};
     t["Softmax"] = {[](Ctx& c) { return convert_softmax(c, false); }};
     t["LogSoftmax"] = {[](Ctx& c) { return convert_softmax(c, true); }};
+    t["NegativeLogLikelihoodLoss"] = {fn(convert_nll_loss), 12};
+    t["SoftmaxCrossEntropyLoss"] = {fn(convert_softmax_cross_entropy), 12};
     t["ArgMax"] = {arg_extreme("argmax")};
     t["ArgMin"] = {arg_extreme("argmin")};
     t["ReduceProd"] = {reduction("prod", 18)};

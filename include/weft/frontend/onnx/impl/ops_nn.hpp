@@ -1,6 +1,7 @@
 // The ONNX importer's converters: Gemm and MatMul, convolution and pooling, normalization,
 // softmax and the reductions.
 #pragma once
+#include <optional>
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"  // neg, abs_of (the reductions)
 
 namespace weft::onnx::detail {
@@ -424,6 +425,64 @@ inline Converter reduction(const char* op, int axes_input_since, int kind = 0) {
         }
         return reduce(c, op, c.in(0), from_input, pre, post);
     };
+}
+
+// ---- losses -----------------------------------------------------------------------------
+// NegativeLogLikelihoodLoss over log-probabilities logp [N, C, d...] and int targets [N, d...]:
+// -logp[n, target, d...] times weight[target] (1 without weights), 0 where the target is
+// ignore_index; reduction "none", "sum", or "mean" (divided by the summed weights of the
+// targets not ignored).
+inline Value nll_loss(Ctx& c, Value logp, Value target, std::optional<Value> weight, const std::string& out_name) {
+    const std::string reduction = c.s("reduction", "mean");
+    if (reduction != "none" && reduction != "sum" && reduction != "mean")
+        malformed("reduction '" + reduction + "' is none of none, sum, mean");
+    if (c.rank(logp) < 2 || c.rank(target) != c.rank(logp) - 1)
+        malformed("the input " + graph::shape_str(c.shape(logp)) + " and target " + graph::shape_str(c.shape(target)) +
+                  " must be [N, C, d...] and [N, d...]");
+    const DataType t = c.dtype(logp), i64 = DataType::int_(64);
+    if (!c.dtype(target).is_int()) malformed("the target must be integers, got " + c.dtype(target).str());
+    Value k = c.dtype(target) == i64 ? target : c.g.cast(target, i64, c.fresh("target64"));
+    Value picked = c.add("gather_elements", {logp, c.add("unsqueeze", {k}, {{"axes", std::vector<int64_t>{1}}})},
+                         {{"axis", int64_t(1)}});
+    Value loss = neg(c, c.add("squeeze", {picked}, {{"axes", std::vector<int64_t>{1}}}));
+    std::optional<Value> w;  // each element's weight
+    if (weight) w = c.add("gather", {*weight, k}, {{"axis", int64_t(0)}});
+    if (c.has_attr("ignore_index")) {
+        Value kept = c.add("not_equal", {k, c.scalar(double(c.i("ignore_index")), i64, "ignore_index")});
+        w = c.g.where(kept, w ? *w : c.scalar(1, t, "one"), c.scalar(0, t, "zero"), c.fresh("weight"));
+    }
+    if (w) loss = c.add("mul", {loss, *w});
+    if (reduction == "none") return reshape(c, loss, c.shape(loss), out_name);
+    Value total = c.add("sum", {loss}, {{"keepdims", int64_t(0)}});
+    if (reduction == "mean") {
+        Value count = w ? c.add("sum", {*w}, {{"keepdims", int64_t(0)}})
+                        : c.scalar(double(product(c.shape(loss))), t, "count");
+        total = c.add("div", {total, count});
+    }
+    return c.mark_scalar(reshape(c, total, {1}, out_name));
+}
+
+inline std::vector<Value> convert_nll_loss(Ctx& c) {
+    std::optional<Value> weight;
+    if (c.has(2)) weight = c.in(2);
+    return {nll_loss(c, c.in(0), c.in(1), weight, c.out())};
+}
+
+// SoftmaxCrossEntropyLoss: log_softmax over axis 1 (x - max - log(sum(exp(x - max)))), then
+// the NLL loss; the log-probabilities are output 1 when asked for.
+inline std::vector<Value> convert_softmax_cross_entropy(Ctx& c) {
+    Value x = c.in(0);
+    if (!c.dtype(x).is_float()) malformed("the scores must be floats, got " + c.dtype(x).str());
+    Attrs axis1{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t(1)}};
+    Value z = c.add("sub", {x, c.add("max", {x}, axis1)});
+    Value lse = c.add("log", {c.add("sum", {c.add("exp", {z})}, axis1)});
+    const bool want_log_prob = c.node.output_size() > 1 && !c.node.output(1).empty();
+    Value logp = c.add("sub", {z, lse}, {}, want_log_prob ? c.out(1) : "");
+    std::optional<Value> weight;
+    if (c.has(2)) weight = c.in(2);
+    std::vector<Value> out{nll_loss(c, logp, c.in(1), weight, c.out())};
+    if (want_log_prob) out.push_back(logp);
+    return out;
 }
 
 // ArgMax, ArgMin: axis, keepdims, select_last_index (opset 12).
