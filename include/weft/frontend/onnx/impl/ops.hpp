@@ -1,12 +1,14 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp and ops_shape.hpp; this file is their table.
+// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_rnn.hpp and ops_shape.hpp; this file is
+// their table.
 #pragma once
 #include <map>
 
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
+#include "weft/frontend/onnx/impl/ops_rnn.hpp"
 #include "weft/frontend/onnx/impl/ops_shape.hpp"
 
 namespace weft::onnx::detail {
@@ -139,6 +141,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Cast"] = {fn(convert_cast)};
     t["Gemm"] = {fn(convert_gemm)};
     t["MatMul"] = {fn(convert_matmul)};
+    t["RNN"] = {[](Ctx& c) { return convert_rnn(c, "RNN"); }};
+    t["GRU"] = {[](Ctx& c) { return convert_rnn(c, "GRU"); }, 3};
+    t["LSTM"] = {[](Ctx& c) { return convert_rnn(c, "LSTM"); }};
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};

@@ -1,0 +1,190 @@
+// The ONNX importer's recurrent layers: RNN, GRU and LSTM, unrolled over the sequence into
+// graph nodes (the sequence length is static): the input projection of every step in one
+// matmul, then per step the recurrent matmul and the gates. Directions forward, reverse and
+// bidirectional; layout 0 and 1; initial states; LSTM's peepholes and input_forget; GRU's
+// linear_before_reset; clip; the activations ONNX lists that are element-wise compositions.
+// A sequence_lens input must be a constant equal to the sequence length everywhere.
+#pragma once
+#include "weft/frontend/onnx/impl/ops_elementwise.hpp"
+
+namespace weft::onnx::detail {
+
+namespace rnn_detail {
+
+// One activation of the layer's list, with its alpha and beta where it takes them.
+struct Activation {
+    std::string name;
+    double alpha = 0, beta = 0;
+};
+
+inline Value activate(Ctx& c, const Activation& a, Value x) {
+    DataType t = c.dtype(x);
+    if (a.name == "Sigmoid") return c.add("sigmoid", {x});
+    if (a.name == "Tanh") return c.add("tanh", {x});
+    if (a.name == "Relu") return c.add("relu", {x});
+    if (a.name == "LeakyRelu") return c.g.leaky_relu(x, a.alpha, c.fresh("leaky_relu"));
+    if (a.name == "HardSigmoid")
+        return c.g.clip(c.add("add", {c.add("mul", {x, c.scalar(a.alpha, t, "alpha")}), c.scalar(a.beta, t, "beta")}), 0.0,
+                        1.0, c.fresh("hard_sigmoid"));
+    if (a.name == "Affine")
+        return c.add("add", {c.add("mul", {x, c.scalar(a.alpha, t, "alpha")}), c.scalar(a.beta, t, "beta")});
+    if (a.name == "Softsign")
+        return c.add("div", {x, c.add("add", {abs_of(c, x), c.scalar(1, t, "one")})});
+    unsupported("the recurrent activation '" + a.name + "'");
+}
+
+// Columns [k * H, (k + 1) * H) of a [rows, G * H] value.
+inline Value gate(Ctx& c, Value v, int64_t k, int64_t H) {
+    return c.add("slice", {v}, {{"starts", std::vector<int64_t>{k * H}}, {"ends", std::vector<int64_t>{(k + 1) * H}},
+                                {"axes", std::vector<int64_t>{1}}});
+}
+
+// Entry d of the first axis of v, that axis dropped: [D, a, b] -> [a, b] (or [D, a] -> [a]).
+inline Value entry(Ctx& c, Value v, int64_t d) {
+    Value s = c.add("slice", {v}, {{"starts", std::vector<int64_t>{d}}, {"ends", std::vector<int64_t>{d + 1}},
+                                   {"axes", std::vector<int64_t>{0}}});
+    std::vector<int64_t> shape(c.shape(s).begin() + 1, c.shape(s).end());
+    return reshape(c, s, shape);
+}
+
+}  // namespace rnn_detail
+
+// kind: "RNN" (1 gate), "GRU" (3: z, r, h) or "LSTM" (4: i, o, f, c).
+inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
+    using namespace rnn_detail;
+    const int64_t G = kind == "RNN" ? 1 : kind == "GRU" ? 3 : 4;
+    Value X = c.in(0), W = c.in(1), R = c.in(2);
+    if (!c.dtype(X).is_float()) unsupported(kind + " on " + c.dtype(X).str());
+    if (c.rank(X) != 3 || c.rank(W) != 3 || c.rank(R) != 3) malformed("X, W and R must be 3-D");
+    const DataType t = c.dtype(X);
+    const int64_t layout = c.i("layout", 0);
+    if (layout == 1) X = c.g.transpose(X, {1, 0, 2}, c.fresh("time_major"));
+    const std::vector<int64_t> xs = c.shape(X);
+    const int64_t T = xs[0], N = xs[1], I = xs[2];
+    const int64_t H = c.i("hidden_size", c.shape(R)[2]);
+    const std::string direction = c.s("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+        malformed("direction '" + direction + "' is none of forward, reverse, bidirectional");
+    const int64_t D = direction == "bidirectional" ? 2 : 1;
+    if (c.shape(W) != std::vector<int64_t>{D, G * H, I} || c.shape(R) != std::vector<int64_t>{D, G * H, H})
+        malformed("W " + graph::shape_str(c.shape(W)) + " or R " + graph::shape_str(c.shape(R)) + " does not fit " +
+                  std::to_string(D) + " direction(s), hidden size " + std::to_string(H) + " and input size " +
+                  std::to_string(I));
+    if (c.has(4) && !c.is_empty(4)) {
+        for (int64_t len : c.const_ints(4, "sequence_lens"))
+            if (len != T) unsupported(kind + " with sequence lengths other than the sequence's (" + std::to_string(T) + ")");
+    }
+    // The activations: per direction, f (and g, h); ONNX's defaults.
+    const size_t per_dir = kind == "RNN" ? 1 : kind == "GRU" ? 2 : 3;
+    std::vector<std::string> names;
+    if (c.has_attr("activations")) {
+        for (const auto& s : c.typed("activations", pb::AttributeProto::STRINGS).strings()) names.push_back(s);
+    } else {
+        std::vector<std::string> d = kind == "RNN"   ? std::vector<std::string>{"Tanh"}
+                                     : kind == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                     : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+        for (int64_t k = 0; k < D; ++k) names.insert(names.end(), d.begin(), d.end());
+    }
+    if (names.size() != per_dir * size_t(D)) malformed("activations must list " + std::to_string(per_dir * size_t(D)) + " names");
+    std::vector<double> alphas = c.floats("activation_alpha"), betas = c.floats("activation_beta");
+    std::vector<Activation> acts;
+    for (size_t k = 0; k < names.size(); ++k) {
+        Activation a{names[k]};
+        a.alpha = k < alphas.size() ? alphas[k] : a.name == "LeakyRelu" ? 0.01 : a.name == "HardSigmoid" ? 0.2 : 1.0;
+        a.beta = k < betas.size() ? betas[k] : a.name == "HardSigmoid" ? 0.5 : 0.0;
+        acts.push_back(a);
+    }
+    const bool clipped = c.has_attr("clip");
+    const double clip = c.f("clip", 0.0);
+    auto pre = [&](Value v) { return clipped ? c.g.clip(v, -clip, clip, c.fresh("clip")) : v; };
+    const bool linear_before_reset = kind == "GRU" && c.i("linear_before_reset", 0) != 0;
+    const bool input_forget = kind == "LSTM" && c.i("input_forget", 0) != 0;
+
+    Value x2 = reshape(c, X, {T * N, I});
+    std::vector<Value> ys, hs, cs;
+    for (int64_t d = 0; d < D; ++d) {
+        const bool backward = direction == "reverse" || d == 1;
+        Value Wt = c.g.transpose(entry(c, W, d), {1, 0}, c.fresh("W_t"));  // [I, G H]
+        Value Rt = c.g.transpose(entry(c, R, d), {1, 0}, c.fresh("R_t"));  // [H, G H]
+        Value xw = c.g.matmul(x2, Wt, c.fresh("input_projection"));        // [T N, G H]
+        std::optional<Value> wb, rb;
+        if (c.has(3) && !c.is_empty(3)) {
+            Value b = entry(c, c.in(3), d);  // [2 G H]
+            wb = c.add("slice", {b}, {{"starts", std::vector<int64_t>{0}}, {"ends", std::vector<int64_t>{G * H}}});
+            rb = c.add("slice", {b}, {{"starts", std::vector<int64_t>{G * H}}, {"ends", std::vector<int64_t>{2 * G * H}}});
+            xw = c.add("add", {xw, *wb});
+        }
+        // An initial state: [D, N, H], or [N, D, H] with layout 1.
+        auto initial = [&](size_t k, const char* what) {
+            if (!c.has(k) || c.is_empty(k)) return c.constant(filled_buffer(t, {N, H}, 0), what);
+            Value v = c.in(k);
+            if (layout == 1) v = c.g.transpose(v, {1, 0, 2}, c.fresh(std::string(what) + "_time_major"));
+            return entry(c, v, d);
+        };
+        Value h = initial(5, "h0");
+        Value cell = kind == "LSTM" ? initial(6, "c0") : h;
+        std::optional<Value> p_i, p_o, p_f;
+        if (kind == "LSTM" && c.has(7) && !c.is_empty(7)) {
+            Value p = reshape(c, entry(c, c.in(7), d), {1, 3 * H});
+            p_i = gate(c, p, 0, H), p_o = gate(c, p, 1, H), p_f = gate(c, p, 2, H);
+        }
+        const Activation* a = &acts[size_t(d) * per_dir];
+        std::vector<Value> steps(static_cast<size_t>(T), Value{});
+        for (int64_t s = 0; s < T; ++s) {
+            const int64_t step = backward ? T - 1 - s : s;
+            Value xt = c.add("slice", {xw}, {{"starts", std::vector<int64_t>{step * N}},
+                                            {"ends", std::vector<int64_t>{(step + 1) * N}}, {"axes", std::vector<int64_t>{0}}});
+            Value hr = c.g.matmul(h, Rt, c.fresh("recurrent"));  // [N, G H], with the recurrent bias
+            if (rb) hr = c.add("add", {hr, *rb});
+            if (kind == "RNN") {
+                h = activate(c, a[0], pre(c.add("add", {xt, hr})));
+            } else if (kind == "GRU") {
+                Value z = activate(c, a[0], pre(c.add("add", {gate(c, xt, 0, H), gate(c, hr, 0, H)})));
+                Value r = activate(c, a[0], pre(c.add("add", {gate(c, xt, 1, H), gate(c, hr, 1, H)})));
+                Value candidate;
+                if (linear_before_reset) {  // r (h R_h^T + Rb_h)
+                    candidate = c.add("add", {gate(c, xt, 2, H), c.add("mul", {r, gate(c, hr, 2, H)})});
+                } else {  // (r h) R_h^T + Rb_h
+                    Value rh = c.g.matmul(c.add("mul", {r, h}), c.g.slice(Rt, {2 * H}, {3 * H}, {1}, {}, c.fresh("R_h")),
+                                          c.fresh("reset_recurrent"));
+                    if (rb) rh = c.add("add", {rh, gate(c, reshape(c, *rb, {1, G * H}), 2, H)});
+                    candidate = c.add("add", {gate(c, xt, 2, H), rh});
+                }
+                Value hh = activate(c, a[1], pre(candidate));
+                Value one = c.scalar(1, t, "one");
+                h = c.add("add", {c.add("mul", {c.add("sub", {one, z}), hh}), c.add("mul", {z, h})});
+            } else {
+                Value g = c.add("add", {xt, hr});
+                Value gi = gate(c, g, 0, H), go = gate(c, g, 1, H), gf = gate(c, g, 2, H), gc = gate(c, g, 3, H);
+                if (p_i) gi = c.add("add", {gi, c.add("mul", {*p_i, cell})});
+                if (p_f) gf = c.add("add", {gf, c.add("mul", {*p_f, cell})});
+                Value i = activate(c, a[0], pre(gi));
+                Value f = input_forget ? c.add("sub", {c.scalar(1, t, "one"), i}) : activate(c, a[0], pre(gf));
+                Value ct = activate(c, a[1], pre(gc));
+                cell = c.add("add", {c.add("mul", {f, cell}), c.add("mul", {i, ct})});
+                if (p_o) go = c.add("add", {go, c.add("mul", {*p_o, cell})});
+                Value o = activate(c, a[0], pre(go));
+                h = c.add("mul", {o, activate(c, a[2], cell)});
+            }
+            steps[size_t(step)] = reshape(c, h, {1, 1, N, H});
+        }
+        ys.push_back(T == 1 ? steps[0] : c.g.concat(steps, 0, c.fresh("Y_dir")));  // [T, 1, N, H]
+        hs.push_back(reshape(c, h, {1, N, H}));
+        cs.push_back(reshape(c, cell, {1, N, H}));
+    }
+    auto wanted = [&](int k) { return c.node.output_size() > k && !c.node.output(k).empty(); };
+    Value y = D == 1 ? ys[0] : c.g.concat(ys, 1, c.fresh("Y_dirs"));  // [T, D, N, H]
+    if (layout == 1) y = c.g.transpose(y, {2, 0, 1, 3}, c.fresh("batch_major"));
+    std::vector<Value> out{reshape(c, y, c.shape(y), wanted(0) ? c.out(0) : c.fresh("Y"))};
+    Value yh = D == 1 ? hs[0] : c.g.concat(hs, 0, c.fresh("Y_h_dirs"));
+    if (layout == 1) yh = c.g.transpose(yh, {1, 0, 2}, c.fresh("Y_h_batch_major"));
+    out.push_back(reshape(c, yh, c.shape(yh), wanted(1) ? c.out(1) : c.fresh("Y_h")));
+    if (kind == "LSTM") {
+        Value yc = D == 1 ? cs[0] : c.g.concat(cs, 0, c.fresh("Y_c_dirs"));
+        if (layout == 1) yc = c.g.transpose(yc, {1, 0, 2}, c.fresh("Y_c_batch_major"));
+        out.push_back(reshape(c, yc, c.shape(yc), wanted(2) ? c.out(2) : c.fresh("Y_c")));
+    }
+    return out;
+}
+
+}  // namespace weft::onnx::detail
