@@ -1,13 +1,14 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_rnn.hpp and ops_shape.hpp; this file is
-// their table.
+// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_quantize.hpp, ops_rnn.hpp and
+// ops_shape.hpp; this file is their table.
 #pragma once
 #include <map>
 
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
+#include "weft/frontend/onnx/impl/ops_quantize.hpp"
 #include "weft/frontend/onnx/impl/ops_rnn.hpp"
 #include "weft/frontend/onnx/impl/ops_shape.hpp"
 
@@ -144,6 +145,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["RNN"] = {[](Ctx& c) { return convert_rnn(c, "RNN"); }};
     t["GRU"] = {[](Ctx& c) { return convert_rnn(c, "GRU"); }, 3};
     t["LSTM"] = {[](Ctx& c) { return convert_rnn(c, "LSTM"); }};
+    t["QuantizeLinear"] = {fn(convert_quantize_linear), 10};
+    t["DequantizeLinear"] = {fn(convert_dequantize_linear), 10};
+    t["DynamicQuantizeLinear"] = {fn(convert_dynamic_quantize_linear), 11};
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};
