@@ -205,3 +205,52 @@ TEST_CASE("graph prod over axes matches a naive product") {
     });
     for (bool fuse : {true, false}) check_equal(run(g, {x}, fuse)[0], want, 1e-5);
 }
+
+TEST_CASE("graph einsum: matmul, batched with a broadcast ellipsis, diagonal, transpose, inner product, three operands") {
+    auto run_einsum = [](const std::string& eq, const std::vector<BufferRef>& ins) {
+        graph::Graph g;
+        std::vector<graph::Value> vs;
+        for (size_t k = 0; k < ins.size(); ++k)
+            vs.push_back(g.input("x" + std::to_string(k), ins[k].shape(), ins[k].dtype()));
+        g.output(g.add_node("einsum", vs, {{"equation", eq}}), "y");
+        return run(g, ins)[0];
+    };
+    Buffer<float> a = values({3, 4}, -1, 1, 30), b = values({4, 5}, -1, 1, 31), c = values({5, 2}, -1, 1, 32);
+    Array A = to_array(a), B = to_array(b), C = to_array(c);
+    Array ab = tabulate({3, 5}, [&](const std::vector<int64_t>& o) {
+        double s = 0;
+        for (int64_t k = 0; k < 4; ++k) s += A.at({o[0], k}) * B.at({k, o[1]});
+        return s;
+    });
+    check_equal(run_einsum("ij,jk->ik", {a, b}), ab, 1e-5);
+    check_equal(run_einsum("ij,jk", {a, b}), ab, 1e-5);  // implicit output: ik
+    check_equal(run_einsum("ij->ji", {a}), tabulate({4, 3}, [&](const std::vector<int64_t>& o) { return A.at({o[1], o[0]}); }));
+    check_equal(run_einsum("ij,jk,kl->il", {a, b, c}), tabulate({3, 2}, [&](const std::vector<int64_t>& o) {
+                    double s = 0;
+                    for (int64_t k = 0; k < 5; ++k) s += ab.at({o[0], k}) * C.at({k, o[1]});
+                    return s;
+                }), 1e-5);
+    Buffer<float> sq = values({2, 4, 4}, -1, 1, 33);
+    Array S = to_array(sq);
+    check_equal(run_einsum("...ii->...i", {sq}),
+                tabulate({2, 4}, [&](const std::vector<int64_t>& o) { return S.at({o[0], o[1], o[1]}); }));
+    Buffer<float> v = values({6}, -1, 1, 34), w = values({6}, -1, 1, 35);
+    Array V = to_array(v), Wv = to_array(w);
+    double dot = 0;
+    for (int64_t k = 0; k < 6; ++k) dot += V.at({k}) * Wv.at({k});
+    check_equal(run_einsum("i,i", {v, w}), Array{{1}, {dot}}, 1e-5);
+    // Batch dimensions broadcast through the ellipsis: [2, 1, 3, 4] x [5, 4, 2] -> [2, 5, 3, 2].
+    Buffer<float> p = values({2, 1, 3, 4}, -1, 1, 36), q = values({5, 4, 2}, -1, 1, 37);
+    Array P = to_array(p), Q = to_array(q);
+    check_equal(run_einsum("...ij,...jk->...ik", {p, q}), tabulate({2, 5, 3, 2}, [&](const std::vector<int64_t>& o) {
+                    double s = 0;
+                    for (int64_t k = 0; k < 4; ++k) s += P.at({o[0], 0, o[2], k}) * Q.at({o[1], k, o[3]});
+                    return s;
+                }), 1e-5);
+    graph::Graph g;
+    graph::Value x = g.input("x", {3, 4}), y = g.input("y", {5, 6});
+    CHECK_THROWS_WITH_AS(g.add_node("einsum", {x, y}, {{"equation", std::string("ij,jk->ik")}}),
+                         doctest::Contains("extent"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("einsum", {x}, {{"equation", std::string("ij,jk->ik")}}), doctest::Contains("operand"),
+                         Error);
+}

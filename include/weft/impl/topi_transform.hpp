@@ -6,3 +6,5 @@
 #include "weft/topi/impl/transform.hpp"
 #include "weft/topi/resize.hpp"
 #include "weft/topi/impl/resize.hpp"
+#include "weft/topi/einsum.hpp"
+#include "weft/topi/impl/einsum.hpp"

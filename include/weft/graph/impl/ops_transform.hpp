@@ -169,6 +169,19 @@ inline void register_transform_ops() {
                      return topi::cumsum(in[0], a.get_int("axis", 0), a.get_int("exclusive", 0) != 0,
                                          a.get_int("reverse", 0) != 0);
                  }});
+    register_op({.name = "einsum", .pattern = P::Opaque, .min_inputs = 1,
+                 .max_inputs = std::numeric_limits<int>::max(),
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         std::vector<std::vector<int64_t>> shapes;
+                         for (const TensorType& t : in) {
+                             WEFT_CHECK(t.dtype == in[0].dtype, "the operands must share a dtype: ", t.str(), " and ",
+                                        in[0].str());
+                             shapes.push_back(t.shape);
+                         }
+                         return TensorType{topi::einsum_shape(a.get_string("equation"), shapes), in[0].dtype};
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::einsum(a.get_string("equation"), in); }});
     register_op({.name = "resize", .pattern = P::Injective,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

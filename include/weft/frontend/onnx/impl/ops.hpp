@@ -148,6 +148,11 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["QuantizeLinear"] = {fn(convert_quantize_linear), 10};
     t["DequantizeLinear"] = {fn(convert_dequantize_linear), 10};
     t["DynamicQuantizeLinear"] = {fn(convert_dynamic_quantize_linear), 11};
+    t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
+        std::vector<Value> in;
+        for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));
+        return {c.add("einsum", std::move(in), {{"equation", c.s("equation")}}, c.out())};
+    }, 12};
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};
