@@ -396,3 +396,29 @@ TEST_CASE("onnx: ConvTranspose against its definition: strides, dilations, group
         CHECK(bad == 0);
     }
 }
+
+TEST_CASE("onnx: BitShift left and right on uint8, shifts past the width give 0") {
+    for (const char* dir : {"LEFT", "RIGHT"}) {
+        CAPTURE(dir);
+        Model m(11);
+        m.input("x", {12}, onnx_test::pb::TensorProto::UINT8);
+        m.input("s", {12}, onnx_test::pb::TensorProto::UINT8);
+        set_string(m.node("BitShift", {"x", "s"}, {"y"}), "direction", dir);
+        m.output("y", onnx_test::pb::TensorProto::UINT8);
+        graph::Graph g = m.load();
+        Buffer<uint8_t> x({12}), s({12});
+        for (int i = 0; i < 12; ++i) {
+            x.data()[i] = uint8_t(37 * i + 201);
+            s.data()[i] = uint8_t(i);  // 0 .. 11: 8 and past shift everything out
+        }
+        graph::Module mod = graph::build(g);
+        mod.set_input("x", x);
+        mod.set_input("s", s);
+        mod.run();
+        Buffer<uint8_t> y(mod.get_output(0));
+        for (int i = 0; i < 12; ++i) {
+            const unsigned want = i >= 8 ? 0u : std::string(dir) == "LEFT" ? unsigned(uint8_t(x.data()[i] << i)) : unsigned(x.data()[i] >> i);
+            CHECK(unsigned(y.data()[i]) == want);
+        }
+    }
+}
