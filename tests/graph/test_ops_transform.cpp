@@ -552,3 +552,41 @@ TEST_CASE("graph resize: bilinear half_pixel and nearest asymmetric against dire
     CHECK_THROWS_WITH_AS(g.add_node("resize", {in}, {{"sizes", std::vector<int64_t>{1, 2, 3}}}), doctest::Contains("rank"),
                          Error);
 }
+
+TEST_CASE("graph gather_nd: whole indices, partial indices with slices, batch dimensions, negative indices") {
+    auto dv = random_f32({2, 3, 4, 5}, 80);
+    Array d = to_array(dv);
+    struct Case {
+        std::vector<int64_t> is;
+        int64_t b;
+    };
+    for (const Case& k : std::vector<Case>{{{6, 4}, 0}, {{2, 3, 2}, 0}, {{2, 7, 2}, 1}, {{2, 3, 1}, 2}}) {
+        CAPTURE(k.b);
+        CAPTURE(k.is.back());
+        const int64_t depth = k.is.back();
+        Buffer<int64_t> iv = Buffer<int64_t>::random(k.is, -2, 1, 81 + uint64_t(k.b));
+        Array idx = to_array(iv);
+        graph::Graph g;
+        graph::Value x = g.input("x", dv.shape()), i = g.input("i", k.is, i64);
+        graph::Value y = g.add_node("gather_nd", {x, i}, {{"batch_dims", k.b}});
+        g.output(y, "y");
+        std::vector<int64_t> out(k.is.begin(), k.is.end() - 1);
+        for (size_t dd = size_t(k.b + depth); dd < 4; ++dd) out.push_back(d.shape[dd]);
+        CHECK(g.type(y).shape == out);
+        const size_t q = k.is.size() - 1;
+        Array want = tabulate(out, [&](const std::vector<int64_t>& o) {
+            std::vector<int64_t> at(o.begin(), o.begin() + k.b);
+            std::vector<int64_t> ii(o.begin(), o.begin() + int64_t(q));
+            ii.push_back(0);
+            for (int64_t j = 0; j < depth; ++j) {
+                ii.back() = j;
+                const int64_t n = d.shape[size_t(k.b + j)];
+                int64_t v = int64_t(idx.at(ii));
+                at.push_back(v < 0 ? v + n : v);
+            }
+            at.insert(at.end(), o.begin() + int64_t(q), o.end());
+            return d.at(at);
+        });
+        for (bool fuse : {true, false}) check_equal(run(g, {dv, iv}, fuse)[0], want);
+    }
+}

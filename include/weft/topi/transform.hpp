@@ -91,6 +91,14 @@ std::vector<int64_t> gather_shape(const std::vector<int64_t>& data, const std::v
 // indices[i]]. Negative indices count from the end, others outside the extent are clamped.
 Tensor gather_elements(const Tensor& data, const Tensor& indices, int64_t axis = 0);
 
+// ONNX GatherND: indices [..., k] (int32 or int64) pick slices data[b..., idx_0, ..., idx_{k-1}, :]
+// where the first `batch_dims` dimensions of data and indices are shared; the output is
+// indices.shape[:-1] + data.shape[batch_dims + k:]. Negative indices count from the end, others
+// outside the extent are clamped.
+Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims = 0);
+std::vector<int64_t> gather_nd_shape(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
+                                     int64_t batch_dims);
+
 // The running sum of x along `axis` (ONNX CumSum): element i holds x[0] + ... + x[i], or
 // with `exclusive` x[0] + ... + x[i - 1], and with `reverse` the sums run from the end.
 Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive = false, bool reverse = false);

@@ -158,6 +158,17 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) {
                      return topi::gather_elements(in[0], in[1], a.get_int("axis", 0));
                  }});
+    register_op({.name = "gather_nd", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         WEFT_CHECK(in[1].dtype == DataType::int_(32) || in[1].dtype == DataType::int_(64),
+                                    "the indices must be int32 or int64, got ", in[1].str());
+                         return TensorType{topi::gather_nd_shape(in[0].shape, in[1].shape, a.get_int("batch_dims", 0)),
+                                           in[0].dtype};
+                     },
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::gather_nd(in[0], in[1], a.get_int("batch_dims", 0));
+                 }});
     register_op({.name = "cumsum", .pattern = P::Opaque,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

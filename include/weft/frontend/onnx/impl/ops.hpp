@@ -208,6 +208,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Identity"] = {fn(convert_identity)};
     t["Dropout"] = {fn(convert_identity)};
     t["GatherElements"] = {fn(convert_gather_elements), 11};
+    t["GatherND"] = {[](Ctx& c) -> std::vector<Value> {
+        return {c.add("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.i("batch_dims", 0)}}, c.out())};
+    }, 11};
     t["CumSum"] = {fn(convert_cumsum), 11};
     t["Trilu"] = {fn(convert_trilu), 14};
     t["DepthToSpace"] = {fn(convert_depth_to_space)};
