@@ -137,7 +137,10 @@ inline std::vector<Value> convert_pad(Ctx& c) {
         if (c.has(3)) unsupported("Pad with an axes input");
     }
     if (mode != "constant") {
-        const std::vector<int64_t>& s = c.shape(x);
+        const std::vector<int64_t> s = c.shape(x);
+        if (pads.size() != 2 * s.size())
+            malformed(std::to_string(pads.size()) + " pads for an input of rank " + std::to_string(s.size()) + "; it needs " +
+                      std::to_string(2 * s.size()));
         for (size_t d = 0; d < s.size(); ++d)
             if (s[d] == 1 && mode == "reflect" && (pads[d] > 0 || pads[d + s.size()] > 0))
                 malformed("Pad mode 'reflect' of dimension " + std::to_string(d) + " of extent 1");
