@@ -96,6 +96,17 @@ void check_conv2d_nchwc(const BlockedCase& k, bool epilogue, uint64_t seed, int6
     CHECK(finite < int64_t(want.size()));  // the infinite weight reached some outputs
 }
 
+// Each layer at 1 thread, and at 2 with the bias + relu epilogue; then the first one with an
+// infinite weight in the left column of its window.
+void check_layers_at_1_and_2_threads(const std::vector<BlockedCase>& layers, uint64_t seed) {
+    for (int threads : {1, 2})
+        for (BlockedCase k : layers) {
+            k.threads = threads;
+            check_conv2d_nchwc(k, threads == 2, seed++);
+        }
+    check_conv2d_nchwc(layers[0], false, seed++, 3);
+}
+
 }  // namespace
 
 TEST_CASE("layout transforms: NCHW to NCHWc and back with a partial last block") {
@@ -347,13 +358,7 @@ TEST_CASE("conv2d_nchwc: weights in a larger input channel block than the data's
         {1, 32, 9, 9, 16, 3, 3, 16, 16, {}, 0, 32},       // a valid 3x3 window, re-blocked
         {2, 32, 7, 9, 16, 3, 3, 8, 16, {.stride = {2, 1}, .padding = {1, 2, 0, 1}}, 0, 16},
     };
-    uint64_t seed = 900;
-    for (int threads : {1, 2})
-        for (BlockedCase k : layers) {
-            k.threads = threads;
-            check_conv2d_nchwc(k, threads == 2, seed++);
-        }
-    check_conv2d_nchwc(layers[0], false, seed++, 3);  // an infinite weight in the left column
+    check_layers_at_1_and_2_threads(layers, 900);
 }
 
 TEST_CASE("conv2d_nchwc: data holding all its channels in one block filled up sums over the real ones") {
@@ -368,13 +373,7 @@ TEST_CASE("conv2d_nchwc: data holding all its channels in one block filled up su
         {2, 72, 10, 9, 40, 3, 3, 80, 16, {.stride = {2, 2}, .padding = {1, 0, 1, 2}}, 0, 72, true},
         {1, 30, 8, 8, 24, 3, 3, 32, 8, {}, 0, 30, true},            // a valid window, read in place
     };
-    uint64_t seed = 950;
-    for (int threads : {1, 2})
-        for (BlockedCase k : layers) {
-            k.threads = threads;
-            check_conv2d_nchwc(k, threads == 2, seed++);
-        }
-    check_conv2d_nchwc(layers[0], false, seed++, 3);  // an infinite weight in the left column
+    check_layers_at_1_and_2_threads(layers, 950);
 }
 
 TEST_CASE("conv2d_nchwc: random shapes, attributes and blocks") {

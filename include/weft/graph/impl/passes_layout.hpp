@@ -24,13 +24,11 @@ namespace layout_detail {
 // vectors); else, past one vector, where whole vectors stay at least 7/8 full: up to 16
 // vectors, all the channels in one block filled up with zero channels to whole vectors (72
 // -> 80: NHWC with a padded channel stride), so that a convolution reading it sums over the
-// real channels only (blocks of 16 made 72->72 3x3 sum over 80; docs/performance.md,
-// "Odd channel counts"); past that, 16 with the last block filled up (1000 -> 63 blocks:
-// SqueezeNet's classifier conv 83 -> 103 GFLOP/s on one core, against exact blocks of 8,
-// half a 512-bit vector); else 8 when
-// it divides them (24 and 40 channels: MobileNetV2's 24-channel convs ran 20-25% slower in
-// 2 blocks of 16 than in 3 of 8, a third more work for whole vectors), or all of them when
-// they fit one vector; 0: none (the conv stays in NCHW).
+// real channels only; past that, 16 with the last block filled up (1000 -> 63 blocks: whole
+// vectors beat exact half-vector blocks of 8); else 8 when it divides them (24 and 40
+// channels: two blocks of 16 would be a third more work), or all of them when they fit one
+// vector; 0: none (the conv stays in NCHW). Figures: docs/graph.md#data-layout-nchwxc and
+// docs/performance.md, "Odd channel counts".
 inline int64_t channel_block(int64_t channels, int64_t preferred) {
     for (int64_t b : {preferred, int64_t(16)})
         if (b >= 16 && channels % b == 0) return b;

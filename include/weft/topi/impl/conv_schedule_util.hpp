@@ -18,8 +18,8 @@ inline int64_t two_vector_block(int64_t channels, int64_t lanes) {
 
 // The part of a channel block a register tile takes at a time when it holds at most two
 // vectors per pixel: two vectors of a block that is a multiple of two vectors, else one of a
-// block of whole vectors wider than two (80 channels: 16 at a time, 1.3x faster than all 80
-// in a depthwise tile), else the block.
+// block of whole vectors wider than two (a depthwise tile of all 5 vectors of 80 channels holds
+// too few pixels: docs/performance.md, "Odd channel counts"), else the block.
 inline int64_t two_vector_part(int64_t block, int64_t lanes) {
     const int64_t two = 2 * lanes;
     if (block <= two) return block;

@@ -129,6 +129,10 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
             p_i = gate(c, p, 0, H), p_o = gate(c, p, 1, H), p_f = gate(c, p, 2, H);
         }
         const Activation* a = &acts[size_t(d) * per_dir];
+        // Made once per direction, not per step: GRU's recurrent bias of h, and the constant 1.
+        std::optional<Value> rb_h;
+        if (rb && kind == "GRU") rb_h = gate(c, reshape(c, *rb, {1, G * H}), 2, H);
+        const Value one = c.scalar(1, t, "one");
         std::vector<Value> steps(static_cast<size_t>(T), Value{});
         for (int64_t s = 0; s < T; ++s) {
             const int64_t step = backward ? T - 1 - s : s;
@@ -147,11 +151,10 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
                 } else {  // (r h) R_h^T + Rb_h
                     Value rh = c.g.matmul(c.add("mul", {r, h}), c.g.slice(Rt, {2 * H}, {3 * H}, {1}, {}, c.fresh("R_h")),
                                           c.fresh("reset_recurrent"));
-                    if (rb) rh = c.add("add", {rh, gate(c, reshape(c, *rb, {1, G * H}), 2, H)});
+                    if (rb_h) rh = c.add("add", {rh, *rb_h});
                     candidate = c.add("add", {gate(c, xt, 2, H), rh});
                 }
                 Value hh = activate(c, a[1], pre(candidate));
-                Value one = c.scalar(1, t, "one");
                 h = c.add("add", {c.add("mul", {c.add("sub", {one, z}), hh}), c.add("mul", {z, h})});
             } else {
                 Value g = c.add("add", {xt, hr});
@@ -159,7 +162,7 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
                 if (p_i) gi = c.add("add", {gi, c.add("mul", {*p_i, cell})});
                 if (p_f) gf = c.add("add", {gf, c.add("mul", {*p_f, cell})});
                 Value i = activate(c, a[0], pre(gi));
-                Value f = input_forget ? c.add("sub", {c.scalar(1, t, "one"), i}) : activate(c, a[0], pre(gf));
+                Value f = input_forget ? c.add("sub", {one, i}) : activate(c, a[0], pre(gf));
                 Value ct = activate(c, a[1], pre(gc));
                 cell = c.add("add", {c.add("mul", {f, cell}), c.add("mul", {i, ct})});
                 if (p_o) go = c.add("add", {go, c.add("mul", {*p_o, cell})});
