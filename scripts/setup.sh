@@ -18,6 +18,7 @@ source scripts/build_config.sh   # sets sanitize, build, config
 
 packages=(
   cmake ninja-build g++ python3
+  python3-venv                         # the ONNX node cases' virtual environment (scripts/onnx_node_cases.sh)
   clang-19 lld-19 llvm-19-dev          # compiler, linker, the LLVM backend (libLLVM.so.19.1)
   doctest-dev                          # tests
   libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libhalide14-0-dev   # benchmarks and their peers

@@ -71,14 +71,14 @@ TEST_CASE("onnx errors: an unsupported operator names the node, op type and opse
     std::filesystem::remove(path);
 }
 
-TEST_CASE("onnx errors: an opset outside 1..17, another domain, a misplaced operator") {
-    Model m(18);
+TEST_CASE("onnx errors: an opset outside 1..28, another domain, a misplaced operator") {
+    Model m(29);
     m.input("x", {2});
     m.node("Relu", {"x"}, {"y"});
     m.output("y");
     std::string e = error_of([&] { m.load(); });
-    CHECK(has(e, "node 'y' (Relu, opset 18)"));
-    CHECK(has(e, "weft reads 1 to 17"));
+    CHECK(has(e, "node 'y' (Relu, opset 29)"));
+    CHECK(has(e, "weft reads 1 to 28"));
     CHECK(throws_unsupported([&] { m.load(); }));
 
     Model d(13);
@@ -93,6 +93,32 @@ TEST_CASE("onnx errors: an opset outside 1..17, another domain, a misplaced oper
     l.node("LayerNormalization", {"x", "g"}, {"y"});
     l.output("y");
     CHECK(has(error_of([&] { l.load(); }), "does not exist before opset 17"));
+}
+
+TEST_CASE("onnx errors: an attribute or input the converter does not read is refused, not ignored") {
+    // A later opset's new attribute (Split's num_outputs, Resize's antialias) or input (Pad's
+    // axes) changes the result: a converter that never looks at it would compute something else.
+    Model a(13);
+    a.input("x", {2});
+    set_int(a.node("Relu", {"x"}, {"y"}), "alpha", 2);
+    a.output("y");
+    std::string e = error_of([&] { a.load(); });
+    CHECK(has(e, "(Relu, opset 13): the attribute 'alpha' is not supported"));
+    CHECK(throws_unsupported([&] { a.load(); }));
+
+    Model b(13);
+    b.input("x", {2});
+    b.input("z", {2});
+    b.node("Relu", {"x", "z"}, {"y"});
+    b.output("y");
+    CHECK(has(error_of([&] { b.load(); }), "input 1 ('z') is not supported"));
+
+    // Attributes without effect in inference are read on purpose: Dropout's seed and ratio.
+    Model d(13);
+    d.input("x", {2});
+    set_int(d.node("Dropout", {"x"}, {"y"}), "seed", 7);
+    d.output("y");
+    CHECK_NOTHROW(d.load());
 }
 
 TEST_CASE("onnx errors: unsupported dtypes and attribute values") {

@@ -2,7 +2,8 @@
 // importer and graph::build, and compares every data set's outputs with ONNX's.
 //
 //   onnx_conformance [--data DIR] [--suites node,simple,...] [--filter SUBSTR]
-//                    [--expected FILE] [--update-expected] [--doc FILE] [--verbose]
+//                    [--expected FILE] [--update-expected] [--require-data]
+//                    [--doc FILE [--doc-section NAME --doc-title TEXT]] [--verbose]
 //
 // Each case is a folder with model.onnx and test_data_set_*/{input,output}_*.pb. A case is
 // "unsupported" when the importer refuses it (weft::onnx::UnsupportedError: an operator,
@@ -10,7 +11,10 @@
 // or match, and "passed" when every data set matches (float32: |got - want| <= 1e-5 +
 // 1e-3 |want|; float64: 1e-9 + 1e-6 |want|; integers and bools exactly; NaN matches NaN).
 // With --expected, every case listed there must pass (exit 1 otherwise); --update-expected
-// rewrites the list with the cases that pass. --doc writes the summary as Markdown.
+// rewrites the list with the cases that pass. --doc writes the summary as Markdown: the
+// section NAME of FILE (between "<!-- NAME -->" and "<!-- /NAME -->", replaced or appended),
+// so that one page reports several sources of cases. Without --require-data a missing DIR
+// skips (prints "skipped: "); with it, a missing DIR fails.
 #include <weft/frontend/onnx/onnx.hpp>
 #include <weft/weft.hpp>
 
@@ -244,13 +248,36 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return r;
 }
 
+// Replaces the section `name` of the Markdown file at `path` (or appends it; the page's
+// introduction comes first when the file is new).
+void write_doc_section(const std::string& path, const std::string& name, const std::string& text) {
+    std::string page;
+    if (std::ifstream f(path); f) page.assign(std::istreambuf_iterator<char>(f), {});
+    if (page.empty())
+        page = "# ONNX conformance\n\n"
+               "ONNX's test cases run through `weft::onnx::load`, `graph::build` and `graph::Module::run` by "
+               "`tests/onnx/conformance/onnx_conformance.cpp`; every data set's outputs compared with ONNX's "
+               "(float32: |got - want| <= 1e-5 + 1e-3 |want|, float64: 1e-9 + 1e-6 |want|, float16: 1e-3 + 4e-3 "
+               "|want|, integers and bools exactly). *Unsupported*: the importer refuses the model (an operator, "
+               "attribute or dtype weft does not have; `weft::onnx::UnsupportedError`). *Failed*: imported, but it "
+               "did not build, run or match. Each section is written by `onnx_conformance --doc "
+               "docs/onnx-conformance.md --doc-section NAME` (docs/onnx.md says how).\n\n";
+    const std::string open = "<!-- " + name + " -->\n", close = "<!-- /" + name + " -->\n";
+    const std::string section = open + text + close;
+    size_t a = page.find(open), b = page.find(close);
+    if (a != std::string::npos && b != std::string::npos && b > a) page.replace(a, b + close.size() - a, section);
+    else page += (page.back() == '\n' ? "" : "\n") + section;
+    std::ofstream(path) << page;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string data = "/usr/share/libonnx-testdata/data";
     std::vector<std::string> suites{"node", "pytorch-converted", "pytorch-operator", "simple"};
-    std::string filter, expected_path, doc_path;
-    bool update = false, verbose = false;
+    std::string filter, expected_path, doc_path, doc_section = "debian",
+        doc_title = "ONNX's backend test data (Debian's `libonnx-testdata` 1.12)";
+    bool update = false, verbose = false, require_data = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -266,14 +293,22 @@ int main(int argc, char** argv) {
         else if (a == "--expected") expected_path = next();
         else if (a == "--update-expected") update = true;
         else if (a == "--doc") doc_path = next();
+        else if (a == "--doc-section") doc_section = next();
+        else if (a == "--doc-title") doc_title = next();
+        else if (a == "--require-data") require_data = true;
         else if (a == "--verbose" || a == "-v") verbose = true;
         else {
             std::cerr << "usage: onnx_conformance [--data DIR] [--suites a,b] [--filter SUBSTR] [--expected FILE]"
-                         " [--update-expected] [--doc FILE] [--verbose]\n";
+                         " [--update-expected] [--require-data] [--doc FILE [--doc-section NAME --doc-title TEXT]]"
+                         " [--verbose]\n";
             return a == "--help" || a == "-h" ? 0 : 2;
         }
     }
     if (!fs::is_directory(data)) {
+        if (require_data) {
+            std::cerr << "onnx_conformance: no test data at " << data << "\n";
+            return 2;
+        }
         std::cout << "skipped: no ONNX test data at " << data << " (apt-get install libonnx-testdata)\n";
         return 0;
     }
@@ -360,16 +395,8 @@ int main(int argc, char** argv) {
     }
 
     if (!doc_path.empty()) {
-        std::ofstream d(doc_path);
-        d << "# ONNX conformance\n\n"
-             "ONNX's backend test data (Debian's `libonnx-testdata` 1.12, `/usr/share/libonnx-testdata/data`) run "
-             "through `weft::onnx::load`, `graph::build` and `graph::Module::run` by "
-             "`tests/onnx/conformance/onnx_conformance.cpp`; every data set's outputs compared with ONNX's "
-             "(float32: |got - want| <= 1e-5 + 1e-3 |want|, float64: 1e-9 + 1e-6 |want|, integers and bools "
-             "exactly). *Unsupported*: the importer refuses the model (an operator, attribute or dtype weft does "
-             "not have; `weft::onnx::UnsupportedError`). *Failed*: imported, but it did not build, run or match. "
-             "This file is written by `onnx_conformance --doc docs/onnx-conformance.md` (see docs/onnx.md).\n\n";
-        d << table.str() << "\n";
+        std::ostringstream d;
+        d << "## " << doc_title << "\n\n" << table.str() << "\n";
         std::vector<std::string> frozen;
         for (const Case& c : cases)
             if (c.status == Status::Passed && c.frozen) frozen.push_back(c.id);
@@ -380,11 +407,11 @@ int main(int argc, char** argv) {
              "constants (`LoadOptions::constant_inputs`) and builds once per data set:";
         for (const std::string& f : frozen) d << " `" << f.substr(f.find('/') + 1) << "`";
         d << ".\n\n";
-        d << "## Per operator\n\nA case counts for every operator its model uses.\n\n"
+        d << "### Per operator\n\nA case counts for every operator its model uses.\n\n"
              "| operator | passed | failed | unsupported |\n|---|---:|---:|---:|\n";
         for (auto& [op, n] : per_op)
             if (n[0] + n[1] > 0) d << "| " << op << " | " << n[0] << " | " << n[1] << " | " << n[2] << " |\n";
-        d << "\n## Failed cases\n\n";
+        d << "\n### Failed cases\n\n";
         int nf = 0;
         for (const Case& c : cases)
             if (c.status == Status::Failed) {
@@ -392,7 +419,7 @@ int main(int argc, char** argv) {
                 ++nf;
             }
         if (!nf) d << "None.\n";
-        d << "\n## Unsupported\n\nOperators that make cases unsupported (cases using each):\n\n";
+        d << "\n### Unsupported\n\nOperators that make cases unsupported (cases using each):\n\n";
         std::map<std::string, int> unsup_ops;
         std::map<std::string, std::vector<std::string>> other;
         for (const Case& c : cases)
@@ -413,6 +440,7 @@ int main(int argc, char** argv) {
         for (auto& [why, ids] : other) {
             d << "- " << ids.size() << " case(s), e.g. `" << ids[0] << "`: " << why << "\n";
         }
+        write_doc_section(doc_path, doc_section, d.str());
         std::cout << "wrote " << doc_path << "\n";
     }
     return status;

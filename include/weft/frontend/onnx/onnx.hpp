@@ -32,7 +32,7 @@ namespace weft::onnx {
 // The opsets of the default ("ai.onnx") domain the importer reads. 11 to 17 are the target;
 // older ones load with their attribute forms (ONNX's own test data has opsets 1 to 10 too).
 inline constexpr int kMinOpset = 1;
-inline constexpr int kMaxOpset = 17;
+inline constexpr int kMaxOpset = 28;
 
 // A weft::Error for something the importer does not support (rather than a broken file):
 // an operator, an opset, an attribute value or a dtype. The conformance runner counts these

@@ -49,9 +49,15 @@ struct Ctx {
     // converter sets empty_outs[k] when its output k is one.
     std::vector<char> empty_ins;
     std::vector<char> empty_outs;
+    // What the converter looked at: an attribute it never read or an input it never took is
+    // one whose meaning it does not implement (an attribute or input a later opset added, say),
+    // and the importer refuses the node rather than compute something else (unread_error()).
+    mutable std::set<std::string> read_attrs;
+    mutable std::vector<char> read_ins;
 
     // ---- attributes -------------------------------------------------------------------
     const pb::AttributeProto* attr(const std::string& name) const {
+        read_attrs.insert(name);
         for (const pb::AttributeProto& a : node.attribute())
             if (a.name() == name) return &a;
         return nullptr;
@@ -95,8 +101,35 @@ struct Ctx {
 
     // ---- inputs -----------------------------------------------------------------------
     size_t n_in() const { return ins.size(); }
-    bool has(size_t k) const { return k < ins.size() && ins[k].defined(); }
-    bool is_empty(size_t k) const { return k < empty_ins.size() && empty_ins[k]; }
+    bool has(size_t k) const {
+        mark_read(k);
+        return k < ins.size() && ins[k].defined();
+    }
+    bool is_empty(size_t k) const {
+        mark_read(k);
+        return k < empty_ins.size() && empty_ins[k];
+    }
+    void mark_read(size_t k) const {
+        if (read_ins.size() <= k) read_ins.resize(k + 1);
+        read_ins[k] = 1;
+    }
+    // Attributes and inputs with no effect on inference (a training-only seed, say): marked
+    // as read, so that the node is not refused for them.
+    void ignore(std::initializer_list<const char*> attrs) const {
+        for (const char* a : attrs) read_attrs.insert(a);
+    }
+    void ignore_input(size_t k) const { mark_read(k); }
+    // The first attribute set on the node that the converter never read, or input given to it
+    // that it never took, as a message ("" when there is none).
+    std::string unread_error() const {
+        for (const pb::AttributeProto& a : node.attribute())
+            // consumed_inputs (opsets < 6) told a runtime which inputs it may overwrite.
+            if (!read_attrs.count(a.name()) && a.name() != "consumed_inputs") return "the attribute '" + a.name() + "' is not supported";
+        for (size_t k = 0; k < size_t(node.input_size()); ++k)
+            if (!node.input(int(k)).empty() && (k >= read_ins.size() || !read_ins[k]))
+                return "input " + std::to_string(k) + " ('" + node.input(int(k)) + "') is not supported";
+        return "";
+    }
     Value in(size_t k) const {
         if (!has(k)) malformed("input " + std::to_string(k) + " is required but missing");
         return ins[k];

@@ -199,6 +199,7 @@ private:
                 c.ins.push_back(v->second);
             }
             std::vector<Value> outs = it->second.convert(c);
+            if (std::string unread = c.unread_error(); !unread.empty()) unsupported(unread);
             // An element-wise result of scalars is a scalar.
             bool all_scalar = !c.ins.empty();
             for (Value v : c.ins) all_scalar = all_scalar && v.defined() && rank0_.count(v.id);

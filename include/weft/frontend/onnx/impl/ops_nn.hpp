@@ -11,6 +11,7 @@ namespace weft::onnx::detail {
 inline std::vector<Value> convert_gemm(Ctx& c) {
     Value a = c.in(0), b = c.in(1);
     if (c.rank(a) != 2 || c.rank(b) != 2) malformed("A and B must be matrices");
+    c.ignore({"broadcast"});  // opsets < 7: C broadcasts where it says so; numpy rules are a superset
     if (c.i("transA", 0)) a = c.add("transpose", {a}, {{"perm", std::vector<int64_t>{1, 0}}});
     double alpha = c.f("alpha", 1.0), beta = c.f("beta", 1.0);
     bool more = alpha != 1.0 || (c.has(2) && beta != 0.0);
@@ -304,6 +305,7 @@ inline std::vector<Value> convert_global_pool(Ctx& c, bool is_max) {
 inline std::vector<Value> convert_batch_norm(Ctx& c) {
     if (c.i("training_mode", 0)) unsupported("BatchNormalization in training mode");
     if (c.opset < 9 && c.i("spatial", 1) == 0) unsupported("BatchNormalization with spatial = 0");
+    c.ignore({"momentum", "is_test"});  // training's; inference normalizes with the given statistics
     std::vector<Value> r{c.g.batch_norm(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.f("epsilon", 1e-5), c.out())};
     r.resize(size_t(std::max(1, c.node.output_size())));
     return r;

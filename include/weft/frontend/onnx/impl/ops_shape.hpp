@@ -154,8 +154,11 @@ inline std::vector<Value> convert_concat(Ctx& c) {
     for (size_t k = 0; k < c.n_in(); ++k)
         if (!c.is_empty(k)) xs.push_back(c.in(k));  // empty constants add nothing
     if (xs.empty()) malformed("Concat needs at least one non-empty input");
-    if (xs.size() == 1) return {reshape(c, xs[0], c.shape(xs[0]), c.out())};
     int64_t axis = c.opset < 4 ? c.i("axis", 1) : c.i("axis");
+    if (xs.size() == 1) {
+        norm_axis(axis, c.rank(xs[0]));
+        return {reshape(c, xs[0], c.shape(xs[0]), c.out())};
+    }
     return {c.g.concat(xs, axis, c.out())};
 }
 
@@ -236,6 +239,10 @@ inline std::vector<Value> convert_shape(Ctx& c) {
 
 inline std::vector<Value> convert_identity(Ctx& c) {
     std::vector<Value> r{c.in(0)};
+    if (c.node.op_type() == "Dropout") {  // the identity in inference: ratio and seed change nothing
+        c.ignore({"ratio", "seed", "is_test"});
+        c.ignore_input(1);
+    }
     if (c.node.op_type() == "Dropout" && c.opset >= 12 && c.has(2) &&
         c.const_ints(2, "training_mode").at(0) != 0)
         unsupported("Dropout in training mode");
