@@ -63,6 +63,7 @@ inline double element(const BufferRef& b, int64_t i) {
     if (t == f64) return static_cast<const double*>(p)[i];
     if (t == i32) return static_cast<const int32_t*>(p)[i];
     if (t == i64) return double(static_cast<const int64_t*>(p)[i]);
+    if (t == DataType::uint(8)) return static_cast<const uint8_t*>(p)[i];
     if (t == DataType::bool_()) return static_cast<const bool*>(p)[i] ? 1 : 0;
     FAIL("unexpected dtype ", t.str());
     return 0;

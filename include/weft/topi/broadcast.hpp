@@ -25,6 +25,7 @@ Tensor sub(Expr a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, Expr b);
 Tensor mul(Expr a, const Tensor& b);
+// Integers divide toward zero (C, ONNX); x / 0 is 0 and the minimum / -1 wraps: no trap.
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, Expr b);
 Tensor div(Expr a, const Tensor& b);
@@ -52,7 +53,7 @@ Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);
 // The remainder of a / b, broadcast. `fmod` false: the sign of b, a - floor(a / b) * b
-// (Python's %; integers only); true: the sign of a, C's fmod (integers and floats). An
+// (Python's %); true: the sign of a, C's fmod. Integers and floats alike. An
 // integer remainder by 0 is 0 (not undefined behaviour).
 Tensor mod(const Tensor& a, const Tensor& b, bool fmod = false);
 

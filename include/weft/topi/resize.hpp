@@ -11,7 +11,8 @@ namespace weft::topi {
 struct ResizeParams {
     // "nearest", "linear" (N-linear over the resized dimensions) or "cubic".
     std::string mode = "nearest";
-    // How an output index maps to an input coordinate: "half_pixel", "pytorch_half_pixel",
+    // How an output index maps to an input coordinate: "half_pixel", "half_pixel_symmetric"
+    // (opset 19: the input's centre on the output's where the size was rounded), "pytorch_half_pixel",
     // "align_corners", "asymmetric", "tf_half_pixel_for_nearest" (opset 11's
     // "tf_half_pixel_for_nn"), "tf_crop_and_resize".
     std::string coordinate_transformation_mode = "half_pixel";

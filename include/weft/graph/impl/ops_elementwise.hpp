@@ -29,8 +29,6 @@ inline TensorType infer_logic(const std::vector<TensorType>& in, const Attrs& a)
 inline TensorType infer_mod(const std::vector<TensorType>& in, const Attrs& a) {
     TensorType t = infer_broadcast(in, a);
     WEFT_CHECK(!t.dtype.is_bool(), "mod needs numbers, got bool");
-    WEFT_CHECK(a.get_int("fmod", 0) != 0 || !t.dtype.is_float(), "a float mod needs fmod = 1 (got ", t.dtype.str(),
-               " with fmod = 0)");
     return t;
 }
 

@@ -396,6 +396,9 @@ inline void register_nn_ops() {
     register_op({.name = "max", .pattern = P::CommReduce, .infer = infer_reduce,
                  .compute = compute_reduce<topi::max>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
+    register_op({.name = "min", .pattern = P::CommReduce, .infer = infer_reduce,
+                 .compute = compute_reduce<topi::min>, .schedule = schedule_template<topi::schedule_reduce>,
+                 .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});
 }
 
 }  // namespace weft::graph::ops

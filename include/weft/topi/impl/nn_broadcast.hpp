@@ -48,7 +48,12 @@ Tensor with_scalar(const Tensor& a, const Expr& scalar, bool scalar_first, const
 Expr add_e(Expr x, Expr y) { return x + y; }
 Expr sub_e(Expr x, Expr y) { return x - y; }
 Expr mul_e(Expr x, Expr y) { return x * y; }
-Expr div_e(Expr x, Expr y) { return x / y; }
+// Integers divide as C does (toward zero, ONNX's Div); codegen guards truncdiv: x / 0 is 0
+// and the minimum / -1 wraps, no trap.
+Expr div_e(Expr x, Expr y) {
+    Expr q = x / y;  // the operands' common type (a weak constant takes the tensor's)
+    return q.type().is_integer() ? ir::truncdiv(x, y) : q;
+}
 Expr pow_e(Expr x, Expr y) { return ir::pow(x, y); }
 Expr max_e(Expr x, Expr y) { return ir::max(x, y); }
 Expr min_e(Expr x, Expr y) { return ir::min(x, y); }
@@ -133,13 +138,18 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
     nn_detail::check_defined(a, "mod", "first");
     const DataType t = a.dtype();
     WEFT_CHECK(!t.is_bool(), "mod: '", a.name(), "' is a bool tensor; it needs numbers");
-    WEFT_CHECK(fmod || !t.is_float(), "mod: '", a.name(), "' has dtype ", t.str(),
-               "; a float remainder takes the sign of the dividend (fmod = true)");
     Expr zero = ir::make_zero(t);
     return broadcast_binary(
         a, b,
         [&](Expr x, Expr y) -> Expr {
-            if (t.is_float()) return ir::fmod(x, y);
+            if (t.is_float()) {
+                Expr r = ir::fmod(x, y);
+                if (fmod) return r;
+                // Python's float %: fmod moved into the divisor's sign, a zero signed like it
+                // (an infinite divisor of the other sign gives the divisor, as ONNX says).
+                Expr moved = ir::select(r != zero && ((r < zero) != (y < zero)), r + y, r);
+                return ir::select(moved == zero, ir::select(y < zero, ir::make_const(t, -0.0), zero), moved);
+            }
             // The divisor 0 replaced by 1 inside (no trap), the result 0 there.
             Expr safe = ir::select(y == zero, ir::make_one(t), y);
             return ir::select(y == zero, zero, fmod ? ir::truncmod(x, safe) : x % safe);

@@ -16,11 +16,16 @@ inline Expr f(double v) { return ir::make_const(f64, v); }
 inline Expr index_clamp(Expr i, int64_t n) { return ir::min(ir::max(i, ir::make_int(0, i64)), ir::make_int(n - 1, i64)); }
 
 // The input coordinate (float64) of output index o along a dimension resized n -> m, m being
-// n * scale before rounding (as ONNX's reference computes align_corners' and the crop's).
-inline Expr source_coordinate(Expr o, int64_t n, double m, double scale, double start, double end,
+// n * scale before rounding (as ONNX's reference computes align_corners' and the crop's) and
+// m_int the output's extent.
+inline Expr source_coordinate(Expr o, int64_t n, double m, int64_t m_int, double scale, double start, double end,
                               const std::string& mode) {
     Expr x = ir::cast(f64, o);
     if (mode == "half_pixel") return (x + f(0.5)) / f(scale) - f(0.5);
+    if (mode == "half_pixel_symmetric") {  // the centre of the input on the centre of the output
+        const double offset = double(n) / 2 * (1 - double(m_int) / m);
+        return f(offset) + (x + f(0.5)) / f(scale) - f(0.5);
+    }
     if (mode == "pytorch_half_pixel") return m > 1 ? (x + f(0.5)) / f(scale) - f(0.5) : f(0);
     if (mode == "align_corners") return m == 1 ? f(0) : x * f(double(n - 1) / (m - 1));
     if (mode == "asymmetric") return x / f(scale);
@@ -95,11 +100,11 @@ void check_resize_params(const ResizeParams& p) {
     WEFT_CHECK(one_of(p.mode, {"nearest", "linear", "cubic"}), "resize: mode '", p.mode,
                "' is none of nearest, linear, cubic");
     WEFT_CHECK(one_of(p.coordinate_transformation_mode,
-                      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nearest",
-                       "tf_half_pixel_for_nn", "tf_crop_and_resize"}),
+                      {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                       "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn", "tf_crop_and_resize"}),
                "resize: coordinate_transformation_mode '", p.coordinate_transformation_mode,
-               "' is none of half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nearest, "
-               "tf_crop_and_resize");
+               "' is none of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
+               "tf_half_pixel_for_nearest, tf_crop_and_resize");
     WEFT_CHECK(one_of(p.nearest_mode, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}),
                "resize: nearest_mode '", p.nearest_mode, "' is none of round_prefer_floor, round_prefer_ceil, floor, ceil");
     WEFT_CHECK(std::isfinite(p.cubic_coeff_a) && std::isfinite(p.extrapolation_value),
@@ -138,7 +143,7 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                 const double scale = p.scales.empty() ? double(out_shape[d]) / double(in[d]) : p.scales[d];
                 const double start = d < p.roi_start.size() ? p.roi_start[d] : 0.0;
                 const double end = d < p.roi_end.size() ? p.roi_end[d] : 1.0;
-                Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, scale, start, end,
+                Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, out_shape[d], scale, start, end,
                                            p.coordinate_transformation_mode);
                 if (crop) {
                     Expr out_d = c < f(0) || c > f(double(in[d] - 1));

@@ -131,6 +131,7 @@ struct Ctx {
         return "";
     }
     Value in(size_t k) const {
+        if (is_empty(k)) unsupported("input " + std::to_string(k) + " is an empty tensor (weft's tensors have no empty dimensions)");
         if (!has(k)) malformed("input " + std::to_string(k) + " is required but missing");
         return ins[k];
     }

@@ -189,10 +189,52 @@ inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
         a.set("coordinate_transformation_mode", std::string("asymmetric"));
         a.set("nearest_mode", std::string("floor"));
     }
+    // Opset 18: scales, sizes and roi for `axes` only (the others keep their extent).
+    std::vector<int64_t> axes;
+    if (!upsample && c.opset >= 18) axes = c.ints("axes");
+    for (int64_t& d : axes) d = norm_axis(d, int64_t(r));
+    if (!axes.empty()) {
+        auto spread = [&](auto& v, auto keep, const char* what) {
+            if (v.empty()) return;
+            if (v.size() != axes.size()) malformed(std::string(what) + " has " + std::to_string(v.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+            std::decay_t<decltype(v)> full(r);
+            for (size_t d = 0; d < r; ++d) full[d] = keep(d);
+            for (size_t k = 0; k < axes.size(); ++k) full[size_t(axes[k])] = v[k];
+            v = full;
+        };
+        spread(scales, [](size_t) { return 1.0; }, "scales");
+        spread(sizes, [&](size_t d) { return in[d]; }, "sizes");
+        if (!roi.empty()) {
+            if (roi.size() != 2 * axes.size()) malformed("roi has " + std::to_string(roi.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+            std::vector<double> full(2 * r);
+            for (size_t d = 0; d < r; ++d) full[d] = 0, full[r + d] = 1;
+            for (size_t k = 0; k < axes.size(); ++k) {
+                full[size_t(axes[k])] = roi[k];
+                full[r + size_t(axes[k])] = roi[axes.size() + k];
+            }
+            roi = full;
+        }
+    }
     if (!sizes.empty()) {
         if (sizes.size() != r) malformed("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
         scales.clear();
         for (size_t d = 0; d < r; ++d) scales.push_back(double(sizes[d]) / double(in[d]));
+        const std::string policy = c.opset >= 18 ? c.s("keep_aspect_ratio_policy", "stretch") : "stretch";
+        if (policy == "not_larger" || policy == "not_smaller") {
+            // One scale for the resized axes (the smallest or largest), sizes rounded half up.
+            std::vector<size_t> moved;
+            for (size_t d = 0; d < r; ++d)
+                if (axes.empty() || std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end()) moved.push_back(d);
+            double s = scales[moved[0]];
+            for (size_t d : moved) s = policy == "not_larger" ? std::min(s, scales[d]) : std::max(s, scales[d]);
+            for (size_t d : moved) {
+                scales[d] = s;
+                sizes[d] = int64_t(s * double(in[d]) + 0.5);
+                if (sizes[d] < 1) unsupported("a Resize to an empty dimension: weft's tensors have no empty dimensions");
+            }
+        } else if (policy != "stretch") {
+            malformed("keep_aspect_ratio_policy '" + policy + "' is none of stretch, not_larger, not_smaller");
+        }
     } else {
         if (scales.size() != r) malformed("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
         for (size_t d = 0; d < r; ++d) {

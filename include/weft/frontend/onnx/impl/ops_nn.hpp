@@ -70,6 +70,7 @@ inline std::vector<Value> convert_matmul(Ctx& c) {
         };
         y = c.add("batch_matmul", {batched(a, ba, M, K), batched(b, bb, K, N)});
     }
+    if (out.empty()) return {c.mark_scalar(reshape(c, y, {1}, c.out()))};  // vector . vector
     return {reshape(c, y, out, c.out())};
 }
 
@@ -403,15 +404,11 @@ inline std::vector<Value> reduce(Ctx& c, const char* op, Value x, bool axes_from
 }
 
 inline Converter reduction(const char* op, int axes_input_since, int kind = 0) {
-    // kind: 0 plain, 1 min (-max(-x)), 2 sum of squares, 3 L2, 4 L1, 5 log-sum, 6 log-sum-exp
+    // kind: 0 plain, 2 sum of squares, 3 L2, 4 L1, 5 log-sum, 6 log-sum-exp
     return [=](Ctx& c) -> std::vector<Value> {
         bool from_input = c.opset >= axes_input_since;
         std::function<Value(Value)> pre, post;
         switch (kind) {
-            case 1:
-                pre = [&c](Value v) { return neg(c, v); };
-                post = [&c](Value v) { return neg(c, v); };
-                break;
             case 2: pre = [&c](Value v) { return c.add("mul", {v, v}); }; break;
             case 3:
                 pre = [&c](Value v) { return c.add("mul", {v, v}); };

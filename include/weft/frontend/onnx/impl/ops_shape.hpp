@@ -58,6 +58,13 @@ inline std::vector<Value> convert_split(Ctx& c) {
     std::vector<int64_t> sizes = c.opset >= 13 ? (c.has(1) ? c.const_ints(1, "split") : std::vector<int64_t>{})
                                                : c.ints("split");
     int64_t n = c.node.output_size(), extent = c.shape(x)[size_t(axis)];
+    if (sizes.empty() && c.opset >= 18 && c.has_attr("num_outputs")) {
+        // num_outputs pieces of ceil(extent / n), the last one what is left.
+        if (c.i("num_outputs") != n)
+            malformed("num_outputs " + std::to_string(c.i("num_outputs")) + " but " + std::to_string(n) + " outputs");
+        const int64_t piece = n > 0 ? (extent + n - 1) / n : 0;
+        for (int64_t k = 0; k < n; ++k) sizes.push_back(std::min(piece, extent - k * piece));
+    }
     if (sizes.empty()) {
         if (n <= 0 || extent % n) malformed("cannot split " + std::to_string(extent) + " into " + std::to_string(n) + " equal parts");
         sizes.assign(size_t(n), extent / n);
@@ -232,8 +239,8 @@ inline std::vector<Value> convert_shape(Ctx& c) {
     if (end < 0) end += r;
     start = std::clamp<int64_t>(start, 0, r);
     end = std::clamp<int64_t>(end, start, r);
+    if (c.is_scalar(c.in(0)) || start >= end) unsupported("a Shape with no entries (weft's tensors cannot be empty)");
     std::vector<int64_t> v(s.begin() + start, s.begin() + end);
-    if (c.is_scalar(c.in(0))) unsupported("Shape of a scalar (an empty shape)");
     return {c.named_constant(0, int64_buffer(v, {int64_t(v.size())}))};
 }
 
