@@ -1,10 +1,11 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_quantize.hpp, ops_rnn.hpp and
+// live in ops_attention.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_quantize.hpp, ops_rnn.hpp and
 // ops_shape.hpp; this file is their table.
 #pragma once
 #include <map>
 
+#include "weft/frontend/onnx/impl/ops_attention.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
@@ -148,6 +149,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["QuantizeLinear"] = {fn(convert_quantize_linear), 10};
     t["DequantizeLinear"] = {fn(convert_dequantize_linear), 10};
     t["DynamicQuantizeLinear"] = {fn(convert_dynamic_quantize_linear), 11};
+    t["Attention"] = {fn(convert_attention), 23};
     t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
         std::vector<Value> in;
         for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));

@@ -31,8 +31,9 @@ inline std::vector<Value> convert_gemm(Ctx& c) {
     return {y};
 }
 
-inline std::vector<Value> convert_matmul(Ctx& c) {
-    Value a = c.in(0), b = c.in(1);
+// numpy's matmul of a and b (batch dimensions broadcast, 1-D operands as vectors), named
+// `name`; a vector . vector result is a scalar.
+inline Value matmul_of(Ctx& c, Value a, Value b, const std::string& name) {
     std::vector<int64_t> sa = c.shape(a), sb = c.shape(b);
     if (sa.empty() || sb.empty()) malformed("MatMul's operands must have at least one dimension");
     bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
@@ -70,9 +71,11 @@ inline std::vector<Value> convert_matmul(Ctx& c) {
         };
         y = c.add("batch_matmul", {batched(a, ba, M, K), batched(b, bb, K, N)});
     }
-    if (out.empty()) return {c.mark_scalar(reshape(c, y, {1}, c.out()))};  // vector . vector
-    return {reshape(c, y, out, c.out())};
+    if (out.empty()) return c.mark_scalar(reshape(c, y, {1}, name));  // vector . vector
+    return reshape(c, y, out, name);
 }
+
+inline std::vector<Value> convert_matmul(Ctx& c) { return {matmul_of(c, c.in(0), c.in(1), c.out())}; }
 
 // ---- convolution and pooling ------------------------------------------------------------------
 

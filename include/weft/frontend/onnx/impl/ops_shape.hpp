@@ -141,7 +141,20 @@ inline std::vector<Value> convert_pad(Ctx& c) {
     } else {
         pads = c.const_ints(1, "pads");
         if (c.has(2)) value = c.const_floats(2, "constant_value").at(0);
-        if (c.has(3)) unsupported("Pad with an axes input");
+        if (c.has(3)) {  // opset 18: pads for these axes only
+            const int64_t r = c.rank(x);
+            std::vector<int64_t> axes = c.const_ints(3, "axes");
+            if (pads.size() != 2 * axes.size())
+                malformed(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes; it needs " +
+                          std::to_string(2 * axes.size()));
+            std::vector<int64_t> full(size_t(2 * r), 0);
+            for (size_t k = 0; k < axes.size(); ++k) {
+                const int64_t d = norm_axis(axes[k], r);
+                full[size_t(d)] = pads[k];
+                full[size_t(r + d)] = pads[axes.size() + k];
+            }
+            pads = full;
+        }
     }
     if (mode != "constant") {
         const std::vector<int64_t> s = c.shape(x);

@@ -1,0 +1,173 @@
+// The ONNX importer's Attention (opsets 23-25) as graph nodes: scaled dot-product attention
+// with an additive or boolean mask, causal and sliding-window masks, a key/value cache
+// (past_key / past_value, or nonpad_kv_seqlen), grouped-query heads and softcap; every output
+// (Y, present_key, present_value, qk_matmul_output in modes 0-3).
+#pragma once
+#include <limits>
+
+#include "weft/frontend/onnx/impl/ops_nn.hpp"
+
+namespace weft::onnx::detail {
+
+namespace attention_detail {
+
+const double kNegInf = -std::numeric_limits<double>::infinity();
+
+// [B, S, H * D] as [B, H, S, D] (the 3-D form names the head count).
+inline Value heads_first(Ctx& c, Value x, int64_t heads, const char* what) {
+    const std::vector<int64_t> s = c.shape(x);
+    if (heads <= 0 || s[2] % heads)
+        malformed(std::string(what) + " has hidden size " + std::to_string(s[2]) + ", which " + std::to_string(heads) +
+                  " heads do not divide");
+    Value r = reshape(c, x, {s[0], s[1], heads, s[2] / heads});
+    return c.g.transpose(r, {0, 2, 1, 3}, c.fresh(std::string(what) + "_heads"));
+}
+
+// 0 where `allowed`, -inf elsewhere, in dtype t.
+inline Value bias_of(Ctx& c, Value allowed, DataType t) {
+    return c.g.where(allowed, c.scalar(0, t, "zero"), c.scalar(kNegInf, t, "minus_inf"), c.fresh("bias"));
+}
+
+// The keys query i may see, j <= i + offset (causal) or within the window around i + offset,
+// as a bool [q, kv] (or [B, 1, q, kv] when the offset is per batch: a [B] int64 value).
+inline Value position_mask(Ctx& c, int64_t q, int64_t kv, int64_t offset, std::optional<Value> batch_offset,
+                           bool causal, int64_t left, int64_t right) {
+    const DataType i64 = DataType::int_(64);
+    std::vector<int64_t> is, js;
+    for (int64_t i = 0; i < q; ++i) is.push_back(i + offset);
+    for (int64_t j = 0; j < kv; ++j) js.push_back(j);
+    Value i_pos = c.constant(int64_buffer(is, {q, 1}), "query_position");
+    Value j_pos = c.constant(int64_buffer(js, {1, kv}), "key_position");
+    if (batch_offset) i_pos = c.add("add", {i_pos, reshape(c, *batch_offset, {c.shape(*batch_offset)[0], 1, 1, 1})});
+    Value diff = c.add("sub", {i_pos, j_pos});  // how far key j lies behind the query
+    Value zero = c.scalar(0, i64, "zero");
+    std::optional<Value> ok;
+    auto both = [&](Value v) { ok = ok ? c.add("logical_and", {*ok, v}) : v; };
+    if (causal) both(c.add("greater_equal", {diff, zero}));
+    if (left >= 0) both(c.add("less_equal", {diff, c.scalar(double(left), i64, "left_window")}));
+    if (right >= 0) both(c.add("greater_equal", {diff, c.scalar(double(-right), i64, "right_window")}));
+    return *ok;
+}
+
+}  // namespace attention_detail
+
+inline std::vector<Value> convert_attention(Ctx& c) {
+    using namespace attention_detail;
+    Value q = c.in(0), k = c.in(1), v = c.in(2);
+    const DataType t = c.dtype(q), i64 = DataType::int_(64);
+    if (!t.is_float()) malformed("Q must be floating point, got " + t.str());
+    if (c.dtype(k) != t || c.dtype(v) != t) malformed("Q, K and V must have one dtype");
+    const int64_t rank = c.rank(q);
+    if (rank != 3 && rank != 4) malformed("Q must be 3-D or 4-D, got " + graph::shape_str(c.shape(q)));
+    if (c.rank(k) != rank || c.rank(v) != rank) malformed("Q, K and V must have one rank");
+    if (rank == 3) {
+        q = heads_first(c, q, c.i("q_num_heads"), "Q");
+        k = heads_first(c, k, c.i("kv_num_heads"), "K");
+        v = heads_first(c, v, c.i("kv_num_heads"), "V");
+    } else {
+        c.ignore({"q_num_heads", "kv_num_heads"});
+    }
+    const int64_t batch = c.shape(q)[0], heads = c.shape(q)[1], seq_q = c.shape(q)[2], head_size = c.shape(q)[3];
+    // Q and K each scaled by sqrt(scale), as ONNX's function does.
+    const double scale = c.has_attr("scale") ? c.f("scale", 1.0) : 1.0 / std::sqrt(double(head_size));
+    const double root_v = std::sqrt(scale);  // rounded to Q's type first, as ONNX's function casts it
+    Value root = c.scalar(t.bits == 32 ? double(float(root_v)) : root_v, t, "scale_root");
+    q = c.add("mul", {q, root});
+
+    // The cache: past keys and values before the new ones.
+    const bool has_past = c.has(4) || c.has(5);
+    if (has_past && !(c.has(4) && c.has(5))) malformed("past_key and past_value go together");
+    const int64_t past = has_past ? c.shape(c.in(4))[2] : 0;
+    if (has_past) {
+        k = c.g.concat({c.in(4), k}, 2, c.out(1));
+        v = c.g.concat({c.in(5), v}, 2, c.out(2));
+    }
+    std::vector<Value> outs{Value{}, k, v, Value{}};
+    const int64_t seq_kv = c.shape(k)[2];
+    std::optional<Value> nonpad;  // [B] int64: keys valid per batch (an external cache)
+    if (c.has(6)) {
+        if (has_past) malformed("nonpad_kv_seqlen and a past cache do not go together");
+        nonpad = c.dtype(c.in(6)) == i64 ? c.in(6) : c.g.cast(c.in(6), i64, c.fresh("nonpad64"));
+    }
+
+    // The additive bias: the mask (padded to every key), then causal and window masks.
+    std::optional<Value> bias;
+    if (c.has(3)) {
+        Value m = c.in(3);
+        const int64_t mr = c.rank(m), short_by = seq_kv - c.shape(m).back();
+        if (short_by < 0) malformed("attn_mask covers more keys than there are");
+        if (short_by > 0) {
+            std::vector<int64_t> pads(size_t(2 * mr), 0);
+            pads.back() = short_by;
+            m = c.add("pad", {m}, {{"pads", pads}, {"value", c.dtype(m).is_bool() ? 0.0 : kNegInf}});
+        }
+        bias = c.dtype(m).is_bool() ? bias_of(c, m, t) : m;
+    }
+    const bool causal = c.i("is_causal", 0) != 0;
+    const int64_t left = c.i("left_window_size", -1), right = c.i("right_window_size", -1);
+    if (left < -1 || right < -1) malformed("a window size must be -1 or at least 0");
+    if (causal || left >= 0 || right >= 0) {
+        std::optional<Value> offset;
+        if (nonpad) offset = c.add("sub", {*nonpad, c.scalar(double(seq_q), i64, "seq_q")});
+        Value allowed = position_mask(c, seq_q, seq_kv, past, offset, causal, left, right);
+        Value b = bias_of(c, allowed, t);
+        bias = bias ? c.add("add", {*bias, b}) : b;
+    }
+    if (nonpad) {  // keys past each batch's length
+        std::vector<int64_t> js;
+        for (int64_t j = 0; j < seq_kv; ++j) js.push_back(j);
+        Value j_pos = c.constant(int64_buffer(js, {1, 1, 1, seq_kv}), "key_position");
+        Value valid = c.add("less", {j_pos, reshape(c, *nonpad, {batch, 1, 1, 1})});
+        Value b = bias_of(c, valid, t);
+        bias = bias ? c.add("add", {*bias, b}) : b;
+    }
+
+    // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
+    const int64_t kv_heads = c.shape(k)[1];
+    if (kv_heads != heads) {
+        if (kv_heads <= 0 || heads % kv_heads || c.shape(v)[1] != kv_heads)
+            malformed(std::to_string(heads) + " query heads for " + std::to_string(kv_heads) + " key/value heads");
+        auto repeat = [&](Value x) {
+            std::vector<int64_t> s = c.shape(x), wide = s;
+            wide.insert(wide.begin() + 2, heads / kv_heads);
+            Value u = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+            return reshape(c, expand_to(c, u, wide), {s[0], heads, s[2], s[3]});
+        };
+        k = repeat(k);
+        v = repeat(v);
+    }
+
+    Value kt = c.g.transpose(c.add("mul", {k, root}), {0, 1, 3, 2}, c.fresh("k_t"));
+    Value qk = matmul_of(c, q, kt, c.fresh("qk"));
+    if (const double cap = c.f("softcap", 0.0); cap > 0) {
+        Value capv = c.scalar(cap, t, "softcap");
+        qk = c.add("mul", {c.add("tanh", {c.add("div", {qk, capv})}), capv});
+    }
+    Value scores = bias ? c.add("add", {qk, *bias}) : qk;
+    const int64_t mode = c.i("qk_matmul_output_mode", 0);
+    if (mode < 0 || mode > 3) malformed("qk_matmul_output_mode " + std::to_string(mode) + " is none of 0 to 3");
+    c.ignore({"softmax_precision"});  // weft's softmax computes in the input's type, float32 at least
+    Value p = c.g.softmax(scores, -1, c.fresh("probabilities"));
+    if (bias) {  // a query that may see no key: zeros (its softmax would be NaN)
+        Value top = c.add("max", {*bias}, {{"axes", std::vector<int64_t>{c.rank(*bias) - 1}}, {"keepdims", int64_t(1)}});
+        Value none = c.add("equal", {top, c.scalar(kNegInf, t, "minus_inf")});
+        p = c.g.where(none, c.scalar(0, t, "zero"), p, c.fresh("probabilities_guarded"));
+    }
+    Value y = matmul_of(c, p, v, rank == 3 ? c.fresh("y_heads") : c.out(0));
+    if (rank == 3) {
+        Value yt = c.g.transpose(y, {0, 2, 1, 3}, c.fresh("y_t"));
+        y = reshape(c, yt, {batch, seq_q, heads * c.shape(v)[3]}, c.out(0));
+    }
+    outs[0] = y;
+    if (c.node.output_size() > 3 && !c.node.output(3).empty()) {
+        Value qk_out = mode == 3 ? p : mode == 2 ? scores : qk;
+        outs[3] = reshape(c, qk_out, c.shape(qk_out), c.out(3));
+    }
+    if (!has_past) {  // present_key / present_value: the keys and values as given (4-D)
+        if (c.node.output_size() > 1 && !c.node.output(1).empty()) outs[1] = reshape(c, outs[1], c.shape(outs[1]), c.out(1));
+        if (c.node.output_size() > 2 && !c.node.output(2).empty()) outs[2] = reshape(c, outs[2], c.shape(outs[2]), c.out(2));
+    }
+    return outs;
+}
+
+}  // namespace weft::onnx::detail
