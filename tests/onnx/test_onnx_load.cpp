@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "onnx/onnx_model.hpp"
 
@@ -421,4 +422,109 @@ TEST_CASE("onnx: BitShift left and right on uint8, shifts past the width give 0"
             CHECK(unsigned(y.data()[i]) == want);
         }
     }
+}
+
+namespace {
+
+// IEEE half and bfloat16 from and to float, rounding to nearest even (the test's own, for
+// its reference: independent of the LLVM casts weft compiles).
+uint16_t to_half(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const uint32_t sign = (u >> 16) & 0x8000;
+    const int e = int((u >> 23) & 255) - 127 + 15;
+    uint32_t m = u & 0x7FFFFF;
+    if (e >= 31) return uint16_t(sign | 0x7C00);
+    if (e <= 0) {  // subnormal
+        if (e < -10) return uint16_t(sign);
+        m |= 0x800000;
+        const int shift = 14 - e;
+        uint32_t r = m >> shift, rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (r & 1))) ++r;
+        return uint16_t(sign | r);
+    }
+    uint32_t r = (uint32_t(e) << 10) | (m >> 13), rest = m & 0x1FFF;
+    if (rest > 0x1000 || (rest == 0x1000 && (r & 1))) ++r;
+    return uint16_t(sign | r);
+}
+float from_half(uint16_t h) {
+    const uint32_t e = (h >> 10) & 31, m = h & 1023;
+    if (e == 31) return (h & 0x8000 ? -1.f : 1.f) * (m ? std::nanf("") : INFINITY);
+    float f = e == 0 ? std::ldexp(float(m), -24) : std::ldexp(float(m | 1024), int(e) - 25);
+    return (h & 0x8000) ? -f : f;
+}
+uint16_t to_bfloat(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+float from_bfloat(uint16_t b) {
+    uint32_t u = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: float16 and bfloat16 models compute in float32 and round at their outputs and casts") {
+    for (int elem : {int(pb::TensorProto::FLOAT16), int(pb::TensorProto::BFLOAT16)}) {
+        const bool bf = elem == pb::TensorProto::BFLOAT16;
+        CAPTURE(bf);
+        auto narrow = [&](float f) { return bf ? to_bfloat(f) : to_half(f); };
+        auto widen = [&](uint16_t h) { return bf ? from_bfloat(h) : from_half(h); };
+        // y = tanh(x * w + 1) in the 16-bit type, w an initializer of that type; z = Cast(y, float).
+        Model m(17);
+        m.input("x", {2, 5}, elem);
+        auto* w = m.g->add_initializer();
+        w->set_name("w");
+        w->set_data_type(elem);
+        w->add_dims(5);
+        Buffer<float> wv = rnd({5}, 31);
+        for (float v : wv) w->add_int32_data(narrow(v));
+        auto* one = m.g->add_initializer();
+        one->set_name("one");
+        one->set_data_type(elem);
+        one->add_int32_data(narrow(1.f));
+        m.node("Mul", {"x", "w"}, {"xw"});
+        m.node("Add", {"xw", "one"}, {"s"});
+        m.node("Tanh", {"s"}, {"y"});
+        set_int(m.node("Cast", {"y"}, {"z"}), "to", pb::TensorProto::FLOAT);
+        m.output("y", elem);
+        m.output("z");
+        graph::Graph g = m.load();
+        const DataType t = bf ? DataType(DataType::Code::BFloat, 16) : DataType::float_(16);
+        BufferRef x = BufferRef::allocate(t, {2, 5});
+        Buffer<float> xv = rnd({2, 5}, 32);
+        for (int64_t i = 0; i < 10; ++i) static_cast<uint16_t*>(x.data())[i] = narrow(xv.data()[i]);
+        graph::Module mod = graph::build(g);
+        mod.set_input("x", x);
+        mod.run();
+        const BufferRef& y = mod.get_output("y");
+        REQUIRE(y.dtype() == t);
+        Buffer<float> z(mod.get_output("z"));
+        for (int64_t i = 0; i < 10; ++i) {
+            const float xi = widen(narrow(xv.data()[i])), wi = widen(narrow(wv.data()[i % 5]));
+            const float want = widen(narrow(std::tanh(xi * wi + 1.f)));  // float32 inside, one rounding
+            const float got = widen(static_cast<const uint16_t*>(y.data())[i]);
+            CHECK(std::abs(got - want) <= (bf ? 8e-3f : 1e-3f) * (1 + std::abs(want)));
+            CHECK(z.data()[i] == got);  // Cast to float is exact
+        }
+    }
+}
+
+TEST_CASE("onnx: float16 values are rounded once to float16 by a Cast, then computed in float32") {
+    // Cast(x: float -> float16) -> Cast(-> float): the rounding must happen, not be skipped.
+    Model m(13);
+    m.input("x", {8});
+    set_int(m.node("Cast", {"x"}, {"h"}), "to", pb::TensorProto::FLOAT16);
+    set_int(m.node("Cast", {"h"}, {"y"}), "to", pb::TensorProto::FLOAT);
+    m.output("y");
+    Buffer<float> x = rnd({8}, 33);
+    x.data()[0] = 1.0f + 1.0f / 4096;  // halfway between two halves: to even (1.0)
+    x.data()[1] = 70000.f;             // past the largest half: inf
+    Buffer<float> y = run(m.load(), {x})[0];
+    for (int64_t i = 0; i < 8; ++i) CHECK(y.data()[i] == from_half(to_half(x.data()[i])));
+    CHECK(y.data()[0] == 1.0f);
+    CHECK(std::isinf(y.data()[1]));
 }

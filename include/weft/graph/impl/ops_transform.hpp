@@ -26,7 +26,7 @@ inline DataType cast_dtype(const Attrs& a) {
     } catch (const std::exception&) {
         ::weft::detail::throw_user_error("attribute 'dtype' is \"" + name + "\", not a dtype (float32, int64, bool, ...)");
     }
-    WEFT_CHECK(t.lanes == 1 && !t.is_handle() && t.code != DataType::Code::BFloat, "attribute 'dtype' is \"", name,
+    WEFT_CHECK(t.lanes == 1 && !t.is_handle() && (!t.is_bfloat() || t.bits == 16), "attribute 'dtype' is \"", name,
                "\"; cast needs a scalar number or bool type");
     return t;
 }

@@ -45,6 +45,8 @@ private:
     llvm::Value* emit_if_then_else(const ir::Call* op);
     llvm::Value* emit_extern_call(const ir::Call* op);
     llvm::Value* emit_cast(DataType from, DataType to, llvm::Value* v);
+    llvm::Value* bfloat_to_float(llvm::Value* v, int lanes);
+    llvm::Value* float_to_bfloat(llvm::Value* v, int lanes);
 
     // ---- memory (emit_memory.hpp) ----
     llvm::Value* buffer(const ir::Var& buffer_var);

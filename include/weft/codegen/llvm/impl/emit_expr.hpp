@@ -245,6 +245,11 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::Cast* op) { return emit_cast(op
 inline llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Value* v) {
     llvm::Type* target = type_of(to);
     if (from == to) return v;
+    // bfloat16 goes through float32 by its bits: LLVM would call __truncsfbf2 on CPUs without
+    // AVX512-BF16, which the JIT cannot count on finding.
+    const DataType wide = f32.with_lanes(to.lanes);
+    if (from.is_bfloat()) return emit_cast(wide, to, bfloat_to_float(v, to.lanes));
+    if (to.is_bfloat() && !from.is_handle()) return float_to_bfloat(from == wide ? v : emit_cast(from, wide, v), to.lanes);
     if (to.is_bool()) {  // nonzero is true
         if (from.is_float()) return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
         if (from.is_handle()) return b_.CreateIsNotNull(v);
@@ -260,6 +265,27 @@ inline llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Val
     if (from.is_float()) return to.is_int() ? b_.CreateFPToSI(v, target) : b_.CreateFPToUI(v, target);
     if (to.is_float()) return from.is_int() ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
     return b_.CreateIntCast(v, target, from.is_int());
+}
+
+// A bfloat16 is the high half of a float32.
+inline llvm::Value* CodeGenLLVM::bfloat_to_float(llvm::Value* v, int lanes) {
+    auto vec = [&](llvm::Type* t) { return lanes > 1 ? (llvm::Type*)llvm::FixedVectorType::get(t, unsigned(lanes)) : t; };
+    llvm::Value* bits = b_.CreateBitCast(v, vec(b_.getInt16Ty()));
+    llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits, vec(b_.getInt32Ty())), 16);
+    return b_.CreateBitCast(wide, vec(b_.getFloatTy()));
+}
+
+// float32 to bfloat16 rounded to nearest even; a NaN stays a (quiet) NaN.
+inline llvm::Value* CodeGenLLVM::float_to_bfloat(llvm::Value* v, int lanes) {
+    auto vec = [&](llvm::Type* t) { return lanes > 1 ? (llvm::Type*)llvm::FixedVectorType::get(t, unsigned(lanes)) : t; };
+    llvm::Type* i32 = vec(b_.getInt32Ty());
+    auto k = [&](uint32_t c) { return llvm::ConstantInt::get(i32, c); };
+    llvm::Value* u = b_.CreateBitCast(v, i32);
+    llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(u, 16), k(1));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(u, b_.CreateAdd(k(0x7FFF), lsb)), 16);
+    llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(u, 16), k(0x40));
+    llvm::Value* bits = b_.CreateSelect(b_.CreateFCmpUNO(v, v), quiet, rounded);
+    return b_.CreateBitCast(b_.CreateTrunc(bits, vec(b_.getInt16Ty())), vec(b_.getBFloatTy()));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Call* op) {

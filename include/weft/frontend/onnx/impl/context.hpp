@@ -53,6 +53,9 @@ struct Ctx {
     // one whose meaning it does not implement (an attribute or input a later opset added, say),
     // and the importer refuses the node rather than compute something else (unread_error()).
     mutable std::set<std::string> read_attrs;
+    // The ONNX dtype of each input where the importer computes it in another (float16 and
+    // bfloat16 inputs arrive widened to float32; load.hpp, widen_half_inputs).
+    std::vector<DataType> onnx_dtypes;
     mutable std::vector<char> read_ins;
 
     // ---- attributes -------------------------------------------------------------------

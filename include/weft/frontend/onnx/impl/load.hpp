@@ -198,7 +198,9 @@ private:
                     unsupported("the input '" + in + "' is an output the importer does not compute (" + producer_[in] + ")");
                 c.ins.push_back(v->second);
             }
+            const DataType half = widen_half_inputs(c);
             std::vector<Value> outs = it->second.convert(c);
+            narrow_half_outputs(c, half, outs);
             if (std::string unread = c.unread_error(); !unread.empty()) unsupported(unread);
             // An element-wise result of scalars is a scalar.
             bool all_scalar = !c.ins.empty();
@@ -225,6 +227,50 @@ private:
             throw Error("weft: onnx: " + label + "out of memory");
         } catch (const std::exception& e) {
             throw Error("weft: onnx: " + label + e.what());
+        }
+    }
+
+    // float16 and bfloat16 are computed in float32, as ONNX Runtime does on CPUs: a node's
+    // 16-bit float inputs are widened (returns their type; float32 when there is none) ...
+    DataType widen_half_inputs(Ctx& c) {
+        DataType half = DataType::float_(32);
+        c.onnx_dtypes.resize(c.ins.size());
+        for (size_t k = 0; k < c.ins.size(); ++k) {
+            Value& v = c.ins[k];
+            if (!v.defined()) continue;
+            const DataType t = g_.type(v).dtype;
+            c.onnx_dtypes[k] = t;
+            if (!t.is_float() || t.bits != 16) continue;
+            half = t;
+            auto w = widened_.find(v.id);
+            if (w == widened_.end()) {
+                Value f = g_.cast(v, DataType::float_(32), unique_name(g_.node(v).name + "/float32"));
+                if (rank0_.count(v.id)) rank0_.insert(f.id);
+                w = widened_.emplace(v.id, f).first;
+            }
+            v = w->second;
+        }
+        return half;
+    }
+
+    std::string unique_name(const std::string& base) const {
+        std::string name = base;
+        for (int j = 1; g_.find(name); ++j) name = base + std::to_string(j);
+        return name;
+    }
+
+    // ... and its float32 results narrowed back, except where the node names its result type
+    // (Cast's `to`, CastLike, `dtype`, `output_dtype`).
+    void narrow_half_outputs(Ctx& c, DataType half, std::vector<Value>& outs) {
+        if (half == DataType::float_(32)) return;
+        const std::string& op = c.node.op_type();
+        if (op == "Cast" || op == "CastLike" || c.has_attr("dtype") || c.has_attr("output_dtype")) return;
+        for (size_t k = 0; k < outs.size(); ++k) {
+            Value& v = outs[k];
+            if (!v.defined() || g_.type(v).dtype != DataType::float_(32)) continue;
+            Value n = g_.cast(v, half, unique_name(g_.node(v).name + "/" + half.str()));
+            if (rank0_.count(v.id)) rank0_.insert(n.id);
+            v = n;
         }
     }
 
@@ -273,6 +319,7 @@ private:
     std::map<std::string, Value> values_;
     std::map<std::string, std::string> producer_;  // for outputs not computed: which node
     std::map<int, BufferRef> evaluated_;
+    std::map<int, Value> widened_;            // 16-bit float values as float32 (widen_half_inputs)
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
 };

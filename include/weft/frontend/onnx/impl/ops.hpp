@@ -137,7 +137,9 @@ inline std::map<std::string, OpEntry> make_converters() {
         return {c.g.where(below, c.add("add", {x, c.scalar(bias, t, "bias")}), hi, c.out())};
     }, 9};
     t["CastLike"] = {[](Ctx& c) -> std::vector<Value> {
-        return {c.g.cast(c.in(0), c.dtype(c.in(1)), c.out())};
+        const DataType like = c.onnx_dtypes.size() > 1 && c.has(1) ? c.onnx_dtypes[1] : c.dtype(c.in(1));  // before widening
+        c.ignore({"saturate", "round_mode"});  // float8's
+        return {c.g.cast(c.in(0), like, c.out())};
     }, 15};
     t["Clip"] = {fn(convert_clip)};
     t["Cast"] = {fn(convert_cast)};

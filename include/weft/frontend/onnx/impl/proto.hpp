@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -36,15 +37,22 @@ inline const char* elem_type_name(int t) {
         case pb::TensorProto::COMPLEX64: return "complex64";
         case pb::TensorProto::COMPLEX128: return "complex128";
         case pb::TensorProto::BFLOAT16: return "bfloat16";
-        default: return "undefined";
+        default: break;
     }
+    // Types of ONNX 1.14 and later that Debian's protobuf classes do not name.
+    static const char* const later[] = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
+                                        "int4",         "float4e2m1",     "float8e8m0", "uint2",          "int2"};
+    if (t >= 17 && t < 17 + int(std::size(later))) return later[t - 17];
+    return "undefined";
 }
 
-// The weft dtype of an ONNX element type; float16, bfloat16, strings and complex numbers
-// are unsupported.
+// The weft dtype of an ONNX element type; strings, complex numbers and the 8-bit and
+// smaller floats are unsupported.
 inline DataType to_dtype(int t, const std::string& what) {
     switch (t) {
         case pb::TensorProto::FLOAT: return DataType::float_(32);
+        case pb::TensorProto::FLOAT16: return DataType::float_(16);
+        case pb::TensorProto::BFLOAT16: return DataType(DataType::Code::BFloat, 16);
         case pb::TensorProto::DOUBLE: return DataType::float_(64);
         case pb::TensorProto::UINT8: return DataType::uint(8);
         case pb::TensorProto::INT8: return DataType::int_(8);
@@ -129,6 +137,8 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
         case pb::TensorProto::INT16: copy(t.int32_data(), int16_t{}); break;
         case pb::TensorProto::INT8: copy(t.int32_data(), int8_t{}); break;
         case pb::TensorProto::UINT16: copy(t.int32_data(), uint16_t{}); break;
+        case pb::TensorProto::FLOAT16:  // int32_data holds the 16-bit patterns
+        case pb::TensorProto::BFLOAT16: copy(t.int32_data(), uint16_t{}); break;
         case pb::TensorProto::UINT8: copy(t.int32_data(), uint8_t{}); break;
         case pb::TensorProto::BOOL:
             if (int64_t(t.int32_data_size()) != n) count_error(t.int32_data_size());
