@@ -300,3 +300,32 @@ TEST_CASE("graph einsum: matmul, batched with a broadcast ellipsis, diagonal, tr
     CHECK_THROWS_WITH_AS(g.add_node("einsum", {x}, {{"equation", std::string("ij,jk->ik")}}), doctest::Contains("operand"),
                          Error);
 }
+
+TEST_CASE("graph bitwise and, or, xor, not and shifts match C on random integers, shifts past the width defined") {
+    Buffer<int32_t> a = Buffer<int32_t>::random({7, 1}, -1000000, 1000000, 40), b = Buffer<int32_t>::random({1, 6}, -9999, 9999, 41);
+    a.data()[0] = std::numeric_limits<int32_t>::min();
+    a.data()[1] = -1;
+    check_binary(a, b, "bitwise_and", [](double x, double y) { return double(int32_t(x) & int32_t(y)); });
+    check_binary(a, b, "bitwise_or", [](double x, double y) { return double(int32_t(x) | int32_t(y)); });
+    check_binary(a, b, "bitwise_xor", [](double x, double y) { return double(int32_t(x) ^ int32_t(y)); });
+    // Shift amounts from -3 to 40: negative ones and those of 32 or more are outside the width.
+    Buffer<int32_t> s = Buffer<int32_t>::random({1, 9}, -3, 40, 42);
+    s.data()[0] = 0, s.data()[1] = 31, s.data()[2] = 32, s.data()[3] = -1;
+    check_binary(a, s, "shift_left", [](double x, double y) {
+        return y < 0 || y >= 32 ? 0.0 : double(int32_t(uint32_t(int32_t(x)) << int(y)));
+    });
+    check_binary(a, s, "shift_right", [](double x, double y) {
+        return y < 0 || y >= 32 ? (x < 0 ? -1.0 : 0.0) : double(int32_t(x) >> int(y));  // arithmetic
+    });
+    Buffer<uint8_t> u = Buffer<uint8_t>::random({5, 1}, 0, 255, 43), us = Buffer<uint8_t>::random({1, 4}, 0, 12, 44);
+    us.data()[0] = 8;
+    check_binary(u, us, "shift_right", [](double x, double y) { return y >= 8 ? 0.0 : double(uint8_t(x) >> int(y)); });
+    check_binary(u, us, "shift_left", [](double x, double y) { return y >= 8 ? 0.0 : double(uint8_t(uint8_t(x) << int(y))); });
+    Array want = map(to_array(a), [](double x) { return double(~int32_t(x)); });
+    check_unary(a, [](graph::Graph& g, graph::Value v) { return g.add_node("bitwise_not", {v}); }, want, 0);
+    graph::Graph g;
+    graph::Value f = g.input("f", {3});
+    CHECK_THROWS_WITH_AS(g.add_node("bitwise_and", {f, f}), doctest::Contains("integers"), Error);
+    graph::Value bl = g.input("b", {3}, DataType::bool_());
+    CHECK_THROWS_WITH_AS(g.add_node("shift_left", {bl, bl}), doctest::Contains("integers"), Error);
+}

@@ -66,6 +66,17 @@ Expr likely(Expr cond);
 Expr cast(DataType t, Expr v);
 Expr truncdiv(Expr a, Expr b);  // C semantics: rounds toward zero
 Expr truncmod(Expr a, Expr b);
+// Bit operations on integers and bools (shifts: integers). A shift by an amount outside
+// [0, bits) is defined: 0 for a left or an unsigned right shift, the sign (0 or -1) for a
+// signed right shift (arithmetic); a left shift drops the bits past the top (wraps).
+Expr bitwise_and(Expr a, Expr b);
+Expr bitwise_or(Expr a, Expr b);
+Expr bitwise_xor(Expr a, Expr b);
+Expr bitwise_not(Expr a);
+Expr shift_left(Expr a, Expr b);
+Expr shift_right(Expr a, Expr b);
+// The names of the bit intrinsics above ("bitwise_and", ..., "shift_right").
+bool is_bit_intrinsic(const std::string& name);
 
 // Math intrinsics. Float types only (an integer argument is a weft::Error), except abs
 // which also accepts integers.

@@ -52,6 +52,13 @@ Tensor less_equal(const Tensor& a, const Tensor& b);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);
+// Bit operations on integer tensors (and/or/xor/not on bools too), broadcast; shifts by an
+// amount outside [0, bits) give 0, or the sign for a signed right shift (ir/op.hpp).
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor shift_left(const Tensor& a, const Tensor& b);
+Tensor shift_right(const Tensor& a, const Tensor& b);
 // The remainder of a / b, broadcast. `fmod` false: the sign of b, a - floor(a / b) * b
 // (Python's %); true: the sign of a, C's fmod. Integers and floats alike. An
 // integer remainder by 0 is 0 (not undefined behaviour).

@@ -53,5 +53,7 @@ Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x, bool positive = true, bool negative = true);
 // !x of a bool tensor.
 Tensor logical_not(const Tensor& x);
+// ~x on an integer (or bool) tensor.
+Tensor bitwise_not(const Tensor& x);
 
 }  // namespace weft::topi

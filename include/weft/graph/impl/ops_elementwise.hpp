@@ -20,6 +20,18 @@ inline TensorType infer_compare(const std::vector<TensorType>& in, const Attrs& 
     return {infer_broadcast(in, a).shape, DataType::bool_()};
 }
 
+inline TensorType infer_bits(const std::vector<TensorType>& in, const Attrs& a) {
+    for (const TensorType& t : in)
+        WEFT_CHECK(t.dtype.is_integer(), "the operands must be integers or bools, got ", t.dtype.str());
+    return infer_broadcast(in, a);
+}
+
+inline TensorType infer_shift(const std::vector<TensorType>& in, const Attrs& a) {
+    for (const TensorType& t : in)
+        WEFT_CHECK(t.dtype.is_integer() && !t.dtype.is_bool(), "the operands must be integers, got ", t.dtype.str());
+    return infer_broadcast(in, a);
+}
+
 inline TensorType infer_logic(const std::vector<TensorType>& in, const Attrs& a) {
     for (const TensorType& t : in)
         WEFT_CHECK(t.dtype.is_bool(), "the operands must be bool, got ", t.dtype.str());
@@ -115,6 +127,18 @@ inline void register_elementwise_ops() {
     binary_as("logical_and", topi::logical_and, infer_logic);
     binary_as("logical_or", topi::logical_or, infer_logic);
     binary_as("logical_xor", topi::logical_xor, infer_logic);
+    binary_as("bitwise_and", topi::bitwise_and, infer_bits);
+    binary_as("bitwise_or", topi::bitwise_or, infer_bits);
+    binary_as("bitwise_xor", topi::bitwise_xor, infer_bits);
+    binary_as("shift_left", topi::shift_left, infer_shift);
+    binary_as("shift_right", topi::shift_right, infer_shift);
+    register_op({.name = "bitwise_not", .pattern = P::ElemWise,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs&) {
+                         WEFT_CHECK(in[0].dtype.is_integer(), "the input must be integers or bools, got ", in[0].dtype.str());
+                         return in[0];
+                     },
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::bitwise_not(in[0]); }});
     register_op({.name = "mod", .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2, .infer = infer_mod,
                  .compute = [](const std::vector<Tensor>& in, const Attrs& a) {
                      return topi::mod(in[0], in[1], a.get_int("fmod", 0) != 0);

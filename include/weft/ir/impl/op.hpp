@@ -367,6 +367,24 @@ static Expr integer_intrinsic(const char* name, Expr a, Expr b) {
 }
 Expr truncdiv(Expr a, Expr b) { return integer_intrinsic("truncdiv", a, b); }
 Expr truncmod(Expr a, Expr b) { return integer_intrinsic("truncmod", a, b); }
+Expr bitwise_and(Expr a, Expr b) { return integer_intrinsic("bitwise_and", a, b); }
+Expr bitwise_or(Expr a, Expr b) { return integer_intrinsic("bitwise_or", a, b); }
+Expr bitwise_xor(Expr a, Expr b) { return integer_intrinsic("bitwise_xor", a, b); }
+Expr bitwise_not(Expr a) {
+    WEFT_CHECK(a.defined() && a.type().is_integer(), "bitwise_not needs an integer or bool operand");
+    return Call::make(a.type(), "bitwise_not", {a}, Call::CallKind::PureIntrinsic);
+}
+static Expr shift(const char* name, Expr a, Expr b) {
+    Expr r = integer_intrinsic(name, a, b);
+    WEFT_CHECK(!r.type().is_bool(), name, " needs integer operands, got bool");
+    return r;
+}
+Expr shift_left(Expr a, Expr b) { return shift("shift_left", a, b); }
+Expr shift_right(Expr a, Expr b) { return shift("shift_right", a, b); }
+bool is_bit_intrinsic(const std::string& n) {
+    return n == "bitwise_and" || n == "bitwise_or" || n == "bitwise_xor" || n == "bitwise_not" || n == "shift_left" ||
+           n == "shift_right";
+}
 
 static Expr float_intrinsic(const char* name, Expr x) {
     WEFT_CHECK(x.defined(), name, " of an undefined expression");
@@ -456,7 +474,7 @@ bool is_math_intrinsic(const std::string& n) {
         if (n == m) return true;
     for (const std::string& m : libm_unary_functions())
         if (n == m) return true;
-    return false;
+    return is_bit_intrinsic(n);
 }
 
 }  // namespace weft::ir

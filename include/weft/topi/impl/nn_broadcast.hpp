@@ -134,6 +134,21 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) {
     return logic(a, b, [](Expr x, Expr y) { return x != y; }, "logical_xor");
 }
 
+namespace {
+Tensor bits(const Tensor& a, const Tensor& b, Expr (*f)(Expr, Expr), const std::string& op, bool shift) {
+    nn_detail::check_defined(a, op, "first");
+    WEFT_CHECK(a.dtype().is_integer() && (!shift || !a.dtype().is_bool()), op, ": '", a.name(), "' has dtype ",
+               a.dtype().str(), shift ? "; it needs integers" : "; it needs integers or bools");
+    return broadcast_binary(a, b, [f](Expr x, Expr y) { return f(x, y); }, op);
+}
+}  // namespace
+
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return bits(a, b, ir::bitwise_and, "bitwise_and", false); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return bits(a, b, ir::bitwise_or, "bitwise_or", false); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return bits(a, b, ir::bitwise_xor, "bitwise_xor", false); }
+Tensor shift_left(const Tensor& a, const Tensor& b) { return bits(a, b, ir::shift_left, "shift_left", true); }
+Tensor shift_right(const Tensor& a, const Tensor& b) { return bits(a, b, ir::shift_right, "shift_right", true); }
+
 Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
     nn_detail::check_defined(a, "mod", "first");
     const DataType t = a.dtype();

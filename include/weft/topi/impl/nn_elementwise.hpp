@@ -143,6 +143,12 @@ Tensor logical_not(const Tensor& x) {
     return unary(x, [](Expr v) { return !v; }, "logical_not", false);
 }
 
+Tensor bitwise_not(const Tensor& x) {
+    nn_detail::check_defined(x, "bitwise_not");
+    WEFT_CHECK(x.dtype().is_integer(), "bitwise_not: '", x.name(), "' has dtype ", x.dtype().str(), "; it needs integers");
+    return unary(x, [](Expr v) { return ir::bitwise_not(v); }, "bitwise_not", false);
+}
+
 Tensor hard_swish(const Tensor& x) {
     nn_detail::check_float(x, "hard_swish");
     Expr three = constant_like(x, 3.0), six = constant_like(x, 6.0), zero = constant_like(x, 0.0);

@@ -62,6 +62,7 @@ private:
     std::string expr(const Expr& e, int lane = -1);
     std::string call(const ir::Call* op, int lane);
     std::string call_math(const ir::Call* op, int lane);
+    std::string bit_intrinsic(const ir::Call* op, int lane);
     std::string vector_reduce(const ir::Call* op);
     std::string min_max(bool is_min, DataType t, const std::string& x, const std::string& y);
     std::string binary(const char* op, const Expr& a, const Expr& b, int lane);

@@ -104,6 +104,23 @@ inline std::string CodeGenCUDA::vector_reduce(const ir::Call* op) {
     return result;
 }
 
+// Bit operations (ir/op.hpp): shifts in the unsigned type of the width, outside [0, bits) as
+// ir/op.hpp defines them (C++ leaves them undefined).
+inline std::string CodeGenCUDA::bit_intrinsic(const ir::Call* op, int lane) {
+    const DataType t = op->type.element_of();
+    const std::string& n = op->name;
+    const std::string a = expr(op->args[0], lane);
+    if (n == "bitwise_not") return t.is_bool() ? "(!" + a + ")" : "((" + type_name(t) + ")~" + a + ")";
+    if (n == "bitwise_and") return binary("&", op->args[0], op->args[1], lane);
+    if (n == "bitwise_or") return binary("|", op->args[0], op->args[1], lane);
+    if (n == "bitwise_xor") return binary("^", op->args[0], op->args[1], lane);
+    const std::string b = expr(op->args[1], lane), ty = type_name(t), uty = type_name(DataType::uint(t.bits));
+    const std::string in_range = "((" + uty + ")" + b + " < " + std::to_string(t.bits) + ")";
+    if (n == "shift_left") return "(" + in_range + " ? (" + ty + ")((" + uty + ")" + a + " << " + b + ") : (" + ty + ")0)";
+    const std::string fill = t.is_int() ? "(" + a + " < 0 ? (" + ty + ")-1 : (" + ty + ")0)" : "(" + ty + ")0";
+    return "(" + in_range + " ? (" + ty + ")(" + a + " >> " + b + ") : " + fill + ")";
+}
+
 inline std::string CodeGenCUDA::call_math(const ir::Call* op, int lane) {
     DataType t = op->type.element_of();
     auto arg = [&](size_t i) { return expr(op->args[i], lane); };
@@ -259,6 +276,7 @@ inline std::string CodeGenCUDA::call(const ir::Call* op, int lane) {
     if (ir::is_vector_reduce(n)) return vector_reduce(op);
     if (n == "truncdiv") return binary("/", op->args[0], op->args[1], lane);
     if (n == "truncmod") return binary("%", op->args[0], op->args[1], lane);
+    if (ir::is_bit_intrinsic(n)) return bit_intrinsic(op, lane);
     if (n == "reinterpret") {
         DataType to = op->type.element_of(), from = op->args[0].type().element_of();
         std::string v = expr(op->args[0], lane);

@@ -45,6 +45,7 @@ private:
     llvm::Value* emit_if_then_else(const ir::Call* op);
     llvm::Value* emit_extern_call(const ir::Call* op);
     llvm::Value* emit_cast(DataType from, DataType to, llvm::Value* v);
+    llvm::Value* emit_bit_intrinsic(const ir::Call* op);
     llvm::Value* bfloat_to_float(llvm::Value* v, int lanes);
     llvm::Value* float_to_bfloat(llvm::Value* v, int lanes);
 

@@ -267,6 +267,26 @@ inline llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Val
     return b_.CreateIntCast(v, target, from.is_int());
 }
 
+// Bit operations (ir/op.hpp); a shift amount outside [0, bits) selects the defined result
+// (LLVM's shifts would be poison there).
+inline llvm::Value* CodeGenLLVM::emit_bit_intrinsic(const ir::Call* op) {
+    const std::string& n = op->name;
+    llvm::Value* a = emit(op->args[0]);
+    if (n == "bitwise_not") return b_.CreateNot(a);
+    llvm::Value* b = emit(op->args[1]);
+    if (n == "bitwise_and") return b_.CreateAnd(a, b);
+    if (n == "bitwise_or") return b_.CreateOr(a, b);
+    if (n == "bitwise_xor") return b_.CreateXor(a, b);
+    llvm::Type* t = a->getType();
+    const unsigned bits = t->getScalarSizeInBits();
+    llvm::Value* in_range = b_.CreateICmpULT(b, llvm::ConstantInt::get(t, bits));
+    llvm::Value* zero = llvm::Constant::getNullValue(t);
+    if (n == "shift_left") return b_.CreateSelect(in_range, b_.CreateShl(a, b), zero);
+    if (!op->type.is_int()) return b_.CreateSelect(in_range, b_.CreateLShr(a, b), zero);
+    llvm::Value* sign = b_.CreateAShr(a, llvm::ConstantInt::get(t, bits - 1));
+    return b_.CreateSelect(in_range, b_.CreateAShr(a, b), sign);
+}
+
 // A bfloat16 is the high half of a float32.
 inline llvm::Value* CodeGenLLVM::bfloat_to_float(llvm::Value* v, int lanes) {
     auto vec = [&](llvm::Type* t) { return lanes > 1 ? (llvm::Type*)llvm::FixedVectorType::get(t, unsigned(lanes)) : t; };
@@ -312,6 +332,7 @@ inline llvm::Value* CodeGenLLVM::emit_pure_intrinsic(const ir::Call* op) {
             return zero_where(b_, g, is_signed ? b_.CreateSDiv(a, g.divisor) : b_.CreateUDiv(a, g.divisor));
         return zero_where(b_, g, is_signed ? b_.CreateSRem(a, g.divisor) : b_.CreateURem(a, g.divisor));
     }
+    if (ir::is_bit_intrinsic(n)) return emit_bit_intrinsic(op);
     WEFT_ICHECK(MathEmitter::handles(n), "the LLVM backend does not know the intrinsic ", n);
     std::vector<llvm::Value*> args;
     for (auto& a : op->args) args.push_back(emit(a));

@@ -175,19 +175,16 @@ inline std::map<std::string, OpEntry> make_converters() {
         return {to_scalar ? c.mark_scalar(y) : y};
     }, 12};
     t["BitShift"] = {[](Ctx& c) -> std::vector<Value> {
-        // x * 2^s or x / 2^s in x's unsigned type (2^s exact in float64); 0 past the width.
-        Value x = c.in(0), s = c.in(1);
-        const DataType t = c.dtype(x), f64 = DataType::float_(64);
-        if (!t.is_uint() || c.dtype(s) != t) malformed("BitShift needs two tensors of one unsigned type");
         const std::string dir = c.s("direction");
         if (dir != "LEFT" && dir != "RIGHT") malformed("direction '" + dir + "' is neither LEFT nor RIGHT");
-        // The shift clamped below the width first: 2^s then fits, and a division never divides by 0.
-        Value sc = c.add("minimum", {s, c.scalar(double(t.bits - 1), t, "widest")});
-        Value p = c.g.cast(c.add("pow", {c.scalar(2, f64, "two"), c.g.cast(sc, f64, c.fresh("s64"))}), t, c.fresh("pow2"));
-        Value shifted = c.add(dir == "LEFT" ? "mul" : "div", {x, p});
-        Value wide = c.add("greater_equal", {s, c.scalar(double(t.bits), t, "bits")});
-        return {c.g.where(wide, c.scalar(0, t, "zero"), shifted, c.out())};
+        // Unsigned types until opset 28, every integer type from it (an arithmetic right shift).
+        if (c.opset < 28 && !c.dtype(c.in(0)).is_uint()) malformed("BitShift before opset 28 needs unsigned integers");
+        return {c.add(dir == "LEFT" ? "shift_left" : "shift_right", {c.in(0), c.in(1)}, {}, c.out())};
     }, 11};
+    t["BitwiseAnd"] = {binary("bitwise_and"), 18};
+    t["BitwiseOr"] = {binary("bitwise_or"), 18};
+    t["BitwiseXor"] = {binary("bitwise_xor"), 18};
+    t["BitwiseNot"] = {unary("bitwise_not"), 18};
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};

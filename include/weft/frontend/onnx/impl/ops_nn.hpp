@@ -388,8 +388,9 @@ inline std::vector<Value> reduce(Ctx& c, const char* op, Value x, bool axes_from
     }
     bool keep = c.i("keepdims", 1) != 0;
     int64_t r = c.rank(x);
+    const bool noop = axes_from_input && c.i("noop_with_empty_axes", 0);
     if (axes.empty()) {
-        if (axes_from_input && c.i("noop_with_empty_axes", 0)) return {reshape(c, x, c.shape(x), c.out())};
+        if (noop) return {reshape(c, x, c.shape(x), c.out())};
         axes = iota_vec(0, r);
     }
     for (int64_t& a : axes) a = norm_axis(a, r);
