@@ -20,6 +20,12 @@ inline TensorType infer_compare(const std::vector<TensorType>& in, const Attrs& 
     return {infer_broadcast(in, a).shape, DataType::bool_()};
 }
 
+// The input's type when `ok`, else an error saying what it must be.
+inline TensorType input_if(const TensorType& t, bool ok, const char* must_be) {
+    WEFT_CHECK(ok, "the input must be ", must_be, ", got ", t.dtype.str());
+    return t;
+}
+
 inline TensorType infer_bits(const std::vector<TensorType>& in, const Attrs& a) {
     for (const TensorType& t : in)
         WEFT_CHECK(t.dtype.is_integer(), "the operands must be integers or bools, got ", t.dtype.str());
@@ -61,6 +67,10 @@ inline void register_elementwise_ops() {
                      .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0], in[1]); }});
     };
     auto binary = [&](const char* name, Binary f) { binary_as(name, f, infer_broadcast); };
+    auto unary_as = [](const char* name, Tensor (*f)(const Tensor&), Infer infer) {
+        register_op({.name = name, .pattern = P::ElemWise, .infer = infer,
+                     .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0]); }});
+    };
     binary("add", topi::add);
     binary("sub", topi::sub);
     binary("mul", topi::mul);
@@ -97,26 +107,18 @@ inline void register_elementwise_ops() {
     unary("asinh", topi::asinh, true);
     unary("acosh", topi::acosh, true);
     unary("atanh", topi::atanh, true);
-    register_op({.name = "sign", .pattern = P::ElemWise,
-                 .infer =
-                     [](const std::vector<TensorType>& in, const Attrs&) {
-                         WEFT_CHECK(!in[0].dtype.is_bool(), "sign needs numbers, got bool");
-                         return in[0];
-                     },
-                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::sign(in[0]); }});
+    unary_as("sign", topi::sign, [](const std::vector<TensorType>& in, const Attrs&) {
+        return input_if(in[0], !in[0].dtype.is_bool(), "numbers");
+    });
     register_op({.name = "isnan", .pattern = P::ElemWise, .infer = infer_float_test,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::isnan(in[0]); }});
     register_op({.name = "isinf", .pattern = P::ElemWise, .infer = infer_float_test,
                  .compute = [](const std::vector<Tensor>& in, const Attrs& a) {
                      return topi::isinf(in[0], a.get_int("positive", 1) != 0, a.get_int("negative", 1) != 0);
                  }});
-    register_op({.name = "logical_not", .pattern = P::ElemWise,
-                 .infer =
-                     [](const std::vector<TensorType>& in, const Attrs&) {
-                         WEFT_CHECK(in[0].dtype.is_bool(), "the input must be bool, got ", in[0].dtype.str());
-                         return in[0];
-                     },
-                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::logical_not(in[0]); }});
+    unary_as("logical_not", topi::logical_not, [](const std::vector<TensorType>& in, const Attrs&) {
+        return input_if(in[0], in[0].dtype.is_bool(), "bool");
+    });
 
     binary_as("equal", topi::equal, infer_compare);
     binary_as("not_equal", topi::not_equal, infer_compare);
@@ -132,13 +134,9 @@ inline void register_elementwise_ops() {
     binary_as("bitwise_xor", topi::bitwise_xor, infer_bits);
     binary_as("shift_left", topi::shift_left, infer_shift);
     binary_as("shift_right", topi::shift_right, infer_shift);
-    register_op({.name = "bitwise_not", .pattern = P::ElemWise,
-                 .infer =
-                     [](const std::vector<TensorType>& in, const Attrs&) {
-                         WEFT_CHECK(in[0].dtype.is_integer(), "the input must be integers or bools, got ", in[0].dtype.str());
-                         return in[0];
-                     },
-                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::bitwise_not(in[0]); }});
+    unary_as("bitwise_not", topi::bitwise_not, [](const std::vector<TensorType>& in, const Attrs&) {
+        return input_if(in[0], in[0].dtype.is_integer(), "integers or bools");
+    });
     register_op({.name = "mod", .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2, .infer = infer_mod,
                  .compute = [](const std::vector<Tensor>& in, const Attrs& a) {
                      return topi::mod(in[0], in[1], a.get_int("fmod", 0) != 0);
