@@ -453,31 +453,33 @@ TEST_CASE("graph gather_elements along each axis with negative and out-of-range 
     }
 }
 
-TEST_CASE("graph cumsum along each axis, exclusive and reversed, on floats and ints") {
+TEST_CASE("graph cumsum and cumprod along each axis, exclusive and reversed, on floats and ints") {
     auto fv = random_f32({3, 6, 4}, 50);
-    Buffer<int32_t> iv = Buffer<int32_t>::random({5, 7}, -100, 100, 51);
+    Buffer<int32_t> iv = Buffer<int32_t>::random({5, 7}, -3, 3, 51);  // products stay in range
+    for (const char* op : {"cumsum", "cumprod"})
     for (const BufferRef& xv : {BufferRef(fv), BufferRef(iv)}) {
+        const bool product = std::string(op) == "cumprod";
         Array x = to_array(xv);
         const int64_t rank = int64_t(x.shape.size());
         for (int64_t axis = -1; axis < rank; ++axis)
             for (int64_t exclusive : {0, 1})
                 for (int64_t reverse : {0, 1}) {
-                    CAPTURE(axis); CAPTURE(exclusive); CAPTURE(reverse);
+                    CAPTURE(op); CAPTURE(axis); CAPTURE(exclusive); CAPTURE(reverse);
                     const size_t ax = size_t(axis < 0 ? axis + rank : axis);
                     const int64_t n = x.shape[ax];
                     Array want = tabulate(x.shape, [&](const std::vector<int64_t>& o) {
-                        double s = 0;
+                        double s = product ? 1 : 0;
                         std::vector<int64_t> at = o;
                         for (int64_t k = 0; k < n; ++k) {
                             const bool in = reverse ? (exclusive ? k > o[ax] : k >= o[ax]) : (exclusive ? k < o[ax] : k <= o[ax]);
                             at[ax] = k;
-                            if (in) s += x.at(at);
+                            if (in) s = product ? s * x.at(at) : s + x.at(at);
                         }
                         return s;
                     });
                     graph::Graph g;
                     graph::Value in = g.input("x", xv.shape(), xv.dtype());
-                    g.output(g.add_node("cumsum", {in}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}}),
+                    g.output(g.add_node(op, {in}, {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}}),
                              "y");
                     check_equal(run(g, {xv})[0], want, 1e-5);
                 }

@@ -102,6 +102,8 @@ std::vector<int64_t> gather_nd_shape(const std::vector<int64_t>& data, const std
 // The running sum of x along `axis` (ONNX CumSum): element i holds x[0] + ... + x[i], or
 // with `exclusive` x[0] + ... + x[i - 1], and with `reverse` the sums run from the end.
 Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive = false, bool reverse = false);
+// Running products, likewise (an exclusive one starts from 1).
+Tensor cumprod(const Tensor& x, int64_t axis, bool exclusive = false, bool reverse = false);
 
 // cond ? a : b, element by element, the three broadcast together (numpy rules); cond is
 // bool, a and b have the same dtype.

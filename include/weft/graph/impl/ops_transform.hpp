@@ -169,17 +169,17 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) {
                      return topi::gather_nd(in[0], in[1], a.get_int("batch_dims", 0));
                  }});
-    register_op({.name = "cumsum", .pattern = P::Opaque,
-                 .infer =
-                     [](const std::vector<TensorType>& in, const Attrs& a) {
-                         WEFT_CHECK(!in[0].dtype.is_bool(), "cumsum needs numbers, got bool");
-                         normalize_axis(a.get_int("axis", 0), in[0].shape.size());
-                         return in[0];
-                     },
-                 .compute = [](In in, const Attrs& a) {
-                     return topi::cumsum(in[0], a.get_int("axis", 0), a.get_int("exclusive", 0) != 0,
-                                         a.get_int("reverse", 0) != 0);
-                 }});
+    for (auto [name, f] : {std::pair{"cumsum", &topi::cumsum}, std::pair{"cumprod", &topi::cumprod}})
+        register_op({.name = name, .pattern = P::Opaque,
+                     .infer =
+                         [](const std::vector<TensorType>& in, const Attrs& a) {
+                             WEFT_CHECK(!in[0].dtype.is_bool(), "a running sum or product needs numbers, got bool");
+                             normalize_axis(a.get_int("axis", 0), in[0].shape.size());
+                             return in[0];
+                         },
+                     .compute = [f](In in, const Attrs& a) {
+                         return f(in[0], a.get_int("axis", 0), a.get_int("exclusive", 0) != 0, a.get_int("reverse", 0) != 0);
+                     }});
     register_op({.name = "einsum", .pattern = P::Opaque, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(),
                  .infer =

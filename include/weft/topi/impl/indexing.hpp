@@ -107,10 +107,13 @@ Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t b) {
         "gather_nd");
 }
 
-Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
-    std::vector<int64_t> xs = const_shape(x, "cumsum", "input");
-    WEFT_CHECK(!x.dtype().is_bool(), "cumsum: '", x.name(), "' is a bool tensor; it needs numbers");
-    const size_t a = axis_index(axis, xs.size(), "cumsum");
+namespace {
+// Running sums (or products) along axis: term k of element i where k <= i (k < i exclusive),
+// or from the end k >= i.
+Tensor cumulative(const Tensor& x, int64_t axis, bool exclusive, bool reverse, bool product, const char* op) {
+    std::vector<int64_t> xs = const_shape(x, op, "input");
+    WEFT_CHECK(!x.dtype().is_bool(), op, ": '", x.name(), "' is a bool tensor; it needs numbers");
+    const size_t a = axis_index(axis, xs.size(), op);
     const int64_t n = xs[a];
     IterVar k = te::reduce_axis(make_int(0), make_int(n), "k");
     return nn_detail::compute_nd(
@@ -118,12 +121,20 @@ Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
         [&](const std::vector<Expr>& o) {
             std::vector<Expr> idx = o;
             idx[a] = k;
-            // The terms of element i: k <= i (k < i exclusive), or from the end k >= i.
             Expr i = o[a];
             Expr in = reverse ? (exclusive ? Expr(k) > i : Expr(k) >= i) : (exclusive ? Expr(k) < i : Expr(k) <= i);
-            return te::sum(x.at(idx), {k}, in);
+            return product ? te::prod(x.at(idx), {k}, in) : te::sum(x.at(idx), {k}, in);
         },
-        "cumsum");
+        op);
+}
+}  // namespace
+
+Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
+    return cumulative(x, axis, exclusive, reverse, false, "cumsum");
+}
+
+Tensor cumprod(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
+    return cumulative(x, axis, exclusive, reverse, true, "cumprod");
 }
 
 }  // namespace weft::topi

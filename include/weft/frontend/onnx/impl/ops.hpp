@@ -1,13 +1,14 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_attention.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_quantize.hpp, ops_rnn.hpp and
-// ops_shape.hpp; this file is their table.
+// live in ops_attention.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_norm.hpp,
+// ops_quantize.hpp, ops_rnn.hpp and ops_shape.hpp; this file is their table.
 #pragma once
 #include <map>
 
 #include "weft/frontend/onnx/impl/ops_attention.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
+#include "weft/frontend/onnx/impl/ops_norm.hpp"
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 #include "weft/frontend/onnx/impl/ops_quantize.hpp"
 #include "weft/frontend/onnx/impl/ops_rnn.hpp"
@@ -69,14 +70,15 @@ inline std::map<std::string, OpEntry> make_converters() {
         Value s = c.add("add", {c.add("relu", {x}), elu_negative(c, x, alpha)});
         return {c.add("mul", {s, c.scalar(gamma, c.dtype(x), "gamma")}, {}, c.out())};
     }};
-    t["Softplus"] = {[](Ctx& c) -> std::vector<Value> {
-        // log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): no overflow.
+    t["Softplus"] = {[](Ctx& c) -> std::vector<Value> { return {softplus(c, c.in(0), c.out())}; }};
+    t["Mish"] = {[](Ctx& c) -> std::vector<Value> {  // x tanh(softplus(x))
         Value x = c.in(0);
-        DataType t = c.dtype(x);
-        Value e = c.add("exp", {neg(c, abs_of(c, x))});
-        Value l = c.add("log", {c.add("add", {e, c.scalar(1, t, "one")})});
-        return {c.add("add", {c.add("relu", {x}), l}, {}, c.out())};
-    }};
+        return {c.add("mul", {x, c.add("tanh", {softplus(c, x)})}, {}, c.out())};
+    }, 18};
+    t["Swish"] = {[](Ctx& c) -> std::vector<Value> { return {swish(c, c.in(0), c.f("alpha", 1.0), c.out())}; }, 24};
+    t["Gelu"] = {fn(convert_gelu), 20};
+    t["Celu"] = {fn(convert_celu), 12};
+    t["SwiGLU"] = {fn(convert_swiglu), 28};
     t["HardSigmoid"] = {[](Ctx& c) -> std::vector<Value> {
         Value x = c.in(0);
         DataType t = c.dtype(x);
@@ -152,6 +154,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["DequantizeLinear"] = {fn(convert_dequantize_linear), 10};
     t["DynamicQuantizeLinear"] = {fn(convert_dynamic_quantize_linear), 11};
     t["Attention"] = {fn(convert_attention), 23};
+    t["RotaryEmbedding"] = {fn(convert_rotary_embedding), 23};
     t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
         std::vector<Value> in;
         for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));
@@ -187,13 +190,18 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["BitwiseNot"] = {unary("bitwise_not"), 18};
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
-    t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, true); }};
-    t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, false); }};
+    t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Max); }};
+    t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Average); }};
+    t["LpPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Lp); }, 2};
     t["GlobalAveragePool"] = {[](Ctx& c) { return convert_global_pool(c, false); }};
     t["GlobalMaxPool"] = {[](Ctx& c) { return convert_global_pool(c, true); }};
     t["BatchNormalization"] = {fn(convert_batch_norm)};
     t["InstanceNormalization"] = {fn(convert_instance_norm)};
     t["LayerNormalization"] = {fn(convert_layer_norm), 17};
+    t["RMSNormalization"] = {fn(convert_rms_norm), 23};
+    t["LpNormalization"] = {fn(convert_lp_norm)};
+    t["MeanVarianceNormalization"] = {fn(convert_mvn), 9};
+    t["GroupNormalization"] = {fn(convert_group_norm), 18};
     t["Softmax"] = {[](Ctx& c) { return convert_softmax(c, false); }};
     t["LogSoftmax"] = {[](Ctx& c) { return convert_softmax(c, true); }};
     t["NegativeLogLikelihoodLoss"] = {fn(convert_nll_loss), 12};
@@ -229,7 +237,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["GatherND"] = {[](Ctx& c) -> std::vector<Value> {
         return {c.add("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.i("batch_dims", 0)}}, c.out())};
     }, 11};
-    t["CumSum"] = {fn(convert_cumsum), 11};
+    t["CumSum"] = {[](Ctx& c) { return convert_cumulative(c, "cumsum"); }, 11};
+    t["CumProd"] = {[](Ctx& c) { return convert_cumulative(c, "cumprod"); }, 26};
     t["Trilu"] = {fn(convert_trilu), 14};
     t["DepthToSpace"] = {fn(convert_depth_to_space)};
     t["SpaceToDepth"] = {fn(convert_space_to_depth)};

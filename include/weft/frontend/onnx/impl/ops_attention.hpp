@@ -1,7 +1,8 @@
-// The ONNX importer's Attention (opsets 23-25) as graph nodes: scaled dot-product attention
-// with an additive or boolean mask, causal and sliding-window masks, a key/value cache
-// (past_key / past_value, or nonpad_kv_seqlen), grouped-query heads and softcap; every output
-// (Y, present_key, present_value, qk_matmul_output in modes 0-3).
+// The ONNX importer's transformer blocks as graph nodes. Attention (opsets 23-25): scaled
+// dot-product attention with an additive or boolean mask, causal and sliding-window masks, a
+// key/value cache (past_key / past_value, or nonpad_kv_seqlen), grouped-query heads and
+// softcap; every output (Y, present_key, present_value, qk_matmul_output in modes 0-3).
+// RotaryEmbedding (opset 23): rotary position embeddings, halves or interleaved pairs.
 #pragma once
 #include <limits>
 
@@ -168,6 +169,52 @@ inline std::vector<Value> convert_attention(Ctx& c) {
         if (c.node.output_size() > 2 && !c.node.output(2).empty()) outs[2] = reshape(c, outs[2], c.shape(outs[2]), c.out(2));
     }
     return outs;
+}
+
+// RotaryEmbedding: each head's first rotary_embedding_dim features rotated in pairs (the two
+// halves, or neighbours when interleaved) by the angles of cos_cache / sin_cache at each
+// position (position_ids picks rows of the caches; without it they are [B, S, dim / 2]).
+inline std::vector<Value> convert_rotary_embedding(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    if (s.size() != 3 && s.size() != 4) malformed("the input must be 3-D or 4-D, got " + graph::shape_str(s));
+    // As [B, S, H, D].
+    Value h = s.size() == 4 ? c.g.transpose(x, {0, 2, 1, 3}, c.fresh("bshd")) : Value{};
+    if (s.size() == 3) {
+        const int64_t heads = c.i("num_heads", 0);
+        if (heads <= 0 || s[2] % heads) malformed("num_heads must divide the hidden size " + std::to_string(s[2]));
+        h = reshape(c, x, {s[0], s[1], heads, s[2] / heads});
+    } else {
+        c.ignore({"num_heads"});
+    }
+    const std::vector<int64_t> hs = c.shape(h);
+    const int64_t d = hs[3], rd = c.i("rotary_embedding_dim", 0) ? c.i("rotary_embedding_dim", 0) : d;
+    if (rd <= 0 || rd > d || rd % 2) malformed("rotary_embedding_dim " + std::to_string(rd) + " does not fit head size " + std::to_string(d));
+    Value cosv = c.in(1), sinv = c.in(2);
+    if (c.has(3)) {
+        cosv = c.add("gather", {cosv, c.in(3)}, {{"axis", int64_t(0)}});
+        sinv = c.add("gather", {sinv, c.in(3)}, {{"axis", int64_t(0)}});
+    }
+    if (c.rank(cosv) != 3 || c.shape(cosv).back() != rd / 2 || c.shape(sinv) != c.shape(cosv))
+        malformed("the caches must give [batch, sequence, " + std::to_string(rd / 2) + "] angles, got " +
+                  graph::shape_str(c.shape(cosv)));
+    cosv = c.add("unsqueeze", {cosv}, {{"axes", std::vector<int64_t>{2}}});
+    sinv = c.add("unsqueeze", {sinv}, {{"axes", std::vector<int64_t>{2}}});
+    const bool interleaved = c.i("interleaved", 0) != 0;
+    auto part = [&](int64_t start, int64_t end, int64_t step) { return c.g.slice(h, {start}, {end}, {3}, {step}, c.fresh("part")); };
+    Value x1 = interleaved ? part(0, rd, 2) : part(0, rd / 2, 1), x2 = interleaved ? part(1, rd, 2) : part(rd / 2, rd, 1);
+    Value real = c.add("sub", {c.add("mul", {cosv, x1}), c.add("mul", {sinv, x2})});
+    Value imag = c.add("add", {c.add("mul", {sinv, x1}), c.add("mul", {cosv, x2})});
+    Value rotated;
+    if (interleaved) {  // (real, imag) pairs side by side
+        auto last = [&](Value v) { return c.add("unsqueeze", {v}, {{"axes", std::vector<int64_t>{4}}}); };
+        rotated = reshape(c, c.g.concat({last(real), last(imag)}, 4, c.fresh("pairs")), {hs[0], hs[1], hs[2], rd});
+    } else {
+        rotated = c.g.concat({real, imag}, 3, c.fresh("rotated"));
+    }
+    Value y = rd < d ? c.g.concat({rotated, part(rd, d, 1)}, 3, c.fresh("joined")) : rotated;
+    if (s.size() == 3) return {reshape(c, y, s, c.out())};
+    return {c.g.transpose(y, {0, 2, 1, 3}, c.out())};
 }
 
 }  // namespace weft::onnx::detail

@@ -1,5 +1,7 @@
 // The ONNX importer's converters: element-wise arithmetic, activations, Clip and Cast.
 #pragma once
+#include <cmath>
+
 #include "weft/frontend/onnx/impl/ops_common.hpp"
 
 namespace weft::onnx::detail {
@@ -105,6 +107,53 @@ inline std::vector<Value> convert_clip(Ctx& c) {
         return {c.add("clip", {x}, {{"min", hi}, {"max", hi}}, c.out())};
     }
     return {c.add("clip", {x}, {{"min", lo}, {"max", hi}}, c.out())};
+}
+
+// ---- activations without a graph op of their own ------------------------------------------
+
+// x * sigmoid(alpha * x) (Swish; SiLU at alpha 1).
+inline Value swish(Ctx& c, Value x, double alpha, std::string name = "") {
+    Value ax = alpha == 1.0 ? x : c.add("mul", {x, c.scalar(alpha, c.dtype(x), "alpha")});
+    return c.add("mul", {x, c.add("sigmoid", {ax})}, {}, std::move(name));
+}
+
+// log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): no overflow.
+inline Value softplus(Ctx& c, Value x, std::string name = "") {
+    Value e = c.add("exp", {neg(c, abs_of(c, x))});
+    Value l = c.add("log", {c.add("add", {e, c.scalar(1, c.dtype(x), "one")})});
+    return c.add("add", {c.add("relu", {x}), l}, {}, std::move(name));
+}
+
+// Gelu (opset 20): exact (erf) or approximate = "tanh".
+inline std::vector<Value> convert_gelu(Ctx& c) {
+    Value x = c.in(0);
+    const std::string approx = c.s("approximate", "none");
+    if (approx == "none") return {c.g.gelu(x, c.out())};
+    if (approx != "tanh") malformed("approximate '" + approx + "' is neither none nor tanh");
+    // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    const DataType t = c.dtype(x);
+    Value cube = c.add("mul", {c.add("mul", {x, x}), x});
+    Value inner = c.add("add", {x, c.add("mul", {cube, c.scalar(0.044715, t, "k")})});
+    Value th = c.add("tanh", {c.add("mul", {inner, c.scalar(std::sqrt(2.0 / M_PI), t, "sqrt_2_over_pi")})});
+    Value half_x = c.add("mul", {x, c.scalar(0.5, t, "half")});
+    return {c.add("mul", {half_x, c.add("add", {th, c.scalar(1, t, "one")})}, {}, c.out())};
+}
+
+// Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+inline std::vector<Value> convert_celu(Ctx& c) {
+    Value x = c.in(0);
+    const DataType t = c.dtype(x);
+    const double alpha = c.f("alpha", 1.0);
+    Value e = c.add("sub", {c.add("exp", {c.add("div", {x, c.scalar(alpha, t, "alpha")})}), c.scalar(1, t, "one")});
+    Value negative = c.add("minimum", {c.add("mul", {e, c.scalar(alpha, t, "alpha")}), c.scalar(0, t, "zero")});
+    return {c.add("add", {c.add("relu", {x}), negative}, {}, c.out())};
+}
+
+// SwiGLU (opset 28): swish(a, alpha) * b, a and b of one shape.
+inline std::vector<Value> convert_swiglu(Ctx& c) {
+    Value a = c.in(0), b = c.in(1);
+    if (c.shape(a) != c.shape(b)) malformed("A and B must have one shape (SwiGLU does not broadcast)");
+    return {c.add("mul", {swish(c, a, c.f("alpha", 1.0)), b}, {}, c.out())};
 }
 
 inline std::vector<Value> convert_cast(Ctx& c) {

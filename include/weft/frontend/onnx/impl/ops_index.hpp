@@ -11,11 +11,11 @@ inline std::vector<Value> convert_gather_elements(Ctx& c) {
     return {c.add("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.i("axis", 0)}}, c.out())};
 }
 
-// CumSum: the axis is a constant input; exclusive and reverse attributes.
-inline std::vector<Value> convert_cumsum(Ctx& c) {
+// CumSum, CumProd: the axis is a constant input; exclusive and reverse attributes.
+inline std::vector<Value> convert_cumulative(Ctx& c, const char* op) {
     std::vector<int64_t> axis = c.const_ints(1, "the axis");
     if (axis.size() != 1) malformed("the axis must hold one value, got " + std::to_string(axis.size()));
-    return {c.add("cumsum", {c.in(0)}, {{"axis", axis[0]}, {"exclusive", c.i("exclusive", 0)}, {"reverse", c.i("reverse", 0)}},
+    return {c.add(op, {c.in(0)}, {{"axis", axis[0]}, {"exclusive", c.i("exclusive", 0)}, {"reverse", c.i("reverse", 0)}},
                   c.out())};
 }
 

@@ -251,8 +251,14 @@ inline std::vector<Value> convert_conv_transpose(Ctx& c) {
     return {y};
 }
 
-inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
-    const char* name = is_max ? "MaxPool" : "AveragePool";
+enum class PoolKind { Max, Average, Lp };
+
+// MaxPool, AveragePool and LpPool ((sum of |x|^p over the window)^(1/p): an average with the
+// padding counted, times the window's size).
+inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
+    const bool is_max = kind == PoolKind::Max;
+    const char* name = is_max ? "MaxPool" : kind == PoolKind::Average ? "AveragePool" : "LpPool";
+    if (is_max) c.ignore({"storage_order"});  // the order of the Indices output, which weft does not compute
     Value x = c.in(0);
     Spatial sp = spatial_of(c, x, name);
     if (!c.dtype(x).is_float()) unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft pools floats)");
@@ -265,7 +271,7 @@ inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
     for (int64_t d : dil)
         if (d != 1) unsupported(std::string(name) + " with dilations other than 1");
     std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
-    bool include_pad = !is_max && c.i("count_include_pad", 0) != 0;
+    bool include_pad = kind == PoolKind::Lp || (!is_max && c.i("count_include_pad", 0) != 0);
     if (c.i("ceil_mode", 0)) {
         // ceil_mode: more padding at the end, as long as the last window starts inside the
         // input or its leading padding (ONNX drops a window that starts in the trailing pad).
@@ -286,13 +292,27 @@ inline std::vector<Value> convert_pool(Ctx& c, bool is_max) {
             }
         }
     }
+    const DataType t = c.dtype(x);
+    const int64_t p = kind == PoolKind::Lp ? c.i("p", 2) : 0;
+    if (kind == PoolKind::Lp) {
+        if (p < 1) malformed("p must be positive, got " + std::to_string(p));
+        Value a = abs_of(c, x);
+        x = p == 1 ? a : p == 2 ? c.add("mul", {x, x}) : c.add("pow", {a, c.scalar(double(p), t, "p")});
+    }
     if (sp.one_d) x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
     Attrs a{{"kernel", two_d(kernel, sp.one_d, 1)},
             {"strides", two_d(strides, sp.one_d, 1)},
             {"pads", two_d_pads(pads, sp.one_d)},
             {"count_include_pad", int64_t(include_pad)}};
-    Value y = c.add(is_max ? "max_pool2d" : "avg_pool2d", {x}, a, sp.one_d ? "" : c.out());
-    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, c.out());
+    const bool last = kind != PoolKind::Lp && !sp.one_d;
+    Value y = c.add(is_max ? "max_pool2d" : "avg_pool2d", {x}, a, last ? c.out() : "");
+    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, kind != PoolKind::Lp ? c.out() : "");
+    if (kind == PoolKind::Lp) {
+        Value sum = c.add("mul", {y, c.scalar(double(product(kernel)), t, "window")});
+        y = p == 1 ? reshape(c, sum, c.shape(sum), c.out())
+            : p == 2 ? c.add("sqrt", {sum}, {}, c.out())
+                     : c.add("pow", {sum, c.scalar(1.0 / double(p), t, "inverse_p")}, {}, c.out());
+    }
     return {y, Value{}};
 }
 
@@ -341,6 +361,7 @@ inline std::vector<Value> convert_layer_norm(Ctx& c) {
     checked_elements(norm, c.limit, "the normalized shape");
     Value beta = c.has(2) ? full(c.in(2)) : c.constant(filled_buffer(t, norm, 0), "beta");
     double eps = c.f("epsilon", 1e-5);
+    c.ignore({"stash_type"});  // statistics in float32 at least, as stash_type 1 asks
     std::vector<Value> out{c.g.layer_norm(x, gamma, beta, eps, c.out())};
     // Mean and InvStdDev (the statistics, normalized axes kept as 1), when asked for.
     auto wanted = [&](int k) { return c.node.output_size() > k && !c.node.output(k).empty(); };
