@@ -592,3 +592,55 @@ TEST_CASE("graph gather_nd: whole indices, partial indices with slices, batch di
         for (bool fuse : {true, false}) check_equal(run(g, {dv, iv}, fuse)[0], want);
     }
 }
+
+TEST_CASE("graph scatter_elements and scatter_nd against a naive scatter: each reduction, repeated indices") {
+    auto data = random_f32({4, 5}, 70);
+    Array d = to_array(data);
+    // scatter_elements along axis 1: indices [4, 3] into 5 columns, repeats included.
+    Buffer<int64_t> idx({4, 3});
+    for (int64_t i = 0; i < 12; ++i) idx.data()[i] = (i * 7) % 5 - (i % 4 == 0 ? 5 : 0);  // some negative
+    auto upd = random_f32({4, 3}, 71);
+    Array u = to_array(upd);
+    for (const char* red : {"none", "add", "mul", "max", "min"}) {
+        CAPTURE(red);
+        const std::string r = red;
+        Array want = d;
+        for (int64_t i = 0; i < 4; ++i)
+            for (int64_t j = 0; j < 3; ++j) {
+                int64_t col = idx.data()[i * 3 + j];
+                if (col < 0) col += 5;
+                double& w = want.v[size_t(i * 5 + col)];
+                const double v = u.at({i, j});
+                w = r == "none" ? v : r == "add" ? w + v : r == "mul" ? w * v : r == "max" ? std::max(w, v) : std::min(w, v);
+            }
+        graph::Graph g;
+        graph::Value a = g.input("d", {4, 5}), b = g.input("i", {4, 3}, DataType::int_(64)), c = g.input("u", {4, 3});
+        g.output(g.add_node("scatter_elements", {a, b, c}, {{"axis", int64_t(1)}, {"reduction", r}}), "y");
+        check_equal(run(g, {data, idx, upd})[0], want, 1e-5);
+    }
+    // scatter_nd: rows of data picked by [3, 1] indices, row 2 twice (the last wins for none).
+    Buffer<int64_t> rows({3, 1});
+    rows.data()[0] = 2, rows.data()[1] = 0, rows.data()[2] = -2;
+    auto slices = random_f32({3, 5}, 72);
+    Array s = to_array(slices);
+    for (const char* red : {"none", "add"}) {
+        CAPTURE(red);
+        Array want = d;
+        for (int64_t k = 0; k < 3; ++k) {
+            const int64_t row = (rows.data()[k] + 4) % 4;
+            for (int64_t j = 0; j < 5; ++j) {
+                double& w = want.v[size_t(row * 5 + j)];
+                w = std::string(red) == "none" ? s.at({k, j}) : w + s.at({k, j});
+            }
+        }
+        graph::Graph g;
+        graph::Value a = g.input("d", {4, 5}), b = g.input("i", {3, 1}, DataType::int_(64)), c = g.input("u", {3, 5});
+        g.output(g.add_node("scatter_nd", {a, b, c}, {{"reduction", std::string(red)}}), "y");
+        check_equal(run(g, {data, rows, slices})[0], want, 1e-5);
+    }
+    graph::Graph g;
+    graph::Value a = g.input("d", {4, 5}), b = g.input("i", {4, 3}, DataType::int_(64)), c = g.input("u", {4, 2});
+    CHECK_THROWS_WITH_AS(g.add_node("scatter_elements", {a, b, c}), doctest::Contains("one shape"), Error);
+    CHECK_THROWS_WITH_AS(g.add_node("scatter_nd", {a, b, g.input("v", {4, 5})}, {{"reduction", std::string("avg")}}),
+                         doctest::Contains("reduction 'avg'"), Error);
+}

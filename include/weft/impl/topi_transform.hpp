@@ -5,6 +5,7 @@
 #include "weft/topi/transform.hpp"
 #include "weft/topi/impl/transform.hpp"
 #include "weft/topi/impl/indexing.hpp"
+#include "weft/topi/impl/scatter.hpp"
 #include "weft/topi/resize.hpp"
 #include "weft/topi/impl/resize.hpp"
 #include "weft/topi/einsum.hpp"

@@ -99,6 +99,17 @@ Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims =
 std::vector<int64_t> gather_nd_shape(const std::vector<int64_t>& data, const std::vector<int64_t>& indices,
                                      int64_t batch_dims);
 
+// ONNX ScatterElements: data with updates (the shape of indices, which has data's rank) written
+// at out[i with dimension `axis` replaced by indices[i]]. `reduction` "none" keeps the last
+// update aimed at an element; "add", "mul", "max", "min" combine all of them with the data.
+// Each output element searches the indices along the axis (cost: data x indices' extent).
+Tensor scatter_elements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis = 0,
+                        const std::string& reduction = "none");
+// ONNX ScatterND: indices [..., k] aim slices updates[...] at data[idx_0, ..., idx_{k-1}, :];
+// reductions as scatter_elements (cost: data x the indices' leading elements).
+Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                  const std::string& reduction = "none");
+
 // The running sum of x along `axis` (ONNX CumSum): element i holds x[0] + ... + x[i], or
 // with `exclusive` x[0] + ... + x[i - 1], and with `reverse` the sums run from the end.
 Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive = false, bool reverse = false);

@@ -31,6 +31,17 @@ inline DataType cast_dtype(const Attrs& a) {
     return t;
 }
 
+// Placeholders of the input types: an op whose checks live in topi runs them on these.
+inline std::vector<Tensor> scatter_placeholders(const std::vector<TensorType>& in) {
+    std::vector<Tensor> t;
+    for (size_t k = 0; k < in.size(); ++k) {
+        std::vector<Expr> shape;
+        for (int64_t d : in[k].shape) shape.push_back(ir::make_int(d));
+        t.push_back(te::placeholder(shape, in[k].dtype, "in" + std::to_string(k)));
+    }
+    return t;
+}
+
 inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType &data = in[0], &indices = in[1];
     WEFT_CHECK(indices.dtype == DataType::int_(32) || indices.dtype == DataType::int_(64),
@@ -168,6 +179,27 @@ inline void register_transform_ops() {
                      },
                  .compute = [](In in, const Attrs& a) {
                      return topi::gather_nd(in[0], in[1], a.get_int("batch_dims", 0));
+                 }});
+    register_op({.name = "scatter_elements", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         std::vector<Tensor> t = scatter_placeholders(in);
+                         topi::scatter_elements(t[0], t[1], t[2], a.get_int("axis", 0), a.get_string("reduction", "none"));
+                         return in[0];
+                     },
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::scatter_elements(in[0], in[1], in[2], a.get_int("axis", 0),
+                                                   a.get_string("reduction", "none"));
+                 }});
+    register_op({.name = "scatter_nd", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         std::vector<Tensor> t = scatter_placeholders(in);
+                         topi::scatter_nd(t[0], t[1], t[2], a.get_string("reduction", "none"));
+                         return in[0];
+                     },
+                 .compute = [](In in, const Attrs& a) {
+                     return topi::scatter_nd(in[0], in[1], in[2], a.get_string("reduction", "none"));
                  }});
     for (auto [name, f] : {std::pair{"cumsum", &topi::cumsum}, std::pair{"cumprod", &topi::cumprod}})
         register_op({.name = name, .pattern = P::Opaque,

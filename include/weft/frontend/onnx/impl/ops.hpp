@@ -234,6 +234,10 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Identity"] = {fn(convert_identity)};
     t["Dropout"] = {fn(convert_identity)};
     t["GatherElements"] = {fn(convert_gather_elements), 11};
+    t["ScatterElements"] = {fn(convert_scatter_elements), 11};
+    t["Scatter"] = {fn(convert_scatter_elements), 9};
+    t["ScatterND"] = {fn(convert_scatter_nd), 11};
+    t["TopK"] = {fn(convert_topk)};
     t["GatherND"] = {[](Ctx& c) -> std::vector<Value> {
         return {c.add("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.i("batch_dims", 0)}}, c.out())};
     }, 11};

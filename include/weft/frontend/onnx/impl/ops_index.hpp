@@ -257,3 +257,62 @@ inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
 }
 
 }  // namespace weft::onnx::detail
+
+namespace weft::onnx::detail {
+
+// ScatterElements (reduction none, add, mul from 16, max, min from 18) and the opset-9
+// Scatter it replaced.
+inline std::vector<Value> convert_scatter_elements(Ctx& c) {
+    const std::string reduction = c.opset >= 16 ? c.s("reduction", "none") : "none";
+    return {c.add("scatter_elements", {c.in(0), c.in(1), c.in(2)}, {{"axis", c.i("axis", 0)}, {"reduction", reduction}},
+                  c.out())};
+}
+
+inline std::vector<Value> convert_scatter_nd(Ctx& c) {
+    const std::string reduction = c.opset >= 16 ? c.s("reduction", "none") : "none";
+    return {c.add("scatter_nd", {c.in(0), c.in(1), c.in(2)}, {{"reduction", reduction}}, c.out())};
+}
+
+// TopK: the k largest (or smallest) along axis, in order, and their int64 indices; equal
+// values in index order. Each element's rank is the count of elements ahead of it, from a
+// pairwise comparison along the axis ([..., n, n]: fine for the lengths TopK sees in models,
+// a few thousand scores); the element of rank p is the p-th output.
+inline std::vector<Value> convert_topk(Ctx& c) {
+    const DataType i64 = DataType::int_(64);
+    Value x = c.in(0);
+    const int64_t r = c.rank(x), axis = norm_axis(c.i("axis", -1), r), n = c.shape(x)[size_t(axis)];
+    const int64_t k = c.opset >= 10 ? c.const_ints(1, "K").at(0) : c.i("k");
+    if (k < 0 || k > n) malformed("K = " + std::to_string(k) + " for an axis of " + std::to_string(n));
+    if (k == 0) unsupported("TopK with K = 0 (an empty result)");
+    const bool largest = c.i("largest", 1) != 0;
+    c.ignore({"sorted"});  // weft's results are always sorted, which sorted = 0 allows too
+    std::vector<int64_t> perm = iota_vec(0, r);
+    perm.erase(perm.begin() + axis);
+    perm.push_back(axis);
+    std::vector<int64_t> back(static_cast<size_t>(r), 0);
+    for (int64_t d = 0; d < r; ++d) back[size_t(perm[size_t(d)])] = d;
+    Value xt = axis == r - 1 ? x : c.g.transpose(x, perm, c.fresh("last"));
+    std::vector<int64_t> pairs = c.shape(xt);
+    pairs.push_back(n);
+    checked_elements(pairs, c.limit, "TopK's pairwise comparison");
+    auto along = [&](int64_t len, int64_t at) {  // 0..len-1 as int64 in dimension `at` of a rank r + 1 shape
+        std::vector<int64_t> v, s(size_t(r + 1), 1);
+        for (int64_t j = 0; j < len; ++j) v.push_back(j);
+        s[size_t(at)] = len;
+        return c.constant(int64_buffer(v, s), "position");
+    };
+    Value mine = c.add("unsqueeze", {xt}, {{"axes", std::vector<int64_t>{r}}});       // [..., n (i), 1]
+    Value other = c.add("unsqueeze", {xt}, {{"axes", std::vector<int64_t>{r - 1}}});  // [..., 1, n (j)]
+    Value before = c.add(largest ? "greater" : "less", {other, mine});
+    Value tie = c.add("logical_and", {c.add("equal", {other, mine}), c.add("less", {along(n, r), along(n, r - 1)})});
+    Value ahead = c.g.cast(c.add("logical_or", {before, tie}), i64, c.fresh("ahead"));
+    Value rank = c.add("sum", {ahead}, {{"axes", std::vector<int64_t>{r}}, {"keepdims", int64_t(1)}});  // [..., n, 1]
+    Value picked = c.add("equal", {rank, along(k, r)});                                                 // [..., n, k]
+    Value idx = c.add("sum", {c.g.where(picked, along(n, r - 1), c.scalar(0, i64, "zero"), c.fresh("index_of"))},
+                      {{"axes", std::vector<int64_t>{r - 1}}, {"keepdims", int64_t(0)}});  // [..., k]
+    Value vals = c.add("gather_elements", {xt, idx}, {{"axis", r - 1}});
+    if (axis == r - 1) return {reshape(c, vals, c.shape(vals), c.out(0)), reshape(c, idx, c.shape(idx), c.out(1))};
+    return {c.g.transpose(vals, back, c.out(0)), c.g.transpose(idx, back, c.out(1))};
+}
+
+}  // namespace weft::onnx::detail
