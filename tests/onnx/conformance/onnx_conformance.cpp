@@ -197,7 +197,8 @@ Case run_case(const fs::path& dir, const std::string& id) {
         // Inputs that decide shapes (Reshape's shape, Squeeze's axes, OneHot's depth, ...) must
         // be constants: then each data set's integer inputs, and any other the importer names,
         // are frozen (LoadOptions::constant_inputs).
-        bool freeze = fail == Status::Unsupported && err.find("must be a constant, but it is a graph input") != std::string::npos;
+        bool freeze = fail == Status::Unsupported && (err.find("must be a constant, but it is a graph input") != std::string::npos ||
+                                                      err.find("depends on the graph input") != std::string::npos);
         if (!err.empty() && !freeze) return done(fail, err);
         std::vector<fs::path> sets = sorted_entries(dir, "test_data_set_");
         if (sets.empty()) return done(Status::Failed, "no test data sets");
@@ -219,9 +220,13 @@ Case run_case(const fs::path& dir, const std::string& id) {
                     else rest.emplace_back(name, b);
                 }
                 err = compile(o, m);
-                while (!err.empty() && err.find("must be a constant, but it is a graph input") != std::string::npos) {
+                // Either "(input k, 'name') must be a constant, but it is a graph input" or "a value
+                // that must be constant (...) depends on the graph input 'name'".
+                while (!err.empty() && (err.find("must be a constant, but it is a graph input") != std::string::npos ||
+                                        err.find("depends on the graph input") != std::string::npos)) {
                     auto named = std::find_if(rest.begin(), rest.end(), [&](const auto& in) {
-                        return err.find("'" + in.first + "') must be a constant") != std::string::npos;
+                        return err.find("'" + in.first + "') must be a constant") != std::string::npos ||
+                               err.find("depends on the graph input '" + in.first + "'") != std::string::npos;
                     });
                     if (named == rest.end()) break;
                     o.constant_inputs[named->first] = named->second;

@@ -238,6 +238,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Scatter"] = {fn(convert_scatter_elements), 9};
     t["ScatterND"] = {fn(convert_scatter_nd), 11};
     t["TopK"] = {fn(convert_topk)};
+    t["Compress"] = {fn(convert_compress), 9};
+    t["ReverseSequence"] = {fn(convert_reverse_sequence), 10};
+    t["LRN"] = {fn(convert_lrn)};
     t["GatherND"] = {[](Ctx& c) -> std::vector<Value> {
         return {c.add("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.i("batch_dims", 0)}}, c.out())};
     }, 11};

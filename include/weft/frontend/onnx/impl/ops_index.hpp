@@ -316,3 +316,47 @@ inline std::vector<Value> convert_topk(Ctx& c) {
 }
 
 }  // namespace weft::onnx::detail
+
+namespace weft::onnx::detail {
+
+// Compress: the slices along axis (of the flattened input without one) where the constant
+// condition is true; a condition shorter than the axis leaves the rest out.
+inline std::vector<Value> convert_compress(Ctx& c) {
+    Value x = c.in(0);
+    BufferRef cond = c.const_value(1, "the condition");
+    if (!c.has_attr("axis")) x = reshape(c, x, {product(c.shape(x))});
+    const int64_t axis = norm_axis(c.i("axis", 0), c.rank(x)), n = c.shape(x)[size_t(axis)];
+    std::vector<double> keep = buffer_floats(cond);
+    if (int64_t(keep.size()) > n) malformed("the condition has " + std::to_string(keep.size()) + " entries for an axis of " + std::to_string(n));
+    std::vector<int64_t> picked;
+    for (int64_t k = 0; k < int64_t(keep.size()); ++k)
+        if (keep[size_t(k)] != 0) picked.push_back(k);
+    if (picked.empty()) unsupported("a Compress that keeps nothing (weft's tensors cannot be empty)");
+    Value idx = c.constant(int64_buffer(picked, {int64_t(picked.size())}), "kept");
+    return {c.add("gather", {x, idx}, {{"axis", axis}}, c.out())};
+}
+
+// ReverseSequence: along time_axis, the first sequence_lens[b] steps of batch entry b
+// reversed, the rest as they are: a gather_elements with index len - 1 - t where t < len.
+inline std::vector<Value> convert_reverse_sequence(Ctx& c) {
+    const DataType i64 = DataType::int_(64);
+    Value x = c.in(0);
+    const int64_t r = c.rank(x), ta = c.i("time_axis", 0), ba = c.i("batch_axis", 1);
+    if (r < 2 || !((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+        malformed("time_axis and batch_axis must be 0 and 1 (either way) of an input of rank 2 or more");
+    const int64_t steps = c.shape(x)[size_t(ta)], batch = c.shape(x)[size_t(ba)];
+    Value lens = c.in(1);
+    if (c.shape(lens) != std::vector<int64_t>{batch}) malformed("sequence_lens must have one entry per batch entry");
+    if (c.dtype(lens) != i64) lens = c.g.cast(lens, i64, c.fresh("lens64"));
+    std::vector<int64_t> ts, tshape(size_t(r), 1), bshape(size_t(r), 1);
+    for (int64_t t = 0; t < steps; ++t) ts.push_back(t);
+    tshape[size_t(ta)] = steps;
+    bshape[size_t(ba)] = batch;
+    Value t = c.constant(int64_buffer(ts, tshape), "step");
+    Value len = reshape(c, lens, bshape);
+    Value flipped = c.add("sub", {c.add("sub", {len, c.scalar(1, i64, "one")}), t});
+    Value idx = c.g.where(c.add("less", {t, len}), flipped, t, c.fresh("source_step"));
+    return {c.add("gather_elements", {x, expand_to(c, idx, c.shape(x))}, {{"axis", ta}}, c.out())};
+}
+
+}  // namespace weft::onnx::detail

@@ -395,6 +395,29 @@ inline std::vector<Value> convert_softmax(Ctx& c, bool log) {
     return {log ? c.add("log", {y}, {}, c.out()) : reshape(c, y, c.shape(y), c.out())};
 }
 
+// LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta, the
+// window from c - (size - 1) / 2 to c + size / 2 (zeros past the edges).
+inline std::vector<Value> convert_lrn(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    if (s.size() < 3) malformed("LRN needs [N, C, ...], got " + graph::shape_str(s));
+    const int64_t size = c.i("size"), channels = s[1];
+    if (size < 1) malformed("size must be positive, got " + std::to_string(size));
+    const DataType t = c.dtype(x);
+    std::vector<int64_t> pads(2 * s.size(), 0);
+    pads[1] = (size - 1) / 2;
+    pads[s.size() + 1] = size / 2;
+    Value sq = c.g.pad(c.add("mul", {x, x}), pads, 0.0, c.fresh("squares"));
+    Value sum;
+    for (int64_t k = 0; k < size; ++k) {
+        Value part = c.g.slice(sq, {k}, {k + channels}, {1}, {1}, c.fresh("window"));
+        sum = k ? c.add("add", {sum, part}) : part;
+    }
+    Value scaled = c.add("add", {c.add("mul", {sum, c.scalar(c.f("alpha", 1e-4) / double(size), t, "alpha")}),
+                                 c.scalar(c.f("bias", 1.0), t, "bias")});
+    return {c.add("div", {x, c.add("pow", {scaled, c.scalar(c.f("beta", 0.75), t, "beta")})}, {}, c.out())};
+}
+
 // ---- reductions ---------------------------------------------------------------------------------
 
 // ONNX reductions keep dimensions by default and drop to rank 0 when all go.
