@@ -56,6 +56,9 @@ struct Ctx {
     // The ONNX dtype of each input where the importer computes it in another (float16 and
     // bfloat16 inputs arrive widened to float32; load.hpp, widen_half_inputs).
     std::vector<DataType> onnx_dtypes;
+    // Converts a subgraph attribute (If's branch, Loop's body) with its inputs bound to the
+    // given values and returns its outputs (load.hpp, Importer::inline_graph).
+    std::function<std::vector<Value>(const pb::GraphProto&, const std::vector<Value>&)> inline_graph;
     mutable std::vector<char> read_ins;
 
     // ---- attributes -------------------------------------------------------------------

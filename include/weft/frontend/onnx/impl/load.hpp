@@ -192,12 +192,15 @@ private:
                     c.ins.push_back(Value{});
                     continue;
                 }
-                auto v = values_.find(in);
-                if (v == values_.end()) malformed("the input '" + in + "' is not defined before this node");
-                if (!v->second.defined())
+                const Value* v = lookup(in);
+                if (!v) malformed("the input '" + in + "' is not defined before this node");
+                if (!v->defined())
                     unsupported("the input '" + in + "' is an output the importer does not compute (" + producer_[in] + ")");
-                c.ins.push_back(v->second);
+                c.ins.push_back(*v);
             }
+            c.inline_graph = [this](const pb::GraphProto& gp, const std::vector<Value>& bound) {
+                return inline_graph(gp, bound);
+            };
             const DataType half = widen_half_inputs(c);
             std::vector<Value> outs = it->second.convert(c);
             narrow_half_outputs(c, half, outs);
@@ -211,13 +214,14 @@ private:
             for (int k = 0; k < n.output_size(); ++k) {
                 const std::string& name = n.output(k);
                 if (name.empty()) continue;
-                if (values_.count(name)) malformed("the value '" + name + "' is defined twice");
-                values_[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
+                std::map<std::string, Value>& scope = scopes_.empty() ? values_ : scopes_.back();
+                if (scope.count(name)) malformed("the value '" + name + "' is defined twice");
+                scope[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
                     empty_.insert(name);
                     continue;
                 }
-                if (!values_[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
+                if (!scope[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
             }
         } catch (const InternalError& e) {
             ::weft::detail::rethrow_with_context(e, "onnx: " + label.substr(0, label.size() - 2));
@@ -228,6 +232,43 @@ private:
         } catch (const std::exception& e) {
             throw Error("weft: onnx: " + label + e.what());
         }
+    }
+
+    // The value named `name`: the innermost subgraph scope's first, then the main graph's.
+    const Value* lookup(const std::string& name) const {
+        for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
+            if (auto it = scope->find(name); it != scope->end()) return &it->second;
+        auto it = values_.find(name);
+        return it == values_.end() ? nullptr : &it->second;
+    }
+
+    // A subgraph (If's branch, Loop's body) converted in a scope of its own, its inputs bound to
+    // `bound`; the values around it stay visible. Returns its outputs.
+    std::vector<Value> inline_graph(const pb::GraphProto& gp, const std::vector<Value>& bound) {
+        if (scopes_.size() >= 64) malformed("subgraphs nest deeper than 64");
+        if (size_t(gp.input_size()) != bound.size())
+            malformed("a subgraph with " + std::to_string(gp.input_size()) + " inputs given " + std::to_string(bound.size()));
+        if (gp.sparse_initializer_size()) unsupported("sparse initializers are not supported");
+        scopes_.emplace_back();
+        struct Pop {
+            std::vector<std::map<std::string, Value>>& s;
+            ~Pop() { s.pop_back(); }
+        } pop{scopes_};
+        for (int k = 0; k < gp.input_size(); ++k) scopes_.back()[gp.input(k).name()] = bound[size_t(k)];
+        for (const pb::TensorProto& t : gp.initializer()) {
+            BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + t.name() + "'");
+            if (b.size() == 0) unsupported("the empty initializer '" + t.name() + "' of a subgraph");
+            scopes_.back()[t.name()] = add_constant(g_, rank0_, unique_name(t.name()), b);
+        }
+        for (const pb::NodeProto& n : gp.node()) convert(n);
+        std::vector<Value> outs;
+        for (const pb::ValueInfoProto& vi : gp.output()) {
+            const Value* v = lookup(vi.name());
+            if (!v) malformed("the subgraph output '" + vi.name() + "' is not computed by any node");
+            if (!v->defined()) unsupported("the subgraph output '" + vi.name() + "' is an output the importer does not compute");
+            outs.push_back(*v);
+        }
+        return outs;
     }
 
     // float16 and bfloat16 are computed in float32, as ONNX Runtime does on CPUs: a node's
@@ -319,7 +360,8 @@ private:
     std::map<std::string, Value> values_;
     std::map<std::string, std::string> producer_;  // for outputs not computed: which node
     std::map<int, BufferRef> evaluated_;
-    std::map<int, Value> widened_;            // 16-bit float values as float32 (widen_half_inputs)
+    std::map<int, Value> widened_;
+    std::vector<std::map<std::string, Value>> scopes_;  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
 };

@@ -1,11 +1,12 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
-// live in ops_attention.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_norm.hpp,
+// live in ops_attention.hpp, ops_control.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_norm.hpp,
 // ops_quantize.hpp, ops_rnn.hpp and ops_shape.hpp; this file is their table.
 #pragma once
 #include <map>
 
 #include "weft/frontend/onnx/impl/ops_attention.hpp"
+#include "weft/frontend/onnx/impl/ops_control.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_norm.hpp"
@@ -255,6 +256,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Hardmax"] = {fn(convert_hardmax)};
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
+    t["If"] = {fn(convert_if)};
+    t["Loop"] = {fn(convert_loop)};
     t["Constant"] = {fn(convert_constant)};
     t["ConstantOfShape"] = {fn(convert_constant_of_shape), 9};
     t["Shape"] = {fn(convert_shape)};

@@ -1,0 +1,91 @@
+// The ONNX importer's control flow, decided when the model is imported: If with a condition
+// that is a constant (or computed from constants) becomes the chosen branch's nodes; Loop
+// with a constant trip count and a condition the importer can evaluate is unrolled. A branch
+// or a loop decided by the inputs' values is refused (UnsupportedError): weft's modules run a
+// fixed list of kernels.
+#pragma once
+#include "weft/frontend/onnx/impl/ops_common.hpp"
+
+namespace weft::onnx::detail {
+
+namespace control_detail {
+
+// Loops unroll up to this many iterations: each one adds its body's nodes to the graph.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+inline const pb::GraphProto& graph_attr(Ctx& c, const char* name) {
+    if (!c.has_attr(name)) malformed(std::string("the required attribute '") + name + "' is missing");
+    return c.typed(name, pb::AttributeProto::GRAPH).g();
+}
+
+// The single truth value of input k, which must be known at import.
+inline bool constant_truth(Ctx& c, size_t k, const char* what) {
+    BufferRef b = c.const_value(k, what);
+    if (b.size() != 1) malformed(std::string(what) + " must hold one value, got " + std::to_string(b.size()));
+    return buffer_floats(b)[0] != 0;
+}
+
+inline bool evaluated_truth(Ctx& c, Value v) {
+    const graph::Node& n = c.g.node(v);
+    BufferRef b = n.is_constant() ? n.value : c.evaluate(v);
+    if (b.size() != 1) malformed("a Loop's condition must hold one value, got " + std::to_string(b.size()));
+    return buffer_floats(b)[0] != 0;
+}
+
+}  // namespace control_detail
+
+inline std::vector<Value> convert_if(Ctx& c) {
+    using namespace control_detail;
+    const bool take = constant_truth(c, 0, "the condition");
+    const pb::GraphProto& then_branch = graph_attr(c, "then_branch");
+    const pb::GraphProto& else_branch = graph_attr(c, "else_branch");
+    std::vector<Value> outs = c.inline_graph(take ? then_branch : else_branch, {});
+    if (int64_t(outs.size()) != c.node.output_size())
+        malformed("the branch has " + std::to_string(outs.size()) + " outputs for " + std::to_string(c.node.output_size()));
+    return outs;
+}
+
+// Loop(M, cond, v...): body(iteration, cond, v...) -> (cond, v..., scan outputs...), unrolled;
+// the scan outputs of the iterations stacked along a new first axis.
+inline std::vector<Value> convert_loop(Ctx& c) {
+    using namespace control_detail;
+    const pb::GraphProto& body = graph_attr(c, "body");
+    if (!c.has(0) && !c.has(1)) unsupported("a Loop without a trip count or a condition (it would not end)");
+    const int64_t trips = c.has(0) ? c.const_ints(0, "the trip count M").at(0) : kMaxUnrolledIterations + 1;
+    bool go = c.has(1) ? constant_truth(c, 1, "the condition") : true;
+    std::vector<Value> carried;
+    for (size_t k = 2; k < c.n_in(); ++k) carried.push_back(c.in(k));
+    const int64_t scans = int64_t(body.output_size()) - 1 - int64_t(carried.size());
+    if (scans < 0 || body.input_size() != int64_t(carried.size()) + 2)
+        malformed("the body's inputs and outputs do not fit " + std::to_string(carried.size()) + " loop-carried values");
+    std::vector<std::vector<Value>> stacked(static_cast<size_t>(scans), std::vector<Value>{});
+    for (int64_t i = 0; go && i < trips; ++i) {
+        if (i >= kMaxUnrolledIterations)
+            unsupported("a Loop of more than " + std::to_string(kMaxUnrolledIterations) + " iterations (weft unrolls loops)");
+        std::vector<Value> bound{c.mark_scalar(c.constant(int64_buffer({i}, {1}), "iteration")),
+                                 c.mark_scalar(c.constant(filled_buffer(DataType::bool_(), {1}, 1), "condition"))};
+        bound.insert(bound.end(), carried.begin(), carried.end());
+        std::vector<Value> outs = c.inline_graph(body, bound);
+        go = evaluated_truth(c, outs[0]);
+        for (size_t k = 0; k < carried.size(); ++k) carried[k] = outs[1 + k];
+        for (int64_t s = 0; s < scans; ++s) stacked[size_t(s)].push_back(outs[1 + carried.size() + size_t(s)]);
+    }
+    std::vector<Value> results;
+    for (size_t k = 0; k < carried.size(); ++k) {
+        Value r = reshape(c, carried[k], c.shape(carried[k]), c.out(int(k)));
+        results.push_back(c.is_scalar(carried[k]) ? c.mark_scalar(r) : r);
+    }
+    for (int64_t s = 0; s < scans; ++s) {
+        const std::vector<Value>& parts = stacked[size_t(s)];
+        if (parts.empty()) unsupported("a Loop that runs no iteration has empty scan outputs");
+        std::vector<Value> rows;
+        for (Value p : parts)
+            rows.push_back(c.is_scalar(p) ? p : c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{0}}}));
+        const int out = int(carried.size() + size_t(s));
+        results.push_back(rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), c.out(out))
+                                           : c.g.concat(rows, 0, c.out(out)));
+    }
+    return results;
+}
+
+}  // namespace weft::onnx::detail

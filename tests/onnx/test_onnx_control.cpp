@@ -1,0 +1,132 @@
+// The ONNX importer's control flow decided at import: If on a constant (or constant-computed)
+// condition takes one branch, Loop with a constant trip count unrolls; both refuse decisions
+// that depend on the inputs' values.
+#include <doctest/doctest.h>
+
+#include "onnx/onnx_model.hpp"
+
+using namespace weft;
+using namespace onnx_test;
+
+namespace {
+
+// A subgraph attribute `name` on node n: outputs `outs`, nodes added by `build`.
+template <class F>
+pb::GraphProto& graph_attr(pb::NodeProto& n, const std::string& name, F build) {
+    auto& a = attr(n, name, pb::AttributeProto::GRAPH);
+    pb::GraphProto* g = a.mutable_g();
+    g->set_name(name);
+    build(*g);
+    return *g;
+}
+
+void add_node(pb::GraphProto& g, const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name(outs.at(0));
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+}
+
+void add_value(google::protobuf::RepeatedPtrField<pb::ValueInfoProto>* list, const std::string& name, int elem) {
+    auto* vi = list->Add();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+}
+
+// y = If(sum(c) > 0) then x * 2 else x + 10, the condition a constant computed from `c`.
+Model if_model(const std::vector<float>& c, bool condition_is_input) {
+    Model m(13);
+    m.input("x", {3});
+    if (condition_is_input) m.input("cond", {}, pb::TensorProto::BOOL);
+    else {
+        m.initializer("c", {int64_t(c.size())}, c);
+        m.initializer("zero", {}, {0.f});
+        set_int(m.node("ReduceSum", {"c"}, {"s"}), "keepdims", 0);
+        m.node("Greater", {"s", "zero"}, {"cond"});
+    }
+    m.initializer("two", {1}, {2.f});
+    m.initializer("ten", {1}, {10.f});
+    auto& n = m.node("If", {"cond"}, {"y"});
+    graph_attr(n, "then_branch", [](pb::GraphProto& g) {
+        add_node(g, "Mul", {"x", "two"}, {"then_y"});
+        add_value(g.mutable_output(), "then_y", pb::TensorProto::FLOAT);
+    });
+    graph_attr(n, "else_branch", [](pb::GraphProto& g) {
+        add_node(g, "Add", {"x", "ten"}, {"else_y"});
+        add_value(g.mutable_output(), "else_y", pb::TensorProto::FLOAT);
+    });
+    m.output("y");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("onnx If: a condition computed from constants picks its branch at import") {
+    Buffer<float> x = Buffer<float>::random({3}, -1.f, 1.f, 1);
+    for (bool positive : {true, false}) {
+        CAPTURE(positive);
+        Model m = if_model(positive ? std::vector<float>{1, 2} : std::vector<float>{-1, -2}, false);
+        Buffer<float> y = run(m.load(), {x})[0];
+        for (int i = 0; i < 3; ++i) CHECK(y.data()[i] == (positive ? x.data()[i] * 2 : x.data()[i] + 10));
+    }
+    // A condition the inputs decide is refused, naming what it needs.
+    Model runtime = if_model({}, true);
+    std::string e = error_of([&] { runtime.load(); });
+    CHECK(e.find("(If, opset 13)") != std::string::npos);
+    CHECK(e.find("the condition (input 0, 'cond') must be a constant") != std::string::npos);
+    // Frozen, it builds.
+    weft::onnx::LoadOptions o;
+    BufferRef t = BufferRef::allocate(DataType::bool_(), {});
+    *static_cast<bool*>(t.data()) = true;
+    o.constant_inputs["cond"] = t;
+    Buffer<float> y = run(runtime.load(o), {x})[0];
+    CHECK(y.data()[1] == x.data()[1] * 2);
+}
+
+TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and scan outputs") {
+    // for i in 0..M-1: acc = acc + x * i; scan out acc (after the step).
+    for (int64_t trips : {1, 4}) {
+        CAPTURE(trips);
+        Model m(13);
+        m.input("x", {2});
+        m.initializer_i64("M", {}, {trips});
+        m.initializer("acc0", {2}, {0.f, 1.f});
+        auto& n = m.node("Loop", {"M", "", "acc0"}, {"acc", "history"});
+        graph_attr(n, "body", [](pb::GraphProto& g) {
+            add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
+            add_value(g.mutable_input(), "cond_in", pb::TensorProto::BOOL);
+            add_value(g.mutable_input(), "acc_in", pb::TensorProto::FLOAT);
+            auto* cast = g.add_node();
+            cast->set_op_type("Cast");
+            cast->set_name("i_f");
+            cast->add_input("i");
+            cast->add_output("i_f");
+            auto& to = *cast->add_attribute();
+            to.set_name("to");
+            to.set_type(pb::AttributeProto::INT);
+            to.set_i(pb::TensorProto::FLOAT);
+            add_node(g, "Mul", {"x", "i_f"}, {"step"});
+            add_node(g, "Add", {"acc_in", "step"}, {"acc_out"});
+            add_node(g, "Identity", {"cond_in"}, {"cond_out"});
+            add_node(g, "Identity", {"acc_out"}, {"scan"});
+            add_value(g.mutable_output(), "cond_out", pb::TensorProto::BOOL);
+            add_value(g.mutable_output(), "acc_out", pb::TensorProto::FLOAT);
+            add_value(g.mutable_output(), "scan", pb::TensorProto::FLOAT);
+        });
+        m.output("acc");
+        m.output("history");
+        graph::Graph g = m.load();
+        Buffer<float> x = Buffer<float>::random({2}, -1.f, 1.f, 2);
+        auto outs = run(g, {x});
+        REQUIRE(outs[1].shape() == std::vector<int64_t>{trips, 2});
+        float acc[2] = {0.f, 1.f};
+        for (int64_t i = 0; i < trips; ++i)
+            for (int k = 0; k < 2; ++k) {
+                acc[k] += x.data()[k] * float(i);
+                CHECK(outs[1].data()[i * 2 + k] == doctest::Approx(acc[k]));
+            }
+        CHECK(outs[0].data()[0] == doctest::Approx(acc[0]));
+        CHECK(outs[0].data()[1] == doctest::Approx(acc[1]));
+    }
+}
