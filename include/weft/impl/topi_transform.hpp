@@ -8,5 +8,6 @@
 #include "weft/topi/impl/scatter.hpp"
 #include "weft/topi/resize.hpp"
 #include "weft/topi/impl/resize.hpp"
+#include "weft/topi/impl/grid_sample.hpp"
 #include "weft/topi/einsum.hpp"
 #include "weft/topi/impl/einsum.hpp"

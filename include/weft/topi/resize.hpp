@@ -34,4 +34,17 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
 // resize's checks of the modes and numbers alone (weft::Error naming the bad one).
 void check_resize_params(const ResizeParams& params);
 
+// ONNX GridSample (PyTorch's grid_sample): x [N, C, D1..Dk] sampled at the normalized
+// coordinates of grid [N, O1..Om, k] (in [-1, 1], the last entry for D1's... first axis last:
+// (x, y[, z]) as the grid gives them), giving [N, C, O1..Om]. `mode` "nearest" (halfway to
+// even), "linear" or "cubic" (Keys, a = -0.75); `padding_mode` "zeros", "border" or
+// "reflection"; `align_corners` maps -1 and 1 to the corner pixels' centres (else their
+// outer edges).
+struct GridSampleParams {
+    std::string mode = "linear";
+    std::string padding_mode = "zeros";
+    bool align_corners = false;
+};
+Tensor grid_sample(const Tensor& x, const Tensor& grid, const GridSampleParams& params = {});
+
 }  // namespace weft::topi

@@ -31,8 +31,12 @@ inline DataType cast_dtype(const Attrs& a) {
     return t;
 }
 
+inline topi::GridSampleParams grid_sample_params(const Attrs& a) {
+    return {a.get_string("mode", "linear"), a.get_string("padding_mode", "zeros"), a.get_int("align_corners", 0) != 0};
+}
+
 // Placeholders of the input types: an op whose checks live in topi runs them on these.
-inline std::vector<Tensor> scatter_placeholders(const std::vector<TensorType>& in) {
+inline std::vector<Tensor> placeholders_of(const std::vector<TensorType>& in) {
     std::vector<Tensor> t;
     for (size_t k = 0; k < in.size(); ++k) {
         std::vector<Expr> shape;
@@ -183,7 +187,7 @@ inline void register_transform_ops() {
     register_op({.name = "scatter_elements", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         std::vector<Tensor> t = scatter_placeholders(in);
+                         std::vector<Tensor> t = placeholders_of(in);
                          topi::scatter_elements(t[0], t[1], t[2], a.get_int("axis", 0), a.get_string("reduction", "none"));
                          return in[0];
                      },
@@ -194,7 +198,7 @@ inline void register_transform_ops() {
     register_op({.name = "scatter_nd", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         std::vector<Tensor> t = scatter_placeholders(in);
+                         std::vector<Tensor> t = placeholders_of(in);
                          topi::scatter_nd(t[0], t[1], t[2], a.get_string("reduction", "none"));
                          return in[0];
                      },
@@ -225,6 +229,16 @@ inline void register_transform_ops() {
                          return TensorType{topi::einsum_shape(a.get_string("equation"), shapes), in[0].dtype};
                      },
                  .compute = [](In in, const Attrs& a) { return topi::einsum(a.get_string("equation"), in); }});
+    register_op({.name = "grid_sample", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         std::vector<Tensor> t = placeholders_of(in);
+                         topi::grid_sample(t[0], t[1], grid_sample_params(a));  // its checks
+                         std::vector<int64_t> shape(in[0].shape.begin(), in[0].shape.begin() + 2);
+                         shape.insert(shape.end(), in[1].shape.begin() + 1, in[1].shape.end() - 1);
+                         return TensorType{shape, in[0].dtype};
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::grid_sample(in[0], in[1], grid_sample_params(a)); }});
     register_op({.name = "resize", .pattern = P::Injective,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

@@ -255,6 +255,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["OneHot"] = {fn(convert_one_hot), 9};
     t["Hardmax"] = {fn(convert_hardmax)};
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
+    t["GridSample"] = {fn(convert_grid_sample), 16};
+    t["AffineGrid"] = {fn(convert_affine_grid), 20};
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
     t["If"] = {fn(convert_if)};
     t["Loop"] = {fn(convert_loop)};

@@ -160,6 +160,17 @@ inline std::vector<Value> convert_hardmax(Ctx& c) {
 // scales attribute, 9: input): the output shape from sizes, or floor(input * scale); scales,
 // sizes and roi must be constants. Opset 10's Resize and Upsample map coordinates
 // asymmetrically and take the floor for nearest.
+// GridSample: opset 16's modes bilinear / bicubic are 20's linear / cubic; 16 takes 4-D input.
+inline std::vector<Value> convert_grid_sample(Ctx& c) {
+    std::string mode = c.s("mode", c.opset >= 20 ? "linear" : "bilinear");
+    if (mode == "bilinear") mode = "linear";
+    if (mode == "bicubic") mode = "cubic";
+    if (c.opset < 20 && c.rank(c.in(0)) != 4) malformed("GridSample before opset 20 takes a 4-D input");
+    return {c.add("grid_sample", {c.in(0), c.in(1)},
+                  {{"mode", mode}, {"padding_mode", c.s("padding_mode", "zeros")}, {"align_corners", c.i("align_corners", 0)}},
+                  c.out())};
+}
+
 inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
     Value x = c.in(0);
     const std::vector<int64_t> in = c.shape(x);
