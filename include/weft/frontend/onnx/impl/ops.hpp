@@ -1,7 +1,7 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
 // live in ops_attention.hpp, ops_control.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_norm.hpp,
-// ops_quantize.hpp, ops_rnn.hpp and ops_shape.hpp; this file is their table.
+// ops_quantize.hpp, ops_rnn.hpp, ops_shape.hpp and ops_signal.hpp; this file is their table.
 #pragma once
 #include <map>
 
@@ -13,6 +13,7 @@
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 #include "weft/frontend/onnx/impl/ops_quantize.hpp"
 #include "weft/frontend/onnx/impl/ops_rnn.hpp"
+#include "weft/frontend/onnx/impl/ops_signal.hpp"
 #include "weft/frontend/onnx/impl/ops_shape.hpp"
 
 namespace weft::onnx::detail {
@@ -252,10 +253,14 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["SpaceToDepth"] = {fn(convert_space_to_depth)};
     t["Range"] = {fn(convert_range), 11};
     t["EyeLike"] = {fn(convert_eye_like), 9};
+    t["HannWindow"] = {window('h'), 17};
+    t["HammingWindow"] = {window('m'), 17};
+    t["BlackmanWindow"] = {window('b'), 17};
     t["OneHot"] = {fn(convert_one_hot), 9};
     t["Hardmax"] = {fn(convert_hardmax)};
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
     t["GridSample"] = {fn(convert_grid_sample), 16};
+    t["DFT"] = {fn(convert_dft), 17};
     t["AffineGrid"] = {fn(convert_affine_grid), 20};
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
     t["If"] = {fn(convert_if)};

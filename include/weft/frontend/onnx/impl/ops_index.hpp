@@ -91,6 +91,30 @@ inline std::vector<Value> convert_range(Ctx& c) {
     return {c.named_constant(0, b)};
 }
 
+// HannWindow, HammingWindow, BlackmanWindow (opset 17): constants of a constant size, in
+// output_datatype; periodic (the default) divides the angle by size, symmetric by size - 1.
+inline Converter window(char kind) {
+    return [kind](Ctx& c) -> std::vector<Value> {
+        const std::vector<int64_t> size = c.const_ints(0, "the size");
+        if (size.size() != 1 || size[0] < 0) malformed("the size must be one value of at least 0");
+        if (size[0] == 0) unsupported("a window of size 0 (weft's tensors cannot be empty)");
+        const int64_t n = size[0];
+        checked_elements({n}, c.limit, "the window");
+        const DataType t = to_dtype(int(c.i("output_datatype", pb::TensorProto::FLOAT)), "output_datatype");
+        const double span = c.i("periodic", 1) ? double(n) : double(n - 1), pi = M_PI;
+        BufferRef b = BufferRef::allocate(t, {n});
+        for (int64_t i = 0; i < n; ++i) {
+            const double a = 2 * pi * double(i) / span;
+            double v;
+            if (kind == 'h') v = std::pow(std::sin(pi * double(i) / span), 2);  // Hann
+            else if (kind == 'm') v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * std::cos(a);  // Hamming
+            else v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);  // Blackman
+            set_element(b, i, v);
+        }
+        return {c.named_constant(0, b)};
+    };
+}
+
 // EyeLike: ones on the k-th diagonal of x's 2-D shape, in `dtype` (default x's).
 inline std::vector<Value> convert_eye_like(Ctx& c) {
     Value x = c.in(0);

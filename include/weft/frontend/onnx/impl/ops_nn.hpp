@@ -77,42 +77,6 @@ inline Value matmul_of(Ctx& c, Value a, Value b, const std::string& name) {
 
 inline std::vector<Value> convert_matmul(Ctx& c) { return {matmul_of(c, c.in(0), c.in(1), c.out())}; }
 
-// AffineGrid (opset 20): the sampling grid [N, (D,) H, W, k] of affine maps theta [N, k, k + 1]
-// over an output of the constant `size`: the normalized pixel centres (x, y[, z], 1) times theta.
-inline std::vector<Value> convert_affine_grid(Ctx& c) {
-    Value theta = c.in(0);
-    const std::vector<int64_t> size = c.const_ints(1, "the size");
-    const int64_t k = int64_t(size.size()) - 2;
-    if ((k != 2 && k != 3) || c.shape(theta) != std::vector<int64_t>{size[0], k, k + 1})
-        malformed("theta " + graph::shape_str(c.shape(theta)) + " and size " + graph::shape_str(size) +
-                  " must be [N, 2, 3] with [N, C, H, W] or [N, 3, 4] with [N, C, D, H, W]");
-    const bool align = c.i("align_corners", 0) != 0;
-    auto coord = [&](int64_t i, int64_t n) {  // pixel i of n in [-1, 1]
-        if (align) return n == 1 ? 0.0 : -1.0 + 2.0 * double(i) / double(n - 1);
-        return (2.0 * double(i) + 1.0) / double(n) - 1.0;
-    };
-    std::vector<int64_t> spatial(size.begin() + 2, size.end());  // (D,) H, W
-    const int64_t points = product(spatial);
-    checked_elements({points, k + 1}, c.limit, "the affine grid");
-    std::vector<double> base;
-    std::vector<int64_t> at(size_t(k), 0);
-    for (int64_t p = 0; p < points; ++p) {
-        for (int64_t d = k - 1, rest = p; d >= 0; --d) at[size_t(d)] = rest % spatial[size_t(d)], rest /= spatial[size_t(d)];
-        for (int64_t d = k - 1; d >= 0; --d) base.push_back(coord(at[size_t(d)], spatial[size_t(d)]));  // x first
-        base.push_back(1.0);
-    }
-    BufferRef b = BufferRef::allocate(c.dtype(theta), {1, points, k + 1});
-    for (size_t i = 0; i < base.size(); ++i) {
-        if (c.dtype(theta) == DataType::float_(64)) static_cast<double*>(b.data())[i] = base[i];
-        else static_cast<float*>(b.data())[i] = float(base[i]);
-    }
-    Value grid = matmul_of(c, c.constant(b, "base_grid"), c.g.transpose(theta, {0, 2, 1}, c.fresh("theta_t")), c.fresh("points"));
-    std::vector<int64_t> out{size[0]};
-    out.insert(out.end(), spatial.begin(), spatial.end());
-    out.push_back(k);
-    return {reshape(c, grid, out, c.out())};
-}
-
 // ---- convolution and pooling ------------------------------------------------------------------
 
 // Pads {begin..., end...} for `auto_pad` (or the `pads` attribute) of a window op.
@@ -578,3 +542,4 @@ inline Converter arg_extreme(const char* op) {
 }
 
 }  // namespace weft::onnx::detail
+

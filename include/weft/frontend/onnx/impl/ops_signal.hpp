@@ -1,0 +1,119 @@
+// The ONNX importer's signal and geometry operators as matmuls with constant matrices: DFT
+// (cosine and sine matrices) and AffineGrid (a constant base grid times theta).
+#pragma once
+#include "weft/frontend/onnx/impl/ops_nn.hpp"
+
+namespace weft::onnx::detail {
+
+// AffineGrid (opset 20): the sampling grid [N, (D,) H, W, k] of affine maps theta [N, k, k + 1]
+// over an output of the constant `size`: the normalized pixel centres (x, y[, z], 1) times theta.
+inline std::vector<Value> convert_affine_grid(Ctx& c) {
+    Value theta = c.in(0);
+    const std::vector<int64_t> size = c.const_ints(1, "the size");
+    const int64_t k = int64_t(size.size()) - 2;
+    if ((k != 2 && k != 3) || c.shape(theta) != std::vector<int64_t>{size[0], k, k + 1})
+        malformed("theta " + graph::shape_str(c.shape(theta)) + " and size " + graph::shape_str(size) +
+                  " must be [N, 2, 3] with [N, C, H, W] or [N, 3, 4] with [N, C, D, H, W]");
+    const bool align = c.i("align_corners", 0) != 0;
+    auto coord = [&](int64_t i, int64_t n) {  // pixel i of n in [-1, 1]
+        if (align) return n == 1 ? 0.0 : -1.0 + 2.0 * double(i) / double(n - 1);
+        return (2.0 * double(i) + 1.0) / double(n) - 1.0;
+    };
+    std::vector<int64_t> spatial(size.begin() + 2, size.end());  // (D,) H, W
+    const int64_t points = product(spatial);
+    checked_elements({points, k + 1}, c.limit, "the affine grid");
+    std::vector<double> base;
+    std::vector<int64_t> at(size_t(k), 0);
+    for (int64_t p = 0; p < points; ++p) {
+        for (int64_t d = k - 1, rest = p; d >= 0; --d) at[size_t(d)] = rest % spatial[size_t(d)], rest /= spatial[size_t(d)];
+        for (int64_t d = k - 1; d >= 0; --d) base.push_back(coord(at[size_t(d)], spatial[size_t(d)]));  // x first
+        base.push_back(1.0);
+    }
+    BufferRef b = BufferRef::allocate(c.dtype(theta), {1, points, k + 1});
+    for (size_t i = 0; i < base.size(); ++i) {
+        if (c.dtype(theta) == DataType::float_(64)) static_cast<double*>(b.data())[i] = base[i];
+        else static_cast<float*>(b.data())[i] = float(base[i]);
+    }
+    Value grid = matmul_of(c, c.constant(b, "base_grid"), c.g.transpose(theta, {0, 2, 1}, c.fresh("theta_t")), c.fresh("points"));
+    std::vector<int64_t> out{size[0]};
+    out.insert(out.end(), spatial.begin(), spatial.end());
+    out.push_back(k);
+    return {reshape(c, grid, out, c.out())};
+}
+
+// DFT (opsets 17 and 20): the discrete Fourier transform along axis of a real ([..., 1]) or
+// complex ([..., 2]) signal, as matmuls with constant cosine and sine matrices; dft_length
+// pads or cuts the signal, onesided keeps the first N / 2 + 1 frequencies, inverse divides by N.
+inline std::vector<Value> convert_dft(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    const int64_t r = int64_t(s.size());
+    const DataType t = c.dtype(x);
+    if (r < 3 || (s.back() != 1 && s.back() != 2) || !t.is_float())
+        malformed("the input must be a float [batch, signal..., 1 or 2], got " + graph::shape_str(s));
+    int64_t axis = 1;
+    if (c.opset >= 20) axis = c.has(2) ? c.const_ints(2, "the axis").at(0) : -2;
+    else axis = c.i("axis", 1);
+    axis = norm_axis(axis, r);
+    if (axis == 0 || axis == r - 1) malformed("the axis must be a signal axis, got " + std::to_string(axis));
+    const bool inverse = c.i("inverse", 0) != 0, onesided = c.i("onesided", 0) != 0;
+    // inverse and onesided: numpy's irfft, the half spectrum of a real signal to the signal.
+    const bool half_to_real = inverse && onesided;
+    // The signal axis next to the complex one: [..., n, 1|2].
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < r; ++d)
+        if (d != axis && d != r - 1) perm.push_back(d);
+    perm.push_back(axis);
+    perm.push_back(r - 1);
+    std::vector<int64_t> back(static_cast<size_t>(r), 0);
+    for (int64_t d = 0; d < r; ++d) back[size_t(perm[size_t(d)])] = d;
+    Value v = c.g.transpose(x, perm, c.fresh("signal_last"));
+    const int64_t n = s[size_t(axis)];
+    const int64_t full = c.has(1) ? c.const_ints(1, "dft_length").at(0) : half_to_real ? 2 * (n - 1) : n;
+    if (full < 1) malformed("dft_length must be positive, got " + std::to_string(full));
+    const int64_t len = half_to_real ? full / 2 + 1 : full;  // the input entries used
+    std::vector<int64_t> vs = c.shape(v);
+    if (len < n) v = c.g.slice(v, {0}, {len}, {r - 2}, {1}, c.fresh("cut"));
+    if (len > n) {
+        std::vector<int64_t> pads(size_t(2 * r), 0);
+        pads[size_t(r + r - 2)] = len - n;
+        v = c.g.pad(v, pads, 0.0, c.fresh("padded"));
+    }
+    vs = c.shape(v);
+    const int64_t rows = product(vs) / (len * vs.back());
+    const int64_t out_len = half_to_real ? full : onesided ? len / 2 + 1 : len;
+    checked_elements({len, out_len}, c.limit, "the DFT matrices");
+    auto part = [&](int64_t k) {  // the real (0) or imaginary (1) part as [rows, len]
+        return reshape(c, c.g.slice(v, {k}, {k + 1}, {r - 1}, {1}, c.fresh("part")), {rows, len});
+    };
+    BufferRef cb = BufferRef::allocate(t, {len, out_len}), sb = BufferRef::allocate(t, {len, out_len});
+    for (int64_t j = 0; j < len; ++j)
+        for (int64_t k = 0; k < out_len; ++k) {
+            const double a = 2 * M_PI * double((j * k) % full) / double(full), scale = inverse ? 1.0 / double(full) : 1.0;
+            // irfft counts each frequency but 0 and N / 2 twice (its conjugate twin), their imaginary parts never.
+            const bool self_twin = j == 0 || 2 * j == full;
+            const double twice = half_to_real && !self_twin ? 2.0 : 1.0;
+            set_element(cb, j * out_len + k, std::cos(a) * scale * twice);
+            set_element(sb, j * out_len + k, half_to_real && self_twin ? 0.0 : std::sin(a) * scale * twice * (inverse ? 1 : -1));
+        }
+    Value cm = c.constant(cb, "cos"), sm = c.constant(sb, "sin");
+    Value re = part(0);
+    Value yr = c.add("matmul", {re, cm}), yi = c.add("matmul", {re, sm});
+    if (vs.back() == 2) {  // (re + i im)(cos + i sin): re cos - im sin, re sin + im cos
+        Value im = part(1);
+        yr = c.add("sub", {yr, c.add("matmul", {im, sm})});
+        yi = c.add("add", {yi, c.add("matmul", {im, cm})});
+    }
+    auto lift = [&](Value p) { return c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{2}}}); };
+    Value y = c.g.concat({lift(yr), lift(yi)}, 2, c.fresh("complex"));
+    std::vector<int64_t> ys = vs;
+    ys[size_t(r - 2)] = out_len;
+    ys.back() = 2;
+    if (half_to_real) {  // the real signal alone: [..., N, 1]
+        ys.back() = 1;
+        return {c.g.transpose(reshape(c, yr, ys), back, c.out())};
+    }
+    return {c.g.transpose(reshape(c, y, ys), back, c.out())};
+}
+
+}  // namespace weft::onnx::detail
