@@ -265,6 +265,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
     t["If"] = {fn(convert_if)};
     t["Loop"] = {fn(convert_loop)};
+    t["Scan"] = {fn(convert_scan)};
     t["Constant"] = {fn(convert_constant)};
     t["ConstantOfShape"] = {fn(convert_constant_of_shape), 9};
     t["Shape"] = {fn(convert_shape)};

@@ -1,6 +1,7 @@
 // The ONNX importer's control flow, decided when the model is imported: If with a condition
 // that is a constant (or computed from constants) becomes the chosen branch's nodes; Loop
-// with a constant trip count and a condition the importer can evaluate is unrolled. A branch
+// with a constant trip count and a condition the importer can evaluate is unrolled, and so is
+// Scan over its inputs' (static) length. A branch
 // or a loop decided by the inputs' values is refused (UnsupportedError): weft's modules run a
 // fixed list of kernels.
 #pragma once
@@ -84,6 +85,79 @@ inline std::vector<Value> convert_loop(Ctx& c) {
         const int out = int(carried.size() + size_t(s));
         results.push_back(rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), c.out(out))
                                            : c.g.concat(rows, 0, c.out(out)));
+    }
+    return results;
+}
+
+}  // namespace weft::onnx::detail
+
+namespace weft::onnx::detail {
+
+// Scan (opset 9+): body(state..., slice...) -> (state..., out slice...) run once per step of
+// the scan inputs' axis (reversed where a direction says so), unrolled; the out slices
+// stacked along their output axes.
+inline std::vector<Value> convert_scan(Ctx& c) {
+    using namespace control_detail;
+    if (c.opset < 9) unsupported("Scan of opset 8 (batched, with sequence_lens)");
+    const pb::GraphProto& body = graph_attr(c, "body");
+    const int64_t m = c.i("num_scan_inputs"), total = int64_t(c.n_in()), n = total - m;
+    if (m < 1 || n < 0) malformed("num_scan_inputs " + std::to_string(m) + " for " + std::to_string(total) + " inputs");
+    const int64_t k = int64_t(body.output_size()) - n;
+    if (k < 0 || body.input_size() != total) malformed("the body's inputs and outputs do not fit the Scan's");
+    auto per = [&](const char* name, int64_t count) {
+        std::vector<int64_t> v = c.ints(name, std::vector<int64_t>(size_t(count), 0));
+        if (int64_t(v.size()) != count) malformed(std::string(name) + " needs " + std::to_string(count) + " entries");
+        return v;
+    };
+    const std::vector<int64_t> in_axes = per("scan_input_axes", m), in_dirs = per("scan_input_directions", m);
+    const std::vector<int64_t> out_axes = per("scan_output_axes", k), out_dirs = per("scan_output_directions", k);
+    std::vector<Value> state, scanned;
+    for (int64_t j = 0; j < n; ++j) state.push_back(c.in(size_t(j)));
+    int64_t steps = -1;
+    std::vector<int64_t> axes;
+    for (int64_t j = 0; j < m; ++j) {
+        Value x = c.in(size_t(n + j));
+        const int64_t a = norm_axis(in_axes[size_t(j)], c.rank(x));
+        if (steps >= 0 && c.shape(x)[size_t(a)] != steps) malformed("the scan inputs have different lengths");
+        steps = c.shape(x)[size_t(a)];
+        scanned.push_back(x);
+        axes.push_back(a);
+    }
+    if (steps > kMaxUnrolledIterations)
+        unsupported("a Scan of more than " + std::to_string(kMaxUnrolledIterations) + " steps (weft unrolls scans)");
+    std::vector<std::vector<Value>> outs(static_cast<size_t>(k), std::vector<Value>{});
+    for (int64_t t = 0; t < steps; ++t) {
+        std::vector<Value> bound = state;
+        for (int64_t j = 0; j < m; ++j) {  // step t of scan input j, its axis dropped
+            const int64_t at = in_dirs[size_t(j)] ? steps - 1 - t : t, a = axes[size_t(j)];
+            Value x = scanned[size_t(j)];
+            Value piece = c.g.slice(x, {at}, {at + 1}, {a}, {1}, c.fresh("step"));
+            std::vector<int64_t> s = c.shape(piece);
+            s.erase(s.begin() + a);
+            bound.push_back(s.empty() ? c.mark_scalar(reshape(c, piece, {1})) : reshape(c, piece, s));
+        }
+        std::vector<Value> res = c.inline_graph(body, bound);
+        for (int64_t j = 0; j < n; ++j) state[size_t(j)] = res[size_t(j)];
+        for (int64_t j = 0; j < k; ++j) outs[size_t(j)].push_back(res[size_t(n + j)]);
+    }
+    std::vector<Value> results;
+    for (int64_t j = 0; j < n; ++j) {
+        Value r = reshape(c, state[size_t(j)], c.shape(state[size_t(j)]), c.out(int(j)));
+        results.push_back(c.is_scalar(state[size_t(j)]) ? c.mark_scalar(r) : r);
+    }
+    for (int64_t j = 0; j < k; ++j) {
+        std::vector<Value> parts = outs[size_t(j)];
+        if (parts.empty()) unsupported("a Scan of no steps has empty scan outputs");
+        if (out_dirs[size_t(j)]) std::reverse(parts.begin(), parts.end());
+        const int64_t r = c.is_scalar(parts[0]) ? 1 : c.rank(parts[0]) + 1, a = norm_axis(out_axes[size_t(j)], r);
+        std::vector<Value> rows;
+        for (Value p : parts) {
+            std::vector<int64_t> s = c.is_scalar(p) ? std::vector<int64_t>{} : c.shape(p);
+            s.insert(s.begin() + a, 1);
+            rows.push_back(reshape(c, p, s));
+        }
+        const int out = int(n + j);
+        results.push_back(rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), c.out(out)) : c.g.concat(rows, a, c.out(out)));
     }
     return results;
 }
