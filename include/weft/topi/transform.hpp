@@ -124,5 +124,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // range, or NaN, gives an undefined result), anything -> bool is x != 0, bool -> number is 0
 // or 1.
 Tensor cast(const Tensor& x, DataType dtype);
+// x's bits read as dtype, of the same width (ONNX BitCast); a bool is one byte (0 or 1).
+Tensor bitcast(const Tensor& x, DataType dtype);
 
 }  // namespace weft::topi

@@ -257,6 +257,15 @@ inline void register_transform_ops() {
                  .infer = [](const std::vector<TensorType>& in,
                              const Attrs& a) { return TensorType{in[0].shape, cast_dtype(a)}; },
                  .compute = [](In in, const Attrs& a) { return topi::cast(in[0], cast_dtype(a)); }});
+    register_op({.name = "bitcast", .pattern = P::ElemWise,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         const DataType to = cast_dtype(a), from = in[0].dtype;
+                         WEFT_CHECK((to.is_bool() ? 8 : to.bits) == (from.is_bool() ? 8 : from.bits), "bitcast from ",
+                                    from.str(), " to ", to.str(), " changes the width");
+                         return TensorType{in[0].shape, to};
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::bitcast(in[0], cast_dtype(a)); }});
 }
 
 }  // namespace weft::graph::ops

@@ -509,4 +509,21 @@ Tensor cast(const Tensor& x, DataType dtype) {
         "cast");
 }
 
+Tensor bitcast(const Tensor& x, DataType dtype) {
+    nn_detail::check_defined(x, "bitcast");
+    const DataType from = x.dtype();
+    auto width = [](DataType t) { return t.is_bool() ? 8 : int(t.bits); };
+    WEFT_CHECK(dtype.lanes == 1 && !dtype.is_handle() && width(dtype) == width(from), "bitcast: ", from.str(), " to ",
+               dtype.str(), " changes the width; bitcast keeps the bits");
+    return nn_detail::compute_nd(
+        x.shape(),
+        [&](const std::vector<Expr>& i) {
+            Expr v = x.at(i);
+            if (dtype == from) return v;
+            if (from.is_bool() || dtype.is_bool()) return dtype.is_bool() ? Expr(v != ir::make_zero(from)) : ir::cast(dtype, v);
+            return ir::reinterpret(dtype, v);
+        },
+        "bitcast");
+}
+
 }  // namespace weft::topi

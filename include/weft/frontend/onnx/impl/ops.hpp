@@ -147,6 +147,12 @@ inline std::map<std::string, OpEntry> make_converters() {
     }, 15};
     t["Clip"] = {fn(convert_clip)};
     t["Cast"] = {fn(convert_cast)};
+    t["BitCast"] = {[](Ctx& c) -> std::vector<Value> {
+        const DataType t = to_dtype(int(c.i("to")), "the 'to' attribute");
+        const DataType from = c.onnx_dtypes.empty() ? c.dtype(c.in(0)) : c.onnx_dtypes[0];
+        if (from.is_float() && from.bits == 16) unsupported("BitCast of " + from.str() + " (computed in float32 here)");
+        return {c.add("bitcast", {c.in(0)}, {{"dtype", t.str()}}, c.out())};
+    }, 26};
     t["Gemm"] = {fn(convert_gemm)};
     t["MatMul"] = {fn(convert_matmul)};
     t["RNN"] = {[](Ctx& c) { return convert_rnn(c, "RNN"); }};
@@ -155,6 +161,10 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["QuantizeLinear"] = {fn(convert_quantize_linear), 10};
     t["DequantizeLinear"] = {fn(convert_dequantize_linear), 10};
     t["DynamicQuantizeLinear"] = {fn(convert_dynamic_quantize_linear), 11};
+    t["MatMulInteger"] = {fn(convert_matmul_integer), 10};
+    t["ConvInteger"] = {fn(convert_conv_integer), 10};
+    t["QLinearMatMul"] = {fn(convert_qlinear_matmul), 10};
+    t["QLinearConv"] = {fn(convert_qlinear_conv), 10};
     t["Attention"] = {fn(convert_attention), 23};
     t["RotaryEmbedding"] = {fn(convert_rotary_embedding), 23};
     t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
@@ -224,6 +234,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Flatten"] = {[](Ctx& c) -> std::vector<Value> { return {c.g.flatten(c.in(0), c.i("axis", 1), c.out())}; }};
     t["Transpose"] = {[](Ctx& c) -> std::vector<Value> { return {c.g.transpose(c.in(0), c.ints("perm"), c.out())}; }};
     t["Concat"] = {fn(convert_concat)};
+    t["CenterCropPad"] = {fn(convert_center_crop_pad), 18};
     t["Split"] = {fn(convert_split), 2};
     t["Slice"] = {fn(convert_slice)};
     t["Pad"] = {fn(convert_pad), 2};

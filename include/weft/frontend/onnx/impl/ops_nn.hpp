@@ -133,8 +133,8 @@ inline std::vector<int64_t> two_d_pads(const std::vector<int64_t>& p, bool one_d
     return one_d ? std::vector<int64_t>{0, p[0], 0, p[1]} : p;
 }
 
-inline std::vector<Value> convert_conv(Ctx& c) {
-    Value x = c.in(0), w = c.in(1);
+// Conv of x and w (and a bias) with the node's attributes, named `name`.
+inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const std::string& name) {
     Spatial sp = spatial_of(c, x, "Conv");
     if (!c.dtype(x).is_float()) unsupported("Conv on " + c.dtype(x).str() + " (weft convolves floats)");
     if (c.rank(w) != c.rank(x)) malformed("the weight's rank differs from the data's");
@@ -154,11 +154,15 @@ inline std::vector<Value> convert_conv(Ctx& c) {
             {"pads", two_d_pads(pads, sp.one_d)},
             {"dilations", two_d(dil, sp.one_d, 1)},
             {"groups", c.i("group", 1)}};
-    bool last = !c.has(2) && !sp.one_d;
-    Value y = c.add("conv2d", {x, w}, a, last ? c.out() : "");
-    if (c.has(2)) y = c.add("bias_add", {y, c.in(2)}, {{"axis", int64_t(1)}}, sp.one_d ? "" : c.out());
-    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, c.out());
-    return {y};
+    bool last = !bias && !sp.one_d;
+    Value y = c.add("conv2d", {x, w}, a, last ? name : "");
+    if (bias) y = c.add("bias_add", {y, *bias}, {{"axis", int64_t(1)}}, sp.one_d ? "" : name);
+    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, name);
+    return y;
+}
+
+inline std::vector<Value> convert_conv(Ctx& c) {
+    return {conv_of(c, c.in(0), c.in(1), c.has(2) ? std::optional<Value>(c.in(2)) : std::nullopt, c.out())};
 }
 
 // ConvTranspose as a stride-1 convolution: the input spread out by the strides (zeros

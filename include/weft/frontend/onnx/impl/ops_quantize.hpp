@@ -1,9 +1,10 @@
 // The ONNX importer's quantization operators as float compositions: QuantizeLinear,
-// DequantizeLinear and DynamicQuantizeLinear (per tensor, or per axis with 1-D scales and
-// zero points). Rounding is to nearest even, as ONNX specifies; results saturate to the
-// integer type.
+// DequantizeLinear, DynamicQuantizeLinear, and the integer products MatMulInteger, ConvInteger
+// QLinearMatMul and QLinearConv (computed in float64, exact for 8-bit operands); parameters per
+// tensor, or per axis with 1-D scales and zero points. Rounding is to nearest even, as ONNX
+// specifies; results saturate to the integer type.
 #pragma once
-#include "weft/frontend/onnx/impl/ops_elementwise.hpp"
+#include "weft/frontend/onnx/impl/ops_nn.hpp"
 
 namespace weft::onnx::detail {
 
@@ -115,6 +116,80 @@ inline std::vector<Value> convert_dynamic_quantize_linear(Ctx& c) {
     Value zp = c.g.cast(zp_f, u8, c.out(2));
     Value y = quantize(c, x, scale, zp, u8, c.out(0));
     return {y, c.mark_scalar(scale), c.mark_scalar(zp)};
+}
+
+}  // namespace weft::onnx::detail
+
+namespace weft::onnx::detail {
+
+
+namespace quantize_detail {
+
+// Input k in float64, shaped to broadcast along `axis` of a tensor of rank r when it has one
+// entry per index there (a per-axis scale or zero point).
+inline Value wide_param(Ctx& c, size_t k, int64_t rank, int64_t axis) {
+    Value v = c.g.cast(c.in(k), DataType::float_(64), c.fresh("wide"));
+    if (c.rank(v) == 1 && c.shape(v)[0] > 1) {
+        std::vector<int64_t> s(size_t(rank), 1);
+        s[size_t(norm_axis(axis, rank))] = c.shape(v)[0];
+        v = reshape(c, v, s);
+    }
+    return v;
+}
+
+// saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point), the scales inputs
+// sa, sb (per axis a_axis / b_axis), sy and zy; output type that of y_zero_point.
+inline Value requantize(Ctx& c, Value acc, size_t sa, int64_t a_axis, size_t sb, int64_t b_axis, size_t sy, size_t zy) {
+    const int64_t r = c.rank(acc);
+    Value scale = c.add("div", {c.add("mul", {wide_param(c, sa, r, a_axis), wide_param(c, sb, r, b_axis)}), wide_param(c, sy, r, -1)});
+    const DataType t = c.dtype(c.in(zy));
+    auto [lo, hi] = integer_range(t);
+    Value q = c.add("add", {c.add("round", {c.add("mul", {acc, scale})}), wide_param(c, zy, r, -1)});
+    return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, c.out());
+}
+
+// Input k less the zero point of input zp (absent: 0; per `axis` entry or per tensor), in
+// float64: the products and sums of 8-bit values stay exact there.
+inline Value centred(Ctx& c, size_t k, size_t zp, int64_t axis) {
+    const int64_t r = c.rank(c.in(k));
+    Value f = wide_param(c, k, r, -1);
+    return c.has(zp) ? c.add("sub", {f, wide_param(c, zp, r, axis)}) : f;
+}
+
+}  // namespace quantize_detail
+
+// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points per tensor, per
+// row of A or per column of B).
+inline std::vector<Value> convert_matmul_integer(Ctx& c) {
+    using namespace quantize_detail;
+    Value a = centred(c, 0, 2, -2), b = centred(c, 1, 3, -1);
+    return {c.g.cast(matmul_of(c, a, b, c.fresh("product")), DataType::int_(32), c.out())};
+}
+
+// ConvInteger: the convolution of (x - x_zero_point) and (w - w_zero_point) in int32 (the
+// padding is the zero point: 0 after centring).
+inline std::vector<Value> convert_conv_integer(Ctx& c) {
+    using namespace quantize_detail;
+    Value x = centred(c, 0, 2, 1), w = centred(c, 1, 3, 0);
+    return {c.g.cast(conv_of(c, x, w, std::nullopt, c.fresh("conv")), DataType::int_(32), c.out())};
+}
+
+
+// QLinearMatMul: saturate(round((A - a_zp) x (B - b_zp) * a_scale * b_scale / y_scale) + y_zp).
+inline std::vector<Value> convert_qlinear_matmul(Ctx& c) {
+    using namespace quantize_detail;
+    Value a = centred(c, 0, 2, -2), b = centred(c, 3, 5, -1);
+    return {requantize(c, matmul_of(c, a, b, c.fresh("product")), 1, -2, 4, -1, 6, 7)};
+}
+
+// QLinearConv: the convolution of the centred x and w plus the int32 bias (in x_scale *
+// w_scale units), requantized like QLinearMatMul; w's scale and zero point per output channel.
+inline std::vector<Value> convert_qlinear_conv(Ctx& c) {
+    using namespace quantize_detail;
+    Value x = centred(c, 0, 2, 1), w = centred(c, 3, 5, 0);
+    std::optional<Value> bias;
+    if (c.has(8)) bias = c.g.cast(c.in(8), DataType::float_(64), c.fresh("bias"));
+    return {requantize(c, conv_of(c, x, w, bias, c.fresh("conv")), 1, 1, 4, 1, 6, 7)};
 }
 
 }  // namespace weft::onnx::detail

@@ -169,6 +169,31 @@ inline std::vector<Value> convert_pad(Ctx& c) {
     return {c.g.pad(x, pads, value, c.out())};
 }
 
+// CenterCropPad (opset 18): each listed axis cropped or zero-padded to the constant shape,
+// centred (the odd one out at the end).
+inline std::vector<Value> convert_center_crop_pad(Ctx& c) {
+    Value x = c.in(0);
+    const int64_t r = c.rank(x);
+    const std::vector<int64_t> shape = c.const_ints(1, "the shape");
+    std::vector<int64_t> axes = c.ints("axes", iota_vec(0, r));
+    if (shape.size() != axes.size()) malformed(std::to_string(shape.size()) + " sizes for " + std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> starts, ends, cut, pads(size_t(2 * r), 0);
+    for (size_t k = 0; k < axes.size(); ++k) {
+        const int64_t a = norm_axis(axes[k], r), dim = c.shape(x)[size_t(a)], want = shape[k];
+        if (want < 1) unsupported("a CenterCropPad to " + std::to_string(want) + " (weft's tensors cannot be empty)");
+        if (want < dim) {
+            starts.push_back((dim - want) / 2);
+            ends.push_back((dim - want) / 2 + want);
+            cut.push_back(a);
+        } else if (want > dim) {
+            pads[size_t(a)] = (want - dim) / 2;
+            pads[size_t(r + a)] = want - dim - (want - dim) / 2;
+        }
+    }
+    Value y = cut.empty() ? x : c.g.slice(x, starts, ends, cut, std::vector<int64_t>(cut.size(), 1), c.fresh("cropped"));
+    return {c.g.pad(y, pads, 0.0, c.out())};
+}
+
 inline std::vector<Value> convert_concat(Ctx& c) {
     std::vector<Value> xs;
     for (size_t k = 0; k < c.n_in(); ++k)
