@@ -118,10 +118,12 @@ struct Spatial {
     bool one_d = false;
 };
 
-inline Spatial spatial_of(Ctx& c, Value x, const char* op) {
+// 3-D windows where `three_d` (pools and Conv: decomposed into 2-D ones).
+inline Spatial spatial_of(Ctx& c, Value x, const char* op, bool three_d = false) {
     int64_t r = c.rank(x);
     if (r == 4) return {2, false};
     if (r == 3) return {1, true};
+    if (r == 5 && three_d) return {3, false};
     unsupported(std::string(op) + " over " + std::to_string(r - 2) +
                 " spatial dimensions (weft has 1-D and 2-D windows)");
 }
@@ -134,8 +136,38 @@ inline std::vector<int64_t> two_d_pads(const std::vector<int64_t>& p, bool one_d
 }
 
 // Conv of x and w (and a bias) with the node's attributes, named `name`.
+// A 3-D convolution as a sum of 2-D ones, one per depth tap of the kernel: tap kd meets the
+// depth slices kd * dilation + od * stride of the (depth-padded) input, which fold into the
+// batch of a 2-D convolution with the kernel's slice kd.
+inline Value conv3d_of(Ctx& c, Value x, Value w, const std::vector<int64_t>& strides, const std::vector<int64_t>& dil,
+                       const std::vector<int64_t>& pads, int64_t groups) {
+    const std::vector<int64_t> xs = c.shape(x), ws = c.shape(w);
+    std::vector<int64_t> dpads(10, 0);
+    dpads[2] = pads[0], dpads[7] = pads[3];
+    Value xp = pads[0] || pads[3] ? c.g.pad(x, dpads, 0.0, c.fresh("depth_padded")) : x;
+    const int64_t depth = xs[2] + pads[0] + pads[3], kd = ws[2];
+    const int64_t od = (depth - dil[0] * (kd - 1) - 1) / strides[0] + 1;
+    if (depth - dil[0] * (kd - 1) - 1 < 0) malformed("the kernel's depth does not fit the padded input");
+    Attrs a{{"strides", std::vector<int64_t>{strides[1], strides[2]}},
+            {"pads", std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]}},
+            {"dilations", std::vector<int64_t>{dil[1], dil[2]}},
+            {"groups", groups}};
+    Value sum;
+    for (int64_t k = 0; k < kd; ++k) {
+        const int64_t from = k * dil[0];
+        Value slices = c.g.slice(xp, {from}, {from + (od - 1) * strides[0] + 1}, {2}, {strides[0]}, c.fresh("depth_taps"));
+        Value batch = reshape(c, c.g.transpose(slices, {0, 2, 1, 3, 4}, c.fresh("depth_first")), {xs[0] * od, xs[1], xs[3], xs[4]});
+        Value wk = reshape(c, c.g.slice(w, {k}, {k + 1}, {2}, {1}, c.fresh("kernel_tap")), {ws[0], ws[1], ws[3], ws[4]});
+        Value y = c.add("conv2d", {batch, wk}, a);
+        sum = k ? c.add("add", {sum, y}) : y;
+    }
+    const std::vector<int64_t> ys = c.shape(sum);  // [N * OD, M, OH, OW]
+    Value split = reshape(c, sum, {xs[0], od, ys[1], ys[2], ys[3]});
+    return c.g.transpose(split, {0, 2, 1, 3, 4}, c.fresh("conv3d"));
+}
+
 inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const std::string& name) {
-    Spatial sp = spatial_of(c, x, "Conv");
+    Spatial sp = spatial_of(c, x, "Conv", true);
     if (!c.dtype(x).is_float()) unsupported("Conv on " + c.dtype(x).str() + " (weft convolves floats)");
     if (c.rank(w) != c.rank(x)) malformed("the weight's rank differs from the data's");
     std::vector<int64_t> xs = c.shape(x), ws = c.shape(w);
@@ -146,6 +178,10 @@ inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const 
     std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(sp.n, 1));
     if (strides.size() != sp.n || dil.size() != sp.n) malformed("strides/dilations must have one value per spatial axis");
     std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
+    if (sp.n == 3) {
+        Value y = conv3d_of(c, x, w, strides, dil, pads, c.i("group", 1));
+        return bias ? c.add("bias_add", {y, *bias}, {{"axis", int64_t(1)}}, name) : reshape(c, y, c.shape(y), name);
+    }
     if (sp.one_d) {
         x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
         w = c.add("unsqueeze", {w}, {{"axes", std::vector<int64_t>{2}}});
@@ -264,7 +300,7 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
     const char* name = is_max ? "MaxPool" : kind == PoolKind::Average ? "AveragePool" : "LpPool";
     if (is_max) c.ignore({"storage_order"});  // the order of the Indices output, which weft does not compute
     Value x = c.in(0);
-    Spatial sp = spatial_of(c, x, name);
+    Spatial sp = spatial_of(c, x, name, true);
     if (!c.dtype(x).is_float()) unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft pools floats)");
     std::vector<int64_t> xs = c.shape(x), in(xs.begin() + 2, xs.end());
     std::vector<int64_t> kernel = c.ints("kernel_shape");
@@ -303,14 +339,34 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         Value a = abs_of(c, x);
         x = p == 1 ? a : p == 2 ? c.add("mul", {x, x}) : c.add("pow", {a, c.scalar(double(p), t, "p")});
     }
-    if (sp.one_d) x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
-    Attrs a{{"kernel", two_d(kernel, sp.one_d, 1)},
-            {"strides", two_d(strides, sp.one_d, 1)},
-            {"pads", two_d_pads(pads, sp.one_d)},
-            {"count_include_pad", int64_t(include_pad)}};
-    const bool last = kind != PoolKind::Lp && !sp.one_d;
-    Value y = c.add(is_max ? "max_pool2d" : "avg_pool2d", {x}, a, last ? c.out() : "");
-    if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, kind != PoolKind::Lp ? c.out() : "");
+    const char* op = is_max ? "max_pool2d" : "avg_pool2d";
+    Value y;
+    if (sp.n == 3) {
+        // A box window is separable (the maximum, and the mean with its count, alike): over
+        // H and W with D folded into the channels, then over D with H * W as the width.
+        const std::vector<int64_t> s = c.shape(x);
+        Attrs hw{{"kernel", std::vector<int64_t>{kernel[1], kernel[2]}},
+                 {"strides", std::vector<int64_t>{strides[1], strides[2]}},
+                 {"pads", std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]}},
+                 {"count_include_pad", int64_t(include_pad)}};
+        Value p = c.add(op, {reshape(c, x, {s[0], s[1] * s[2], s[3], s[4]})}, hw);
+        const int64_t oh = c.shape(p)[2], ow = c.shape(p)[3];
+        Attrs d{{"kernel", std::vector<int64_t>{kernel[0], 1}},
+                {"strides", std::vector<int64_t>{strides[0], 1}},
+                {"pads", std::vector<int64_t>{pads[0], 0, pads[3], 0}},
+                {"count_include_pad", int64_t(include_pad)}};
+        Value q = c.add(op, {reshape(c, p, {s[0], s[1], s[2], oh * ow})}, d);
+        y = reshape(c, q, {s[0], s[1], c.shape(q)[2], oh, ow}, kind != PoolKind::Lp ? c.out() : "");
+    } else {
+        if (sp.one_d) x = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+        Attrs a{{"kernel", two_d(kernel, sp.one_d, 1)},
+                {"strides", two_d(strides, sp.one_d, 1)},
+                {"pads", two_d_pads(pads, sp.one_d)},
+                {"count_include_pad", int64_t(include_pad)}};
+        const bool last = kind != PoolKind::Lp && !sp.one_d;
+        y = c.add(op, {x}, a, last ? c.out() : "");
+        if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, kind != PoolKind::Lp ? c.out() : "");
+    }
     if (kind == PoolKind::Lp) {
         Value sum = c.add("mul", {y, c.scalar(double(product(kernel)), t, "window")});
         y = p == 1 ? reshape(c, sum, c.shape(sum), c.out())
