@@ -167,6 +167,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["QLinearConv"] = {fn(convert_qlinear_conv), 10};
     t["Attention"] = {fn(convert_attention), 23};
     t["RotaryEmbedding"] = {fn(convert_rotary_embedding), 23};
+    t["CausalConvWithState"] = {fn(convert_causal_conv_with_state), 27};
     t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
         std::vector<Value> in;
         for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));

@@ -3,6 +3,7 @@
 // key/value cache (past_key / past_value, or nonpad_kv_seqlen), grouped-query heads and
 // softcap; every output (Y, present_key, present_value, qk_matmul_output in modes 0-3).
 // RotaryEmbedding (opset 23): rotary position embeddings, halves or interleaved pairs.
+// CausalConvWithState (opset 27): a depthwise causal 1-D convolution carrying its state.
 #pragma once
 #include <limits>
 
@@ -215,6 +216,36 @@ inline std::vector<Value> convert_rotary_embedding(Ctx& c) {
     Value y = rd < d ? c.g.concat({rotated, part(rd, d, 1)}, 3, c.fresh("joined")) : rotated;
     if (s.size() == 3) return {reshape(c, y, s, c.out())};
     return {c.g.transpose(y, {0, 2, 1, 3}, c.out())};
+}
+
+// CausalConvWithState: the depthwise convolution (weight [C, 1, k]) of the input [B, C, L]
+// behind its past state ([B, C, k - 1], zeros without one), plus bias, then SiLU if asked;
+// present_state is the last k - 1 steps of that padded input.
+inline std::vector<Value> convert_causal_conv_with_state(Ctx& c) {
+    Value x = c.in(0), w = c.in(1);
+    const std::vector<int64_t> xs = c.shape(x), ws = c.shape(w);
+    if (xs.size() != 3 || ws.size() != 3 || ws[0] != xs[1] || ws[1] != 1)
+        malformed("the input [B, C, L] " + graph::shape_str(xs) + " needs a weight [C, 1, k], got " + graph::shape_str(ws));
+    const int64_t k = ws[2];
+    const std::string act = c.s("activation", "none");
+    if (act != "none" && act != "silu" && act != "swish") malformed("activation '" + act + "' is none of none, silu, swish");
+    Value padded = x;
+    if (k > 1) {
+        Value past = c.has(3) ? c.in(3) : c.constant(filled_buffer(c.dtype(x), {xs[0], xs[1], k - 1}, 0), "no_past");
+        padded = c.g.concat({past, x}, 2, c.fresh("padded"));
+    }
+    auto row = [&](Value v) { return c.add("unsqueeze", {v}, {{"axes", std::vector<int64_t>{2}}}); };
+    Value y = c.add("conv2d", {row(padded), row(w)},
+                    {{"strides", std::vector<int64_t>{1, 1}}, {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                     {"dilations", std::vector<int64_t>{1, 1}}, {"groups", xs[1]}});
+    if (c.has(2)) y = c.add("bias_add", {y, c.in(2)}, {{"axis", int64_t(1)}});
+    y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}});
+    y = act == "none" ? reshape(c, y, xs, c.out(0)) : swish(c, y, 1.0, c.out(0));
+    const bool wants_state = c.node.output_size() > 1 && !c.node.output(1).empty();
+    if (!wants_state) return {y};
+    if (k == 1) unsupported("present_state of a kernel of size 1 (an empty tensor)");
+    const int64_t len = c.shape(padded)[2];
+    return {y, c.g.slice(padded, {len - (k - 1)}, {len}, {2}, {1}, c.out(1))};
 }
 
 }  // namespace weft::onnx::detail
