@@ -130,3 +130,44 @@ TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and sca
         CHECK(outs[0].data()[1] == doctest::Approx(acc[1]));
     }
 }
+
+TEST_CASE("onnx sequences are lists known at import: split, insert, erase, at, length, concat") {
+    // x [6, 2] split into 3 pieces of 2 rows; the middle one erased, x's first two rows
+    // inserted at the front; y = concat of the sequence along 0, n = its length, z = element 1.
+    Model m(13);
+    m.input("x", {6, 2});
+    m.initializer_i64("two", {}, {2});
+    m.initializer_i64("one", {}, {1});
+    m.initializer_i64("zero", {}, {0});
+    m.node("SplitToSequence", {"x", "two"}, {"seq"});
+    m.node("SequenceErase", {"seq", "one"}, {"seq2"});
+    m.node("SequenceAt", {"seq", "zero"}, {"first"});
+    m.node("SequenceInsert", {"seq2", "first", "zero"}, {"seq3"});
+    set_int(m.node("ConcatFromSequence", {"seq3"}, {"y"}), "axis", 0);
+    m.node("SequenceLength", {"seq3"}, {"n"});
+    m.node("SequenceAt", {"seq3", "one"}, {"z"});
+    m.output("y");
+    m.output("n", pb::TensorProto::INT64);
+    m.output("z");
+    graph::Graph g = m.load();
+    Buffer<float> x = Buffer<float>::random({6, 2}, -1.f, 1.f, 3);
+    graph::Module mod = graph::build(g);
+    mod.set_input("x", x);
+    mod.run();
+    Buffer<float> y(mod.get_output("y")), z(mod.get_output("z"));
+    Buffer<int64_t> n(mod.get_output("n"));
+    // The pieces after erasing: rows 0-1 (inserted), 0-1, 4-5.
+    const int rows[] = {0, 1, 0, 1, 4, 5};
+    REQUIRE(y.shape() == std::vector<int64_t>{6, 2});
+    for (int r = 0; r < 6; ++r)
+        for (int k = 0; k < 2; ++k) CHECK(y.data()[r * 2 + k] == x.data()[rows[r] * 2 + k]);
+    CHECK(n.data()[0] == 3);
+    CHECK(z.data()[0] == x.data()[0]);
+    // A sequence is not a graph output, and a tensor operator does not take one.
+    Model bad(13);
+    bad.input("x", {4});
+    bad.node("SplitToSequence", {"x"}, {"seq"});
+    bad.node("Relu", {"seq"}, {"y"});
+    bad.output("y");
+    CHECK(error_of([&] { bad.load(); }).find("input 0 is a sequence") != std::string::npos);
+}

@@ -42,6 +42,7 @@ struct Case {
     std::string reason;
     std::vector<std::string> ops;
     double ms = 0;
+    bool shaped = false;  // built with each data set's input shapes (symbolic dimensions)
     bool frozen = false;  // passed with its integer inputs frozen as constants
 };
 
@@ -199,7 +200,9 @@ Case run_case(const fs::path& dir, const std::string& id) {
         // are frozen (LoadOptions::constant_inputs).
         bool freeze = fail == Status::Unsupported && (err.find("must be a constant, but it is a graph input") != std::string::npos ||
                                                       err.find("depends on the graph input") != std::string::npos);
-        if (!err.empty() && !freeze) return done(fail, err);
+        // Symbolic dimensions take each data set's shapes (LoadOptions::input_shapes).
+        const bool symbolic = fail == Status::Unsupported && err.find("has a symbolic dimension") != std::string::npos;
+        if (!err.empty() && !freeze && !symbolic) return done(fail, err);
         std::vector<fs::path> sets = sorted_entries(dir, "test_data_set_");
         if (sets.empty()) return done(Status::Failed, "no test data sets");
         for (const fs::path& set : sets) {
@@ -210,7 +213,14 @@ Case run_case(const fs::path& dir, const std::string& id) {
                 BufferRef loaded = onnx::load_tensor(p.string(), &name);
                 inputs.emplace_back(name, loaded);
             }
-            if (freeze) {
+            if (symbolic) {
+                onnx::LoadOptions o;
+                for (auto& [name, b] : inputs)
+                    if (b.defined()) o.input_shapes[name] = b.shape();
+                err = compile(o, m);
+                if (!err.empty()) return done(fail, "with the data's shapes: " + err);
+                c.shaped = true;
+            } else if (freeze) {
                 // The integer inputs first; then any other input the error names as one that
                 // must be constant (OneHot's float depth), one at a time.
                 onnx::LoadOptions o;
@@ -390,21 +400,35 @@ int main(int argc, char** argv) {
     double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     // ---- summary ----
-    std::map<std::string, std::array<int, 3>> per_suite, per_op;
+    // Cases that need strings, maps or training, which the issue lets leave the count (an
+    // unsupported case whose reason names them): counted apart, and the pass rate is of the rest.
+    auto excluded = [](const Case& c) {
+        if (c.status != Status::Unsupported) return false;
+        for (const char* mark : {"element type string", "String", "TfIdfVectorizer", "RegexFullMatch", "ai.onnx.ml:",
+                                 "ai.onnx.preview.training:", "in training mode"})
+            if (c.reason.find(mark) != std::string::npos) return true;
+        return false;
+    };
+    std::map<std::string, std::array<int, 4>> per_suite;
+    std::map<std::string, std::array<int, 3>> per_op;
     for (const Case& c : cases) {
-        int k = int(c.status);
+        int k = excluded(c) ? 3 : int(c.status);
         per_suite[c.id.substr(0, c.id.find('/'))][size_t(k)]++;
-        for (const std::string& op : c.ops) per_op[op][size_t(k)]++;
+        for (const std::string& op : c.ops) per_op[op][size_t(std::min(k, 2))]++;
     }
-    std::array<int, 3> all{};
+    std::array<int, 4> all{};
     for (auto& [s, n] : per_suite)
-        for (int k = 0; k < 3; ++k) all[size_t(k)] += n[size_t(k)];
+        for (int k = 0; k < 4; ++k) all[size_t(k)] += n[size_t(k)];
     std::ostringstream table;
-    table << "| suite | cases | passed | failed | unsupported |\n|---|---:|---:|---:|---:|\n";
-    for (auto& [s, n] : per_suite)
-        table << "| " << s << " | " << n[0] + n[1] + n[2] << " | " << n[0] << " | " << n[1] << " | " << n[2] << " |\n";
-    table << "| **all** | " << all[0] + all[1] + all[2] << " | " << all[0] << " | " << all[1] << " | " << all[2]
-          << " |\n";
+    table << "| suite | cases | passed | failed | unsupported | strings, maps, training | passed of the rest |\n"
+             "|---|---:|---:|---:|---:|---:|---:|\n";
+    auto row = [&](const std::string& name, const std::array<int, 4>& n) {
+        const int rest = n[0] + n[1] + n[2];
+        table << "| " << name << " | " << rest + n[3] << " | " << n[0] << " | " << n[1] << " | " << n[2] << " | " << n[3]
+              << " | " << (rest ? (1000 * n[0] / rest) / 10.0 : 0.0) << "% |\n";
+    };
+    for (auto& [s, n] : per_suite) row(s, n);
+    row("**all**", all);
     std::cout << "\n" << table.str() << "\n" << cases.size() << " cases in " << total_s << " s\n";
 
     int status = 0;
@@ -469,6 +493,11 @@ int main(int argc, char** argv) {
              "| operator | passed | failed | unsupported |\n|---|---:|---:|---:|\n";
         for (auto& [op, n] : per_op)
             if (n[0] + n[1] > 0) d << "| " << op << " | " << n[0] << " | " << n[1] << " | " << n[2] << " |\n";
+        d << "\n### Left out of the count\n\nCases that need strings, maps or training operators (the issue "
+             "lets them leave the count; the last column of the table is the pass rate without them):";
+        for (const Case& c : cases)
+            if (excluded(c)) d << " `" << c.id.substr(c.id.find('/') + 1) << "`";
+        d << ".\n";
         d << "\n### Failed cases\n\n";
         int nf = 0;
         for (const Case& c : cases)

@@ -59,6 +59,15 @@ struct Ctx {
     // Converts a subgraph attribute (If's branch, Loop's body) with its inputs bound to the
     // given values and returns its outputs (load.hpp, Importer::inline_graph).
     std::function<std::vector<Value>(const pb::GraphProto&, const std::vector<Value>&)> inline_graph;
+    // Sequences are lists of values known at import: the inputs that are sequences (their
+    // `ins` entry is undefined), and the outputs a sequence operator makes (ops_sequence.hpp).
+    std::map<size_t, std::vector<Value>> seq_ins, seq_outs;
+    const std::vector<Value>& seq(size_t k) const {
+        mark_read(k);
+        auto it = seq_ins.find(k);
+        if (it == seq_ins.end()) malformed("input " + std::to_string(k) + " must be a sequence");
+        return it->second;
+    }
     mutable std::vector<char> read_ins;
 
     // ---- attributes -------------------------------------------------------------------
@@ -137,6 +146,7 @@ struct Ctx {
         return "";
     }
     Value in(size_t k) const {
+        if (seq_ins.count(k)) unsupported("input " + std::to_string(k) + " is a sequence, which only the sequence operators take");
         if (is_empty(k)) unsupported("input " + std::to_string(k) + " is an empty tensor (weft's tensors have no empty dimensions)");
         if (!has(k)) malformed("input " + std::to_string(k) + " is required but missing");
         return ins[k];

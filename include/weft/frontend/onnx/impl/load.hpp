@@ -192,6 +192,11 @@ private:
                     c.ins.push_back(Value{});
                     continue;
                 }
+                if (auto sq = seqs_.find(in); sq != seqs_.end()) {
+                    c.seq_ins[c.ins.size()] = sq->second;
+                    c.ins.push_back(Value{});
+                    continue;
+                }
                 const Value* v = lookup(in);
                 if (!v) malformed("the input '" + in + "' is not defined before this node");
                 if (!v->defined())
@@ -219,6 +224,12 @@ private:
                 scope[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
                     empty_.insert(name);
+                    continue;
+                }
+                if (auto sq = c.seq_outs.find(size_t(k)); sq != c.seq_outs.end()) {
+                    if (seqs_.count(name)) malformed("the value '" + name + "' is defined twice");
+                    seqs_[name] = sq->second;
+                    producer_[name] = "a sequence, which weft's graphs do not output";
                     continue;
                 }
                 if (!scope[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
@@ -361,7 +372,8 @@ private:
     std::map<std::string, std::string> producer_;  // for outputs not computed: which node
     std::map<int, BufferRef> evaluated_;
     std::map<int, Value> widened_;
-    std::vector<std::map<std::string, Value>> scopes_;  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
+    std::vector<std::map<std::string, Value>> scopes_;
+    std::map<std::string, std::vector<Value>> seqs_;  // sequences: lists known at import  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
 };

@@ -1,7 +1,8 @@
 // The ONNX importer's converters: one per ONNX op type, each adding graph nodes
 // (graph/graph.hpp, docs/graph.md) with the semantics of the node's opset. The converters
 // live in ops_attention.hpp, ops_control.hpp, ops_elementwise.hpp, ops_index.hpp, ops_nn.hpp, ops_norm.hpp,
-// ops_quantize.hpp, ops_rnn.hpp, ops_shape.hpp and ops_signal.hpp; this file is their table.
+// ops_quantize.hpp, ops_rnn.hpp, ops_sequence.hpp, ops_shape.hpp and ops_signal.hpp; this file
+// is their table.
 #pragma once
 #include <map>
 
@@ -13,6 +14,7 @@
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 #include "weft/frontend/onnx/impl/ops_quantize.hpp"
 #include "weft/frontend/onnx/impl/ops_rnn.hpp"
+#include "weft/frontend/onnx/impl/ops_sequence.hpp"
 #include "weft/frontend/onnx/impl/ops_signal.hpp"
 #include "weft/frontend/onnx/impl/ops_shape.hpp"
 
@@ -278,6 +280,14 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["If"] = {fn(convert_if)};
     t["Loop"] = {fn(convert_loop)};
     t["Scan"] = {fn(convert_scan)};
+    t["SequenceEmpty"] = {fn(convert_sequence_empty), 11};
+    t["SequenceConstruct"] = {fn(convert_sequence_construct), 11};
+    t["SequenceAt"] = {fn(convert_sequence_at), 11};
+    t["SequenceInsert"] = {fn(convert_sequence_insert), 11};
+    t["SequenceErase"] = {fn(convert_sequence_erase), 11};
+    t["SequenceLength"] = {fn(convert_sequence_length), 11};
+    t["ConcatFromSequence"] = {fn(convert_concat_from_sequence), 11};
+    t["SplitToSequence"] = {fn(convert_split_to_sequence), 11};
     t["Constant"] = {fn(convert_constant)};
     t["ConstantOfShape"] = {fn(convert_constant_of_shape), 9};
     t["Shape"] = {fn(convert_shape)};
