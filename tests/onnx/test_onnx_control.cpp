@@ -171,3 +171,35 @@ TEST_CASE("onnx sequences are lists known at import: split, insert, erase, at, l
     bad.output("y");
     CHECK(error_of([&] { bad.load(); }).find("input 0 is a sequence") != std::string::npos);
 }
+
+TEST_CASE("onnx Loop: nested loops of empty bodies end in an error, not a hang") {
+    // Loop(4096) of Loop(4096) of a body that adds no node: 16M iterations of nothing.
+    Model m(13);
+    m.input("x", {2});
+    m.initializer_i64("M", {}, {4000});
+    auto& outer = m.node("Loop", {"M", "", "x"}, {"y"});
+    graph_attr(outer, "body", [](pb::GraphProto& g) {
+        add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
+        add_value(g.mutable_input(), "c", pb::TensorProto::BOOL);
+        add_value(g.mutable_input(), "v", pb::TensorProto::FLOAT);
+        auto* inner = g.add_node();
+        inner->set_op_type("Loop");
+        inner->set_name("inner");
+        inner->add_input("M");
+        inner->add_input("");
+        inner->add_input("v");
+        inner->add_output("v_out");
+        graph_attr(*inner, "body", [](pb::GraphProto& b) {
+            add_value(b.mutable_input(), "j", pb::TensorProto::INT64);
+            add_value(b.mutable_input(), "c2", pb::TensorProto::BOOL);
+            add_value(b.mutable_input(), "w", pb::TensorProto::FLOAT);
+            add_value(b.mutable_output(), "c2", pb::TensorProto::BOOL);
+            add_value(b.mutable_output(), "w", pb::TensorProto::FLOAT);
+        });
+        add_value(g.mutable_output(), "c", pb::TensorProto::BOOL);
+        add_value(g.mutable_output(), "v_out", pb::TensorProto::FLOAT);
+    });
+    m.output("y");
+    std::string e = error_of([&] { m.load(); });
+    CHECK(e.find("subgraph conversions") != std::string::npos);
+}

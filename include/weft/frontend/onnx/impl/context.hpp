@@ -182,10 +182,17 @@ struct Ctx {
     // "<output 0>/<what>", unique in the graph.
     std::string fresh(const std::string& what) const {
         std::string base = node.output_size() && !node.output(0).empty() ? node.output(0) : node.name();
-        std::string n = base + "/" + what;
-        for (int k = 1; g.find(n); ++k) n = base + "/" + what + std::to_string(k);
+        std::string stem = base + "/" + what;
+        // The next suffix to try per stem, shared across nodes: an unrolled loop names the same
+        // helper thousands of times, and counting up from 1 each time would be quadratic.
+        int& k = suffixes ? (*suffixes)[stem] : scratch_suffix;
+        std::string n = k ? stem + std::to_string(k) : stem;
+        while (g.find(n)) n = stem + std::to_string(++k);
+        ++k;
         return n;
     }
+    std::map<std::string, int>* suffixes = nullptr;  // the importer's (load.hpp)
+    mutable int scratch_suffix = 0;
     Value add(const std::string& op, std::vector<Value> inputs, graph::Attrs attrs = {}, std::string name = "") {
         if (name.empty()) name = fresh(op);
         return g.add_node(op, std::move(inputs), std::move(attrs), std::move(name));

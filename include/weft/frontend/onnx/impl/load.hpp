@@ -203,6 +203,7 @@ private:
                     unsupported("the input '" + in + "' is an output the importer does not compute (" + producer_[in] + ")");
                 c.ins.push_back(*v);
             }
+            c.suffixes = &suffixes_;
             c.inline_graph = [this](const pb::GraphProto& gp, const std::vector<Value>& bound) {
                 return inline_graph(gp, bound);
             };
@@ -257,6 +258,11 @@ private:
     // `bound`; the values around it stay visible. Returns its outputs.
     std::vector<Value> inline_graph(const pb::GraphProto& gp, const std::vector<Value>& bound) {
         if (scopes_.size() >= 64) malformed("subgraphs nest deeper than 64");
+        // Unrolled loops inside loops multiply: a bound on every subgraph converted, whatever
+        // nodes each adds (a body of no nodes adds none for graph::Limits::max_nodes to stop).
+        if (++subgraphs_converted_ > kMaxSubgraphConversions)
+            unsupported("more than " + std::to_string(kMaxSubgraphConversions) +
+                        " subgraph conversions (unrolled Loop / Scan iterations and If branches)");
         if (size_t(gp.input_size()) != bound.size())
             malformed("a subgraph with " + std::to_string(gp.input_size()) + " inputs given " + std::to_string(bound.size()));
         if (gp.sparse_initializer_size()) unsupported("sparse initializers are not supported");
@@ -305,9 +311,11 @@ private:
         return half;
     }
 
-    std::string unique_name(const std::string& base) const {
-        std::string name = base;
-        for (int j = 1; g_.find(name); ++j) name = base + std::to_string(j);
+    std::string unique_name(const std::string& base) {
+        int& j = suffixes_[base];
+        std::string name = j ? base + std::to_string(j) : base;
+        while (g_.find(name)) name = base + std::to_string(++j);
+        ++j;
         return name;
     }
 
@@ -373,7 +381,10 @@ private:
     std::map<int, BufferRef> evaluated_;
     std::map<int, Value> widened_;
     std::vector<std::map<std::string, Value>> scopes_;
-    std::map<std::string, std::vector<Value>> seqs_;  // sequences: lists known at import  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
+    std::map<std::string, std::vector<Value>> seqs_;  // sequences: lists known at import
+    std::map<std::string, int> suffixes_;  // the next suffix per name stem (Ctx::fresh)
+    static constexpr int64_t kMaxSubgraphConversions = 65536;
+    int64_t subgraphs_converted_ = 0;  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
 };
