@@ -184,6 +184,18 @@ TEST_CASE("onnx: Clip's bounds as attributes (opset 6) and as inputs (opset 11+,
     Buffer<float> lo({1});
     lo(0) = -0.1f;
     check_close(run(mv.load(), {x, lo})[0], want(-0.1f, INFINITY));
+
+    // A bound computed from the input (an audio front end's max(x) - 0.8): run time too.
+    Model mr(13);
+    mr.input("x", {10});
+    mr.initializer("drop", {}, {0.8f});
+    set_int(mr.node("ReduceMax", {"x"}, {"top"}), "keepdims", 0);
+    mr.node("Sub", {"top", "drop"}, {"floor"});
+    mr.node("Clip", {"x", "floor"}, {"y"});
+    mr.output("y");
+    float top = -INFINITY;
+    for (float v : x) top = std::max(top, v);
+    check_close(run(mr.load(), {x})[0], want(top - 0.8f, INFINITY));
 }
 
 TEST_CASE("onnx: Squeeze / Unsqueeze / ReduceSum axes as attributes (opset 11) and as inputs (opset 13)") {

@@ -80,12 +80,13 @@ inline std::vector<Value> convert_clip(Ctx& c) {
         lo = c.f("min", -inf);
         hi = c.f("max", inf);
     } else {
-        // min / max inputs: constants become clip's attributes, others maximum / minimum.
+        // min / max inputs: constants become clip's attributes, values computed at run time
+        // (a graph input, or ReduceMax(x) - 80 as a mel spectrogram clips) maximum / minimum.
         auto bound = [&](size_t k, double& v, std::optional<Value>& val) {
             if (!c.has(k)) return;
             const graph::Node& n = c.g.node(c.in(k));
-            if (n.is_input()) val = c.in(k);
-            else v = c.const_floats(k, k == 1 ? "min" : "max").at(0);
+            if (n.is_constant()) v = c.const_floats(k, k == 1 ? "min" : "max").at(0);
+            else val = c.in(k);
         };
         bound(1, lo, lo_v);
         bound(2, hi, hi_v);
