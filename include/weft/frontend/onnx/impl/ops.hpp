@@ -170,6 +170,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Attention"] = {fn(convert_attention), 23};
     t["RotaryEmbedding"] = {fn(convert_rotary_embedding), 23};
     t["CausalConvWithState"] = {fn(convert_causal_conv_with_state), 27};
+    t["LinearAttention"] = {fn(convert_linear_attention), 27};
     t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
         std::vector<Value> in;
         for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));
@@ -275,6 +276,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
     t["GridSample"] = {fn(convert_grid_sample), 16};
     t["DFT"] = {fn(convert_dft), 17};
+    t["Col2Im"] = {fn(convert_col2im), 18};
     t["AffineGrid"] = {fn(convert_affine_grid), 20};
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};
     t["If"] = {fn(convert_if)};

@@ -4,6 +4,8 @@
 // softcap; every output (Y, present_key, present_value, qk_matmul_output in modes 0-3).
 // RotaryEmbedding (opset 23): rotary position embeddings, halves or interleaved pairs.
 // CausalConvWithState (opset 27): a depthwise causal 1-D convolution carrying its state.
+// LinearAttention (opset 27): a recurrent key-value state (linear, gated, delta, gated_delta
+// rules), unrolled over the sequence.
 #pragma once
 #include <limits>
 
@@ -246,6 +248,64 @@ inline std::vector<Value> convert_causal_conv_with_state(Ctx& c) {
     if (k == 1) unsupported("present_state of a kernel of size 1 (an empty tensor)");
     const int64_t len = c.shape(padded)[2];
     return {y, c.g.slice(padded, {len - (k - 1)}, {len}, {2}, {1}, c.out(1))};
+}
+
+// LinearAttention: per step t, S = S * exp(decay_t) (gated), v_t = beta_t (v_t - S^T k_t)
+// (delta), S += k_t v_t^T, out_t = scale q_t S (S's heads repeated for grouped queries);
+// outputs [B, T, Hq * dv] and the final state [B, Hkv, dk, dv]. Unrolled over T.
+inline std::vector<Value> convert_linear_attention(Ctx& c) {
+    using namespace attention_detail;
+    const std::string rule = c.s("update_rule", "gated_delta");
+    if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+        malformed("update_rule '" + rule + "' is none of linear, gated, delta, gated_delta");
+    const bool gating = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
+    if (gating != c.has(4)) malformed("update_rule '" + rule + (gating ? "' needs" : "' forbids") + " the decay input");
+    if (delta != c.has(5)) malformed("update_rule '" + rule + (delta ? "' needs" : "' forbids") + " the beta input");
+    c.ignore({"chunk_size"});  // a tuning hint, no effect on the result
+    const int64_t hq = c.i("q_num_heads"), hkv = c.i("kv_num_heads");
+    if (hq <= 0 || hkv <= 0 || hq % hkv) malformed("q_num_heads must be a positive multiple of kv_num_heads");
+    Value q = heads_first(c, c.in(0), hq, "Q"), k = heads_first(c, c.in(1), hkv, "K"), v = heads_first(c, c.in(2), hkv, "V");
+    const std::vector<int64_t> qs = c.shape(q);  // [B, Hq, T, dk]
+    const int64_t b = qs[0], t = qs[2], dk = qs[3], dv = c.shape(v)[3];
+    const DataType f = c.dtype(q);
+    const double scale = c.f("scale", 0.0) != 0.0 ? c.f("scale", 0.0) : 1.0 / std::sqrt(double(dk));
+    auto per_head = [&](Value x, int64_t last) {  // [B, T, Hkv * last | Hkv | 1] as [B, Hkv | 1, T, last]
+        const int64_t w = c.shape(x)[2];
+        if (w == hkv * last && last > 1) return heads_first(c, x, hkv, "decay");
+        return c.g.transpose(reshape(c, x, {b, t, w, 1}), {0, 2, 1, 3}, c.fresh("per_head"));
+    };
+    Value decay = gating ? per_head(c.in(4), dk) : Value{}, beta = delta ? per_head(c.in(5), 1) : Value{};
+    if (gating && c.shape(c.in(4))[2] != hkv && c.shape(c.in(4))[2] != hkv * dk)
+        malformed("decay's last dimension must be kv_num_heads or kv_num_heads * d_k");
+    Value state = c.has(3) ? c.in(3) : c.constant(filled_buffer(f, {b, hkv, dk, dv}, 0), "no_past_state");
+    if (c.shape(state) != std::vector<int64_t>{b, hkv, dk, dv}) malformed("past_state must be [B, Hkv, d_k, d_v]");
+    auto step = [&](Value x, int64_t i) {  // [B, H, d] at step i
+        const std::vector<int64_t> s = c.shape(x);
+        return reshape(c, c.g.slice(x, {i}, {i + 1}, {2}, {1}, c.fresh("step")), {s[0], s[1], s[3]});
+    };
+    std::vector<Value> outs;
+    for (int64_t i = 0; i < t; ++i) {
+        Value kt = step(k, i), vt = step(v, i);
+        if (gating) {  // [B, Hkv, 1 | dk] -> [B, Hkv, 1 | dk, 1]
+            Value g = c.add("exp", {step(decay, i)});
+            state = c.add("mul", {state, c.add("unsqueeze", {g}, {{"axes", std::vector<int64_t>{3}}})});
+        }
+        if (delta) {
+            Value got = c.add("einsum", {state, kt}, {{"equation", std::string("bhdm,bhd->bhm")}});
+            vt = c.add("mul", {step(beta, i), c.add("sub", {vt, got})});
+        }
+        Value outer = c.add("einsum", {kt, vt}, {{"equation", std::string("bhd,bhm->bhdm")}});
+        state = c.add("add", {state, outer});
+        Value read = state;
+        if (hq != hkv) {
+            Value u = c.add("unsqueeze", {state}, {{"axes", std::vector<int64_t>{2}}});
+            read = reshape(c, expand_to(c, u, {b, hkv, hq / hkv, dk, dv}), {b, hq, dk, dv});
+        }
+        Value o = c.add("einsum", {step(q, i), read}, {{"equation", std::string("bhd,bhdm->bhm")}});
+        outs.push_back(c.add("unsqueeze", {c.add("mul", {o, c.scalar(scale, f, "scale")})}, {{"axes", std::vector<int64_t>{1}}}));
+    }
+    Value y = outs.size() == 1 ? outs[0] : c.g.concat(outs, 1, c.fresh("steps"));  // [B, T, Hq, dv]
+    return {reshape(c, y, {b, t, hq * dv}, c.out(0)), reshape(c, state, c.shape(state), c.out(1))};
 }
 
 }  // namespace weft::onnx::detail

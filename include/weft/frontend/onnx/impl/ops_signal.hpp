@@ -1,5 +1,6 @@
-// The ONNX importer's signal and geometry operators as matmuls with constant matrices: DFT
-// (cosine and sine matrices) and AffineGrid (a constant base grid times theta).
+// The ONNX importer's signal and geometry operators built on constant maps: DFT (matmuls with
+// cosine and sine matrices), AffineGrid (a constant base grid times theta) and Col2Im (a
+// scatter-add at constant image positions).
 #pragma once
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 
@@ -114,6 +115,62 @@ inline std::vector<Value> convert_dft(Ctx& c) {
         return {c.g.transpose(reshape(c, yr, ys), back, c.out())};
     }
     return {c.g.transpose(reshape(c, y, ys), back, c.out())};
+}
+
+}  // namespace weft::onnx::detail
+
+namespace weft::onnx::detail {
+
+// Col2Im (opset 18): the blocks of input [N, C * prod(block), L] added back into an image
+// [N, C, image...] (im2col's inverse: overlaps sum, padding drops): a scatter-add of every
+// block element at its image position, the positions a constant map (those in the padding go
+// to one extra slot, cut off after).
+inline std::vector<Value> convert_col2im(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> image = c.const_ints(1, "image_shape"), block = c.const_ints(2, "block_shape");
+    const size_t n = image.size();
+    const std::vector<int64_t> xs = c.shape(x);
+    const std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(n, 1)),
+                               strides = c.ints("strides", std::vector<int64_t>(n, 1)),
+                               pads = c.ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (n < 1 || block.size() != n || dil.size() != n || strides.size() != n || pads.size() != 2 * n || xs.size() != 3)
+        malformed("image_shape, block_shape, dilations, strides and pads must agree for an input [N, C * k, L]");
+    const int64_t kernel = product(block), pixels = product(image);
+    if (kernel < 1 || xs[1] % kernel) malformed("the input's channels are not a multiple of the block's size");
+    std::vector<int64_t> blocks(n);
+    for (size_t d = 0; d < n; ++d) {
+        if (image[d] < 1 || block[d] < 1 || dil[d] < 1 || strides[d] < 1) malformed("shapes, dilations and strides must be positive");
+        blocks[d] = (image[d] + pads[d] + pads[n + d] - dil[d] * (block[d] - 1) - 1) / strides[d] + 1;
+    }
+    const int64_t l = product(blocks);
+    if (l != xs[2]) malformed("the input has " + std::to_string(xs[2]) + " blocks, the shapes make " + std::to_string(l));
+    checked_elements({kernel, l}, c.limit, "Col2Im's position map");
+    std::vector<int64_t> target;
+    std::vector<int64_t> k(n), b(n);
+    for (int64_t kf = 0; kf < kernel; ++kf)
+        for (int64_t bf = 0; bf < l; ++bf) {
+            for (int64_t d = int64_t(n) - 1, rk = kf, rb = bf; d >= 0; --d) {
+                k[size_t(d)] = rk % block[size_t(d)], rk /= block[size_t(d)];
+                b[size_t(d)] = rb % blocks[size_t(d)], rb /= blocks[size_t(d)];
+            }
+            int64_t flat = 0;
+            bool inside = true;
+            for (size_t d = 0; d < n; ++d) {
+                const int64_t p = b[d] * strides[d] - pads[d] + k[d] * dil[d];
+                inside = inside && p >= 0 && p < image[d];
+                flat = flat * image[d] + p;
+            }
+            target.push_back(inside ? flat : pixels);
+        }
+    const int64_t channels = xs[1] / kernel;
+    Value updates = reshape(c, x, {xs[0], channels, kernel * l});
+    Value idx = expand_to(c, c.constant(int64_buffer(target, {1, 1, kernel * l}), "image_position"), {xs[0], channels, kernel * l});
+    Value zeros = c.constant(filled_buffer(c.dtype(x), {xs[0], channels, pixels + 1}, 0), "canvas");
+    Value sum = c.add("scatter_elements", {zeros, idx, updates}, {{"axis", int64_t(2)}, {"reduction", std::string("add")}});
+    Value cut = c.g.slice(sum, {0}, {pixels}, {2}, {1}, c.fresh("image"));
+    std::vector<int64_t> out{xs[0], channels};
+    out.insert(out.end(), image.begin(), image.end());
+    return {reshape(c, cut, out, c.out())};
 }
 
 }  // namespace weft::onnx::detail
