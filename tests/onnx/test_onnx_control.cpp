@@ -203,3 +203,41 @@ TEST_CASE("onnx Loop: nested loops of empty bodies end in an error, not a hang")
     std::string e = error_of([&] { m.load(); });
     CHECK(e.find("subgraph conversions") != std::string::npos);
 }
+
+TEST_CASE("onnx sequences made in a Loop body belong to each iteration") {
+    // Each iteration builds a sequence (v, v) and concatenates it: the name is defined once
+    // per iteration, in the body's scope, not twice in the model's.
+    Model m(13);
+    m.input("x", {2});
+    m.initializer_i64("M", {}, {2});
+    auto& n = m.node("Loop", {"M", "", "x"}, {"y"});
+    graph_attr(n, "body", [](pb::GraphProto& g) {
+        add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
+        add_value(g.mutable_input(), "c", pb::TensorProto::BOOL);
+        add_value(g.mutable_input(), "v", pb::TensorProto::FLOAT);
+        add_node(g, "SequenceConstruct", {"v", "v"}, {"pair"});
+        auto* cat = g.add_node();
+        cat->set_op_type("ConcatFromSequence");
+        cat->set_name("both");
+        cat->add_input("pair");
+        cat->add_output("both");
+        auto& axis = *cat->add_attribute();
+        axis.set_name("axis");
+        axis.set_type(pb::AttributeProto::INT);
+        axis.set_i(0);
+        add_node(g, "ReduceSum", {"both"}, {"total"});
+        add_node(g, "Add", {"v", "total"}, {"v_out"});
+        add_value(g.mutable_output(), "c", pb::TensorProto::BOOL);
+        add_value(g.mutable_output(), "v_out", pb::TensorProto::FLOAT);
+    });
+    m.output("y");
+    Buffer<float> x = Buffer<float>::random({2}, -1.f, 1.f, 4);
+    Buffer<float> y = run(m.load(), {x})[0];
+    float v[2] = {x.data()[0], x.data()[1]};
+    for (int it = 0; it < 2; ++it) {
+        const float total = 2 * (v[0] + v[1]);
+        v[0] += total, v[1] += total;
+    }
+    CHECK(y.data()[0] == doctest::Approx(v[0]));
+    CHECK(y.data()[1] == doctest::Approx(v[1]));
+}

@@ -113,6 +113,14 @@ TEST_CASE("onnx errors: an attribute or input the converter does not read is ref
     b.output("y");
     CHECK(has(error_of([&] { b.load(); }), "input 1 ('z') is not supported"));
 
+    // A float16 node's unread `dtype` is refused too (the importer's own look at `dtype`, to
+    // keep a result type the node names, does not count as the converter reading it).
+    Model h(13);
+    h.input("x", {2}, onnx_test::pb::TensorProto::FLOAT16);
+    set_int(h.node("Relu", {"x"}, {"y"}), "dtype", onnx_test::pb::TensorProto::FLOAT);
+    h.output("y", onnx_test::pb::TensorProto::FLOAT16);
+    CHECK(has(error_of([&] { h.load(); }), "the attribute 'dtype' is not supported"));
+
     // Attributes without effect in inference are read on purpose: Dropout's seed and ratio.
     Model d(13);
     d.input("x", {2});

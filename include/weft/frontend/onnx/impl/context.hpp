@@ -36,6 +36,17 @@ inline Value add_constant(graph::Graph& g, std::set<int>& rank0, const std::stri
     return v;
 }
 
+// `stem`, or stem + a number, not yet a node of g. `next` keeps the next number to try per
+// stem: an unrolled loop names the same helper thousands of times, and counting up from 1
+// each time would be quadratic.
+inline std::string unique_graph_name(const graph::Graph& g, std::map<std::string, int>& next, const std::string& stem) {
+    int& k = next[stem];
+    std::string n = k ? stem + std::to_string(k) : stem;
+    while (g.find(n)) n = stem + std::to_string(++k);
+    ++k;
+    return n;
+}
+
 struct Ctx {
     graph::Graph& g;
     const pb::NodeProto& node;
@@ -78,6 +89,12 @@ struct Ctx {
         return nullptr;
     }
     bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
+    // Whether the node sets `name`, without counting it as read (for the importer's checks).
+    bool sets_attr(const std::string& name) const {
+        for (const pb::AttributeProto& a : node.attribute())
+            if (a.name() == name) return true;
+        return false;
+    }
     const pb::AttributeProto& typed(const std::string& name, int type) const {
         const pb::AttributeProto* a = attr(name);
         WEFT_ICHECK(a, "typed() on a missing attribute");
@@ -151,6 +168,11 @@ struct Ctx {
         if (!has(k)) malformed("input " + std::to_string(k) + " is required but missing");
         return ins[k];
     }
+    // The ONNX dtype of input k (float16 / bfloat16 arrive as float32: onnx_dtypes).
+    DataType onnx_dtype(size_t k) const {
+        Value v = in(k);
+        return k < onnx_dtypes.size() ? onnx_dtypes[k] : dtype(v);
+    }
     const graph::TensorType& type(Value v) const { return g.type(v); }
     const std::vector<int64_t>& shape(Value v) const { return g.type(v).shape; }
     int64_t rank(Value v) const { return int64_t(shape(v).size()); }
@@ -173,6 +195,8 @@ struct Ctx {
     }
 
     // ---- building ---------------------------------------------------------------------
+    // Whether the model asks for ONNX output k (it is there and named).
+    bool wants(int k) const { return k < node.output_size() && !node.output(k).empty(); }
     // The name of ONNX output k (what the node computing it is called).
     std::string out(int k = 0) const {
         std::string n = k < node.output_size() ? node.output(k) : "";
@@ -182,17 +206,11 @@ struct Ctx {
     // "<output 0>/<what>", unique in the graph.
     std::string fresh(const std::string& what) const {
         std::string base = node.output_size() && !node.output(0).empty() ? node.output(0) : node.name();
-        std::string stem = base + "/" + what;
-        // The next suffix to try per stem, shared across nodes: an unrolled loop names the same
-        // helper thousands of times, and counting up from 1 each time would be quadratic.
-        int& k = suffixes ? (*suffixes)[stem] : scratch_suffix;
-        std::string n = k ? stem + std::to_string(k) : stem;
-        while (g.find(n)) n = stem + std::to_string(++k);
-        ++k;
-        return n;
+        WEFT_ICHECK(suffixes, "Ctx::fresh without the importer's name suffixes");
+        return unique_graph_name(g, *suffixes, base + "/" + what);
     }
-    std::map<std::string, int>* suffixes = nullptr;  // the importer's (load.hpp)
-    mutable int scratch_suffix = 0;
+    // The next free suffix per name stem, the importer's (load.hpp): shared across nodes.
+    std::map<std::string, int>* suffixes = nullptr;
     Value add(const std::string& op, std::vector<Value> inputs, graph::Attrs attrs = {}, std::string name = "") {
         if (name.empty()) name = fresh(op);
         return g.add_node(op, std::move(inputs), std::move(attrs), std::move(name));

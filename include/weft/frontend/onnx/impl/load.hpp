@@ -43,6 +43,13 @@ inline int default_opset(const pb::ModelProto& m) {
 }
 
 class Importer {
+    // ONNX names in one graph: the model's, or a subgraph's (If, Loop, Scan) being converted.
+    // Sequences are lists of values known at import (ops_sequence.hpp).
+    struct Scope {
+        std::map<std::string, Value> values;
+        std::map<std::string, std::vector<Value>> sequences;
+    };
+
 public:
     Importer(const pb::ModelProto& m, const LoadOptions& o) : model_(m), opt_(o) { g_.set_limits(o.limits); }
 
@@ -54,13 +61,13 @@ public:
         for (const pb::TensorProto& t : gp.initializer()) {
             const std::string& name = t.name();
             if (name.empty()) malformed("an initializer has no name");
-            if (values_.count(name)) malformed("two initializers are named '" + name + "'");
+            if (root_.values.count(name)) malformed("two initializers are named '" + name + "'");
             BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
                 empty_.insert(name);
-                values_[name] = Value{};
+                root_.values[name] = Value{};
             } else {
-                values_[name] = add_constant(g_, rank0_, name, b);
+                root_.values[name] = add_constant(g_, rank0_, name, b);
             }
             inits.insert(name);
         }
@@ -79,8 +86,8 @@ public:
             if (!inits.count(vi.name())) add_input(vi);
         for (const pb::NodeProto& n : gp.node()) convert(n);
         for (const pb::ValueInfoProto& vi : gp.output()) {
-            auto it = values_.find(vi.name());
-            if (it == values_.end()) malformed("the graph output '" + vi.name() + "' is not computed by any node");
+            auto it = root_.values.find(vi.name());
+            if (it == root_.values.end()) malformed("the graph output '" + vi.name() + "' is not computed by any node");
             if (!it->second.defined())
                 unsupported("the graph output '" + vi.name() + "' is an output the importer does not compute (" +
                             producer_[vi.name()] + ")");
@@ -100,7 +107,7 @@ private:
         const std::string& name = vi.name();
         const std::string what = "the graph input '" + name + "'";
         if (name.empty()) malformed("a graph input has no name");
-        if (values_.count(name)) malformed("two graph inputs are named '" + name + "'");
+        if (root_.values.count(name)) malformed("two graph inputs are named '" + name + "'");
         if (!vi.has_type() || !vi.type().has_tensor_type())
             unsupported(what + " is not a tensor (sequences, maps and optionals are not supported)");
         const pb::TypeProto_Tensor& tt = vi.type().tensor_type();
@@ -121,9 +128,9 @@ private:
                             " input of rank " + std::to_string(tt.has_shape() ? tt.shape().dim_size() : -1));
             if (b.size() == 0) {
                 empty_.insert(name);
-                values_[name] = Value{};
+                root_.values[name] = Value{};
             } else {
-                values_[name] = add_constant(g_, rank0_, name, copy_buffer(b));
+                root_.values[name] = add_constant(g_, rank0_, name, copy_buffer(b));
             }
             return;
         }
@@ -164,8 +171,8 @@ private:
         for (int64_t d : shape)
             if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
         bool scalar = shape.empty();
-        values_[name] = g_.input(name, scalar ? std::vector<int64_t>{1} : shape, dt);
-        if (scalar) rank0_.insert(values_[name].id);
+        root_.values[name] = g_.input(name, scalar ? std::vector<int64_t>{1} : shape, dt);
+        if (scalar) rank0_.insert(root_.values[name].id);
     }
 
     void convert(const pb::NodeProto& n) {
@@ -192,8 +199,8 @@ private:
                     c.ins.push_back(Value{});
                     continue;
                 }
-                if (auto sq = seqs_.find(in); sq != seqs_.end()) {
-                    c.seq_ins[c.ins.size()] = sq->second;
+                if (const std::vector<Value>* sq = lookup_sequence(in)) {
+                    c.seq_ins[c.ins.size()] = *sq;
                     c.ins.push_back(Value{});
                     continue;
                 }
@@ -209,8 +216,8 @@ private:
             };
             const DataType half = widen_half_inputs(c);
             std::vector<Value> outs = it->second.convert(c);
-            narrow_half_outputs(c, half, outs);
             if (std::string unread = c.unread_error(); !unread.empty()) unsupported(unread);
+            narrow_half_outputs(c, half, outs);
             // An element-wise result of scalars is a scalar.
             bool all_scalar = !c.ins.empty();
             for (Value v : c.ins) all_scalar = all_scalar && v.defined() && rank0_.count(v.id);
@@ -220,20 +227,19 @@ private:
             for (int k = 0; k < n.output_size(); ++k) {
                 const std::string& name = n.output(k);
                 if (name.empty()) continue;
-                std::map<std::string, Value>& scope = scopes_.empty() ? values_ : scopes_.back();
-                if (scope.count(name)) malformed("the value '" + name + "' is defined twice");
-                scope[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
+                Scope& scope = scopes_.empty() ? root_ : scopes_.back();
+                if (scope.values.count(name)) malformed("the value '" + name + "' is defined twice");
+                scope.values[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
                     empty_.insert(name);
                     continue;
                 }
                 if (auto sq = c.seq_outs.find(size_t(k)); sq != c.seq_outs.end()) {
-                    if (seqs_.count(name)) malformed("the value '" + name + "' is defined twice");
-                    seqs_[name] = sq->second;
+                    scope.sequences[name] = sq->second;
                     producer_[name] = "a sequence, which weft's graphs do not output";
                     continue;
                 }
-                if (!scope[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
+                if (!scope.values[name].defined()) producer_[name] = "output " + std::to_string(k) + " of " + label.substr(0, label.size() - 2);
             }
         } catch (const InternalError& e) {
             ::weft::detail::rethrow_with_context(e, "onnx: " + label.substr(0, label.size() - 2));
@@ -246,12 +252,19 @@ private:
         }
     }
 
-    // The value named `name`: the innermost subgraph scope's first, then the main graph's.
-    const Value* lookup(const std::string& name) const {
-        for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
-            if (auto it = scope->find(name); it != scope->end()) return &it->second;
-        auto it = values_.find(name);
-        return it == values_.end() ? nullptr : &it->second;
+    // The value (or sequence) named `name`: the innermost subgraph scope's first, then the
+    // main graph's.
+    template <class T>
+    static const T* innermost(const std::vector<Scope>& scopes, const Scope& root, const std::string& name,
+                              std::map<std::string, T> Scope::*table) {
+        for (auto scope = scopes.rbegin(); scope != scopes.rend(); ++scope)
+            if (auto it = ((*scope).*table).find(name); it != ((*scope).*table).end()) return &it->second;
+        auto it = (root.*table).find(name);
+        return it == (root.*table).end() ? nullptr : &it->second;
+    }
+    const Value* lookup(const std::string& name) const { return innermost(scopes_, root_, name, &Scope::values); }
+    const std::vector<Value>* lookup_sequence(const std::string& name) const {
+        return innermost(scopes_, root_, name, &Scope::sequences);
     }
 
     // A subgraph (If's branch, Loop's body) converted in a scope of its own, its inputs bound to
@@ -268,14 +281,14 @@ private:
         if (gp.sparse_initializer_size()) unsupported("sparse initializers are not supported");
         scopes_.emplace_back();
         struct Pop {
-            std::vector<std::map<std::string, Value>>& s;
+            std::vector<Scope>& s;
             ~Pop() { s.pop_back(); }
         } pop{scopes_};
-        for (int k = 0; k < gp.input_size(); ++k) scopes_.back()[gp.input(k).name()] = bound[size_t(k)];
+        for (int k = 0; k < gp.input_size(); ++k) scopes_.back().values[gp.input(k).name()] = bound[size_t(k)];
         for (const pb::TensorProto& t : gp.initializer()) {
             BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + t.name() + "'");
             if (b.size() == 0) unsupported("the empty initializer '" + t.name() + "' of a subgraph");
-            scopes_.back()[t.name()] = add_constant(g_, rank0_, unique_name(t.name()), b);
+            scopes_.back().values[t.name()] = add_constant(g_, rank0_, unique_name(t.name()), b);
         }
         for (const pb::NodeProto& n : gp.node()) convert(n);
         std::vector<Value> outs;
@@ -311,20 +324,14 @@ private:
         return half;
     }
 
-    std::string unique_name(const std::string& base) {
-        int& j = suffixes_[base];
-        std::string name = j ? base + std::to_string(j) : base;
-        while (g_.find(name)) name = base + std::to_string(++j);
-        ++j;
-        return name;
-    }
+    std::string unique_name(const std::string& base) { return unique_graph_name(g_, suffixes_, base); }
 
     // ... and its float32 results narrowed back, except where the node names its result type
     // (Cast's `to`, CastLike, `dtype`, `output_dtype`).
     void narrow_half_outputs(Ctx& c, DataType half, std::vector<Value>& outs) {
         if (half == DataType::float_(32)) return;
         const std::string& op = c.node.op_type();
-        if (op == "Cast" || op == "CastLike" || c.has_attr("dtype") || c.has_attr("output_dtype")) return;
+        if (op == "Cast" || op == "CastLike" || c.sets_attr("dtype") || c.sets_attr("output_dtype")) return;
         for (size_t k = 0; k < outs.size(); ++k) {
             Value& v = outs[k];
             if (!v.defined() || g_.type(v).dtype != DataType::float_(32)) continue;
@@ -376,15 +383,14 @@ private:
     const LoadOptions& opt_;
     graph::Graph g_;
     int opset_ = 0;
-    std::map<std::string, Value> values_;
+    Scope root_;
+    std::vector<Scope> scopes_;  // the subgraphs being converted, innermost last (inline_graph)
     std::map<std::string, std::string> producer_;  // for outputs not computed: which node
     std::map<int, BufferRef> evaluated_;
-    std::map<int, Value> widened_;
-    std::vector<std::map<std::string, Value>> scopes_;
-    std::map<std::string, std::vector<Value>> seqs_;  // sequences: lists known at import
-    std::map<std::string, int> suffixes_;  // the next suffix per name stem (Ctx::fresh)
+    std::map<int, Value> widened_;          // 16-bit float values as float32 (widen_half_inputs)
+    std::map<std::string, int> suffixes_;   // the next suffix per name stem (unique_graph_name)
     static constexpr int64_t kMaxSubgraphConversions = 65536;
-    int64_t subgraphs_converted_ = 0;  // the subgraphs being converted (inline_graph)            // 16-bit float values as float32 (widen_half_inputs)
+    int64_t subgraphs_converted_ = 0;       // inline_graph calls so far
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
 };

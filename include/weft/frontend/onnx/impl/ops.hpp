@@ -143,7 +143,7 @@ inline std::map<std::string, OpEntry> make_converters() {
         return {c.g.where(below, c.add("add", {x, c.scalar(bias, t, "bias")}), hi, c.out())};
     }, 9};
     t["CastLike"] = {[](Ctx& c) -> std::vector<Value> {
-        const DataType like = c.onnx_dtypes.size() > 1 && c.has(1) ? c.onnx_dtypes[1] : c.dtype(c.in(1));  // before widening
+        const DataType like = c.onnx_dtype(1);  // before widening
         c.ignore({"saturate", "round_mode"});  // float8's
         return {c.g.cast(c.in(0), like, c.out())};
     }, 15};
@@ -151,7 +151,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Cast"] = {fn(convert_cast)};
     t["BitCast"] = {[](Ctx& c) -> std::vector<Value> {
         const DataType t = to_dtype(int(c.i("to")), "the 'to' attribute");
-        const DataType from = c.onnx_dtypes.empty() ? c.dtype(c.in(0)) : c.onnx_dtypes[0];
+        const DataType from = c.onnx_dtype(0);
         if (from.is_float() && from.bits == 16) unsupported("BitCast of " + from.str() + " (computed in float32 here)");
         return {c.add("bitcast", {c.in(0)}, {{"dtype", t.str()}}, c.out())};
     }, 26};

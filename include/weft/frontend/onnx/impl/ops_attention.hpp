@@ -163,13 +163,13 @@ inline std::vector<Value> convert_attention(Ctx& c) {
         y = reshape(c, yt, {batch, seq_q, heads * c.shape(v)[3]}, c.out(0));
     }
     outs[0] = y;
-    if (c.node.output_size() > 3 && !c.node.output(3).empty()) {
+    if (c.wants(3)) {
         Value qk_out = mode == 3 ? p : mode == 2 ? scores : qk;
         outs[3] = reshape(c, qk_out, c.shape(qk_out), c.out(3));
     }
     if (!has_past) {  // present_key / present_value: the keys and values as given (4-D)
-        if (c.node.output_size() > 1 && !c.node.output(1).empty()) outs[1] = reshape(c, outs[1], c.shape(outs[1]), c.out(1));
-        if (c.node.output_size() > 2 && !c.node.output(2).empty()) outs[2] = reshape(c, outs[2], c.shape(outs[2]), c.out(2));
+        if (c.wants(1)) outs[1] = reshape(c, outs[1], c.shape(outs[1]), c.out(1));
+        if (c.wants(2)) outs[2] = reshape(c, outs[2], c.shape(outs[2]), c.out(2));
     }
     return outs;
 }
@@ -243,8 +243,7 @@ inline std::vector<Value> convert_causal_conv_with_state(Ctx& c) {
     if (c.has(2)) y = c.add("bias_add", {y, c.in(2)}, {{"axis", int64_t(1)}});
     y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}});
     y = act == "none" ? reshape(c, y, xs, c.out(0)) : swish(c, y, 1.0, c.out(0));
-    const bool wants_state = c.node.output_size() > 1 && !c.node.output(1).empty();
-    if (!wants_state) return {y};
+    if (!c.wants(1)) return {y};
     if (k == 1) unsupported("present_state of a kernel of size 1 (an empty tensor)");
     const int64_t len = c.shape(padded)[2];
     return {y, c.g.slice(padded, {len - (k - 1)}, {len}, {2}, {1}, c.out(1))};

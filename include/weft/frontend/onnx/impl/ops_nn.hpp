@@ -424,12 +424,11 @@ inline std::vector<Value> convert_layer_norm(Ctx& c) {
     c.ignore({"stash_type"});  // statistics in float32 at least, as stash_type 1 asks
     std::vector<Value> out{c.g.layer_norm(x, gamma, beta, eps, c.out())};
     // Mean and InvStdDev (the statistics, normalized axes kept as 1), when asked for.
-    auto wanted = [&](int k) { return c.node.output_size() > k && !c.node.output(k).empty(); };
-    if (wanted(1) || wanted(2)) {
+    if (c.wants(1) || c.wants(2)) {
         Attrs axes{{"axes", iota_vec(axis, r)}, {"keepdims", int64_t(1)}};
-        Value mu = c.add("mean", {x}, axes, wanted(1) ? c.out(1) : "");
+        Value mu = c.add("mean", {x}, axes, c.wants(1) ? c.out(1) : "");
         out.push_back(mu);
-        if (wanted(2)) {
+        if (c.wants(2)) {
             Value d = c.add("sub", {x, mu});
             Value var = c.add("mean", {c.add("mul", {d, d})}, axes);
             Value sd = c.add("sqrt", {c.add("add", {var, c.scalar(eps, t, "epsilon")})});
@@ -583,7 +582,7 @@ inline std::vector<Value> convert_softmax_cross_entropy(Ctx& c) {
     Attrs axis1{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t(1)}};
     Value z = c.add("sub", {x, c.add("max", {x}, axis1)});
     Value lse = c.add("log", {c.add("sum", {c.add("exp", {z})}, axis1)});
-    const bool want_log_prob = c.node.output_size() > 1 && !c.node.output(1).empty();
+    const bool want_log_prob = c.wants(1);
     Value logp = c.add("sub", {z, lse}, {}, want_log_prob ? c.out(1) : "");
     std::optional<Value> weight;
     if (c.has(2)) weight = c.in(2);

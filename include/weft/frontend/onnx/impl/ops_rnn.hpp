@@ -175,17 +175,16 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
         hs.push_back(reshape(c, h, {1, N, H}));
         cs.push_back(reshape(c, cell, {1, N, H}));
     }
-    auto wanted = [&](int k) { return c.node.output_size() > k && !c.node.output(k).empty(); };
     Value y = D == 1 ? ys[0] : c.g.concat(ys, 1, c.fresh("Y_dirs"));  // [T, D, N, H]
     if (layout == 1) y = c.g.transpose(y, {2, 0, 1, 3}, c.fresh("batch_major"));
-    std::vector<Value> out{reshape(c, y, c.shape(y), wanted(0) ? c.out(0) : c.fresh("Y"))};
+    std::vector<Value> out{reshape(c, y, c.shape(y), c.wants(0) ? c.out(0) : c.fresh("Y"))};
     Value yh = D == 1 ? hs[0] : c.g.concat(hs, 0, c.fresh("Y_h_dirs"));
     if (layout == 1) yh = c.g.transpose(yh, {1, 0, 2}, c.fresh("Y_h_batch_major"));
-    out.push_back(reshape(c, yh, c.shape(yh), wanted(1) ? c.out(1) : c.fresh("Y_h")));
+    out.push_back(reshape(c, yh, c.shape(yh), c.wants(1) ? c.out(1) : c.fresh("Y_h")));
     if (kind == "LSTM") {
         Value yc = D == 1 ? cs[0] : c.g.concat(cs, 0, c.fresh("Y_c_dirs"));
         if (layout == 1) yc = c.g.transpose(yc, {1, 0, 2}, c.fresh("Y_c_batch_major"));
-        out.push_back(reshape(c, yc, c.shape(yc), wanted(2) ? c.out(2) : c.fresh("Y_c")));
+        out.push_back(reshape(c, yc, c.shape(yc), c.wants(2) ? c.out(2) : c.fresh("Y_c")));
     }
     return out;
 }

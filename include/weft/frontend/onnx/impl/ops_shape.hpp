@@ -291,7 +291,7 @@ inline std::vector<Value> convert_identity(Ctx& c) {
     if (c.node.op_type() == "Dropout" && c.opset >= 12 && c.has(2) &&
         c.const_ints(2, "training_mode").at(0) != 0)
         unsupported("Dropout in training mode");
-    if (c.node.output_size() > 1 && !c.node.output(1).empty()) {  // Dropout's mask: all true in inference
+    if (c.wants(1)) {  // Dropout's mask: all true in inference
         checked_elements(c.shape(c.in(0)), c.limit, "Dropout's mask");
         r.push_back(c.named_constant(1, filled_buffer(DataType::bool_(), c.shape(c.in(0)), 1)));
     }
