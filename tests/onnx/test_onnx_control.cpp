@@ -20,18 +20,27 @@ pb::GraphProto& graph_attr(pb::NodeProto& n, const std::string& name, F build) {
     return *g;
 }
 
-void add_node(pb::GraphProto& g, const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+pb::NodeProto& add_node(pb::GraphProto& g, const std::string& op, std::vector<std::string> ins,
+                        std::vector<std::string> outs) {
     auto* n = g.add_node();
     n->set_op_type(op);
     n->set_name(outs.at(0));
     for (auto& i : ins) n->add_input(i);
     for (auto& o : outs) n->add_output(o);
+    return *n;
 }
 
 void add_value(google::protobuf::RepeatedPtrField<pb::ValueInfoProto>* list, const std::string& name, int elem) {
     auto* vi = list->Add();
     vi->set_name(name);
     vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+}
+
+// A Loop body's inputs: the iteration count, the condition and one float loop-carried value.
+void loop_inputs(pb::GraphProto& g, const std::string& i, const std::string& cond, const std::string& value) {
+    add_value(g.mutable_input(), i, pb::TensorProto::INT64);
+    add_value(g.mutable_input(), cond, pb::TensorProto::BOOL);
+    add_value(g.mutable_input(), value, pb::TensorProto::FLOAT);
 }
 
 // y = If(sum(c) > 0) then x * 2 else x + 10, the condition a constant computed from `c`.
@@ -94,18 +103,8 @@ TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and sca
         m.initializer("acc0", {2}, {0.f, 1.f});
         auto& n = m.node("Loop", {"M", "", "acc0"}, {"acc", "history"});
         graph_attr(n, "body", [](pb::GraphProto& g) {
-            add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
-            add_value(g.mutable_input(), "cond_in", pb::TensorProto::BOOL);
-            add_value(g.mutable_input(), "acc_in", pb::TensorProto::FLOAT);
-            auto* cast = g.add_node();
-            cast->set_op_type("Cast");
-            cast->set_name("i_f");
-            cast->add_input("i");
-            cast->add_output("i_f");
-            auto& to = *cast->add_attribute();
-            to.set_name("to");
-            to.set_type(pb::AttributeProto::INT);
-            to.set_i(pb::TensorProto::FLOAT);
+            loop_inputs(g, "i", "cond_in", "acc_in");
+            set_int(add_node(g, "Cast", {"i"}, {"i_f"}), "to", pb::TensorProto::FLOAT);
             add_node(g, "Mul", {"x", "i_f"}, {"step"});
             add_node(g, "Add", {"acc_in", "step"}, {"acc_out"});
             add_node(g, "Identity", {"cond_in"}, {"cond_out"});
@@ -179,20 +178,10 @@ TEST_CASE("onnx Loop: nested loops of empty bodies end in an error, not a hang")
     m.initializer_i64("M", {}, {4000});
     auto& outer = m.node("Loop", {"M", "", "x"}, {"y"});
     graph_attr(outer, "body", [](pb::GraphProto& g) {
-        add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
-        add_value(g.mutable_input(), "c", pb::TensorProto::BOOL);
-        add_value(g.mutable_input(), "v", pb::TensorProto::FLOAT);
-        auto* inner = g.add_node();
-        inner->set_op_type("Loop");
-        inner->set_name("inner");
-        inner->add_input("M");
-        inner->add_input("");
-        inner->add_input("v");
-        inner->add_output("v_out");
-        graph_attr(*inner, "body", [](pb::GraphProto& b) {
-            add_value(b.mutable_input(), "j", pb::TensorProto::INT64);
-            add_value(b.mutable_input(), "c2", pb::TensorProto::BOOL);
-            add_value(b.mutable_input(), "w", pb::TensorProto::FLOAT);
+        loop_inputs(g, "i", "c", "v");
+        auto& inner = add_node(g, "Loop", {"M", "", "v"}, {"v_out"});
+        graph_attr(inner, "body", [](pb::GraphProto& b) {
+            loop_inputs(b, "j", "c2", "w");
             add_value(b.mutable_output(), "c2", pb::TensorProto::BOOL);
             add_value(b.mutable_output(), "w", pb::TensorProto::FLOAT);
         });
@@ -212,19 +201,9 @@ TEST_CASE("onnx sequences made in a Loop body belong to each iteration") {
     m.initializer_i64("M", {}, {2});
     auto& n = m.node("Loop", {"M", "", "x"}, {"y"});
     graph_attr(n, "body", [](pb::GraphProto& g) {
-        add_value(g.mutable_input(), "i", pb::TensorProto::INT64);
-        add_value(g.mutable_input(), "c", pb::TensorProto::BOOL);
-        add_value(g.mutable_input(), "v", pb::TensorProto::FLOAT);
+        loop_inputs(g, "i", "c", "v");
         add_node(g, "SequenceConstruct", {"v", "v"}, {"pair"});
-        auto* cat = g.add_node();
-        cat->set_op_type("ConcatFromSequence");
-        cat->set_name("both");
-        cat->add_input("pair");
-        cat->add_output("both");
-        auto& axis = *cat->add_attribute();
-        axis.set_name("axis");
-        axis.set_type(pb::AttributeProto::INT);
-        axis.set_i(0);
+        set_int(add_node(g, "ConcatFromSequence", {"pair"}, {"both"}), "axis", 0);
         add_node(g, "ReduceSum", {"both"}, {"total"});
         add_node(g, "Add", {"v", "total"}, {"v_out"});
         add_value(g.mutable_output(), "c", pb::TensorProto::BOOL);

@@ -129,6 +129,18 @@ TEST_CASE("onnx errors: an attribute or input the converter does not read is ref
     CHECK_NOTHROW(d.load());
 }
 
+TEST_CASE("onnx errors: attention inputs of the wrong rank are errors, not reads past a shape") {
+    // LinearAttention takes [B, T, H * D]; a 2-D query once indexed its missing third extent.
+    Model l(27);
+    for (const char* n : {"q", "k", "v"}) l.input(n, {2, 4});
+    auto& n = l.node("LinearAttention", {"q", "k", "v"}, {"y"});
+    set_int(n, "q_num_heads", 1);
+    set_int(n, "kv_num_heads", 1);
+    set_string(n, "update_rule", "linear");
+    l.output("y");
+    CHECK(has(error_of([&] { l.load(); }), "Q must be [batch, sequence, hidden], got [2, 4]"));
+}
+
 TEST_CASE("onnx errors: unsupported dtypes and attribute values") {
     Model h(13);
     h.input("x", {2}, 17);  // float8e4m3fn (ONNX 1.14), which Debian's protobuf classes do not name

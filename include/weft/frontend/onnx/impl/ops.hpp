@@ -171,28 +171,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["RotaryEmbedding"] = {fn(convert_rotary_embedding), 23};
     t["CausalConvWithState"] = {fn(convert_causal_conv_with_state), 27};
     t["LinearAttention"] = {fn(convert_linear_attention), 27};
-    t["Einsum"] = {[](Ctx& c) -> std::vector<Value> {
-        std::vector<Value> in;
-        for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));
-        // A rank-0 operand is a [1] tensor here: its empty term gets a label of its own.
-        std::string eq = c.s("equation"), spare;
-        for (char l = 'z'; l >= 'a' && spare.empty(); --l)
-            if (eq.find(l) == std::string::npos) spare = std::string(1, l);
-        const size_t arrow = eq.find("->");
-        std::string lhs = eq.substr(0, arrow), fixed;
-        size_t k = 0, from = 0;
-        for (size_t to = 0; to <= lhs.size(); ++to) {
-            if (to < lhs.size() && lhs[to] != ',') continue;
-            std::string term = lhs.substr(from, to - from);
-            const bool blank = term.find_first_not_of(' ') == std::string::npos;
-            fixed += (k ? "," : "") + (blank && k < in.size() && c.is_scalar(in[k]) ? spare : term);
-            from = to + 1, ++k;
-        }
-        if (arrow != std::string::npos) fixed += eq.substr(arrow);
-        Value y = c.add("einsum", std::move(in), {{"equation", fixed}}, c.out());
-        const bool to_scalar = arrow != std::string::npos && eq.find_first_not_of(' ', arrow + 2) == std::string::npos;
-        return {to_scalar ? c.mark_scalar(y) : y};
-    }, 12};
+    t["Einsum"] = {fn(convert_einsum), 12};
     t["BitShift"] = {[](Ctx& c) -> std::vector<Value> {
         const std::string dir = c.s("direction");
         if (dir != "LEFT" && dir != "RIGHT") malformed("direction '" + dir + "' is neither LEFT nor RIGHT");

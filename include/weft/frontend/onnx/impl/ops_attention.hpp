@@ -20,11 +20,23 @@ const double kNegInf = -std::numeric_limits<double>::infinity();
 // [B, S, H * D] as [B, H, S, D] (the 3-D form names the head count).
 inline Value heads_first(Ctx& c, Value x, int64_t heads, const char* what) {
     const std::vector<int64_t> s = c.shape(x);
+    if (s.size() != 3) malformed(std::string(what) + " must be [batch, sequence, hidden], got " + graph::shape_str(s));
     if (heads <= 0 || s[2] % heads)
         malformed(std::string(what) + " has hidden size " + std::to_string(s[2]) + ", which " + std::to_string(heads) +
                   " heads do not divide");
     Value r = reshape(c, x, {s[0], s[1], heads, s[2] / heads});
     return c.g.transpose(r, {0, 2, 1, 3}, c.fresh(std::string(what) + "_heads"));
+}
+
+// [B, H, ...] with each head repeated `group` times in a row: [B, H * group, ...] (grouped-
+// query attention, where one key/value head serves `group` query heads).
+inline Value repeat_heads(Ctx& c, Value x, int64_t group) {
+    if (group == 1) return x;
+    std::vector<int64_t> s = c.shape(x), wide = s;
+    wide.insert(wide.begin() + 2, group);
+    Value u = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
+    s[1] *= group;
+    return reshape(c, expand_to(c, u, wide), s);
 }
 
 // 0 where `allowed`, -inf elsewhere, in dtype t.
@@ -81,11 +93,12 @@ inline std::vector<Value> convert_attention(Ctx& c) {
     // The cache: past keys and values before the new ones.
     const bool has_past = c.has(4) || c.has(5);
     if (has_past && !(c.has(4) && c.has(5))) malformed("past_key and past_value go together");
-    const int64_t past = has_past ? c.shape(c.in(4))[2] : 0;
-    if (has_past) {
+    const int64_t fresh_keys = c.shape(k)[2];
+    if (has_past) {  // concat checks the cache's shapes
         k = c.g.concat({c.in(4), k}, 2, c.out(1));
         v = c.g.concat({c.in(5), v}, 2, c.out(2));
     }
+    const int64_t past = c.shape(k)[2] - fresh_keys;
     std::vector<Value> outs{Value{}, k, v, Value{}};
     const int64_t seq_kv = c.shape(k)[2];
     std::optional<Value> nonpad;  // [B] int64: keys valid per batch (an external cache)
@@ -131,14 +144,8 @@ inline std::vector<Value> convert_attention(Ctx& c) {
     if (kv_heads != heads) {
         if (kv_heads <= 0 || heads % kv_heads || c.shape(v)[1] != kv_heads)
             malformed(std::to_string(heads) + " query heads for " + std::to_string(kv_heads) + " key/value heads");
-        auto repeat = [&](Value x) {
-            std::vector<int64_t> s = c.shape(x), wide = s;
-            wide.insert(wide.begin() + 2, heads / kv_heads);
-            Value u = c.add("unsqueeze", {x}, {{"axes", std::vector<int64_t>{2}}});
-            return reshape(c, expand_to(c, u, wide), {s[0], heads, s[2], s[3]});
-        };
-        k = repeat(k);
-        v = repeat(v);
+        k = repeat_heads(c, k, heads / kv_heads);
+        v = repeat_heads(c, v, heads / kv_heads);
     }
 
     Value kt = c.g.transpose(c.add("mul", {k, root}), {0, 1, 3, 2}, c.fresh("k_t"));
@@ -273,9 +280,16 @@ inline std::vector<Value> convert_linear_attention(Ctx& c) {
         if (w == hkv * last && last > 1) return heads_first(c, x, hkv, "decay");
         return c.g.transpose(reshape(c, x, {b, t, w, 1}), {0, 2, 1, 3}, c.fresh("per_head"));
     };
-    Value decay = gating ? per_head(c.in(4), dk) : Value{}, beta = delta ? per_head(c.in(5), 1) : Value{};
-    if (gating && c.shape(c.in(4))[2] != hkv && c.shape(c.in(4))[2] != hkv * dk)
+    auto width = [&](size_t k, const char* what) {  // the last extent of a [B, T, w] input
+        if (c.shape(c.in(k)).size() != 3 || c.shape(c.in(k))[0] != b || c.shape(c.in(k))[1] != t)
+            malformed(std::string(what) + " must be [batch, sequence, ...], got " + graph::shape_str(c.shape(c.in(k))));
+        return c.shape(c.in(k))[2];
+    };
+    if (gating && width(4, "decay") != hkv && width(4, "decay") != hkv * dk)
         malformed("decay's last dimension must be kv_num_heads or kv_num_heads * d_k");
+    if (delta && width(5, "beta") != hkv && width(5, "beta") != 1)
+        malformed("beta's last dimension must be kv_num_heads or 1");
+    Value decay = gating ? per_head(c.in(4), dk) : Value{}, beta = delta ? per_head(c.in(5), 1) : Value{};
     Value state = c.has(3) ? c.in(3) : c.constant(filled_buffer(f, {b, hkv, dk, dv}, 0), "no_past_state");
     if (c.shape(state) != std::vector<int64_t>{b, hkv, dk, dv}) malformed("past_state must be [B, Hkv, d_k, d_v]");
     auto step = [&](Value x, int64_t i) {  // [B, H, d] at step i
@@ -295,11 +309,7 @@ inline std::vector<Value> convert_linear_attention(Ctx& c) {
         }
         Value outer = c.add("einsum", {kt, vt}, {{"equation", std::string("bhd,bhm->bhdm")}});
         state = c.add("add", {state, outer});
-        Value read = state;
-        if (hq != hkv) {
-            Value u = c.add("unsqueeze", {state}, {{"axes", std::vector<int64_t>{2}}});
-            read = reshape(c, expand_to(c, u, {b, hkv, hq / hkv, dk, dv}), {b, hq, dk, dv});
-        }
+        Value read = repeat_heads(c, state, hq / hkv);
         Value o = c.add("einsum", {step(q, i), read}, {{"equation", std::string("bhd,bhdm->bhm")}});
         outs.push_back(c.add("unsqueeze", {c.add("mul", {o, c.scalar(scale, f, "scale")})}, {{"axes", std::vector<int64_t>{1}}}));
     }

@@ -89,9 +89,6 @@ inline std::vector<Value> convert_loop(Ctx& c) {
     return results;
 }
 
-}  // namespace weft::onnx::detail
-
-namespace weft::onnx::detail {
 
 // Scan (opset 9+): body(state..., slice...) -> (state..., out slice...) run once per step of
 // the scan inputs' axis (reversed where a direction says so), unrolled; the out slices

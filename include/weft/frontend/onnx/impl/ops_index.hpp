@@ -291,9 +291,6 @@ inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
     return {c.add("resize", {x}, std::move(a), c.out())};
 }
 
-}  // namespace weft::onnx::detail
-
-namespace weft::onnx::detail {
 
 // ScatterElements (reduction none, add, mul from 16, max, min from 18) and the opset-9
 // Scatter it replaced.
@@ -350,9 +347,6 @@ inline std::vector<Value> convert_topk(Ctx& c) {
     return {c.g.transpose(vals, back, c.out(0)), c.g.transpose(idx, back, c.out(1))};
 }
 
-}  // namespace weft::onnx::detail
-
-namespace weft::onnx::detail {
 
 // Compress: the slices along axis (of the flattened input without one) where the constant
 // condition is true; a condition shorter than the axis leaves the rest out.
@@ -392,6 +386,31 @@ inline std::vector<Value> convert_reverse_sequence(Ctx& c) {
     Value flipped = c.add("sub", {c.add("sub", {len, c.scalar(1, i64, "one")}), t});
     Value idx = c.g.where(c.add("less", {t, len}), flipped, t, c.fresh("source_step"));
     return {c.add("gather_elements", {x, expand_to(c, idx, c.shape(x))}, {{"axis", ta}}, c.out())};
+}
+
+
+// Einsum over n operands; a rank-0 operand is a [1] tensor here, so its empty term gets a
+// label of its own (one not in the equation), and an empty result term makes a scalar.
+inline std::vector<Value> convert_einsum(Ctx& c) {
+    std::vector<Value> in;
+    for (size_t k = 0; k < c.n_in(); ++k) in.push_back(c.in(k));
+    std::string eq = c.s("equation"), spare;
+    for (char l = 'z'; l >= 'a' && spare.empty(); --l)
+        if (eq.find(l) == std::string::npos) spare = std::string(1, l);
+    const size_t arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow), fixed;
+    size_t k = 0, from = 0;
+    for (size_t to = 0; to <= lhs.size(); ++to) {
+        if (to < lhs.size() && lhs[to] != ',') continue;
+        std::string term = lhs.substr(from, to - from);
+        const bool blank = term.find_first_not_of(' ') == std::string::npos;
+        fixed += (k ? "," : "") + (blank && k < in.size() && c.is_scalar(in[k]) ? spare : term);
+        from = to + 1, ++k;
+    }
+    if (arrow != std::string::npos) fixed += eq.substr(arrow);
+    Value y = c.add("einsum", std::move(in), {{"equation", fixed}}, c.out());
+    const bool to_scalar = arrow != std::string::npos && eq.find_first_not_of(' ', arrow + 2) == std::string::npos;
+    return {to_scalar ? c.mark_scalar(y) : y};
 }
 
 }  // namespace weft::onnx::detail

@@ -1,6 +1,6 @@
-// The ONNX importer's normalizations that graph/ has no single op for, as compositions:
-// RMSNormalization, LpNormalization, MeanVarianceNormalization, GroupNormalization.
-// (BatchNormalization, InstanceNormalization and LayerNormalization: ops_nn.hpp.)
+// The ONNX importer's normalizations: BatchNormalization and LayerNormalization (graph ops of
+// their own), and as compositions InstanceNormalization, RMSNormalization, LpNormalization,
+// MeanVarianceNormalization, GroupNormalization and LRN.
 #pragma once
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 
@@ -92,6 +92,76 @@ inline std::vector<Value> convert_group_norm(Ctx& c) {
         return reshape(c, p, per_channel);
     };
     return {c.add("add", {c.add("mul", {y, affine(c.in(1))}), affine(c.in(2))}, {}, c.out())};
+}
+
+inline std::vector<Value> convert_batch_norm(Ctx& c) {
+    if (c.i("training_mode", 0)) unsupported("BatchNormalization in training mode");
+    if (c.opset < 9 && c.i("spatial", 1) == 0) unsupported("BatchNormalization with spatial = 0");
+    c.ignore({"momentum", "is_test"});  // training's; inference normalizes with the given statistics
+    std::vector<Value> r{c.g.batch_norm(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.f("epsilon", 1e-5), c.out())};
+    r.resize(size_t(std::max(1, c.node.output_size())));
+    return r;
+}
+
+inline std::vector<Value> convert_instance_norm(Ctx& c) {
+    Value x = c.in(0);
+    int64_t r = c.rank(x);
+    if (r < 3) malformed("the data must have at least 3 dimensions [N, C, ...]");
+    std::vector<int64_t> cs{c.shape(x)[1]};
+    for (int64_t k = 2; k < r; ++k) cs.push_back(1);
+    Value z = norm_detail::standardize(c, x, iota_vec(2, r), c.f("epsilon", 1e-5));
+    Value y = c.add("mul", {z, reshape(c, c.in(1), cs)});
+    return {c.add("add", {y, reshape(c, c.in(2), cs)}, {}, c.out())};
+}
+
+inline std::vector<Value> convert_layer_norm(Ctx& c) {
+    Value x = c.in(0);
+    int64_t r = c.rank(x), axis = norm_axis(c.i("axis", -1), r);
+    std::vector<int64_t> norm(c.shape(x).begin() + axis, c.shape(x).end());
+    DataType t = c.dtype(x);
+    auto full = [&](Value v) { return c.shape(v) == norm ? v : expand_to(c, v, norm); };
+    Value gamma = full(c.in(1));
+    checked_elements(norm, c.limit, "the normalized shape");
+    Value beta = c.has(2) ? full(c.in(2)) : c.constant(filled_buffer(t, norm, 0), "beta");
+    double eps = c.f("epsilon", 1e-5);
+    norm_detail::read_stash_type(c);
+    std::vector<Value> out{c.g.layer_norm(x, gamma, beta, eps, c.out())};
+    // Mean and InvStdDev (the statistics, normalized axes kept as 1), when asked for.
+    if (c.wants(1) || c.wants(2)) {
+        const Attrs axes = norm_detail::over(iota_vec(axis, r));
+        Value mu = c.add("mean", {x}, axes, c.wants(1) ? c.out(1) : "");
+        out.push_back(mu);
+        if (c.wants(2)) {
+            Value d = c.add("sub", {x, mu});
+            Value var = c.add("mean", {c.add("mul", {d, d})}, axes);
+            Value sd = c.add("sqrt", {c.add("add", {var, c.scalar(eps, t, "epsilon")})});
+            out.push_back(c.add("div", {c.scalar(1, t, "one"), sd}, {}, c.out(2)));
+        }
+    }
+    return out;
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta, the
+// window from c - (size - 1) / 2 to c + size / 2 (zeros past the edges).
+inline std::vector<Value> convert_lrn(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    if (s.size() < 3) malformed("LRN needs [N, C, ...], got " + graph::shape_str(s));
+    const int64_t size = c.i("size"), channels = s[1];
+    if (size < 1) malformed("size must be positive, got " + std::to_string(size));
+    const DataType t = c.dtype(x);
+    std::vector<int64_t> pads(2 * s.size(), 0);
+    pads[1] = (size - 1) / 2;
+    pads[s.size() + 1] = size / 2;
+    Value sq = c.g.pad(c.add("mul", {x, x}), pads, 0.0, c.fresh("squares"));
+    Value sum;
+    for (int64_t k = 0; k < size; ++k) {
+        Value part = c.g.slice(sq, {k}, {k + channels}, {1}, {1}, c.fresh("window"));
+        sum = k ? c.add("add", {sum, part}) : part;
+    }
+    Value scaled = c.add("add", {c.add("mul", {sum, c.scalar(c.f("alpha", 1e-4) / double(size), t, "alpha")}),
+                                 c.scalar(c.f("bias", 1.0), t, "bias")});
+    return {c.add("div", {x, c.add("pow", {scaled, c.scalar(c.f("beta", 0.75), t, "beta")})}, {}, c.out())};
 }
 
 }  // namespace weft::onnx::detail

@@ -118,9 +118,6 @@ inline std::vector<Value> convert_dynamic_quantize_linear(Ctx& c) {
     return {y, c.mark_scalar(scale), c.mark_scalar(zp)};
 }
 
-}  // namespace weft::onnx::detail
-
-namespace weft::onnx::detail {
 
 
 namespace quantize_detail {

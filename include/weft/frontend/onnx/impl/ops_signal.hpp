@@ -117,9 +117,6 @@ inline std::vector<Value> convert_dft(Ctx& c) {
     return {c.g.transpose(reshape(c, y, ys), back, c.out())};
 }
 
-}  // namespace weft::onnx::detail
-
-namespace weft::onnx::detail {
 
 // Col2Im (opset 18): the blocks of input [N, C * prod(block), L] added back into an image
 // [N, C, image...] (im2col's inverse: overlaps sum, padding drops): a scatter-add of every
