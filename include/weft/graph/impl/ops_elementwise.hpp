@@ -26,22 +26,24 @@ inline TensorType input_if(const TensorType& t, bool ok, const char* must_be) {
     return t;
 }
 
+// Numpy broadcasting of operands that must each satisfy `ok` (saying what they must be).
+inline TensorType infer_broadcast_of(const std::vector<TensorType>& in, const Attrs& a, bool (*ok)(DataType),
+                                     const char* must_be) {
+    for (const TensorType& t : in) WEFT_CHECK(ok(t.dtype), "the operands must be ", must_be, ", got ", t.dtype.str());
+    return infer_broadcast(in, a);
+}
+inline bool is_bool(DataType t) { return t.is_bool(); }
+inline bool is_integer(DataType t) { return t.is_integer(); }
+inline bool is_integer_not_bool(DataType t) { return t.is_integer() && !t.is_bool(); }
+
 inline TensorType infer_bits(const std::vector<TensorType>& in, const Attrs& a) {
-    for (const TensorType& t : in)
-        WEFT_CHECK(t.dtype.is_integer(), "the operands must be integers or bools, got ", t.dtype.str());
-    return infer_broadcast(in, a);
+    return infer_broadcast_of(in, a, is_integer, "integers or bools");
 }
-
 inline TensorType infer_shift(const std::vector<TensorType>& in, const Attrs& a) {
-    for (const TensorType& t : in)
-        WEFT_CHECK(t.dtype.is_integer() && !t.dtype.is_bool(), "the operands must be integers, got ", t.dtype.str());
-    return infer_broadcast(in, a);
+    return infer_broadcast_of(in, a, is_integer_not_bool, "integers");
 }
-
 inline TensorType infer_logic(const std::vector<TensorType>& in, const Attrs& a) {
-    for (const TensorType& t : in)
-        WEFT_CHECK(t.dtype.is_bool(), "the operands must be bool, got ", t.dtype.str());
-    return infer_broadcast(in, a);
+    return infer_broadcast_of(in, a, is_bool, "bool");
 }
 
 inline TensorType infer_mod(const std::vector<TensorType>& in, const Attrs& a) {

@@ -3,6 +3,7 @@
 // Type inference calls topi's shape functions (topi/transform.hpp), so the graph and the
 // compute check the same things with the same messages.
 #pragma once
+#include <functional>
 #include <limits>
 
 #include "weft/graph/impl/op_helpers.hpp"
@@ -35,15 +36,18 @@ inline topi::GridSampleParams grid_sample_params(const Attrs& a) {
     return {a.get_string("mode", "linear"), a.get_string("padding_mode", "zeros"), a.get_int("align_corners", 0) != 0};
 }
 
-// Placeholders of the input types: an op whose checks live in topi runs them on these.
-inline std::vector<Tensor> placeholders_of(const std::vector<TensorType>& in) {
+// The type of op's result on placeholders of the input types: an op whose shape rules and
+// checks live in topi runs them there instead of repeating them here.
+inline TensorType traced_type(const std::vector<TensorType>& in,
+                              const std::function<Tensor(const std::vector<Tensor>&)>& op) {
     std::vector<Tensor> t;
     for (size_t k = 0; k < in.size(); ++k) {
         std::vector<Expr> shape;
         for (int64_t d : in[k].shape) shape.push_back(ir::make_int(d));
         t.push_back(te::placeholder(shape, in[k].dtype, "in" + std::to_string(k)));
     }
-    return t;
+    Tensor y = op(t);
+    return {const_shape(y), y.dtype()};
 }
 
 inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a) {
@@ -187,9 +191,10 @@ inline void register_transform_ops() {
     register_op({.name = "scatter_elements", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         std::vector<Tensor> t = placeholders_of(in);
-                         topi::scatter_elements(t[0], t[1], t[2], a.get_int("axis", 0), a.get_string("reduction", "none"));
-                         return in[0];
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::scatter_elements(t[0], t[1], t[2], a.get_int("axis", 0),
+                                                           a.get_string("reduction", "none"));
+                         });
                      },
                  .compute = [](In in, const Attrs& a) {
                      return topi::scatter_elements(in[0], in[1], in[2], a.get_int("axis", 0),
@@ -198,9 +203,9 @@ inline void register_transform_ops() {
     register_op({.name = "scatter_nd", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         std::vector<Tensor> t = placeholders_of(in);
-                         topi::scatter_nd(t[0], t[1], t[2], a.get_string("reduction", "none"));
-                         return in[0];
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::scatter_nd(t[0], t[1], t[2], a.get_string("reduction", "none"));
+                         });
                      },
                  .compute = [](In in, const Attrs& a) {
                      return topi::scatter_nd(in[0], in[1], in[2], a.get_string("reduction", "none"));
@@ -232,11 +237,9 @@ inline void register_transform_ops() {
     register_op({.name = "grid_sample", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         std::vector<Tensor> t = placeholders_of(in);
-                         topi::grid_sample(t[0], t[1], grid_sample_params(a));  // its checks
-                         std::vector<int64_t> shape(in[0].shape.begin(), in[0].shape.begin() + 2);
-                         shape.insert(shape.end(), in[1].shape.begin() + 1, in[1].shape.end() - 1);
-                         return TensorType{shape, in[0].dtype};
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::grid_sample(t[0], t[1], grid_sample_params(a));
+                         });
                      },
                  .compute = [](In in, const Attrs& a) { return topi::grid_sample(in[0], in[1], grid_sample_params(a)); }});
     register_op({.name = "resize", .pattern = P::Injective,
@@ -260,10 +263,7 @@ inline void register_transform_ops() {
     register_op({.name = "bitcast", .pattern = P::ElemWise,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
-                         const DataType to = cast_dtype(a), from = in[0].dtype;
-                         WEFT_CHECK((to.is_bool() ? 8 : to.bits) == (from.is_bool() ? 8 : from.bits), "bitcast from ",
-                                    from.str(), " to ", to.str(), " changes the width");
-                         return TensorType{in[0].shape, to};
+                         return traced_type(in, [&](const std::vector<Tensor>& t) { return topi::bitcast(t[0], cast_dtype(a)); });
                      },
                  .compute = [](In in, const Attrs& a) { return topi::bitcast(in[0], cast_dtype(a)); }});
 }
