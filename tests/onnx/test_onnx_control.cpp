@@ -220,3 +220,24 @@ TEST_CASE("onnx sequences made in a Loop body belong to each iteration") {
     CHECK(y.data()[0] == doctest::Approx(v[0]));
     CHECK(y.data()[1] == doctest::Approx(v[1]));
 }
+
+TEST_CASE("onnx ConcatFromSequence with new_axis stacks scalars into a vector") {
+    Model m(13);
+    m.input("a", {});
+    m.input("b", {});
+    m.node("SequenceConstruct", {"a", "b"}, {"seq"});
+    auto& cat = m.node("ConcatFromSequence", {"seq"}, {"y"});
+    set_int(cat, "axis", 0);
+    set_int(cat, "new_axis", 1);
+    m.output("y");
+    Buffer<float> a({1}), b({1});
+    a(0) = 1.5f, b(0) = -2.f;
+    graph::Module mod = graph::build(m.load());
+    mod.set_input("a", a);
+    mod.set_input("b", b);
+    mod.run();
+    Buffer<float> y(mod.get_output("y"));
+    REQUIRE(y.shape() == std::vector<int64_t>{2});  // not [2, 1]: a scalar has no axis to keep
+    CHECK(y(0) == 1.5f);
+    CHECK(y(1) == -2.f);
+}

@@ -35,6 +35,26 @@ inline Value reshape(Ctx& c, Value x, std::vector<int64_t> shape, std::string na
     return c.add("reshape", {x}, {{"shape", shape}}, std::move(name));
 }
 
+// v under the name `name` (an ONNX output's): a scalar stays one.
+inline Value renamed(Ctx& c, Value v, std::string name) {
+    Value r = reshape(c, v, c.shape(v), std::move(name));
+    return c.is_scalar(v) ? c.mark_scalar(r) : r;
+}
+
+// parts (of one shape) stacked along a new axis `axis` of rank + 1 (an ONNX scalar counts as
+// rank 0), named `name`.
+inline Value stack(Ctx& c, const std::vector<Value>& parts, int64_t axis, std::string name) {
+    const bool scalar = c.is_scalar(parts.at(0));
+    const int64_t a = norm_axis(axis, (scalar ? 0 : c.rank(parts[0])) + 1);
+    std::vector<Value> rows;
+    for (Value p : parts) {
+        std::vector<int64_t> s = scalar ? std::vector<int64_t>{} : c.shape(p);
+        s.insert(s.begin() + a, 1);
+        rows.push_back(reshape(c, p, s));
+    }
+    return rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), std::move(name)) : c.g.concat(rows, a, std::move(name));
+}
+
 // x broadcast to `shape` (numpy rules): where(true, x, x) broadcasts for every dtype.
 inline Value expand_to(Ctx& c, Value x, const std::vector<int64_t>& shape, std::string name = "") {
     checked_elements(shape, c.limit, "the broadcast shape");

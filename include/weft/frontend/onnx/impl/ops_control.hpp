@@ -72,23 +72,13 @@ inline std::vector<Value> convert_loop(Ctx& c) {
         for (int64_t s = 0; s < scans; ++s) stacked[size_t(s)].push_back(outs[1 + carried.size() + size_t(s)]);
     }
     std::vector<Value> results;
-    for (size_t k = 0; k < carried.size(); ++k) {
-        Value r = reshape(c, carried[k], c.shape(carried[k]), c.out(int(k)));
-        results.push_back(c.is_scalar(carried[k]) ? c.mark_scalar(r) : r);
-    }
+    for (size_t k = 0; k < carried.size(); ++k) results.push_back(renamed(c, carried[k], c.out(int(k))));
     for (int64_t s = 0; s < scans; ++s) {
-        const std::vector<Value>& parts = stacked[size_t(s)];
-        if (parts.empty()) unsupported("a Loop that runs no iteration has empty scan outputs");
-        std::vector<Value> rows;
-        for (Value p : parts)
-            rows.push_back(c.is_scalar(p) ? p : c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{0}}}));
-        const int out = int(carried.size() + size_t(s));
-        results.push_back(rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), c.out(out))
-                                           : c.g.concat(rows, 0, c.out(out)));
+        if (stacked[size_t(s)].empty()) unsupported("a Loop that runs no iteration has empty scan outputs");
+        results.push_back(stack(c, stacked[size_t(s)], 0, c.out(int(carried.size() + size_t(s)))));
     }
     return results;
 }
-
 
 // Scan (opset 9+): body(state..., slice...) -> (state..., out slice...) run once per step of
 // the scan inputs' axis (reversed where a direction says so), unrolled; the out slices
@@ -138,23 +128,12 @@ inline std::vector<Value> convert_scan(Ctx& c) {
         for (int64_t j = 0; j < k; ++j) outs[size_t(j)].push_back(res[size_t(n + j)]);
     }
     std::vector<Value> results;
-    for (int64_t j = 0; j < n; ++j) {
-        Value r = reshape(c, state[size_t(j)], c.shape(state[size_t(j)]), c.out(int(j)));
-        results.push_back(c.is_scalar(state[size_t(j)]) ? c.mark_scalar(r) : r);
-    }
+    for (int64_t j = 0; j < n; ++j) results.push_back(renamed(c, state[size_t(j)], c.out(int(j))));
     for (int64_t j = 0; j < k; ++j) {
         std::vector<Value> parts = outs[size_t(j)];
         if (parts.empty()) unsupported("a Scan of no steps has empty scan outputs");
         if (out_dirs[size_t(j)]) std::reverse(parts.begin(), parts.end());
-        const int64_t r = c.is_scalar(parts[0]) ? 1 : c.rank(parts[0]) + 1, a = norm_axis(out_axes[size_t(j)], r);
-        std::vector<Value> rows;
-        for (Value p : parts) {
-            std::vector<int64_t> s = c.is_scalar(p) ? std::vector<int64_t>{} : c.shape(p);
-            s.insert(s.begin() + a, 1);
-            rows.push_back(reshape(c, p, s));
-        }
-        const int out = int(n + j);
-        results.push_back(rows.size() == 1 ? reshape(c, rows[0], c.shape(rows[0]), c.out(out)) : c.g.concat(rows, a, c.out(out)));
+        results.push_back(stack(c, parts, out_axes[size_t(j)], c.out(int(n + j))));
     }
     return results;
 }

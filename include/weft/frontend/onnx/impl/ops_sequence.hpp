@@ -42,9 +42,7 @@ inline std::vector<Value> convert_sequence_construct(Ctx& c) {
 inline std::vector<Value> convert_sequence_at(Ctx& c) {
     const std::vector<Value>& list = c.seq(0);
     if (list.empty()) malformed("SequenceAt of an empty sequence");
-    Value v = list[size_t(sequence_detail::position(c, 1, int64_t(list.size()), false, 0))];
-    Value r = reshape(c, v, c.shape(v), c.out());
-    return {c.is_scalar(v) ? c.mark_scalar(r) : r};
+    return {renamed(c, list[size_t(sequence_detail::position(c, 1, int64_t(list.size()), false, 0))], c.out())};
 }
 
 inline std::vector<Value> convert_sequence_insert(Ctx& c) {
@@ -71,12 +69,10 @@ inline std::vector<Value> convert_sequence_length(Ctx& c) {
 inline std::vector<Value> convert_concat_from_sequence(Ctx& c) {
     const std::vector<Value>& list = c.seq(0);
     if (list.empty()) unsupported("ConcatFromSequence of an empty sequence (an empty tensor)");
-    const bool stack = c.i("new_axis", 0) != 0;
-    const int64_t r = c.rank(list[0]), axis = norm_axis(c.i("axis"), stack ? r + 1 : r);
-    std::vector<Value> parts;
-    for (Value v : list) parts.push_back(stack ? c.add("unsqueeze", {v}, {{"axes", std::vector<int64_t>{axis}}}) : v);
-    if (parts.size() == 1) return {reshape(c, parts[0], c.shape(parts[0]), c.out())};
-    return {c.g.concat(parts, axis, c.out())};
+    if (c.i("new_axis", 0) != 0) return {stack(c, list, c.i("axis"), c.out())};
+    const int64_t axis = norm_axis(c.i("axis"), c.rank(list[0]));
+    if (list.size() == 1) return {reshape(c, list[0], c.shape(list[0]), c.out())};
+    return {c.g.concat(list, axis, c.out())};
 }
 
 // SplitToSequence: x cut along axis into pieces of the constant split (one size for all but the
