@@ -247,9 +247,9 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["SpaceToDepth"] = {fn(convert_space_to_depth)};
     t["Range"] = {fn(convert_range), 11};
     t["EyeLike"] = {fn(convert_eye_like), 9};
-    t["HannWindow"] = {window('h'), 17};
-    t["HammingWindow"] = {window('m'), 17};
-    t["BlackmanWindow"] = {window('b'), 17};
+    t["HannWindow"] = {window(Window::Hann), 17};
+    t["HammingWindow"] = {window(Window::Hamming), 17};
+    t["BlackmanWindow"] = {window(Window::Blackman), 17};
     t["OneHot"] = {fn(convert_one_hot), 9};
     t["Hardmax"] = {fn(convert_hardmax)};
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};

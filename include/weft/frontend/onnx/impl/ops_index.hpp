@@ -93,7 +93,9 @@ inline std::vector<Value> convert_range(Ctx& c) {
 
 // HannWindow, HammingWindow, BlackmanWindow (opset 17): constants of a constant size, in
 // output_datatype; periodic (the default) divides the angle by size, symmetric by size - 1.
-inline Converter window(char kind) {
+enum class Window { Hann, Hamming, Blackman };
+
+inline Converter window(Window kind) {
     return [kind](Ctx& c) -> std::vector<Value> {
         const std::vector<int64_t> size = c.const_ints(0, "the size");
         if (size.size() != 1 || size[0] < 0) malformed("the size must be one value of at least 0");
@@ -106,9 +108,9 @@ inline Converter window(char kind) {
         for (int64_t i = 0; i < n; ++i) {
             const double a = 2 * pi * double(i) / span;
             double v;
-            if (kind == 'h') v = std::pow(std::sin(pi * double(i) / span), 2);  // Hann
-            else if (kind == 'm') v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * std::cos(a);  // Hamming
-            else v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);  // Blackman
+            if (kind == Window::Hann) v = std::pow(std::sin(pi * double(i) / span), 2);
+            else if (kind == Window::Hamming) v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * std::cos(a);
+            else v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
             set_element(b, i, v);
         }
         return {c.named_constant(0, b)};

@@ -98,25 +98,24 @@ inline std::vector<Value> convert_dft(Ctx& c) {
             set_element(sb, j * out_len + k, half_to_real && self_twin ? 0.0 : std::sin(a) * scale * twice * (inverse ? 1 : -1));
         }
     Value cm = c.constant(cb, "cos"), sm = c.constant(sb, "sin");
-    Value re = part(0);
-    Value yr = c.add("matmul", {re, cm}), yi = c.add("matmul", {re, sm});
-    if (vs.back() == 2) {  // (re + i im)(cos + i sin): re cos - im sin, re sin + im cos
-        Value im = part(1);
-        yr = c.add("sub", {yr, c.add("matmul", {im, sm})});
-        yi = c.add("add", {yi, c.add("matmul", {im, cm})});
-    }
-    auto lift = [&](Value p) { return c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{2}}}); };
-    Value y = c.g.concat({lift(yr), lift(yi)}, 2, c.fresh("complex"));
+    // (re + i im)(cos + i sin): re cos - im sin, re sin + im cos; im is 0 for a real signal.
+    const bool complex = vs.back() == 2;
+    Value re = part(0), im = complex ? part(1) : Value{};
+    Value yr = c.add("matmul", {re, cm});
+    if (complex) yr = c.add("sub", {yr, c.add("matmul", {im, sm})});
     std::vector<int64_t> ys = vs;
     ys[size_t(r - 2)] = out_len;
-    ys.back() = 2;
     if (half_to_real) {  // the real signal alone: [..., N, 1]
         ys.back() = 1;
         return {c.g.transpose(reshape(c, yr, ys), back, c.out())};
     }
+    Value yi = c.add("matmul", {re, sm});
+    if (complex) yi = c.add("add", {yi, c.add("matmul", {im, cm})});
+    auto lift = [&](Value p) { return c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{2}}}); };
+    Value y = c.g.concat({lift(yr), lift(yi)}, 2, c.fresh("complex"));
+    ys.back() = 2;
     return {c.g.transpose(reshape(c, y, ys), back, c.out())};
 }
-
 
 // Col2Im (opset 18): the blocks of input [N, C * prod(block), L] added back into an image
 // [N, C, image...] (im2col's inverse: overlaps sum, padding drops): a scatter-add of every
