@@ -38,7 +38,7 @@ except ImportError as e:
     print(f"skipped: {e.name or e} is not installed (pip install onnxruntime; see docs/onnx-models.md)")
     sys.exit(0)
 
-CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic"]
+CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic", "gru_stateful", "bert_encoder"]
 TOLERANCE = 1e-4
 
 
@@ -52,11 +52,28 @@ def find_tool(arg):
     sys.exit("no onnx_model_run found: build the target onnx_model_run and pass --tool")
 
 
-def input_shape(entry, overrides):
-    dims = []
-    for d, sym in zip(entry["shape"], entry["symbolic"]):
-        dims.append(overrides.get(sym, entry["dim_values"].get(sym, d)) if sym else d)
-    return dims
+def inputs_of(entry):
+    """The manifest's inputs; a manifest written before inputs were listed had one float input."""
+    if "inputs" in entry:
+        return entry["inputs"]
+    return [{"name": entry["input"], "shape": entry["shape"], "symbolic": entry["symbolic"], "dtype": "float32",
+             "low": -1.0, "high": 1.0, "pad": 0}]
+
+
+def dim_value(entry, sym, overrides):
+    return overrides.get(sym, entry["dim_values"].get(sym))
+
+
+def draw(spec, shape, rng):
+    """An input's values: uniform [low, high) (integers for integer types), or a padding mask
+    (ones, then `pad` zeros along the last axis)."""
+    if spec["pad"]:
+        x = np.ones(shape, dtype=spec["dtype"])
+        x[..., -spec["pad"]:] = 0
+        return x
+    if spec["dtype"].startswith("int"):
+        return rng.integers(int(spec["low"]), int(spec["high"]), size=shape).astype(spec["dtype"])
+    return rng.uniform(spec["low"], spec["high"], size=shape).astype(spec["dtype"])
 
 
 def ort_session(path, threads):
@@ -86,20 +103,23 @@ def run_model(name, entry, args, tool, work):
     overrides = {}
     if args.check and name == "squeezenet1_1_dynamic":
         overrides = {"batch": 1, "height": 64, "width": 64}
-    shape = input_shape(entry, overrides)
     rng = np.random.default_rng(20240601)
-    x = rng.uniform(-1, 1, size=shape).astype(np.float32)
-    in_file = os.path.join(work, name + ".input.bin")
-    x.tofile(in_file)
-    out_dir = os.path.join(work, name)
-    os.makedirs(out_dir, exist_ok=True)
-    r = {"model": name, "shape": shape}
+    feed, symbols = {}, {}
+    cmd = [tool, path, "--out", os.path.join(work, name)]
+    os.makedirs(os.path.join(work, name), exist_ok=True)
+    for spec in inputs_of(entry):
+        shape = [dim_value(entry, sym, overrides) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
+        symbols.update({sym: dim_value(entry, sym, overrides) for sym in spec["symbolic"] if sym})
+        x = draw(spec, shape, rng)
+        feed[spec["name"]] = x
+        in_file = os.path.join(work, f"{name}.{spec['name']}.bin")
+        x.tofile(in_file)
+        cmd += ["--input", f"{spec['name']}={in_file}"]
+    for sym, v in symbols.items():
+        cmd += ["--dim", f"{sym}={v}"]
+    r = {"model": name, "shape": ", ".join("x".join(map(str, x.shape)) for x in feed.values())}
 
     # weft: a fresh process (cold build), then a warm build and the timings.
-    cmd = [tool, path, "--input", f"{entry['input']}={in_file}", "--out", out_dir]
-    for sym in entry["symbolic"]:
-        if sym:
-            cmd += ["--dim", f"{sym}={overrides.get(sym, entry['dim_values'][sym])}"]
     if not args.check:
         cmd += ["--threads", "1,2", "--min-time", str(args.min_time)]
     else:
@@ -124,11 +144,10 @@ def run_model(name, entry, args, tool, work):
         creations.append((time.perf_counter() - t0) * 1e3)
     r["ort_session_ms"] = sorted(creations)[1]
     r["ort_session_first_ms"] = creations[0]
-    feed = {sess.get_inputs()[0].name: x}
     ref = sess.run(None, feed)
     errs = []
     for k, o in enumerate(w["outputs"]):
-        got = np.fromfile(o["file"], dtype=np.float32).reshape(o["shape"])
+        got = np.fromfile(o["file"], dtype=o["dtype"]).reshape(o["shape"])
         want = ref[k]
         if list(got.shape) != list(want.shape):
             errs.append({"name": o["name"], "error": f"shape {list(got.shape)} vs ORT {list(want.shape)}"})
@@ -187,10 +206,10 @@ def write_doc(path, results, state, command, torch_versions):
     for r in results:
         w = r["weft"]
         if "error" in w:
-            a(f"| {r['model']} | {'x'.join(map(str, r['shape']))} | | **weft error**: {w['error'][:200]} |||||||||||")
+            a(f"| {r['model']} | {r['shape']} | | **weft error**: {w['error'][:200]} |||||||||||")
             continue
         lt, ot = w["latency_ms"], r["ort_latency_ms"]
-        cells = [r["model"], "x".join(map(str, r["shape"])), str(r["opset"]),
+        cells = [r["model"], r["shape"], str(r["opset"]),
                  f"{r['max_rel']:.1e}" + ("" if r["max_rel"] <= TOLERANCE else " **FAIL**")]
         for t in ("1", "2"):
             cells += [fmt_ms(lt[t]["median"]), fmt_ms(ot[t]["median"]), f"{ot[t]['median'] / lt[t]['median']:.2f}"]
@@ -249,7 +268,7 @@ def main():
             ok = r["max_rel"] <= TOLERANCE
             if not ok:
                 failed.append(n)
-            line = (f"{n} {'x'.join(map(str, r['shape']))}: max rel err {r['max_rel']:.2e} "
+            line = (f"{n} {r['shape']}: max rel err {r['max_rel']:.2e} "
                     f"({'ok' if ok else 'MISMATCH'}); weft load {w['load_ms']:.0f} ms + build cold "
                     f"{w['cold_build_ms']:.0f} ms ({w['kernels']} kernels)")
             if not args.check:

@@ -60,6 +60,14 @@ struct Ctx {
     // converter sets empty_outs[k] when its output k is one.
     std::vector<char> empty_ins;
     std::vector<char> empty_outs;
+    // The shape (with a 0 in it) and dtype of an empty input, where the model declares it (a
+    // graph input or initializer without elements, or a value computed from one); a
+    // converter that makes an empty output k gives its type in empty_out_types[k].
+    std::vector<std::optional<graph::TensorType>> empty_types;
+    std::map<size_t, graph::TensorType> empty_out_types;
+    const graph::TensorType* empty_type(size_t k) const {
+        return is_empty(k) && k < empty_types.size() && empty_types[k] ? &*empty_types[k] : nullptr;
+    }
     // What the converter looked at: an attribute it never read or an input it never took is
     // one whose meaning it does not implement (an attribute or input a later opset added, say),
     // and the importer refuses the node rather than compute something else (unread_error()).
@@ -170,6 +178,7 @@ struct Ctx {
     }
     // The ONNX dtype of input k (float16 / bfloat16 arrive as float32: onnx_dtypes).
     DataType onnx_dtype(size_t k) const {
+        if (const graph::TensorType* t = empty_type(k)) return t->dtype;
         Value v = in(k);
         return k < onnx_dtypes.size() ? onnx_dtypes[k] : dtype(v);
     }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "weft/frontend/onnx/impl/ops.hpp"
+#include "weft/frontend/onnx/impl/ops_empty.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/runtime/bytes.hpp"
 
@@ -65,6 +66,8 @@ public:
             BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
                 empty_.insert(name);
+                empty_types_[name] = {std::vector<int64_t>(t.dims().begin(), t.dims().end()),
+                                      to_dtype(t.data_type(), "initializer '" + name + "'")};
                 root_.values[name] = Value{};
             } else {
                 root_.values[name] = add_constant(g_, rank0_, name, b);
@@ -115,7 +118,11 @@ private:
         if (auto frozen = opt_.constant_inputs.find(name); frozen != opt_.constant_inputs.end()) {
             const BufferRef& b = frozen->second;
             bool fits = b.size() == 0 ? true : b.dtype() == dt && b.is_compact();
-            if (fits && tt.has_shape()) {
+            // An empty value (an undefined BufferRef) has no shape to compare; it fits an input
+            // that may have no elements.
+            if (std::optional<std::vector<int64_t>> declared = static_shape(tt); b.size() == 0 && declared)
+                fits = std::find(declared->begin(), declared->end(), 0) != declared->end();
+            if (fits && tt.has_shape() && b.size() != 0) {
                 fits = b.shape().size() == size_t(tt.shape().dim_size());
                 for (size_t k = 0; fits && k < b.shape().size(); ++k) {
                     const pb::TensorShapeProto_Dimension& d = tt.shape().dim(int(k));
@@ -128,6 +135,8 @@ private:
                             " input of rank " + std::to_string(tt.has_shape() ? tt.shape().dim_size() : -1));
             if (b.size() == 0) {
                 empty_.insert(name);
+                if (std::optional<std::vector<int64_t>> shape = static_shape(tt))
+                    empty_types_[name] = {*shape, dt};
                 root_.values[name] = Value{};
             } else {
                 root_.values[name] = add_constant(g_, rank0_, name, copy_buffer(b));
@@ -168,8 +177,14 @@ private:
             throw UnsupportedError("weft: onnx: " + what + " has no shape; give one in LoadOptions::input_shapes");
         }
         checked_elements(shape, opt_.limits.max_tensor_elements, what);
-        for (int64_t d : shape)
-            if (d == 0) unsupported(what + " has shape " + graph::shape_str(shape) + ": weft's tensors have no empty dimensions");
+        if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+            // No values to pass: an empty value of the importer, not an input of the module.
+            empty_.insert(name);
+            producer_[name] = "an empty tensor, which weft's graphs do not output";
+            empty_types_[name] = {shape, dt};
+            root_.values[name] = Value{};
+            return;
+        }
         bool scalar = shape.empty();
         root_.values[name] = g_.input(name, scalar ? std::vector<int64_t>{1} : shape, dt);
         if (scalar) rank0_.insert(root_.values[name].id);
@@ -193,9 +208,11 @@ private:
                 malformed(n.op_type() + " does not exist before opset " + std::to_string(it->second.since));
             Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.limits.max_tensor_elements, rank0_, {}};
             c.empty_ins.resize(size_t(n.input_size()));
+            c.empty_types.resize(size_t(n.input_size()));
             for (const std::string& in : n.input()) {
                 if (in.empty() || empty_.count(in)) {
                     if (!in.empty()) c.empty_ins[c.ins.size()] = 1;
+                    if (auto t = empty_types_.find(in); t != empty_types_.end()) c.empty_types[c.ins.size()] = t->second;
                     c.ins.push_back(Value{});
                     continue;
                 }
@@ -215,7 +232,8 @@ private:
                 return inline_graph(gp, bound);
             };
             const DataType half = widen_half_inputs(c);
-            std::vector<Value> outs = it->second.convert(c);
+            std::vector<Value> outs;
+            if (!convert_empty_elementwise(c, n.op_type())) outs = it->second.convert(c);
             if (std::string unread = c.unread_error(); !unread.empty()) unsupported(unread);
             narrow_half_outputs(c, half, outs);
             // An element-wise result of scalars is a scalar.
@@ -232,6 +250,8 @@ private:
                 scope.values[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
                     empty_.insert(name);
+                    if (auto t = c.empty_out_types.find(size_t(k)); t != c.empty_out_types.end()) empty_types_[name] = t->second;
+                    producer_[name] = "an empty tensor, which weft's graphs do not output";
                     continue;
                 }
                 if (auto sq = c.seq_outs.find(size_t(k)); sq != c.seq_outs.end()) {
@@ -392,7 +412,8 @@ private:
     static constexpr int64_t kMaxSubgraphConversions = 65536;
     int64_t subgraphs_converted_ = 0;       // inline_graph calls so far
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
-    std::set<std::string> empty_;  // constants without elements (see Ctx::empty_ins)
+    std::set<std::string> empty_;  // values without elements (see Ctx::empty_ins)
+    std::map<std::string, graph::TensorType> empty_types_;  // their types, where known (Ctx::empty_types)
 };
 
 }  // namespace weft::onnx::detail

@@ -404,32 +404,86 @@ inline std::vector<Value> convert_softmax(Ctx& c, bool log) {
 
 // ---- reductions ---------------------------------------------------------------------------------
 
-// ONNX reductions keep dimensions by default and drop to rank 0 when all go.
-inline std::vector<Value> reduce(Ctx& c, const char* op, Value x, bool axes_from_input,
-                                 const std::function<Value(Value)>& pre = {},
-                                 const std::function<Value(Value)>& post = {}) {
+// The axes a reduction of a rank-r input reduces (sorted, non-negative), or nullopt where
+// opset 18's noop_with_empty_axes makes it the identity.
+inline std::optional<std::vector<int64_t>> reduced_axes(Ctx& c, int64_t r, bool axes_from_input) {
     std::vector<int64_t> axes;
+    const bool noop = axes_from_input && c.i("noop_with_empty_axes", 0);
     if (axes_from_input) {
         if (c.has(1)) axes = c.const_ints(1, "axes");
     } else {
         axes = c.ints("axes");
     }
-    bool keep = c.i("keepdims", 1) != 0;
-    int64_t r = c.rank(x);
-    const bool noop = axes_from_input && c.i("noop_with_empty_axes", 0);
     if (axes.empty()) {
-        if (noop) return {reshape(c, x, c.shape(x), c.out())};
+        if (noop) return std::nullopt;
         axes = iota_vec(0, r);
     }
     for (int64_t& a : axes) a = norm_axis(a, r);
+    std::sort(axes.begin(), axes.end());
+    return axes;
+}
+
+// The shape a reduction over `axes` leaves (keep: reduced extents become 1).
+inline std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool keep) {
     std::vector<int64_t> out;
-    for (int64_t d = 0; d < r; ++d) {
+    for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
         bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
-        if (!red) out.push_back(c.shape(x)[size_t(d)]);
+        if (!red) out.push_back(shape[size_t(d)]);
         else if (keep) out.push_back(1);
     }
+    return out;
+}
+
+// ONNX reductions keep dimensions by default and drop to rank 0 when all go.
+inline std::vector<Value> reduce(Ctx& c, const char* op, Value x, bool axes_from_input,
+                                 const std::function<Value(Value)>& pre = {},
+                                 const std::function<Value(Value)>& post = {}) {
+    const bool keep = c.i("keepdims", 1) != 0;
+    std::optional<std::vector<int64_t>> axes = reduced_axes(c, c.rank(x), axes_from_input);
+    if (!axes) return {reshape(c, x, c.shape(x), c.out())};
+    std::vector<int64_t> out = reduced_shape(c.shape(x), *axes, keep);
     Value v = pre ? pre(x) : x;
-    v = c.add(op, {v}, {{"axes", axes}, {"keepdims", int64_t(keep)}});
+    v = c.add(op, {v}, {{"axes", *axes}, {"keepdims", int64_t(keep)}});
+    if (post) v = post(v);
+    if (out.empty()) return {c.mark_scalar(reshape(c, v, {1}, c.out()))};
+    return {reshape(c, v, out, c.out())};
+}
+
+// A buffer of t's lowest (or highest) value: -inf / +inf for floats.
+inline BufferRef extreme_buffer(DataType t, const std::vector<int64_t>& shape, bool highest) {
+    if (t.is_float()) return filled_buffer(t, shape, highest ? INFINITY : -INFINITY);
+    if (t.is_bool()) return filled_buffer(t, shape, highest ? 1 : 0);
+    BufferRef b = BufferRef::allocate(t, shape);
+    const int bits = t.bits;
+    // Two's complement: the highest of a signed type is 0111..., the lowest 1000...; unsigned
+    // ones are all ones and all zeros.
+    uint64_t pattern = t.is_uint() ? (highest ? ~uint64_t(0) : 0)
+                                   : (highest ? (uint64_t(1) << (bits - 1)) - 1 : uint64_t(1) << (bits - 1));
+    char* p = static_cast<char*>(b.data());
+    for (int64_t i = 0; i < b.size(); ++i) std::memcpy(p + i * (bits / 8), &pattern, size_t(bits / 8));
+    return b;
+}
+
+// A reduction of an empty input (a 0 in its shape): its identity over every reduced set
+// (0 for sums, 1 for products, the lowest value for max, the highest for min, NaN for the
+// mean, as 0 / 0), then `post`; the result is empty too where a kept extent is 0.
+inline std::vector<Value> reduce_empty_set(Ctx& c, const char* op, const graph::TensorType& x, bool axes_from_input,
+                                           const std::function<Value(Value)>& post) {
+    const bool keep = c.i("keepdims", 1) != 0;
+    std::optional<std::vector<int64_t>> axes = reduced_axes(c, int64_t(x.shape.size()), axes_from_input);
+    std::vector<int64_t> out = axes ? reduced_shape(x.shape, *axes, keep) : x.shape;
+    if (!axes || std::find(out.begin(), out.end(), 0) != out.end()) {
+        c.empty_outs = {1};
+        c.empty_out_types[0] = {out, x.dtype};
+        return {Value{}};
+    }
+    const std::string o = op;
+    const DataType t = x.dtype;
+    BufferRef fill = o == "prod" ? filled_buffer(t, out.empty() ? std::vector<int64_t>{1} : out, 1)
+                                 : filled_buffer(t, out.empty() ? std::vector<int64_t>{1} : out, 0);
+    if (o == "mean") fill = filled_buffer(t, fill.shape(), std::numeric_limits<double>::quiet_NaN());
+    if (o == "max" || o == "min") fill = extreme_buffer(t, fill.shape(), o == "min");
+    Value v = c.constant(fill, post ? c.fresh("identity") : c.out());
     if (post) v = post(v);
     if (out.empty()) return {c.mark_scalar(reshape(c, v, {1}, c.out()))};
     return {reshape(c, v, out, c.out())};
@@ -454,6 +508,7 @@ inline Converter reduction(const char* op, int axes_input_since, int kind = 0) {
                 break;
             default: break;
         }
+        if (const graph::TensorType* empty = c.empty_type(0)) return reduce_empty_set(c, op, *empty, from_input, post);
         return reduce(c, op, c.in(0), from_input, pre, post);
     };
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,17 @@ inline int64_t checked_elements(const std::vector<int64_t>& dims, int64_t limit,
     if (n > limit)
         malformed(what + " has " + graph::shape_str(dims) + ": more elements than the limit " + std::to_string(limit));
     return n;
+}
+
+// The dimensions a tensor type declares, when every one is a number.
+inline std::optional<std::vector<int64_t>> static_shape(const pb::TypeProto_Tensor& tt) {
+    if (!tt.has_shape()) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const pb::TensorShapeProto_Dimension& d : tt.shape().dim()) {
+        if (!d.has_dim_value()) return std::nullopt;
+        dims.push_back(d.dim_value());
+    }
+    return dims;
 }
 
 // A TensorProto as an owning compact buffer (rank 0 stays shape []); a tensor without
