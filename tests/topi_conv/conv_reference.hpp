@@ -57,11 +57,12 @@ inline std::vector<double> ref_conv2d(const Buffer<float>& x, const Buffer<float
     return y;
 }
 
-// Max or average pooling, NCHW.
-inline std::vector<double> ref_pool2d(const Buffer<float>& x, const Pool2dParams& p, bool is_max) {
+// Max or average pooling, NCHW, taps p.dilation apart.
+template <class T>
+inline std::vector<double> ref_pool2d(const Buffer<T>& x, const Pool2dParams& p, bool is_max) {
     const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
-    const int64_t OH = out_extent(H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom);
-    const int64_t OW = out_extent(W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right);
+    const int64_t OH = out_extent(H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+    const int64_t OW = out_extent(W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
     std::vector<double> y;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t c = 0; c < C; ++c)
@@ -71,7 +72,8 @@ inline std::vector<double> ref_pool2d(const Buffer<float>& x, const Pool2dParams
                     int64_t inside = 0;
                     for (int64_t ky = 0; ky < p.kernel.h; ++ky)
                         for (int64_t kx = 0; kx < p.kernel.w; ++kx) {
-                            int64_t sy = oy * p.stride.h + ky - p.padding.top, sx = ox * p.stride.w + kx - p.padding.left;
+                            int64_t sy = oy * p.stride.h + ky * p.dilation.h - p.padding.top,
+                                    sx = ox * p.stride.w + kx * p.dilation.w - p.padding.left;
                             if (sy < 0 || sy >= H || sx < 0 || sx >= W) continue;
                             ++inside;
                             double v = x(n, c, sy, sx);

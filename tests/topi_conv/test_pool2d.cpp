@@ -46,6 +46,35 @@ TEST_CASE("pool2d: random windows, strides and asymmetric padding") {
     }
 }
 
+TEST_CASE("pool2d: dilated windows (average counting only the taps inside), and integers for max") {
+    Dice dice(8);
+    for (int i = 0; i < 8; ++i) {
+        Pool2dParams p;
+        p.kernel = {dice(1, 3), dice(2, 3)};
+        p.dilation = {dice(1, 3), dice(2, 3)};
+        p.stride = {dice(1, 2), dice(1, 3)};
+        const int64_t span_h = p.dilation.h * (p.kernel.h - 1) + 1, span_w = p.dilation.w * (p.kernel.w - 1) + 1;
+        p.padding = {dice(0, span_h - 1), dice(0, span_w - 1), dice(0, span_h - 1), dice(0, span_w - 1)};
+        p.count_include_pad = i % 4 == 1;
+        CAPTURE(p.dilation.h); CAPTURE(p.dilation.w);
+        check_pool(1, dice(1, 3), dice(span_h, 12), dice(span_w, 14), p, i % 2 == 0, 30 + uint64_t(i));
+    }
+    // max_pool2d of uint8 and int32: padding never wins, even over the type's lowest values.
+    Pool2dParams p{.kernel = {3, 3}, .stride = {2, 2}, .padding = topi::Pad2d::all(1), .dilation = {2, 1}};
+    Tensor X = placeholder({1, 2, 9, 8}, DataType::uint(8), "X");
+    Tensor out = topi::max_pool2d(X, p);
+    Schedule s = create_schedule(out);
+    topi::schedule_pool2d(s, out);
+    Kernel k = build(s, {X, out});
+    Buffer<uint8_t> x({1, 2, 9, 8});
+    for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = uint8_t((i * 37) % 7);  // zeros among them
+    Buffer<uint8_t> y(shape_of(out));
+    k(x, y);
+    std::vector<double> want = ref_pool2d(x, p, true);
+    for (size_t i = 0; i < want.size(); ++i) CHECK(double(y.data()[i]) == want[i]);
+    CHECK_THROWS_WITH_AS(topi::avg_pool2d(X, p), doctest::Contains("must have a float dtype"), Error);
+}
+
 TEST_CASE("global_avg_pool2d: mean over each plane, with a fused scale epilogue") {
     const int64_t N = 2, C = 5, H = 7, W = 11;
     Tensor X = placeholder({N, C, H, W}, f32, "X");

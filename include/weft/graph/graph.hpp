@@ -101,8 +101,8 @@ struct Conv2dAttrs {
 };
 
 struct Pool2dAttrs {
-    int64_t kernel = 1, stride = 1, pad = 0;
-    std::vector<int64_t> kernels, strides, pads;
+    int64_t kernel = 1, stride = 1, pad = 0, dilation = 1;
+    std::vector<int64_t> kernels, strides, pads, dilations;
     bool count_include_pad = false;  // avg_pool2d: divide by the whole window
 };
 

@@ -140,10 +140,13 @@ struct Pool2dParams {
     Pad2d padding{};
     // avg_pool2d: divide by the whole window (true) or by its part inside the input (false).
     bool count_include_pad = false;
+    // Taps `dilation` apart: a window of k taps spans dilation * (k - 1) + 1 positions.
+    Size2d dilation{1, 1};
 };
 // The output height and width of max_pool2d / avg_pool2d over an H x W input, or their
 // weft::Error (naming `op`) for a kernel, stride or padding they refuse (padding must be
-// smaller than the kernel: every window holds an input element) or a window that does not fit.
+// smaller than the window's span: every window holds an input element) or a window that does
+// not fit.
 Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& params, const std::string& op = "pool2d");
 // Padding never wins a max: the window is only its part inside the input.
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "max_pool2d");

@@ -88,6 +88,7 @@ inline Attrs pool_attrs(const Pool2dAttrs& a) {
     return {{"kernel", pair_or(a.kernels, a.kernel)},
             {"strides", pair_or(a.strides, a.stride)},
             {"pads", pads_or(a.pads, a.pad)},
+            {"dilations", pair_or(a.dilations, a.dilation)},
             {"count_include_pad", int64_t(a.count_include_pad)}};
 }
 }  // namespace detail

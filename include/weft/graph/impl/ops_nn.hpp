@@ -209,13 +209,13 @@ inline TensorType infer_batch_matmul(const std::vector<TensorType>& in, const At
 }
 
 // ---- pooling --------------------------------------------------------------------------------
-// Attributes: kernel {h, w} (required), strides, pads, count_include_pad (avg).
+// Attributes: kernel {h, w} (required), strides, pads, dilations, count_include_pad (avg).
 
 inline topi::Pool2dParams pool_params(const Attrs& a) {
-    auto k = a.get_ints("kernel"), s = pair_attr(a, "strides", 1), p = pads_attr(a);
+    auto k = a.get_ints("kernel"), s = pair_attr(a, "strides", 1), p = pads_attr(a), d = pair_attr(a, "dilations", 1);
     WEFT_CHECK(k.size() == 2, "attribute 'kernel' must have 2 values {h, w}");
     return {.kernel = {k[0], k[1]}, .stride = {s[0], s[1]}, .padding = {p[0], p[1], p[2], p[3]},
-            .count_include_pad = a.get_int("count_include_pad", 0) != 0};
+            .count_include_pad = a.get_int("count_include_pad", 0) != 0, .dilation = {d[0], d[1]}};
 }
 
 // NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x] (convert_conv_layout keeps pools blocked).
@@ -224,9 +224,13 @@ inline void check_pool_rank(const TensorType& x) {
                x.str());
 }
 
+// max_pool2d takes integers too, avg_pool2d floats.
+template <bool Integers>
 inline TensorType infer_pool2d(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType& x = in[0];
     check_pool_rank(x);
+    WEFT_CHECK(x.dtype.is_float() || (Integers && x.dtype.is_integer() && !x.dtype.is_bool()), "the data must be ",
+               Integers ? "floats or integers" : "floats", ", got ", x.dtype.str());
     // topi's own output size and checks (padding smaller than the window, ...): before, a
     // pad the window could not reach past was accepted here and refused by the compute, an
     // internal error.
@@ -354,12 +358,12 @@ inline void register_nn_ops() {
                      },
                  .schedule = schedule_template<topi::schedule_batch_matmul>,
                  .gpu_schedule = gpu_schedule_template<topi::cuda::schedule_batch_matmul>});
-    register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
+    register_op({.name = "max_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d<true>,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::max_pool2d(in[0], pool_params(a)); },
                  .schedule = schedule_of<topi::schedule_pool2d>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_pool2d>});
-    register_op({.name = "avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d,
+    register_op({.name = "avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_pool2d<false>,
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
                  .schedule = schedule_of<topi::schedule_pool2d>,

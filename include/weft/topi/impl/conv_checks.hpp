@@ -8,9 +8,11 @@
 
 namespace weft::topi::conv_detail {
 
-// The shape of t as integers; t must have `rank` dimensions, all constant, and a float dtype.
-// `what` describes the expected layout in the message ("data [N, C, H, W]").
-std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what) {
+// The shape of t as integers; t must have `rank` dimensions, all constant, and a float dtype
+// (or an integer one too, where `integers` says so). `what` describes the expected layout in
+// the message ("data [N, C, H, W]").
+std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
+                                 bool integers = false) {
     std::vector<Expr> shape = t.shape();
     WEFT_CHECK(shape.size() == rank, op, ": ", what, " must have ", rank, " dimensions but '", t.name(), "' has ",
                shape.size());
@@ -18,7 +20,8 @@ std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t 
     for (size_t i = 0; i < rank; ++i)
         WEFT_CHECK(ir::as_const_int(shape[i], &out[i]), op, ": dimension ", i, " of '", t.name(),
                    "' must be a constant (symbolic shapes are not supported)");
-    WEFT_CHECK(t.dtype().is_float(), op, ": '", t.name(), "' must have a float dtype, got ", t.dtype().str());
+    WEFT_CHECK(t.dtype().is_float() || (integers && t.dtype().is_integer() && !t.dtype().is_bool()), op, ": '",
+               t.name(), "' must have a float", integers ? " or integer" : "", " dtype, got ", t.dtype().str());
     return out;
 }
 

@@ -20,8 +20,10 @@ struct PoolShape {
 };
 
 // NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x].
-inline std::vector<int64_t> pool_data_shape(const std::string& op, const Tensor& data) {
-    return data.ndim() == 5 ? const_shape(op, data, 5, "data [N, C/x, H, W, x]") : const_shape(op, data, 4, "data [N, C, H, W]");
+// Max pools take integers too.
+inline std::vector<int64_t> pool_data_shape(const std::string& op, const Tensor& data, bool integers = false) {
+    return data.ndim() == 5 ? const_shape(op, data, 5, "data [N, C/x, H, W, x]", integers)
+                            : const_shape(op, data, 4, "data [N, C, H, W]", integers);
 }
 
 // data at (n, c, y, x) and, for NCHW[x]c, the output index's block lane.
@@ -38,33 +40,36 @@ inline Expr pool_read(const Tensor& data, const std::vector<Expr>& out, Expr y, 
 // the window's taps: the other taps are all padding, which counts for nothing (max leaves
 // it out, average divides by a constant or by the window's part inside the input), so the
 // window costs 6 steps, not 2^40 (ONNX Runtime clips its windows to the input the same way).
+// With dilation, the taps are `dilation` apart and never clipped.
 struct PoolTaps {
     IterVar rh, rw;
 
+    static bool dilated(const Pool2dParams& p) { return p.dilation.h > 1 || p.dilation.w > 1; }
     PoolTaps(const PoolShape& sh, const Pool2dParams& p)
-        : rh(reduce_axis(0, std::min(p.kernel.h, sh.H), "rh")), rw(reduce_axis(0, std::min(p.kernel.w, sh.W), "rw")) {}
+        : rh(reduce_axis(0, dilated(p) ? p.kernel.h : std::min(p.kernel.h, sh.H), "rh")),
+          rw(reduce_axis(0, dilated(p) ? p.kernel.w : std::min(p.kernel.w, sh.W), "rw")) {}
 
     struct Tap {
         Expr y, x, counts;
     };
     Tap at(const std::vector<Expr>& i, const Pool2dParams& p, const PoolShape& sh) const {
-        const bool clip_h = p.kernel.h > sh.H, clip_w = p.kernel.w > sh.W;
+        const bool clip_h = !dilated(p) && p.kernel.h > sh.H, clip_w = !dilated(p) && p.kernel.w > sh.W;
         Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
-        Tap t{clip_h ? Expr(rh) : i[2] * p.stride.h + rh - p.padding.top,
-              clip_w ? Expr(rw) : i[3] * p.stride.w + rw - p.padding.left, Expr()};
+        Tap t{clip_h ? Expr(rh) : i[2] * p.stride.h + rh * p.dilation.h - p.padding.top,
+              clip_w ? Expr(rw) : i[3] * p.stride.w + rw * p.dilation.w - p.padding.left, Expr()};
         if (clip_h || clip_w) {
             Expr in_y = clip_h ? t.y >= y0 && t.y < y0 + p.kernel.h : t.y >= 0 && t.y < sh.H;
             Expr in_x = clip_w ? t.x >= x0 && t.x < x0 + p.kernel.w : t.x >= 0 && t.x < sh.W;
             t.counts = in_y && in_x;
-        } else if (!p.padding.none()) {
+        } else if (!p.padding.none() || dilated(p)) {
             t.counts = t.y >= 0 && t.y < sh.H && t.x >= 0 && t.x < sh.W;
         }
         return t;
     }
 };
 
-PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p) {
-    auto d = pool_data_shape(op, data);
+PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p, bool integers = false) {
+    auto d = pool_data_shape(op, data, integers);
     const Size2d out = pool2d_out_size(d[2], d[3], p, op);
     return {d[0], d[1], d[2], d[3], out.h, out.w, d.size() == 5 ? d[4] : 0};
 }
@@ -74,18 +79,23 @@ Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& p, const std::s
     using namespace conv_detail;
     WEFT_CHECK(p.kernel.h >= 1 && p.kernel.w >= 1, op, ": the kernel must be at least 1x1, got ", p.kernel.h, "x",
                p.kernel.w);
-    check_window(op, p.stride, p.padding, {1, 1});
-    WEFT_CHECK(p.padding.top < p.kernel.h && p.padding.bottom < p.kernel.h && p.padding.left < p.kernel.w &&
-                   p.padding.right < p.kernel.w,
-               op, ": padding must be smaller than the kernel (", p.kernel.h, "x", p.kernel.w,
+    check_window(op, p.stride, p.padding, p.dilation);
+    // The window's span; a dilation that overflows it is out_extent's error.
+    const int64_t span_h = p.kernel.h > 1 && p.dilation.h > (INT64_MAX - 1) / (p.kernel.h - 1)
+                               ? INT64_MAX : p.dilation.h * (p.kernel.h - 1) + 1;
+    const int64_t span_w = p.kernel.w > 1 && p.dilation.w > (INT64_MAX - 1) / (p.kernel.w - 1)
+                               ? INT64_MAX : p.dilation.w * (p.kernel.w - 1) + 1;
+    WEFT_CHECK(p.padding.top < span_h && p.padding.bottom < span_h && p.padding.left < span_w &&
+                   p.padding.right < span_w,
+               op, ": padding must be smaller than the window (", span_h, "x", span_w,
                ") so every window holds an input element");
-    return {out_extent(op, "height", H, p.kernel.h, p.stride.h, 1, p.padding.top, p.padding.bottom),
-            out_extent(op, "width", W, p.kernel.w, p.stride.w, 1, p.padding.left, p.padding.right)};
+    return {out_extent(op, "height", H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom),
+            out_extent(op, "width", W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
 }
 
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& name) {
     using namespace conv_detail;
-    PoolShape sh = check_pool("max_pool2d '" + name + "'", data, p);
+    PoolShape sh = check_pool("max_pool2d '" + name + "'", data, p, true);
     const PoolTaps taps(sh, p);
     return compute(
         sh.shape(sh.OH, sh.OW),
@@ -112,6 +122,24 @@ Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
         },
         name + ".sum");
     const DataType t = data.dtype();
+    if (PoolTaps::dilated(p) && !p.count_include_pad) {
+        // The taps inside the input: k in [0, K) with 0 <= first + k d < n, from
+        // ceil(-first / d) to floor((n - 1 - first) / d) (integer division floors), clipped.
+        auto inside = [](Expr first, int64_t k, int64_t d, int64_t n) {
+            const Expr zero(int64_t(0));
+            Expr lo = max(zero, (Expr(d - 1) - first) / Expr(d));
+            Expr hi = min(Expr(k - 1), (Expr(n - 1) - first) / Expr(d));
+            return max(zero, hi - lo + Expr(int64_t(1)));
+        };
+        return compute(
+            sh.shape(sh.OH, sh.OW),
+            [&](const std::vector<Expr>& i) {
+                Expr rows = inside(i[2] * p.stride.h - p.padding.top, p.kernel.h, p.dilation.h, sh.H);
+                Expr cols = inside(i[3] * p.stride.w - p.padding.left, p.kernel.w, p.dilation.w, sh.W);
+                return total.at(i) / cast(t, rows * cols);
+            },
+            name);
+    }
     return compute(
         sh.shape(sh.OH, sh.OW),
         [&](const std::vector<Expr>& i) {
@@ -154,9 +182,10 @@ Tensor pool_reduction(const std::string& sched, const Tensor& op) {
     };
     if (is_window(op)) return op;
     std::vector<Tensor> inputs = op.op().input_tensors();
-    WEFT_CHECK(inputs.size() == 1 && is_window(inputs[0]), sched, ": '", op.name(),
+    auto window = std::find_if(inputs.begin(), inputs.end(), is_window);
+    WEFT_CHECK(window != inputs.end(), sched, ": '", op.name(),
                "' is not the output of max_pool2d, avg_pool2d or global_avg_pool2d");
-    return inputs[0];
+    return *window;
 }
 }  // namespace conv_detail
 

@@ -142,11 +142,7 @@ inline std::map<std::string, OpEntry> make_converters() {
         Value hi = c.g.where(above, c.add("sub", {x, c.scalar(bias, t, "bias")}), zero, c.fresh("shrink"));
         return {c.g.where(below, c.add("add", {x, c.scalar(bias, t, "bias")}), hi, c.out())};
     }, 9};
-    t["CastLike"] = {[](Ctx& c) -> std::vector<Value> {
-        const DataType like = c.onnx_dtype(1);  // before widening
-        c.ignore({"saturate", "round_mode"});  // float8's
-        return {c.g.cast(c.in(0), like, c.out())};
-    }, 15};
+    t["CastLike"] = {fn(convert_cast), 15};
     t["Clip"] = {fn(convert_clip)};
     t["Cast"] = {fn(convert_cast)};
     t["BitCast"] = {[](Ctx& c) -> std::vector<Value> {

@@ -157,9 +157,28 @@ inline std::vector<Value> convert_swiglu(Ctx& c) {
     return {c.add("mul", {swish(c, a, c.f("alpha", 1.0)), b}, {}, c.out())};
 }
 
+// x cast to the sub-byte integer type `elem` (held in a byte): its low bits, sign-extended
+// for the signed ones, as ONNX's Cast wraps (an integral float first truncates to an integer).
+inline Value cast_to_subbyte(Ctx& c, Value x, int elem, const std::string& name) {
+    const DataType i32 = DataType::int_(32);
+    const int bits = subbyte_bits(elem);
+    Value v = c.g.cast(x, i32, c.fresh("wide"));
+    v = c.add("bitwise_and", {v, c.scalar(double((1 << bits) - 1), i32, "mask")});
+    if (subbyte_signed(elem)) {
+        Value sign = c.scalar(double(1 << (bits - 1)), i32, "sign");
+        v = c.add("sub", {c.add("bitwise_xor", {v, sign}), sign});
+    }
+    c.subbyte_outs[0] = elem;
+    return c.g.cast(v, to_dtype(elem, "the target"), name);
+}
+
+// Cast, and CastLike (the type of input 1).
 inline std::vector<Value> convert_cast(Ctx& c) {
-    DataType t = to_dtype(int(c.i("to")), "the 'to' attribute");
-    c.ignore({"saturate", "round_mode"});  // opsets 19 and 24: for float8 targets, which weft lacks
+    const bool like = c.node.op_type() == "CastLike";
+    c.ignore({"saturate", "round_mode"});  // float8's (opsets 19 and 24), which weft lacks
+    const int elem = like ? c.subbyte_in(1) : int(c.i("to"));
+    if (subbyte_bits(elem)) return {cast_to_subbyte(c, c.in(0), elem, c.out())};
+    const DataType t = like ? c.onnx_dtype(1) : to_dtype(elem, "the 'to' attribute");  // before widening
     return {c.g.cast(c.in(0), t, c.out())};
 }
 

@@ -38,7 +38,7 @@ inline std::vector<Value> convert_trilu(Ctx& c) {
     return {c.g.where(c.constant(mask, "mask"), x, c.scalar(0, c.dtype(x), "zero"), c.out())};
 }
 
-// DepthToSpace (mode DCR or CRD) and SpaceToDepth: reshape, transpose, reshape.
+// DepthToSpace and SpaceToDepth (mode DCR or CRD): reshape, transpose, reshape.
 inline std::vector<Value> convert_depth_to_space(Ctx& c) {
     Value x = c.in(0);
     if (c.rank(x) != 4) malformed("the input must be 4-D [N, C, H, W], got rank " + std::to_string(c.rank(x)));
@@ -66,8 +66,12 @@ inline std::vector<Value> convert_space_to_depth(Ctx& c) {
         malformed("the height and width (" + std::to_string(s[2]) + ", " + std::to_string(s[3]) +
                   ") must be multiples of blocksize " + std::to_string(b));
     const int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
+    // mode (opset 28): DCR puts the block offsets before the channel, CRD after it.
+    const std::string mode = c.s("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") malformed("mode must be DCR or CRD, got '" + mode + "'");
     Value r = reshape(c, x, {n, ch, h, b, w, b});
-    r = c.g.transpose(r, {0, 3, 5, 1, 2, 4}, c.fresh("transpose"));
+    r = c.g.transpose(r, mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4} : std::vector<int64_t>{0, 1, 3, 5, 2, 4},
+                      c.fresh("transpose"));
     return {reshape(c, r, {n, ch * b * b, h, w}, c.out())};
 }
 

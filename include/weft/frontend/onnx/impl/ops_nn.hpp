@@ -301,15 +301,14 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
     if (is_max) c.ignore({"storage_order"});  // the order of the Indices output, which weft does not compute
     Value x = c.in(0);
     Spatial sp = spatial_of(c, x, name, true);
-    if (!c.dtype(x).is_float()) unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft pools floats)");
+    if (!c.dtype(x).is_float() && !(is_max && c.dtype(x).is_integer()))
+        unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft averages floats)");
     std::vector<int64_t> xs = c.shape(x), in(xs.begin() + 2, xs.end());
     std::vector<int64_t> kernel = c.ints("kernel_shape");
     if (kernel.size() != sp.n) malformed("kernel_shape must have one value per spatial axis");
     std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>(sp.n, 1));
     std::vector<int64_t> dil = c.ints("dilations", std::vector<int64_t>(sp.n, 1));
     if (strides.size() != sp.n || dil.size() != sp.n) malformed("strides/dilations must have one value per spatial axis");
-    for (int64_t d : dil)
-        if (d != 1) unsupported(std::string(name) + " with dilations other than 1");
     std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
     bool include_pad = kind == PoolKind::Lp || (!is_max && c.i("count_include_pad", 0) != 0);
     if (c.i("ceil_mode", 0)) {
@@ -318,11 +317,12 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         // In 128 bits: the attributes can be anything up to 2^63 - 1.
         for (size_t k = 0; k < sp.n; ++k) {
             const __int128 stride = strides[k], padded = __int128(in[k]) + pads[k] + pads[k + sp.n];
-            const __int128 span = padded - kernel[k];
+            const __int128 window = __int128(dil[k]) * (kernel[k] - 1) + 1;  // the taps' span
+            const __int128 span = padded - window;
             if (span < 0) continue;  // no window fits: the pooling's own check says so
             __int128 o = (span + stride - 1) / stride + 1;
             if ((o - 1) * stride >= __int128(in[k]) + pads[k]) --o;
-            const __int128 extra = (o - 1) * stride + kernel[k] - padded;
+            const __int128 extra = (o - 1) * stride + window - padded;
             if (extra > 0) {
                 if (include_pad)
                     unsupported("AveragePool with ceil_mode and count_include_pad where the last window passes the padding");
@@ -348,12 +348,14 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         Attrs hw{{"kernel", std::vector<int64_t>{kernel[1], kernel[2]}},
                  {"strides", std::vector<int64_t>{strides[1], strides[2]}},
                  {"pads", std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]}},
+                 {"dilations", std::vector<int64_t>{dil[1], dil[2]}},
                  {"count_include_pad", int64_t(include_pad)}};
         Value p = c.add(op, {reshape(c, x, {s[0], s[1] * s[2], s[3], s[4]})}, hw);
         const int64_t oh = c.shape(p)[2], ow = c.shape(p)[3];
         Attrs d{{"kernel", std::vector<int64_t>{kernel[0], 1}},
                 {"strides", std::vector<int64_t>{strides[0], 1}},
                 {"pads", std::vector<int64_t>{pads[0], 0, pads[3], 0}},
+                {"dilations", std::vector<int64_t>{dil[0], 1}},
                 {"count_include_pad", int64_t(include_pad)}};
         Value q = c.add(op, {reshape(c, p, {s[0], s[1], s[2], oh * ow})}, d);
         y = reshape(c, q, {s[0], s[1], c.shape(q)[2], oh, ow}, kind != PoolKind::Lp ? c.out() : "");
@@ -362,6 +364,7 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         Attrs a{{"kernel", two_d(kernel, sp.one_d, 1)},
                 {"strides", two_d(strides, sp.one_d, 1)},
                 {"pads", two_d_pads(pads, sp.one_d)},
+                {"dilations", two_d(dil, sp.one_d, 1)},
                 {"count_include_pad", int64_t(include_pad)}};
         const bool last = kind != PoolKind::Lp && !sp.one_d;
         y = c.add(op, {x}, a, last ? c.out() : "");

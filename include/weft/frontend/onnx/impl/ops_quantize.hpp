@@ -56,10 +56,20 @@ inline void read_quantize_extras(Ctx& c) {
         unsupported("precision " + std::string(elem_type_name(int(precision))) + " (weft computes in float32)");
 }
 
-// saturate(round(x / scale) + zero_point) in `t`, computed in float32.
-inline Value quantize(Ctx& c, Value x, Value scale, std::optional<Value> zero_point, DataType t, const std::string& name) {
+// The range of the ONNX element type `elem` held in t: a sub-byte integer's, else t's.
+inline std::pair<double, double> quantized_range(DataType t, int elem) {
+    if (const int bits = subbyte_bits(elem))
+        return subbyte_signed(elem) ? std::pair<double, double>{-double(1 << (bits - 1)), double((1 << (bits - 1)) - 1)}
+                                    : std::pair<double, double>{0, double((1 << bits) - 1)};
+    return integer_range(t);
+}
+
+// saturate(round(x / scale) + zero_point) in `t` (the ONNX type `elem` where it is a
+// sub-byte one), computed in float32.
+inline Value quantize(Ctx& c, Value x, Value scale, std::optional<Value> zero_point, DataType t, const std::string& name,
+                      int elem = 0) {
     const DataType f32 = DataType::float_(32);
-    auto [lo, hi] = integer_range(t);
+    auto [lo, hi] = quantized_range(t, elem);
     Value q = c.add("round", {c.add("div", {x, scale})});
     if (zero_point) q = c.add("add", {q, c.g.cast(*zero_point, f32, c.fresh("zero_point_f"))});
     return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, name);
@@ -76,14 +86,22 @@ inline std::vector<Value> convert_quantize_linear(Ctx& c) {
     Value scale = along_axis(c, c.in(1), x, axis);
     std::optional<Value> zp;
     DataType t = DataType::uint(8);
-    if (const int64_t out = c.opset >= 21 ? c.i("output_dtype", 0) : 0; out != 0) t = to_dtype(int(out), "output_dtype");
+    int elem = 0;  // a sub-byte output type's ONNX element type
+    const int64_t out = c.opset >= 21 ? c.i("output_dtype", 0) : 0;
+    if (out != 0) {
+        t = to_dtype(int(out), "output_dtype");
+        elem = subbyte_bits(int(out)) ? int(out) : 0;
+    }
     if (c.has(2) && !c.is_empty(2)) {
         zp = along_axis(c, c.in(2), x, axis);
-        if (c.i("output_dtype", 0) != 0 && c.dtype(c.in(2)) != t)
-            malformed("output_dtype " + t.str() + " but the zero point is " + c.dtype(c.in(2)).str());
+        if (out != 0 && (c.dtype(c.in(2)) != t || c.subbyte_in(2) != elem))
+            malformed("output_dtype " + std::string(elem_type_name(int(out))) + " but the zero point is " +
+                      (c.subbyte_in(2) ? elem_type_name(c.subbyte_in(2)) : c.dtype(c.in(2)).str().c_str()));
         t = c.dtype(c.in(2));
+        elem = c.subbyte_in(2);
     }
-    return {quantize(c, x, scale, zp, t, c.out())};
+    if (elem) c.subbyte_outs[0] = elem;
+    return {quantize(c, x, scale, zp, t, c.out(), elem)};
 }
 
 inline std::vector<Value> convert_dequantize_linear(Ctx& c) {

@@ -47,9 +47,18 @@ inline const char* elem_type_name(int t) {
     return "undefined";
 }
 
+// ONNX's element types that Debian's protobuf classes do not name (ONNX 1.14 and later).
+enum LaterElemType : int { kUInt4 = 21, kInt4 = 22, kUInt2 = 25, kInt2 = 26 };
+
+// The sub-byte integers (uint4, int4, uint2, int2): held one per byte as uint8 / int8, their
+// values in the narrow type's range; 0 for every other type.
+inline int subbyte_bits(int t) { return t == kUInt4 || t == kInt4 ? 4 : t == kUInt2 || t == kInt2 ? 2 : 0; }
+inline bool subbyte_signed(int t) { return t == kInt4 || t == kInt2; }
+
 // The weft dtype of an ONNX element type; strings, complex numbers and the 8-bit and
-// smaller floats are unsupported.
+// smaller floats are unsupported. Sub-byte integers are held in a byte each (subbyte_bits).
 inline DataType to_dtype(int t, const std::string& what) {
+    if (subbyte_bits(t)) return subbyte_signed(t) ? DataType::int_(8) : DataType::uint(8);
     switch (t) {
         case pb::TensorProto::FLOAT: return DataType::float_(32);
         case pb::TensorProto::FLOAT16: return DataType::float_(16);
@@ -94,6 +103,31 @@ inline std::optional<std::vector<int64_t>> static_shape(const pb::TypeProto_Tens
     return dims;
 }
 
+// A tensor of a sub-byte integer type: ONNX packs 8 / bits values per byte, the first in the
+// lowest bits (raw_data, or int32_data with a byte per entry); unpacked one per byte, signed
+// ones sign-extended.
+inline BufferRef unpack_subbyte(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n, int bits,
+                                DataType dt, const std::string& what) {
+    const int64_t per_byte = 8 / bits, packed = (n + per_byte - 1) / per_byte;
+    const int64_t have = t.has_raw_data() ? int64_t(t.raw_data().size()) : int64_t(t.int32_data_size());
+    if (have != packed)
+        malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " values of " +
+                  std::to_string(bits) + " bits: " + std::to_string(packed) + " bytes) but " + std::to_string(have) +
+                  (t.has_raw_data() ? " bytes of raw data" : " packed entries"));
+    if (n == 0) return BufferRef();
+    BufferRef b = BufferRef::allocate(dt, dims);
+    uint8_t* out = static_cast<uint8_t*>(b.data());
+    const unsigned mask = (1u << bits) - 1, sign = 1u << (bits - 1);
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = i / per_byte;
+        const unsigned byte = t.has_raw_data() ? uint8_t(t.raw_data()[size_t(k)]) : unsigned(t.int32_data(int(k))) & 0xffu;
+        unsigned v = (byte >> ((i % per_byte) * bits)) & mask;
+        if (dt.is_int() && (v & sign)) v |= ~mask;  // sign-extend
+        out[i] = uint8_t(v);
+    }
+    return b;
+}
+
 // A TensorProto as an owning compact buffer (rank 0 stays shape []); a tensor without
 // elements is an undefined BufferRef (size 0).
 inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const std::string& what) {
@@ -104,6 +138,7 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
     int64_t n = checked_elements(dims, limit, what);
     DataType dt = to_dtype(t.data_type(), what);
     const int64_t bytes = dt.is_bool() ? 1 : dt.bytes();
+    if (const int bits = subbyte_bits(t.data_type())) return unpack_subbyte(t, dims, n, bits, dt, what);
     auto count_error = [&](int64_t got) {
         malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " elements) but " +
                   std::to_string(got) + " values");
