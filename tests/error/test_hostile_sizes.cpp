@@ -23,9 +23,9 @@ TEST_CASE("graph pooling refuses padding the window cannot reach past when the n
     graph::Graph g;
     graph::Value x = g.input("x", {1, 3, 28, 28});
     CHECK_THROWS_WITH_AS(g.avg_pool2d(x, {.kernel = 3, .pads = {2, 8, 2, 2}}, "avg"),
-                         Contains("node 'avg' (avg_pool2d): pool2d: padding must be smaller than the kernel (3x3)"), Error);
+                         Contains("node 'avg' (avg_pool2d): pool2d: padding must be smaller than the window (3x3)"), Error);
     CHECK_THROWS_WITH_AS(g.max_pool2d(x, {.kernel = 2, .pads = {1, 1, 1, 1000}}, "max"),
-                         Contains("node 'max' (max_pool2d): pool2d: padding must be smaller than the kernel (2x2)"), Error);
+                         Contains("node 'max' (max_pool2d): pool2d: padding must be smaller than the window (2x2)"), Error);
     CHECK_THROWS_WITH_AS(g.conv2d(x, g.input("w", {4, 3, 3, 3}), {.pads = {0, kMax, 0, kMax}}, "conv"),
                          Contains("node 'conv' (conv2d): conv2d: the width window (3 taps, dilation 1) or the padded input "
                                   "(28 + 9223372036854775807 + 9223372036854775807) is too large to count in 64 bits"),

@@ -97,7 +97,7 @@ TEST_CASE("pooling: kernel and padding are checked") {
     CHECK_THROWS_WITH_AS(topi::max_pool2d(X, {.kernel = {0, 2}}), Contains("max_pool2d 'max_pool2d': the kernel must be at least 1x1, got 0x2"),
                          weft::Error);
     CHECK_THROWS_WITH_AS(topi::avg_pool2d(X, {.kernel = {2, 2}, .padding = {2, 0, 0, 0}}),
-                         Contains("padding must be smaller than the kernel (2x2)"), weft::Error);
+                         Contains("padding must be smaller than the window (2x2)"), weft::Error);
     CHECK_THROWS_WITH_AS(topi::max_pool2d(X, {.kernel = {9, 2}}), Contains("does not fit in the padded input (8 + 0 + 0)"),
                          weft::Error);
     CHECK_THROWS_WITH_AS(topi::global_avg_pool2d(placeholder({3, 8, 8}, f32, "X3")),

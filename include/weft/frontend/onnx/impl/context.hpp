@@ -72,14 +72,14 @@ struct Ctx {
     // one whose meaning it does not implement (an attribute or input a later opset added, say),
     // and the importer refuses the node rather than compute something else (unread_error()).
     mutable std::set<std::string> read_attrs;
-    // The ONNX element type of each input that is a sub-byte integer (held one per byte:
-    // proto.hpp, subbyte_bits), else 0; a converter whose output k is one sets
-    // subbyte_outs[k].
-    std::vector<int> subbyte_ins;
-    std::map<size_t, int> subbyte_outs;
-    int subbyte_in(size_t k) const {
+    // The ONNX element type of each input of a narrow type (a sub-byte integer held in a
+    // byte, a small float held as float32: proto.hpp, is_narrow), else 0; a converter whose
+    // output k is one sets narrow_outs[k].
+    std::vector<int> narrow_ins;
+    std::map<size_t, int> narrow_outs;
+    int narrow_in(size_t k) const {
         mark_read(k);
-        return k < subbyte_ins.size() ? subbyte_ins[k] : 0;
+        return k < narrow_ins.size() ? narrow_ins[k] : 0;
     }
     // The ONNX dtype of each input where the importer computes it in another (float16 and
     // bfloat16 inputs arrive widened to float32; load.hpp, widen_half_inputs).

@@ -64,7 +64,7 @@ public:
             if (name.empty()) malformed("an initializer has no name");
             if (root_.values.count(name)) malformed("two initializers are named '" + name + "'");
             BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
-            if (subbyte_bits(t.data_type())) subbyte_[name] = t.data_type();
+            if (is_narrow(t.data_type())) narrow_[name] = t.data_type();
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
                 empty_.insert(name);
                 empty_types_[name] = {std::vector<int64_t>(t.dims().begin(), t.dims().end()),
@@ -116,7 +116,7 @@ private:
             unsupported(what + " is not a tensor (sequences, maps and optionals are not supported)");
         const pb::TypeProto_Tensor& tt = vi.type().tensor_type();
         DataType dt = to_dtype(tt.elem_type(), what);
-        if (subbyte_bits(tt.elem_type())) subbyte_[name] = tt.elem_type();
+        if (is_narrow(tt.elem_type())) narrow_[name] = tt.elem_type();
         if (auto frozen = opt_.constant_inputs.find(name); frozen != opt_.constant_inputs.end()) {
             const BufferRef& b = frozen->second;
             bool fits = b.size() == 0 ? true : b.dtype() == dt && b.is_compact();
@@ -212,8 +212,8 @@ private:
             c.empty_ins.resize(size_t(n.input_size()));
             c.empty_types.resize(size_t(n.input_size()));
             for (const std::string& in : n.input()) {
-                auto narrow = subbyte_.find(in);
-                c.subbyte_ins.push_back(narrow == subbyte_.end() ? 0 : narrow->second);
+                auto narrow = narrow_.find(in);
+                c.narrow_ins.push_back(narrow == narrow_.end() ? 0 : narrow->second);
                 if (in.empty() || empty_.count(in)) {
                     if (!in.empty()) c.empty_ins[c.ins.size()] = 1;
                     if (auto t = empty_types_.find(in); t != empty_types_.end()) c.empty_types[c.ins.size()] = t->second;
@@ -251,8 +251,8 @@ private:
                 if (name.empty()) continue;
                 Scope& scope = scopes_.empty() ? root_ : scopes_.back();
                 if (scope.values.count(name)) malformed("the value '" + name + "' is defined twice");
-                if (auto narrow = c.subbyte_outs.find(size_t(k)); narrow != c.subbyte_outs.end()) subbyte_[name] = narrow->second;
-                else subbyte_.erase(name);
+                if (auto narrow = c.narrow_outs.find(size_t(k)); narrow != c.narrow_outs.end()) narrow_[name] = narrow->second;
+                else narrow_.erase(name);
                 scope.values[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
                     empty_.insert(name);
@@ -420,7 +420,7 @@ private:
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
     std::set<std::string> empty_;  // values without elements (see Ctx::empty_ins)
     std::map<std::string, graph::TensorType> empty_types_;  // their types, where known (Ctx::empty_types)
-    std::map<std::string, int> subbyte_;  // values of a sub-byte integer type: its ONNX element type
+    std::map<std::string, int> narrow_;  // values of a narrow type (proto.hpp, is_narrow): its ONNX element type
 };
 
 }  // namespace weft::onnx::detail

@@ -168,16 +168,79 @@ inline Value cast_to_subbyte(Ctx& c, Value x, int elem, const std::string& name)
         Value sign = c.scalar(double(1 << (bits - 1)), i32, "sign");
         v = c.add("sub", {c.add("bitwise_xor", {v, sign}), sign});
     }
-    c.subbyte_outs[0] = elem;
+    c.narrow_outs[0] = elem;
     return c.g.cast(v, to_dtype(elem, "the target"), name);
+}
+
+// x rounded to the small float `f` (to nearest, ties to even), as the float32 it stands for.
+// The quantum of x's binade (its float32 exponent, clamped to f's smallest normal one) over
+// f's mantissa bits divides x exactly, so round(x / q) * q rounds once. Beyond f's largest
+// value: that value with x's sign where `saturate` (and always for float4, which has neither
+// infinities nor NaN), else infinity (E5M2) or NaN.
+inline Value cast_to_small_float(Ctx& c, Value x, const SmallFloat& f, bool saturate, const std::string& name) {
+    const DataType f32 = DataType::float_(32), i32 = DataType::int_(32);
+    if (c.dtype(x) != f32) x = c.g.cast(x, f32, c.fresh("x_f"));
+    auto i = [&](int64_t v, const char* what) { return c.scalar(double(v), i32, what); };
+    auto fl = [&](double v, const char* what) { return c.scalar(v, f32, what); };
+    Value bits = c.add("bitcast", {x}, {{"dtype", i32.str()}});
+    Value e = c.add("bitwise_and", {c.add("shift_right", {bits, i(23, "mantissa_bits")}), i(255, "exponent_mask")});
+    e = c.add("maximum", {e, i(1 - f.bias + 127, "smallest_exponent")});
+    Value q = c.add("shift_left", {c.add("sub", {e, i(f.man_bits, "man_bits")}), i(23, "mantissa_bits")});
+    q = c.add("bitcast", {q}, {{"dtype", f32.str()}});
+    Value y = c.add("mul", {c.add("round", {c.add("div", {x, q})}), q});
+    Value over = c.add("greater", {abs_of(c, y), fl(f.max, "largest")});
+    Value negative = c.add("less", {x, fl(0, "zero")});
+    const bool float4 = f.elem == kFloat4E2M1;
+    Value beyond = saturate || float4 ? c.g.where(negative, fl(-f.max, "lowest"), fl(f.max, "largest"), c.fresh("max"))
+                   : f.has_inf ? c.g.where(negative, fl(-INFINITY, "minus_inf"), fl(INFINITY, "inf"), c.fresh("inf"))
+                               : fl(NAN, "nan");
+    y = c.g.where(over, beyond, y, c.fresh("in_range"));
+    if (f.uz) y = c.add("add", {y, fl(0, "zero")});  // no negative zero: -0 + 0 is +0
+    if (float4) y = c.g.where(c.add("not_equal", {x, x}), fl(-0.0, "nan_as"), y, c.fresh("no_nan"));  // as ml_dtypes
+    c.narrow_outs[0] = f.elem;
+    return reshape(c, y, c.shape(y), name);
+}
+
+// x as E8M0, a power of two from x's float32 exponent bits alone (the sign dropped, as
+// ONNX's reference does): round_mode up (any fraction bumps the exponent), down (none) or
+// nearest (the float32 guard, round and sticky bits); saturate keeps 2^127 from rounding
+// into the NaN code 0xff; infinities and NaN give NaN.
+inline Value cast_to_e8m0(Ctx& c, Value x, bool saturate, const std::string& mode, const std::string& name) {
+    const DataType f32 = DataType::float_(32), i32 = DataType::int_(32);
+    if (mode != "up" && mode != "down" && mode != "nearest")
+        malformed("round_mode must be up, down or nearest, got '" + mode + "'");
+    if (c.dtype(x) != f32) x = c.g.cast(x, f32, c.fresh("x_f"));
+    auto i = [&](int64_t v, const char* what) { return c.scalar(double(v), i32, what); };
+    auto any = [&](Value bits, int64_t mask) {
+        return c.add("not_equal", {c.add("bitwise_and", {bits, i(mask, "mask")}), i(0, "zero")});
+    };
+    Value bits = c.add("bitcast", {x}, {{"dtype", i32.str()}});
+    Value e = c.add("bitwise_and", {c.add("shift_right", {bits, i(23, "mantissa_bits")}), i(255, "exponent_mask")});
+    Value special = c.add("equal", {e, i(255, "special")});
+    if (mode != "down") {
+        // nearest: the guard bit, and a round or sticky bit or a nonzero exponent (ONNX's rule).
+        Value up = mode == "up" ? any(bits, 0x7FFFFF)
+                                : c.add("logical_and", {any(bits, 0x400000),
+                                                        c.add("logical_or", {any(bits, 0x3FFFFF), c.add("greater", {e, i(0, "zero")})})});
+        if (saturate) up = c.add("logical_and", {up, c.add("not_equal", {e, i(254, "largest")})});
+        e = c.add("add", {e, c.g.cast(up, i32, c.fresh("bump"))});
+    }
+    Value v = c.add("bitcast", {c.add("shift_left", {e, i(23, "mantissa_bits")})}, {{"dtype", f32.str()}});
+    v = c.g.where(c.add("equal", {e, i(0, "zero")}), c.scalar(0x1p-127, f32, "smallest"), v, c.fresh("power"));
+    Value nan = c.add("logical_or", {special, c.add("equal", {e, i(255, "special")})});
+    c.narrow_outs[0] = kFloat8E8M0;
+    return c.g.where(nan, c.scalar(NAN, f32, "nan"), v, name);
 }
 
 // Cast, and CastLike (the type of input 1).
 inline std::vector<Value> convert_cast(Ctx& c) {
     const bool like = c.node.op_type() == "CastLike";
-    c.ignore({"saturate", "round_mode"});  // float8's (opsets 19 and 24), which weft lacks
-    const int elem = like ? c.subbyte_in(1) : int(c.i("to"));
+    c.ignore({"saturate", "round_mode"});  // for small floats only (read there)
+    const int elem = like ? c.narrow_in(1) : int(c.i("to"));
     if (subbyte_bits(elem)) return {cast_to_subbyte(c, c.in(0), elem, c.out())};
+    if (elem == kFloat8E8M0)
+        return {cast_to_e8m0(c, c.in(0), c.i("saturate", 1) != 0, c.s("round_mode", "up"), c.out())};
+    if (const SmallFloat* f = small_float(elem)) return {cast_to_small_float(c, c.in(0), *f, c.i("saturate", 1) != 0, c.out())};
     const DataType t = like ? c.onnx_dtype(1) : to_dtype(elem, "the 'to' attribute");  // before widening
     return {c.g.cast(c.in(0), t, c.out())};
 }

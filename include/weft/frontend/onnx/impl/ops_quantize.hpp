@@ -86,21 +86,27 @@ inline std::vector<Value> convert_quantize_linear(Ctx& c) {
     Value scale = along_axis(c, c.in(1), x, axis);
     std::optional<Value> zp;
     DataType t = DataType::uint(8);
-    int elem = 0;  // a sub-byte output type's ONNX element type
+    int elem = 0;  // a narrow output type's ONNX element type (proto.hpp, is_narrow)
     const int64_t out = c.opset >= 21 ? c.i("output_dtype", 0) : 0;
     if (out != 0) {
         t = to_dtype(int(out), "output_dtype");
-        elem = subbyte_bits(int(out)) ? int(out) : 0;
+        elem = is_narrow(int(out)) ? int(out) : 0;
     }
     if (c.has(2) && !c.is_empty(2)) {
         zp = along_axis(c, c.in(2), x, axis);
-        if (out != 0 && (c.dtype(c.in(2)) != t || c.subbyte_in(2) != elem))
+        if (out != 0 && (c.dtype(c.in(2)) != t || c.narrow_in(2) != elem))
             malformed("output_dtype " + std::string(elem_type_name(int(out))) + " but the zero point is " +
-                      (c.subbyte_in(2) ? elem_type_name(c.subbyte_in(2)) : c.dtype(c.in(2)).str().c_str()));
+                      (c.narrow_in(2) ? elem_type_name(c.narrow_in(2)) : c.dtype(c.in(2)).str().c_str()));
         t = c.dtype(c.in(2));
-        elem = c.subbyte_in(2);
+        elem = c.narrow_in(2);
     }
-    if (elem) c.subbyte_outs[0] = elem;
+    if (elem) c.narrow_outs[0] = elem;
+    if (elem == kFloat8E8M0) unsupported("QuantizeLinear to float8e8m0");
+    if (const SmallFloat* f = small_float(elem)) {  // no rounding to integers: x / scale + zero_point as f
+        Value y = c.add("div", {x, scale});
+        if (zp) y = c.add("add", {y, *zp});
+        return {cast_to_small_float(c, y, *f, c.i("saturate", 1) != 0, c.out())};
+    }
     return {quantize(c, x, scale, zp, t, c.out(), elem)};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -48,17 +49,72 @@ inline const char* elem_type_name(int t) {
 }
 
 // ONNX's element types that Debian's protobuf classes do not name (ONNX 1.14 and later).
-enum LaterElemType : int { kUInt4 = 21, kInt4 = 22, kUInt2 = 25, kInt2 = 26 };
+enum LaterElemType : int {
+    kFloat8E4M3FN = 17,
+    kFloat8E4M3FNUZ = 18,
+    kFloat8E5M2 = 19,
+    kFloat8E5M2FNUZ = 20,
+    kUInt4 = 21,
+    kInt4 = 22,
+    kFloat4E2M1 = 23,
+    kFloat8E8M0 = 24,
+    kUInt2 = 25,
+    kInt2 = 26
+};
+
+// The 8- and 4-bit floats, held as the float32 values they stand for: their layout and
+// the special values each has (fn: no infinities; uz: no negative zero, 0x80 is NaN).
+struct SmallFloat {
+    int elem, exp_bits, man_bits, bias;
+    bool has_inf;      // E5M2: the top exponent is infinity (mantissa 0) or NaN
+    bool top_is_nan;   // E4M3FN: only S.1111.111 is NaN; the rest of the top exponent is finite
+    bool uz;           // FNUZ: 0x80 is the one NaN
+    double max;        // the largest finite value
+};
+inline const SmallFloat* small_float(int elem) {
+    static const SmallFloat table[] = {
+        {kFloat8E4M3FN, 4, 3, 7, false, true, false, 448},
+        {kFloat8E4M3FNUZ, 4, 3, 8, false, false, true, 240},
+        {kFloat8E5M2, 5, 2, 15, true, false, false, 57344},
+        {kFloat8E5M2FNUZ, 5, 2, 16, false, false, true, 57344},
+        {kFloat4E2M1, 2, 1, 1, false, false, false, 6},
+        {kFloat8E8M0, 8, 0, 127, false, false, false, 0x1p127},  // no sign bit: 8 bits of exponent
+    };
+    for (const SmallFloat& f : table)
+        if (f.elem == elem) return &f;
+    return nullptr;
+}
+
+// The float a small float's bit pattern stands for. E8M0 is a power of two alone:
+// 2^(b - 127), 0xff NaN.
+inline float decode_small_float(const SmallFloat& f, unsigned b) {
+    if (f.elem == kFloat8E8M0) return b == 0xff ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.f, int(b) - 127);
+    const int width = 1 + f.exp_bits + f.man_bits;
+    const unsigned e_max = (1u << f.exp_bits) - 1, m_max = (1u << f.man_bits) - 1;
+    const bool negative = (b >> (width - 1)) & 1;
+    const unsigned e = (b >> f.man_bits) & e_max, m = b & m_max;
+    if (f.uz && b == (1u << (width - 1))) return std::numeric_limits<float>::quiet_NaN();
+    if (f.has_inf && e == e_max)
+        return m ? std::numeric_limits<float>::quiet_NaN()
+                 : (negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+    if (f.top_is_nan && e == e_max && m == m_max) return std::numeric_limits<float>::quiet_NaN();
+    const double v = e == 0 ? std::ldexp(double(m), 1 - f.bias - f.man_bits)
+                            : std::ldexp(double(m + (1u << f.man_bits)), int(e) - f.bias - f.man_bits);
+    return float(negative ? -v : v);
+}
 
 // The sub-byte integers (uint4, int4, uint2, int2): held one per byte as uint8 / int8, their
 // values in the narrow type's range; 0 for every other type.
 inline int subbyte_bits(int t) { return t == kUInt4 || t == kInt4 ? 4 : t == kUInt2 || t == kInt2 ? 2 : 0; }
 inline bool subbyte_signed(int t) { return t == kInt4 || t == kInt2; }
+// The types weft holds in a wider one: sub-byte integers and small floats.
+inline bool is_narrow(int t) { return subbyte_bits(t) || small_float(t); }
 
 // The weft dtype of an ONNX element type; strings, complex numbers and the 8-bit and
 // smaller floats are unsupported. Sub-byte integers are held in a byte each (subbyte_bits).
 inline DataType to_dtype(int t, const std::string& what) {
     if (subbyte_bits(t)) return subbyte_signed(t) ? DataType::int_(8) : DataType::uint(8);
+    if (small_float(t)) return DataType::float_(32);
     switch (t) {
         case pb::TensorProto::FLOAT: return DataType::float_(32);
         case pb::TensorProto::FLOAT16: return DataType::float_(16);
@@ -128,6 +184,27 @@ inline BufferRef unpack_subbyte(const pb::TensorProto& t, const std::vector<int6
     return b;
 }
 
+// A tensor of a small float type as float32: a byte per value (float4: two, the first in
+// the low bits), in raw_data or int32_data.
+inline BufferRef decode_small_floats(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n,
+                                     const SmallFloat& f, const std::string& what) {
+    const int bits = f.elem == kFloat8E8M0 ? 8 : 1 + f.exp_bits + f.man_bits, per_byte = 8 / bits;
+    const int64_t packed = (n + per_byte - 1) / per_byte;
+    const int64_t have = t.has_raw_data() ? int64_t(t.raw_data().size()) : int64_t(t.int32_data_size());
+    if (have != packed)
+        malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(packed) + " bytes) but " +
+                  std::to_string(have) + (t.has_raw_data() ? " bytes of raw data" : " entries"));
+    if (n == 0) return BufferRef();
+    BufferRef b = BufferRef::allocate(DataType::float_(32), dims);
+    float* out = static_cast<float*>(b.data());
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = i / per_byte;
+        const unsigned byte = t.has_raw_data() ? uint8_t(t.raw_data()[size_t(k)]) : unsigned(t.int32_data(int(k))) & 0xffu;
+        out[i] = decode_small_float(f, (byte >> ((i % per_byte) * bits)) & ((1u << bits) - 1));
+    }
+    return b;
+}
+
 // A TensorProto as an owning compact buffer (rank 0 stays shape []); a tensor without
 // elements is an undefined BufferRef (size 0).
 inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const std::string& what) {
@@ -139,6 +216,7 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
     DataType dt = to_dtype(t.data_type(), what);
     const int64_t bytes = dt.is_bool() ? 1 : dt.bytes();
     if (const int bits = subbyte_bits(t.data_type())) return unpack_subbyte(t, dims, n, bits, dt, what);
+    if (const SmallFloat* f = small_float(t.data_type())) return decode_small_floats(t, dims, n, *f, what);
     auto count_error = [&](int64_t got) {
         malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " elements) but " +
                   std::to_string(got) + " values");
