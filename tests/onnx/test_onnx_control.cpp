@@ -1,6 +1,6 @@
-// The ONNX importer's control flow decided at import: If on a constant (or constant-computed)
-// condition takes one branch, Loop with a constant trip count unrolls; both refuse decisions
-// that depend on the inputs' values.
+// The ONNX importer's control flow: If on a constant (or constant-computed) condition takes
+// one branch, on the inputs' values it selects between both; Loop with a constant trip count
+// unrolls and refuses a trip count or condition that depends on the inputs' values.
 #include <doctest/doctest.h>
 
 #include "onnx/onnx_model.hpp"
@@ -79,18 +79,40 @@ TEST_CASE("onnx If: a condition computed from constants picks its branch at impo
         Buffer<float> y = run(m.load(), {x})[0];
         for (int i = 0; i < 3; ++i) CHECK(y.data()[i] == (positive ? x.data()[i] * 2 : x.data()[i] + 10));
     }
-    // A condition the inputs decide is refused, naming what it needs.
+    // Frozen, a condition the inputs would decide picks its branch at import too.
     Model runtime = if_model({}, true);
-    std::string e = error_of([&] { runtime.load(); });
-    CHECK(e.find("(If, opset 13)") != std::string::npos);
-    CHECK(e.find("the condition (input 0, 'cond') must be a constant") != std::string::npos);
-    // Frozen, it builds.
     weft::onnx::LoadOptions o;
     BufferRef t = BufferRef::allocate(DataType::bool_(), {});
     *static_cast<bool*>(t.data()) = true;
     o.constant_inputs["cond"] = t;
-    Buffer<float> y = run(runtime.load(o), {x})[0];
+    graph::Graph frozen = runtime.load(o);
+    Buffer<float> y = run(frozen, {x})[0];
     CHECK(y.data()[1] == x.data()[1] * 2);
+    CHECK(!frozen.find("else_y"));  // only the branch taken
+}
+
+TEST_CASE("onnx If: a condition the inputs decide runs both branches and selects, per run") {
+    Model m = if_model({}, true);
+    graph::Module mod = graph::build(m.load());
+    Buffer<float> x = Buffer<float>::random({3}, -1.f, 1.f, 2);
+    mod.set_input("x", x);
+    for (bool cond : {true, false, true}) {
+        CAPTURE(cond);
+        BufferRef c = BufferRef::allocate(DataType::bool_(), {1});
+        *static_cast<bool*>(c.data()) = cond;
+        mod.set_input("cond", c);
+        mod.run();
+        Buffer<float> y = Buffer<float>(mod.get_output(0)).copy();
+        for (int i = 0; i < 3; ++i) CHECK(y.data()[i] == (cond ? x.data()[i] * 2 : x.data()[i] + 10));
+    }
+    // Branches whose outputs differ in shape cannot be selected between: refused, saying why.
+    Model bad = if_model({}, true);
+    auto* else_branch = bad.g->mutable_node(0)->mutable_attribute(1)->mutable_g();
+    else_branch->mutable_node(0)->set_op_type("ReduceSum");  // ReduceSum(x, ten): a scalar, not [3]
+    else_branch->mutable_node(0)->set_input(1, "");
+    std::string e = error_of([&] { bad.load(); });
+    CHECK(e.find("(If, opset 13)") != std::string::npos);
+    CHECK(e.find("branches give output 0 as float32[3] and float32[1]") != std::string::npos);
 }
 
 TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and scan outputs") {

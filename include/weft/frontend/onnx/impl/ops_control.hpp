@@ -1,9 +1,9 @@
-// The ONNX importer's control flow, decided when the model is imported: If with a condition
-// that is a constant (or computed from constants) becomes the chosen branch's nodes; Loop
-// with a constant trip count and a condition the importer can evaluate is unrolled, and so is
-// Scan over its inputs' (static) length. A branch
-// or a loop decided by the inputs' values is refused (UnsupportedError): weft's modules run a
-// fixed list of kernels.
+// The ONNX importer's control flow: If with a condition that is a constant (or computed from
+// constants) becomes the chosen branch's nodes, one decided by the inputs' values computes
+// both branches and selects; Loop with a constant trip count and a condition the importer can
+// evaluate is unrolled, and so is Scan over its inputs' (static) length. A loop decided by
+// the inputs' values is refused (UnsupportedError): weft's modules run a fixed list of
+// kernels.
 #pragma once
 #include "weft/frontend/onnx/impl/ops_common.hpp"
 
@@ -35,14 +35,43 @@ inline bool evaluated_truth(Ctx& c, Value v) {
 
 }  // namespace control_detail
 
+// If: a condition known at import takes its branch alone. One that depends on the inputs'
+// values computes both branches and selects each output (where): branches are free of side
+// effects, so this is If's meaning, at the cost of running both; it needs the branches'
+// outputs to agree in shape and dtype (a module's shapes are fixed when it is built).
 inline std::vector<Value> convert_if(Ctx& c) {
     using namespace control_detail;
-    const bool take = constant_truth(c, 0, "the condition");
     const pb::GraphProto& then_branch = graph_attr(c, "then_branch");
     const pb::GraphProto& else_branch = graph_attr(c, "else_branch");
-    std::vector<Value> outs = c.inline_graph(take ? then_branch : else_branch, {});
-    if (int64_t(outs.size()) != c.node.output_size())
-        malformed("the branch has " + std::to_string(outs.size()) + " outputs for " + std::to_string(c.node.output_size()));
+    auto checked = [&](std::vector<Value> outs) {
+        if (int64_t(outs.size()) != c.node.output_size())
+            malformed("the branch has " + std::to_string(outs.size()) + " outputs for " +
+                      std::to_string(c.node.output_size()));
+        return outs;
+    };
+    std::optional<bool> take;
+    try {
+        take = constant_truth(c, 0, "the condition");
+    } catch (const UnsupportedError&) {  // decided by the inputs' values: both branches below
+    }
+    if (take) return checked(c.inline_graph(*take ? then_branch : else_branch, {}));
+    Value cond = c.in(0);
+    if (c.g.type(cond).shape != std::vector<int64_t>{1})
+        malformed("the condition must hold one value, got " + graph::shape_str(c.g.type(cond).shape));
+    if (!c.dtype(cond).is_bool()) cond = c.add("not_equal", {cond, c.scalar(0, c.dtype(cond), "zero")});
+    std::vector<Value> a = checked(c.inline_graph(then_branch, {})), b = checked(c.inline_graph(else_branch, {}));
+    std::vector<Value> outs;
+    for (size_t k = 0; k < a.size(); ++k) {
+        if (!a[k].defined() || !b[k].defined()) unsupported("an If on the inputs' values whose branches give sequences");
+        const graph::TensorType &ta = c.type(a[k]), &tb = c.type(b[k]);
+        if (ta != tb)
+            unsupported("an If whose condition depends on the inputs' values and whose branches give output " +
+                        std::to_string(k) + " as " + ta.str() + " and " + tb.str() +
+                        " (both branches are computed and one selected: their outputs must agree)");
+        Value y = c.g.where(cond, a[k], b[k], c.out(int(k)));
+        if (c.rank0.count(a[k].id) && c.rank0.count(b[k].id)) c.mark_scalar(y);
+        outs.push_back(y);
+    }
     return outs;
 }
 
