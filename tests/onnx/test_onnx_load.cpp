@@ -380,11 +380,31 @@ TEST_CASE("onnx: ConvTranspose against its definition: strides, dilations, group
         {4, 6, 3, 3, 2, 2, {2, 3}, {1, 1}, {1, 0, 0, 1}, {1, 2}},  // crops at both ends, output_padding
         {2, 2, 5, 4, 3, 2, {1, 1}, {2, 1}, {2, 1, 2, 1}, {0, 0}},  // dilation, depthwise-like groups
         {8, 4, 6, 6, 4, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, {0, 0}},  // DBNet's upsampling head shape
+        {2, 3, 3, 4, 1, 1, {3, 2}, {1, 1}, {0, 0, 0, 0}, {2, 1}},  // a kernel smaller than the stride: phases without taps
     };
+    // Strided without dilation runs by phases: random strides, kernels (smaller than the stride
+    // too), asymmetric pads and output_padding.
+    std::vector<Case> all = cases;
+    uint64_t state = 7;
+    auto dice = [&](int64_t lo, int64_t hi) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return lo + int64_t((state >> 33) % uint64_t(hi - lo + 1));
+    };
+    for (int i = 0; i < 12; ++i) {
+        const int64_t group = dice(1, 2), K = dice(1, 5);
+        std::vector<int64_t> stride = {dice(1, 4), dice(2, 4)};
+        std::vector<int64_t> pads = {dice(0, K - 1), dice(0, K - 1), dice(0, K - 1), dice(0, K - 1)};
+        std::vector<int64_t> out_pad = {dice(0, stride[0] - 1), dice(0, stride[1] - 1)};
+        all.push_back({2 * group, 2 * group, dice(2, 6), dice(2, 6), K, group, stride, {1, 1}, pads, out_pad});
+    }
     uint64_t seed = 90;
-    for (const Case& k : cases) {
-        CAPTURE(k.C); CAPTURE(k.group); CAPTURE(k.stride[0]); CAPTURE(k.pads[0]);
-        Buffer<float> x = rnd({1, k.C, k.H, k.W}, seed++), w = rnd({k.C, k.O / k.group, k.K, k.K}, seed++),
+    for (const Case& k : all) {
+        CAPTURE(k.C); CAPTURE(k.group); CAPTURE(k.K); CAPTURE(k.stride[0]); CAPTURE(k.stride[1]); CAPTURE(k.pads[0]);
+        CAPTURE(k.pads[1]); CAPTURE(k.pads[2]); CAPTURE(k.pads[3]); CAPTURE(k.out_pad[0]); CAPTURE(k.out_pad[1]);
+        if (k.stride[0] * (k.H - 1) + k.out_pad[0] + k.K - k.pads[0] - k.pads[2] < 1 ||
+            k.stride[1] * (k.W - 1) + k.out_pad[1] + k.K - k.pads[1] - k.pads[3] < 1)
+            continue;  // an empty output
+        Buffer<float> x = rnd({2, k.C, k.H, k.W}, seed++), w = rnd({k.C, k.O / k.group, k.K, k.K}, seed++),
                       b = rnd({k.O}, seed++);
         std::vector<int64_t> out_shape;
         std::vector<double> want = naive_conv_transpose(x, w, k.group, k.stride, k.dil, k.pads, k.out_pad, &out_shape);

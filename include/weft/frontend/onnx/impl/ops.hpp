@@ -8,6 +8,7 @@
 
 #include "weft/frontend/onnx/impl/ops_attention.hpp"
 #include "weft/frontend/onnx/impl/ops_control.hpp"
+#include "weft/frontend/onnx/impl/ops_conv_transpose.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_norm.hpp"
