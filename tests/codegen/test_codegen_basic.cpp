@@ -87,6 +87,33 @@ TEST_CASE("a strided vector index becomes a gather") {
     for (size_t j = 0; j < 32; ++j) REQUIRE(c[j] == a[2 * j]);
 }
 
+TEST_CASE("an index b + ramp(0, 1, n) / c repeats a contiguous load instead of gathering") {
+    // C[n i + k] = A[(n / c) i + k / c]: a nearest upsampling's read, both index orders.
+    for (int c : {2, 4, 8}) {
+        for (bool broadcast_first : {true, false}) {
+            CAPTURE(c);
+            CAPTURE(broadcast_first);
+            const int n = 16;
+            KernelBuilder kb("repeat");
+            Var A = kb.tensor("A", f32), C = kb.tensor("C", f32);
+            Var i("i");
+            Expr first = Broadcast::make(i * make_int(n / c), n);
+            Expr part = Div::make(Ramp::make(make_int(0), make_int(1), n), Broadcast::make(make_int(c), n));
+            Expr src = broadcast_first ? Add::make(first, part) : Add::make(part, first);
+            Expr dst = Ramp::make(i * make_int(n), make_int(1), n);
+            auto f = kb.finish(For::make(i, make_int(0), make_int(5), ForKind::Serial,
+                                         Store::make(C, Load::make(f32.with_lanes(n), A, src), dst)));
+            auto module = codegen::compile_llvm(f, Target::host());
+            auto a = random_floats(size_t(5 * n / c), 6);
+            std::vector<float> out(size_t(5 * n), 0);
+            CHECK(CallArgs().tensor(a).tensor(out).call(module->entry()) == 0);
+            for (size_t j = 0; j < out.size(); ++j) REQUIRE(out[j] == a[j / size_t(c)]);
+            CHECK(module->llvm_ir().find("gather") == std::string::npos);
+            CHECK(module->llvm_ir().find("shufflevector") != std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("two kernels with the same name coexist") {
     // Same name, different code: y = 2x + z versus y = x - z.
     KernelBuilder kb("same_name");

@@ -555,6 +555,44 @@ TEST_CASE("graph resize: bilinear half_pixel and nearest asymmetric against dire
                          Error);
 }
 
+TEST_CASE("graph resize: nearest upsampling by integer factors reads o / factor in the modes where ONNX does") {
+    // The general coordinate formulas, in double, against the integer fast path's results;
+    // the factors 2 and 3, the widths vectorized over whole and partial vectors.
+    const int64_t H = 3, W = 21;
+    auto xv = random_f32({1, 2, H, W}, 71);
+    Array x = to_array(xv);
+    struct Mode {
+        const char* coords;
+        const char* nearest;
+    };
+    for (int64_t f : {2, 3})
+        for (Mode m : {Mode{"asymmetric", "floor"}, Mode{"half_pixel", "round_prefer_floor"},
+                       Mode{"pytorch_half_pixel", "round_prefer_ceil"}, Mode{"half_pixel", "floor"},
+                       Mode{"asymmetric", "round_prefer_floor"}}) {
+            CAPTURE(f);
+            CAPTURE(m.coords);
+            CAPTURE(m.nearest);
+            auto source = [&](int64_t o, int64_t in) {
+                const double c = std::string(m.coords) == "asymmetric" ? double(o) / double(f)
+                                                                       : (double(o) + 0.5) / double(f) - 0.5;
+                const std::string r = m.nearest;
+                const double i = r == "floor" ? std::floor(c) : r == "round_prefer_floor" ? std::ceil(c - 0.5) : std::floor(c + 0.5);
+                return std::clamp<int64_t>(int64_t(i), 0, in - 1);
+            };
+            Array want = tabulate({1, 2, H * f, W * f}, [&](const std::vector<int64_t>& o) {
+                return x.at({o[0], o[1], source(o[2], H), source(o[3], W)});
+            });
+            graph::Graph g;
+            graph::Value in = g.input("x", {1, 2, H, W});
+            g.output(g.add_node("resize", {in},
+                                {{"sizes", std::vector<int64_t>{1, 2, H * f, W * f}}, {"mode", std::string("nearest")},
+                                 {"coordinate_transformation_mode", std::string(m.coords)},
+                                 {"nearest_mode", std::string(m.nearest)}}),
+                     "y");
+            check_equal(run(g, {xv}, true)[0], want, 0);
+        }
+}
+
 TEST_CASE("graph gather_nd: whole indices, partial indices with slices, batch dimensions, negative indices") {
     auto dv = random_f32({2, 3, 4, 5}, 80);
     Array d = to_array(dv);

@@ -1,6 +1,7 @@
 // Definitions of topi/resize.hpp.
 #pragma once
 #include <cmath>
+#include <optional>
 
 #include "weft/topi/impl/transform.hpp"
 #include "weft/topi/resize.hpp"
@@ -59,6 +60,21 @@ inline Expr cubic_weight(Expr d, double a) {
 struct Taps {
     std::vector<Expr> index, weight;
 };
+
+// Nearest upsampling by an integer factor s (an output extent s times the input's, scale s)
+// reads input o / s in the modes where that is ONNX's index: asymmetric with floor (o / s
+// exactly), and half_pixel or pytorch_half_pixel rounding to nearest either way ((o + 1/2) /
+// s - 1/2 lies within 1/2 of o / s, never halfway). Integer arithmetic instead of a float64
+// coordinate per element: what PyTorch's nn.Upsample(scale_factor=2) exports.
+inline std::optional<int64_t> integer_upsampling(const ResizeParams& p, int64_t n, int64_t m, double scale) {
+    if (p.mode != "nearest" || m % n != 0 || scale != double(m / n) || m / n < 2) return std::nullopt;
+    const std::string& ctm = p.coordinate_transformation_mode;
+    const bool floor_exact = ctm == "asymmetric" && p.nearest_mode == "floor";
+    const bool round_exact = (ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
+                             (p.nearest_mode == "round_prefer_floor" || p.nearest_mode == "round_prefer_ceil");
+    if (!floor_exact && !round_exact) return std::nullopt;
+    return m / n;
+}
 
 inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
     Taps t;
@@ -143,6 +159,11 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                 const double scale = p.scales.empty() ? double(out_shape[d]) / double(in[d]) : p.scales[d];
                 const double start = d < p.roi_start.size() ? p.roi_start[d] : 0.0;
                 const double end = d < p.roi_end.size() ? p.roi_end[d] : 1.0;
+                if (std::optional<int64_t> factor = integer_upsampling(p, in[d], out_shape[d], scale)) {
+                    taps[d].index = {o[d] / ir::make_int(*factor, o[d].type())};
+                    taps[d].weight = {f(1)};
+                    continue;
+                }
                 Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, out_shape[d], scale, start, end,
                                            p.coordinate_transformation_mode);
                 if (crop) {

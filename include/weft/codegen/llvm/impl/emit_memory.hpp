@@ -2,7 +2,8 @@
 //
 // A buffer variable is an untyped pointer; the access's type says what an element is. A
 // vector index Ramp(base, 1, n) is one contiguous vector access, Broadcast(i, n) one scalar
-// load splat to n lanes, and any other vector index a masked gather / scatter.
+// load splat to n lanes, b + Ramp(0, 1, n) / c a contiguous load and a shuffle (each element
+// c times), and any other vector index a masked gather / scatter.
 #pragma once
 #include <algorithm>
 
@@ -27,6 +28,28 @@ inline bool is_dense_ramp(const ir::Expr& index) {
     return ramp && ir::is_one(ramp->stride);
 }
 
+// An index Broadcast(b) + Ramp(0, 1, n) / Broadcast(c), c > 1 dividing n: each of n / c
+// consecutive elements from b repeated c times (a nearest upsampling's read). Returns b and
+// c, or an undefined b.
+inline std::pair<ir::Expr, int64_t> repeated_ramp(const ir::Expr& index) {
+    auto* add = index.as<ir::Add>();
+    if (!add) return {};
+    for (int side = 0; side < 2; ++side) {
+        const ir::Expr& splat = side ? add->b : add->a;
+        auto* base = splat.as<ir::Broadcast>();
+        auto* div = (side ? add->a : add->b).as<ir::Div>();
+        if (!base || !div) continue;
+        auto* ramp = div->a.as<ir::Ramp>();
+        auto* by = div->b.as<ir::Broadcast>();
+        int64_t c = 0;
+        if (!ramp || !by || !ir::is_zero(ramp->base) || !ir::is_one(ramp->stride) || !ir::as_const_int(by->value, &c) ||
+            c < 2 || ramp->lanes % c != 0)
+            continue;
+        return {base->value, c};
+    }
+    return {};
+}
+
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Load* op) {
     DataType t = op->type;
     llvm::Type* elem = memory_type(ctx_, t.element_of());
@@ -49,6 +72,16 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::Load* op) {
         llvm::LoadInst* load = b_.CreateAlignedLoad(vector, address, align);
         alias_.annotate(load, buf);
         return to_register(load);
+    }
+    if (auto [first, repeat] = repeated_ramp(op->index); first.defined()) {
+        // One contiguous load of n / c elements, each then repeated c times by a shuffle.
+        const int n = t.lanes, loaded = n / int(repeat);
+        llvm::Type* part = memory_type(ctx_, t.with_lanes(loaded));
+        llvm::LoadInst* load = b_.CreateAlignedLoad(part, b_.CreateInBoundsGEP(elem, base, emit(first)), align);
+        alias_.annotate(load, buf);
+        std::vector<int> mask(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) mask[size_t(i)] = i / int(repeat);
+        return to_register(b_.CreateShuffleVector(load, mask));
     }
     llvm::Value* addresses = b_.CreateInBoundsGEP(elem, base, emit(op->index));
     llvm::CallInst* gather = b_.CreateMaskedGather(vector, addresses, align);
