@@ -15,6 +15,7 @@
 #include "weft/ir/arith/impl/simplify_api.hpp"
 #include "weft/ir/arith/impl/interval_analysis.hpp"
 #include "weft/te/impl/operation.hpp"
+#include "weft/te/impl/scan.hpp"
 #include "weft/te/impl/tensor_intrin.hpp"
 #include "weft/runtime/impl/c_runtime.hpp"
 #include "weft/runtime/impl/thread_pool.hpp"

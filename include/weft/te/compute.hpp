@@ -66,6 +66,26 @@ Tensor compute(const std::vector<Expr>& shape, F fcompute, std::string name = "c
     }
 }
 
+// A recurrence over the first axis (TVM's te.scan). The result has `state`'s shape
+// [T, ...]: its rows [0, k) are `init`'s ([k, ...]) and each later row t is `update`'s row t,
+// whose body may read `state` at earlier rows only (state(t - 1, j), a constant distance
+// back): the state placeholder stands for the result itself. A stage between the state and
+// the update (a reduction over the previous row, say) is computed inside the recurrence's
+// loop over t, once per step: create_schedule attaches it there, and every stage that reads
+// the state must have time as its axis 0. T and k are constants; the time loop stays the
+// stage's outermost, serial loop (its other axes can be split, vectorized, parallel).
+//
+//   Tensor h0 = placeholder({1, H}, f32, "h0"), X = placeholder({T, H}, f32, "X");
+//   Tensor state = placeholder({T, H}, f32, "state");
+//   IterVar k = reduce_axis(0, H, "k");
+//   Tensor pre = compute({T, H}, [&](Var t, Var j) { return sum(R(j, k) * state(t - 1, k), {k}); }, "pre");
+//   Tensor next = compute({T, H}, [&](Var t, Var j) { return tanh(X(t, j) + pre(t, j)); }, "next");
+//   Tensor h = scan(h0, next, state, "h");                     // an RNN's hidden states
+Tensor scan(const Tensor& init, const Tensor& update, const Tensor& state, std::string name = "scan");
+// The operations of scan's body: those that read its state, directly or through each other
+// (not the scan itself), in no particular order.
+std::vector<Operation> scan_body_ops(const Operation& scan);
+
 // Several outputs computed together (e.g. argmax's index and value).
 template <class F>
 std::vector<Tensor> compute_multi(const std::vector<Expr>& shape, F fcompute, std::string name = "compute",

@@ -36,6 +36,12 @@ struct OperationNode : ir::Object {
     std::vector<Expr> body;
     // Compute: where the user's compute() call is (line 0: made by weft itself), for messages.
     std::source_location loc;
+    // A scan (te::scan, compute.hpp): a compute whose axis 0 is time, running over
+    // [scan_init_rows, T); its body reads scan_state, a placeholder that stands for this
+    // operation's own output at earlier rows, and rows below scan_init_rows are scan_init's.
+    std::shared_ptr<const OperationNode> scan_state, scan_init;
+    int64_t scan_init_rows = 0;
+    bool is_scan() const { return scan_state != nullptr; }
 
     OperationNode(OpKind k, std::string n) : ir::Object(ir::NodeKind::Object), op_kind(k), name(std::move(n)) {}
     bool is_placeholder() const { return op_kind == OpKind::Placeholder; }

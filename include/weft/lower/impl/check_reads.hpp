@@ -13,6 +13,7 @@
 // has no bound (a gather by data) cannot be checked and are left alone.
 #pragma once
 #include <optional>
+#include <unordered_map>
 
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/ir/printer.hpp"
@@ -29,10 +30,13 @@ struct EntryAssert {
 
 class ReadBoundsChecker : public RangeVisitor {
 public:
-    explicit ReadBoundsChecker(const te::OperationNode& op) : op_(op) {
+    // first_row: a scan's body stage runs for the steps from that row on (te::scan), so its
+    // axis 0 starts there.
+    explicit ReadBoundsChecker(const te::OperationNode& op, int64_t first_row = 0) : op_(op) {
         for (auto* axes : {&op.axis, &op.reduce_axis})
             for (const IterVar& iv : *axes)
                 ranges_[iv.var()] = ir::arith::Interval(iv.dom().min, iv.dom().min + iv.dom().extent - 1);
+        if (first_row > 0) ranges_[op.axis[0].var()].min = make_int(first_row);
         for (const Expr& body : op.body) visit(body);
     }
     std::vector<EntryAssert> asserts;
@@ -151,10 +155,16 @@ private:
 // leave to the kernel's entry.
 inline std::vector<EntryAssert> check_reads_in_bounds(const Schedule& s) {
     std::vector<EntryAssert> asserts;
+    std::unordered_map<const te::OperationNode*, int64_t> first_row;  // scan body stages: their first step
+    for (auto& st : s.stages())
+        if (st.node()->op->is_scan())
+            for (const te::Operation& b : te::scan_body_ops(st.node()->op))
+                first_row[b.get()] = st.node()->op->scan_init_rows;
     for (auto& st : s.stages()) {
         const te::OperationNode& op = *st.node()->op.get();
         if (!op.is_compute()) continue;
-        ReadBoundsChecker c(op);
+        auto row = first_row.find(&op);
+        ReadBoundsChecker c(op, row == first_row.end() ? 0 : row->second);
         asserts.insert(asserts.end(), c.asserts.begin(), c.asserts.end());
     }
     return asserts;

@@ -62,6 +62,12 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         stage_of[n->op.get()] = n;
         stage_of[n->origin_op.get()] = n;
         for (auto& p : n->previous_ops) stage_of[p.get()] = n;
+        if (n->op->is_scan()) {
+            // A scan's state placeholder is the scan's own output (te::scan).
+            stage_of[n->op->scan_state.get()] = n;
+            WEFT_CHECK(!options.target.is_cuda(), "lower: kernel '", options.name.empty() ? s.outputs().at(0).name() : options.name,
+                       "': scan '", n->op.name(), "' runs on CPUs only (the CUDA backend has no recurrences yet)");
+        }
     }
     auto resolve = [&](const ir::Object* producer, int vi) -> const void* {
         auto it = stage_of.find(producer);

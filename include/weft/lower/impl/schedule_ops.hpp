@@ -33,6 +33,7 @@ struct StageIndex {
             by_op[n->op.get()] = n;
             by_op[n->origin_op.get()] = n;
             for (auto& p : n->previous_ops) by_op[p.get()] = n;
+            if (n->op->is_scan()) by_op[n->op->scan_state.get()] = n;  // the state is the scan's own output
         }
     }
     StageNode* of(const ir::Object* op) const {
@@ -233,6 +234,46 @@ size_t thread_guard_level(const Schedule& s, const StageNode& n) {
     return level;
 }
 
+// A scan (te::scan): its time loop must stay the outermost serial loop, and the stages
+// that read its state must run inside it (create_schedule attaches them; a later
+// compute_root or compute_at elsewhere would compute them before the rows they read exist).
+void check_scan_schedule(const Schedule& s, const StageNode& n) {
+    const IterVar& time = n.op->axis[0];
+    WEFT_CHECK(!n.leaf_iter_vars.empty() && n.leaf_iter_vars[0].same_as(time), "scan '", n.op.name(), "': its time loop '",
+               time.name(), "' must stay its outermost loop (steps run in order); split, fuse or reorder the other axes");
+    if (const IterVarAttr* a = n.attr(time))
+        WEFT_CHECK(a->kind == ir::ForKind::Serial || a->kind == ir::ForKind::Unrolled, "scan '", n.op.name(),
+                   "': its time loop '", time.name(), "' must run serially (each step reads the one before)");
+    for (const Operation& b : te::scan_body_ops(n.op)) {
+        const StageNode* st = nullptr;
+        for (auto& other : s.stages())
+            if (other.node()->op.same_as(b) || other.node()->origin_op.same_as(b)) st = other.node().get();
+        if (!st || st->attach == AttachType::Inline) continue;
+        bool inside = false;  // attached to the scan, or to a stage attached inside it
+        for (auto p = st->attach == AttachType::Scope ? st->attach_stage.lock() : nullptr; p && !inside;
+             p = p->attach == AttachType::Scope ? p->attach_stage.lock() : nullptr)
+            inside = p.get() == &n;
+        WEFT_CHECK(inside, "scan '", n.op.name(), "': '", b.name(), "' reads its state, so it must be computed inside the "
+                   "scan's steps (compute_at its time loop '", time.name(), "' or inline), not before them");
+    }
+}
+
+// The rows [0, k) of a scan: its init, copied.
+Stmt scan_init_nest(const StageNode& n, Inliner& inliner) {
+    Operation init(n.op->scan_init);
+    const std::vector<Expr> shape = init->output_shape();
+    std::vector<Var> vars;
+    std::vector<Expr> index;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        vars.emplace_back(n.op->axis[d].var().name() + ".init", index_type);
+        index.push_back(vars.back());
+    }
+    Stmt body(ir::make_node<ir::ProducerStore>(n.op.ptr(), 0, inliner.mutate(init.output(0).at(index)), index,
+                                               n.op.output(0).name()));
+    for (size_t d = shape.size(); d-- > 0;) body = ir::For::make(vars[d], make_int(0), shape[d], ir::ForKind::Serial, body);
+    return body;
+}
+
 }  // namespace
 
 Stmt schedule_ops(const Schedule& s) {
@@ -299,9 +340,9 @@ Stmt schedule_ops(const Schedule& s) {
         } else {
             attach_body = program;
         }
-        // The region this stage must produce.
+        // The region this stage must produce (all of a scan: each step reads the one before).
         std::vector<ir::Range> region;
-        if (n->is_output) {
+        if (n->is_output || n->op->is_scan()) {
             for (auto& e : shape) region.emplace_back(make_int(0), e);
         } else {
             ir::arith::VarRanges outer, relaxed;
@@ -333,8 +374,18 @@ Stmt schedule_ops(const Schedule& s) {
                        n->attach_ivar.name(), "' of '", parent->op.name(),
                        "', but it is also read outside that loop; compute it at the root (or at a loop enclosing all its readers)");
         }
-        Stmt nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched),
-                                    thread_guard_level(s, *n));
+        Stmt nest;
+        if (n->op->is_scan()) {
+            // The init rows, then the steps from row k on.
+            check_scan_schedule(s, *n);
+            std::vector<ir::Range> steps = region;
+            steps[0] = ir::Range(make_int(n->op->scan_init_rows), shape[0] - n->op->scan_init_rows);
+            Inliner inl(idx, bodies);
+            nest = ir::Seq::make({scan_init_nest(*n, inl), make_stage_nest(*n, bodies[n], steps, &tensorize_sites)});
+        } else {
+            nest = make_stage_nest(*n, bodies[n], region, &tensorize_sites, thread_guards(*n, launched),
+                                   thread_guard_level(s, *n));
+        }
         for (auto& p : n->prefetches) {
             const StageNode* src = idx.of(p.tensor.op().get());
             WEFT_CHECK(!src || src->op->is_placeholder() || src->attach == AttachType::Root, "prefetch of '",

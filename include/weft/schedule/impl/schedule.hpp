@@ -376,10 +376,26 @@ Schedule create_schedule(const std::vector<Tensor>& outputs) {
         visit(t.op());
         sch->outputs.push_back(t.op());
     }
+    std::vector<std::shared_ptr<StageNode>> made;
     for (auto& op : order) {
         auto st = make_stage(op, sch.get());
         for (auto& o : sch->outputs) st->is_output |= o.same_as(op);
         sch->stages.emplace_back(st);
+        made.push_back(st);
+    }
+    // A scan's body (the stages that read its state) runs inside its loop over time, once
+    // per step: attached there, as a compute_at would (te::scan).
+    for (auto& scan : made) {
+        if (!scan->op->is_scan()) continue;
+        for (const Operation& b : te::scan_body_ops(scan->op))
+            for (auto& st : made)
+                if (st->op.same_as(b)) {
+                    WEFT_CHECK(!st->is_output, "create_schedule: '", b.name(), "' reads the state of scan '",
+                               scan->op.name(), "', so it runs inside the scan's steps and cannot be an output");
+                    st->attach = AttachType::Scope;
+                    st->attach_stage = scan;
+                    st->attach_ivar = scan->op->axis[0];
+                }
     }
     return Schedule(sch);
 }

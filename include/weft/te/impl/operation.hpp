@@ -8,6 +8,7 @@ namespace weft::te {
 
 std::vector<Expr> OperationNode::output_shape() const {
     if (is_placeholder()) return shape;
+    if (is_scan()) return scan_state->shape;  // all rows, the initial ones included
     std::vector<Expr> s;
     for (auto& iv : axis) s.push_back(iv.dom().extent);
     return s;
@@ -31,6 +32,7 @@ std::vector<Tensor> Operation::input_tensors() const {
             out.push_back(t);
         });
     }
+    if (get()->is_scan()) out.push_back(Operation(get()->scan_init).output(0));
     return out;
 }
 
