@@ -7,6 +7,7 @@
 #include "weft/topi/nn.hpp"
 #include "weft/topi/transform.hpp"
 #include "weft/topi/resize.hpp"
+#include "weft/topi/recurrent.hpp"
 #include "weft/topi/einsum.hpp"
 #include "weft/topi/x86.hpp"
 #include "weft/topi/cuda.hpp"

@@ -1,6 +1,7 @@
 // Shared pieces of the operator definitions: shape checks and conversions between the
 // graph's integer shapes and the tensor language's.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,20 @@ inline std::vector<int64_t> const_shape(const Tensor& t) {
 }
 
 inline std::vector<int> to_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+// The type of op's result on placeholders of the input types: an op whose shape rules and
+// checks live in topi runs them there instead of repeating them here.
+inline TensorType traced_type(const std::vector<TensorType>& in,
+                              const std::function<Tensor(const std::vector<Tensor>&)>& op) {
+    std::vector<Tensor> t;
+    for (size_t k = 0; k < in.size(); ++k) {
+        std::vector<Expr> shape;
+        for (int64_t d : in[k].shape) shape.push_back(ir::make_int(d));
+        t.push_back(te::placeholder(shape, in[k].dtype, "in" + std::to_string(k)));
+    }
+    Tensor y = op(t);
+    return {const_shape(y), y.dtype()};
+}
 
 // The input type of the same output: element-wise ops.
 inline TensorType same_type(const std::vector<TensorType>& in, const Attrs&) { return in[0]; }

@@ -106,6 +106,38 @@ inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out
         topi::cuda::schedule_conv2d_nchw(s, op, out, context.config);
 }
 
+// recurrent's attributes: kind ("RNN", "GRU", "LSTM"), activations (comma-separated ONNX
+// names), alphas, betas, clip, linear_before_reset, input_forget (topi::RecurrentParams).
+inline topi::RecurrentParams recurrent_params(const Attrs& a) {
+    topi::RecurrentParams p;
+    p.kind = a.get_string("kind", "LSTM");
+    std::string names = a.get_string("activations", "");
+    for (size_t at = 0; !names.empty() && at <= names.size();) {
+        size_t comma = names.find(',', at);
+        if (comma == std::string::npos) comma = names.size();
+        p.activations.push_back(names.substr(at, comma - at));
+        at = comma + 1;
+    }
+    p.alphas = a.get_floats("alphas");
+    p.betas = a.get_floats("betas");
+    p.clip = a.get_float("clip", 0.0);
+    p.linear_before_reset = a.get_int("linear_before_reset", 0) != 0;
+    p.input_forget = a.get_int("input_forget", 0) != 0;
+    return p;
+}
+
+// recurrent's inputs: xw, rt, rb, h0, and for LSTM c0 and the peepholes.
+inline Tensor compute_recurrent(const std::vector<Tensor>& in, const Attrs& a) {
+    return topi::recurrent(in[0], in[1], in[2], in[3], in.size() > 4 ? in[4] : Tensor(), in.size() > 5 ? in[5] : Tensor(),
+                           recurrent_params(a));
+}
+
+inline void schedule_recurrent_group(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                     const Attrs&, const OpContext& context) {
+    WEFT_ICHECK(op.same_as(out), "recurrent is opaque: nothing fuses into it");
+    topi::schedule_recurrent(s, op, context.target);
+}
+
 // The OpDef schedule (CPU or GPU) of an operator whose topi schedule takes only (s, op, out).
 template <void (*F)(Schedule&, const Tensor&, const Tensor&)>
 void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
@@ -385,6 +417,11 @@ inline void register_nn_ops() {
                                const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
                  .schedule = schedule_template<topi::schedule_layer_norm>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_layer_norm>});
+    register_op({.name = "recurrent", .pattern = P::Opaque, .min_inputs = 4, .max_inputs = 6,
+                 .infer = [](const std::vector<TensorType>& in,
+                             const Attrs& a) { return traced_type(in, [&](const std::vector<Tensor>& t) { return compute_recurrent(t, a); }); },
+                 .compute = compute_recurrent,
+                 .schedule = schedule_recurrent_group});
     register_op({.name = "sum", .pattern = P::CommReduce, .infer = infer_reduce,
                  .compute = compute_reduce<topi::sum>, .schedule = schedule_template<topi::schedule_reduce>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_reduce>});

@@ -36,20 +36,6 @@ inline topi::GridSampleParams grid_sample_params(const Attrs& a) {
     return {a.get_string("mode", "linear"), a.get_string("padding_mode", "zeros"), a.get_int("align_corners", 0) != 0};
 }
 
-// The type of op's result on placeholders of the input types: an op whose shape rules and
-// checks live in topi runs them there instead of repeating them here.
-inline TensorType traced_type(const std::vector<TensorType>& in,
-                              const std::function<Tensor(const std::vector<Tensor>&)>& op) {
-    std::vector<Tensor> t;
-    for (size_t k = 0; k < in.size(); ++k) {
-        std::vector<Expr> shape;
-        for (int64_t d : in[k].shape) shape.push_back(ir::make_int(d));
-        t.push_back(te::placeholder(shape, in[k].dtype, "in" + std::to_string(k)));
-    }
-    Tensor y = op(t);
-    return {const_shape(y), y.dtype()};
-}
-
 inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType &data = in[0], &indices = in[1];
     WEFT_CHECK(indices.dtype == DataType::int_(32) || indices.dtype == DataType::int_(64),

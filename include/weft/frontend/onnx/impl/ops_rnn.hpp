@@ -1,6 +1,6 @@
-// The ONNX importer's recurrent layers: RNN, GRU and LSTM, unrolled over the sequence into
-// graph nodes (the sequence length is static): the input projection of every step in one
-// matmul, then per step the recurrent matmul and the gates. Directions forward, reverse and
+// The ONNX importer's recurrent layers: RNN, GRU and LSTM: the input projection of every step
+// in one matmul, then per direction one `recurrent` node (topi::recurrent: a scan whose
+// steps compute the recurrent product and the gates, one kernel). Directions forward, reverse and
 // bidirectional; layout 0 and 1; initial states; LSTM's peepholes and input_forget; GRU's
 // linear_before_reset; clip; the activations ONNX lists that are element-wise compositions.
 // A sequence_lens input must be a constant equal to the sequence length everywhere.
@@ -122,58 +122,34 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
             return entry(c, v, d);
         };
         Value h = initial(5, "h0");
-        Value cell = kind == "LSTM" ? initial(6, "c0") : h;
-        std::optional<Value> p_i, p_o, p_f;
-        if (kind == "LSTM" && c.has(7) && !c.is_empty(7)) {
-            Value p = reshape(c, entry(c, c.in(7), d), {1, 3 * H});
-            p_i = gate(c, p, 0, H), p_o = gate(c, p, 1, H), p_f = gate(c, p, 2, H);
+        graph::Attrs attrs{{"kind", kind}, {"clip", clipped ? clip : 0.0},
+                           {"linear_before_reset", int64_t(linear_before_reset)}, {"input_forget", int64_t(input_forget)}};
+        std::string list;
+        std::vector<double> alpha, beta;
+        for (size_t k = 0; k < per_dir; ++k) {
+            const Activation& a = acts[size_t(d) * per_dir + k];
+            list += (k ? "," : "") + a.name;
+            alpha.push_back(a.alpha);
+            beta.push_back(a.beta);
         }
-        const Activation* a = &acts[size_t(d) * per_dir];
-        // Made once per direction, not per step: GRU's recurrent bias of h, and the constant 1.
-        std::optional<Value> rb_h;
-        if (rb && kind == "GRU") rb_h = gate(c, reshape(c, *rb, {1, G * H}), 2, H);
-        const Value one = c.scalar(1, t, "one");
-        std::vector<Value> steps(static_cast<size_t>(T), Value{});
-        for (int64_t s = 0; s < T; ++s) {
-            const int64_t step = backward ? T - 1 - s : s;
-            Value xt = c.add("slice", {xw}, {{"starts", std::vector<int64_t>{step * N}},
-                                            {"ends", std::vector<int64_t>{(step + 1) * N}}, {"axes", std::vector<int64_t>{0}}});
-            Value hr = c.g.matmul(h, Rt, c.fresh("recurrent"));  // [N, G H], with the recurrent bias
-            if (rb) hr = c.add("add", {hr, *rb});
-            if (kind == "RNN") {
-                h = activate(c, a[0], pre(c.add("add", {xt, hr})));
-            } else if (kind == "GRU") {
-                Value z = activate(c, a[0], pre(c.add("add", {gate(c, xt, 0, H), gate(c, hr, 0, H)})));
-                Value r = activate(c, a[0], pre(c.add("add", {gate(c, xt, 1, H), gate(c, hr, 1, H)})));
-                Value candidate;
-                if (linear_before_reset) {  // r (h R_h^T + Rb_h)
-                    candidate = c.add("add", {gate(c, xt, 2, H), c.add("mul", {r, gate(c, hr, 2, H)})});
-                } else {  // (r h) R_h^T + Rb_h
-                    Value rh = c.g.matmul(c.add("mul", {r, h}), c.g.slice(Rt, {2 * H}, {3 * H}, {1}, {}, c.fresh("R_h")),
-                                          c.fresh("reset_recurrent"));
-                    if (rb_h) rh = c.add("add", {rh, *rb_h});
-                    candidate = c.add("add", {gate(c, xt, 2, H), rh});
-                }
-                Value hh = activate(c, a[1], pre(candidate));
-                h = c.add("add", {c.add("mul", {c.add("sub", {one, z}), hh}), c.add("mul", {z, h})});
-            } else {
-                Value g = c.add("add", {xt, hr});
-                Value gi = gate(c, g, 0, H), go = gate(c, g, 1, H), gf = gate(c, g, 2, H), gc = gate(c, g, 3, H);
-                if (p_i) gi = c.add("add", {gi, c.add("mul", {*p_i, cell})});
-                if (p_f) gf = c.add("add", {gf, c.add("mul", {*p_f, cell})});
-                Value i = activate(c, a[0], pre(gi));
-                Value f = input_forget ? c.add("sub", {one, i}) : activate(c, a[0], pre(gf));
-                Value ct = activate(c, a[1], pre(gc));
-                cell = c.add("add", {c.add("mul", {f, cell}), c.add("mul", {i, ct})});
-                if (p_o) go = c.add("add", {go, c.add("mul", {*p_o, cell})});
-                Value o = activate(c, a[0], pre(go));
-                h = c.add("mul", {o, activate(c, a[2], cell)});
-            }
-            steps[size_t(step)] = reshape(c, h, {1, 1, N, H});
+        attrs.set("activations", list).set("alphas", alpha).set("betas", beta);
+        // The steps in the order they run: a reverse direction's input reversed in time.
+        Value steps_in = reshape(c, xw, {T, N, G * H});
+        if (backward) steps_in = c.g.slice(steps_in, {-1}, {std::numeric_limits<int64_t>::min()}, {0}, {-1}, c.fresh("reversed"));
+        std::vector<Value> ins{steps_in, Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
+        if (kind == "LSTM") {
+            ins.push_back(initial(6, "c0"));
+            ins.push_back(c.has(7) && !c.is_empty(7) ? entry(c, c.in(7), d) : c.constant(filled_buffer(t, {3 * H}, 0), "no_peepholes"));
         }
-        ys.push_back(T == 1 ? steps[0] : c.g.concat(steps, 0, c.fresh("Y_dir")));  // [T, 1, N, H]
-        hs.push_back(reshape(c, h, {1, N, H}));
-        cs.push_back(reshape(c, cell, {1, N, H}));
+        Value states = c.add("recurrent", ins, attrs);  // [T + 1, S, N, H]: the initial states, then each step's
+        auto row = [&](int64_t from, int64_t to, int64_t which) {
+            return c.g.slice(states, {from, which}, {to, which + 1}, {0, 1}, {}, c.fresh("states"));
+        };
+        Value y = row(1, T + 1, 0);  // [T, 1, N, H]
+        if (backward) y = c.g.slice(y, {-1}, {std::numeric_limits<int64_t>::min()}, {0}, {-1}, c.fresh("in_order"));
+        ys.push_back(y);
+        hs.push_back(reshape(c, row(T, T + 1, 0), {1, N, H}));
+        if (kind == "LSTM") cs.push_back(reshape(c, row(T, T + 1, 1), {1, N, H}));
     }
     Value y = D == 1 ? ys[0] : c.g.concat(ys, 1, c.fresh("Y_dirs"));  // [T, D, N, H]
     if (layout == 1) y = c.g.transpose(y, {2, 0, 1, 3}, c.fresh("batch_major"));

@@ -1,0 +1,146 @@
+// Definitions of topi/recurrent.hpp.
+#pragma once
+#include "weft/ir/op.hpp"
+#include "weft/topi/recurrent.hpp"
+
+namespace weft::topi {
+
+namespace recurrent_detail {
+
+inline Expr activate(const std::string& name, double alpha, double beta, Expr x) {
+    const DataType t = x.type();
+    auto c = [&](double v) { return ir::make_const(t, v); };
+    if (name == "Sigmoid") return ir::sigmoid(x);
+    if (name == "Tanh") return ir::tanh(x);
+    if (name == "Relu") return ir::max(x, c(0));
+    if (name == "LeakyRelu") return ir::select(x >= c(0), x, x * c(alpha));
+    if (name == "HardSigmoid") return ir::min(ir::max(x * c(alpha) + c(beta), c(0)), c(1));
+    if (name == "Affine") return x * c(alpha) + c(beta);
+    if (name == "Softsign") return x / (ir::abs(x) + c(1));
+    ::weft::detail::throw_user_error(::weft::detail::concat("recurrent: the activation '", name, "' is not one of Sigmoid, Tanh, Relu, "
+                                            "LeakyRelu, HardSigmoid, Affine, Softsign"));
+}
+
+// Activation k of the list, with ONNX's default alpha and beta where the lists are short;
+// `clipped`: x is a gate's pre-activation, which clip bounds (LSTM's cell activation h is not
+// clipped, as ONNX Runtime computes it).
+struct Activations {
+    const RecurrentParams& p;
+    Expr operator()(size_t k, Expr x, bool clipped = true) const {
+        const std::string& n = p.activations.at(k);
+        const double alpha = k < p.alphas.size() ? p.alphas[k] : n == "LeakyRelu" ? 0.01 : n == "HardSigmoid" ? 0.2 : 1.0;
+        const double beta = k < p.betas.size() ? p.betas[k] : n == "HardSigmoid" ? 0.5 : 0.0;
+        if (clipped && p.clip > 0) x = ir::min(ir::max(x, ir::make_const(x.type(), -p.clip)), ir::make_const(x.type(), p.clip));
+        return activate(n, alpha, beta, x);
+    }
+};
+
+inline int64_t const_dim(const Tensor& t, size_t d, const char* what) {
+    int64_t v = 0;
+    WEFT_CHECK(t.ndim() > int(d) && ir::as_const_int(t.shape()[d], &v), "recurrent: ", what, " '", t.name(),
+               "' needs a constant dimension ", d);
+    return v;
+}
+
+}  // namespace recurrent_detail
+
+Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Tensor& h0, const Tensor& c0,
+                 const Tensor& p, const RecurrentParams& params, const std::string& name) {
+    using namespace recurrent_detail;
+    const std::string& kind = params.kind;
+    WEFT_CHECK(kind == "RNN" || kind == "GRU" || kind == "LSTM", "recurrent: kind '", kind, "' is none of RNN, GRU, LSTM");
+    const int64_t G = kind == "RNN" ? 1 : kind == "GRU" ? 3 : 4;
+    const size_t acts = kind == "RNN" ? 1 : kind == "GRU" ? 2 : 3;
+    WEFT_CHECK(params.activations.size() == acts, "recurrent: ", kind, " takes ", acts, " activations, got ",
+               params.activations.size());
+    const bool lstm = kind == "LSTM";
+    WEFT_CHECK(xw.ndim() == 3 && rt.ndim() == 2 && rb.ndim() == 1 && h0.ndim() == 2, "recurrent: xw [T, N, G H], rt [H, G H], "
+               "rb [G H] and h0 [N, H] have ranks 3, 2, 1 and 2");
+    const int64_t T = const_dim(xw, 0, "xw"), N = const_dim(xw, 1, "xw"), GH = const_dim(xw, 2, "xw");
+    const int64_t H = const_dim(rt, 0, "rt");
+    WEFT_CHECK(GH == G * H && const_dim(rt, 1, "rt") == GH && const_dim(rb, 0, "rb") == GH &&
+                   const_dim(h0, 0, "h0") == N && const_dim(h0, 1, "h0") == H,
+               "recurrent: ", kind, " with hidden size ", H, " takes xw [T, N, ", G * H, "], rt [", H, ", ", G * H,
+               "], rb [", G * H, "] and h0 [N, ", H, "]");
+    if (lstm)
+        WEFT_CHECK(c0.defined() && p.defined() && const_dim(c0, 0, "c0") == N && const_dim(c0, 1, "c0") == H &&
+                       const_dim(p, 0, "p") == 3 * H,
+                   "recurrent: LSTM takes c0 [N, ", H, "] and peepholes p [", 3 * H, "]");
+    const DataType t = xw.dtype();
+    const int64_t S = lstm ? 2 : 1;
+    const Activations act{params};
+    const Expr one = ir::make_const(t, 1);
+
+    Tensor state = placeholder({T + 1, S, N, H}, t, name + ".state");
+    Tensor init = compute(
+        {1, S, N, H}, [&](Expr, Expr s, Expr n, Expr j) { return lstm ? ir::select(s == 0, h0(n, j), c0(n, j)) : h0(n, j); },
+        name + ".init");
+    // The recurrent product of the previous h, every gate (GRU without linear_before_reset:
+    // z and r only; its h gate multiplies r h instead).
+    const bool reset_first = kind == "GRU" && !params.linear_before_reset;
+    const int64_t cols = reset_first ? 2 * H : GH;
+    IterVar k = reduce_axis(0, H, "k");
+    Tensor rec = compute(
+        {T + 1, N, cols}, [&](Expr r, Expr n, Expr g) { return te::sum(state(r - 1, 0, n, k) * rt(k, g), {k}); },
+        name + ".recurrent");
+    auto x = [&](Expr r, Expr n, int64_t gate, Expr j) { return xw(r - 1, n, j + gate * H); };
+    auto hr = [&](Expr r, Expr n, int64_t gate, Expr j) { return rec(r, n, j + gate * H) + rb(j + gate * H); };
+    Tensor reset_rec;
+    if (reset_first) {
+        Tensor reset = compute(
+            {T + 1, N, H}, [&](Expr r, Expr n, Expr j) { return act(0, x(r, n, 1, j) + hr(r, n, 1, j)); }, name + ".reset");
+        IterVar k2 = reduce_axis(0, H, "k2");
+        reset_rec = compute(
+            {T + 1, N, H},
+            [&](Expr r, Expr n, Expr j) { return te::sum(reset(r, n, k2) * state(r - 1, 0, n, k2) * rt(k2, j + 2 * H), {k2}); },
+            name + ".reset_recurrent");
+    }
+    Tensor update = compute(
+        {T + 1, S, N, H},
+        [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
+            Expr h_prev = state(r - 1, 0, n, j);
+            if (kind == "RNN") return act(0, x(r, n, 0, j) + hr(r, n, 0, j));
+            if (kind == "GRU") {
+                Expr z = act(0, x(r, n, 0, j) + hr(r, n, 0, j));
+                Expr candidate;
+                if (reset_first) {
+                    candidate = x(r, n, 2, j) + reset_rec(r, n, j) + rb(j + 2 * H);
+                } else {
+                    Expr reset = act(0, x(r, n, 1, j) + hr(r, n, 1, j));
+                    candidate = x(r, n, 2, j) + reset * hr(r, n, 2, j);
+                }
+                return (one - z) * act(1, candidate) + z * h_prev;
+            }
+            Expr c_prev = state(r - 1, 1, n, j);
+            Expr i = act(0, x(r, n, 0, j) + hr(r, n, 0, j) + p(j) * c_prev);
+            Expr f = params.input_forget ? one - i : act(0, x(r, n, 2, j) + hr(r, n, 2, j) + p(j + 2 * H) * c_prev);
+            Expr c = f * c_prev + i * act(1, x(r, n, 3, j) + hr(r, n, 3, j));
+            Expr o = act(0, x(r, n, 1, j) + hr(r, n, 1, j) + p(j + H) * c);
+            return ir::select(s == 0, o * act(2, c, false), c);
+        },
+        name + ".update");
+    return scan(init, update, state, name);
+}
+
+void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target) {
+    WEFT_CHECK(out.op()->is_scan(), "schedule_recurrent: '", out.name(), "' is not topi::recurrent's result");
+    const int64_t lanes = std::max(1, target.natural_lanes(out.dtype().bits));
+    auto vectorize_last = [&](const Tensor& t) {
+        int64_t extent = 0;
+        IterVar last = t.axis(t.ndim() - 1);
+        if (!ir::as_const_int(last.dom().extent, &extent) || extent < lanes) return;
+        auto [outer, inner] = s[t].split(last, lanes);
+        s[t].vectorize(inner);
+        (void)outer;
+    };
+    for (const Operation& b : scan_body_ops(out.op())) {
+        Tensor t = b.output(0);
+        if (t.op()->is_reduction()) {  // the products: gates innermost, the reduction around them
+            s[t].reorder({t.axis(0), t.axis(1), t.reduce_axis(0), t.axis(2)});
+        }
+        vectorize_last(t);
+    }
+    vectorize_last(out);
+}
+
+}  // namespace weft::topi
