@@ -31,19 +31,25 @@ struct Layer {
     }
 };
 
-// Runs topi::recurrent and returns the states [T + 1, S, N, H] flat.
-std::vector<float> run(const Layer& L, const topi::RecurrentParams& params) {
+// Runs topi::recurrent and returns its result [T + 1, S, N, H] flat; `lens`: the sequences'
+// lengths (none: all T).
+std::vector<float> run(const Layer& L, const topi::RecurrentParams& params, const std::vector<int32_t>& lens = {}) {
     const bool lstm = params.kind == "LSTM";
     Tensor xw = placeholder({L.T, L.N, L.G * L.H}, f32, "xw"), rt = placeholder({L.H, L.G * L.H}, f32, "rt");
     Tensor rb = placeholder({L.G * L.H}, f32, "rb"), h0 = placeholder({L.N, L.H}, f32, "h0");
     Tensor c0 = placeholder({L.N, L.H}, f32, "c0"), p = placeholder({3 * L.H}, f32, "p");
-    Tensor out = topi::recurrent(xw, rt, rb, h0, lstm ? c0 : Tensor(), lstm ? p : Tensor(), params);
+    Tensor ln = placeholder({L.N}, i32, "lens");
+    Tensor out = topi::recurrent(xw, rt, rb, h0, lstm ? c0 : Tensor(), lstm ? p : Tensor(), lens.empty() ? Tensor() : ln, params);
     Schedule s = create_schedule(out);
     topi::schedule_recurrent(s, out);
     const int64_t S = lstm ? 2 : 1;
     Buffer<float> y({L.T + 1, S, L.N, L.H});
-    if (lstm) build(s, {xw, rt, rb, h0, c0, p, out})(L.xw, L.rt, L.rb, L.h0, L.c0, L.p, y);
-    else build(s, {xw, rt, rb, h0, out})(L.xw, L.rt, L.rb, L.h0, y);
+    Buffer<int32_t> lv({L.N});
+    for (int64_t n = 0; n < L.N && !lens.empty(); ++n) lv(n) = lens[size_t(n)];
+    if (lstm && lens.empty()) build(s, {xw, rt, rb, h0, c0, p, out})(L.xw, L.rt, L.rb, L.h0, L.c0, L.p, y);
+    else if (lstm) build(s, {xw, rt, rb, h0, c0, p, ln, out})(L.xw, L.rt, L.rb, L.h0, L.c0, L.p, lv, y);
+    else if (lens.empty()) build(s, {xw, rt, rb, h0, out})(L.xw, L.rt, L.rb, L.h0, y);
+    else build(s, {xw, rt, rb, h0, ln, out})(L.xw, L.rt, L.rb, L.h0, lv, y);
     return std::vector<float>(y.data(), y.data() + y.size());
 }
 
@@ -70,7 +76,7 @@ TEST_CASE("recurrent: LSTM with peepholes, input_forget and clip against its ste
                         cn[at] = f * c[at] + i * std::tanh(clipped(pre(3), clip));
                         const double o = sigmoid(clipped(pre(1) + L.p(L.H + j) * cn[at], clip));
                         hn[at] = o * std::tanh(cn[at]);
-                        const size_t row = size_t((t + 1) * 2 * L.N * L.H);
+                        const size_t row = size_t(t * 2 * L.N * L.H);  // row t: after reading input t
                         REQUIRE(std::abs(got[row + at] - hn[at]) <= 1e-5);
                         REQUIRE(std::abs(got[row + size_t(L.N * L.H) + at] - cn[at]) <= 1e-5);
                     }
@@ -98,7 +104,7 @@ TEST_CASE("recurrent: GRU, linear_before_reset off and on, against its steps") {
                     const double hh = std::tanh(double(L.xw(t, n, 2 * L.H + j)) +
                                                 (lbr ? r[at] * L.rec(h, n, 2, j) : L.rec(h, n, 2, j, &r)));
                     hn[at] = (1 - z) * hh + z * h[at];
-                    REQUIRE(std::abs(got[size_t((t + 1) * L.N * L.H) + at] - hn[at]) <= 1e-5);
+                    REQUIRE(std::abs(got[size_t(t * L.N * L.H) + at] - hn[at]) <= 1e-5);
                 }
             h = hn;
         }
@@ -106,8 +112,39 @@ TEST_CASE("recurrent: GRU, linear_before_reset off and on, against its steps") {
     // An activation it does not know, and shapes that do not fit, name themselves.
     Tensor xw = placeholder({3, 1, 6}, f32, "xw"), rt = placeholder({2, 6}, f32, "rt"), rb = placeholder({6}, f32, "rb");
     Tensor h0 = placeholder({1, 2}, f32, "h0");
-    CHECK_THROWS_WITH_AS(topi::recurrent(xw, rt, rb, h0, Tensor(), Tensor(), {.kind = "GRU", .activations = {"Sigmoid", "Gelu"}}),
+    CHECK_THROWS_WITH_AS(topi::recurrent(xw, rt, rb, h0, Tensor(), Tensor(), Tensor(), {.kind = "GRU", .activations = {"Sigmoid", "Gelu"}}),
                          doctest::Contains("the activation 'Gelu'"), Error);
-    CHECK_THROWS_WITH_AS(topi::recurrent(xw, rt, rb, h0, Tensor(), Tensor(), {.kind = "LSTM", .activations = {"Sigmoid", "Tanh", "Tanh"}}),
+    CHECK_THROWS_WITH_AS(topi::recurrent(xw, rt, rb, h0, Tensor(), Tensor(), Tensor(), {.kind = "LSTM", .activations = {"Sigmoid", "Tanh", "Tanh"}}),
                          doctest::Contains("LSTM with hidden size 2"), Error);
+}
+
+TEST_CASE("recurrent: per-sequence lengths, forward and reverse: steps past a length keep the state, zeros in time") {
+    // A plain RNN, h = tanh(x + h R^T + rb), over sequences of lengths 5, 2, 0 and 9 (clamped to 7).
+    const std::vector<int32_t> lens = {5, 2, 0, 9};
+    for (bool reverse : {false, true}) {
+        CAPTURE(reverse);
+        Layer L(7, 4, 10, 1, 30);
+        topi::RecurrentParams params{.kind = "RNN", .activations = {"Tanh"}, .reverse = reverse};
+        std::vector<float> got = run(L, params, lens);
+        for (int64_t n = 0; n < L.N; ++n) {
+            const int64_t len = std::min<int64_t>(lens[size_t(n)], L.T);
+            std::vector<double> h(L.h0.data(), L.h0.data() + L.N * L.H);
+            std::vector<std::vector<double>> at_time(size_t(L.T), std::vector<double>(size_t(L.H), 0.0));
+            for (int64_t step = 0; step < len; ++step) {
+                const int64_t t = reverse ? len - 1 - step : step;
+                std::vector<double> hn = h;
+                for (int64_t j = 0; j < L.H; ++j)
+                    hn[size_t(n * L.H + j)] = std::tanh(double(L.xw(t, n, j)) + L.rec(h, n, 0, j));
+                h = hn;
+                for (int64_t j = 0; j < L.H; ++j) at_time[size_t(t)][size_t(j)] = h[size_t(n * L.H + j)];
+            }
+            for (int64_t t = 0; t <= L.T; ++t)
+                for (int64_t j = 0; j < L.H; ++j) {
+                    const double want = t < L.T ? at_time[size_t(t)][size_t(j)] : h[size_t(n * L.H + j)];
+                    CAPTURE(n);
+                    CAPTURE(t);
+                    REQUIRE(std::abs(got[size_t((t * L.N + n) * L.H + j)] - want) <= 1e-5);
+                }
+        }
+    }
 }

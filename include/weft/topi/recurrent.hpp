@@ -20,16 +20,20 @@ struct RecurrentParams {
     double clip = 0;                       // > 0: every pre-activation clipped to [-clip, clip]
     bool linear_before_reset = false;      // GRU: r (h R_h^T + Rb_h) instead of (r h) R_h^T + Rb_h
     bool input_forget = false;             // LSTM: f = 1 - i
+    bool reverse = false;                  // the steps run from each sequence's last input to its first
 };
 
 // One direction of a layer over T steps. xw [T, N, G H]: the input projection x W^T + Wb of
-// every step (a matmul before the scan); rt [H, G H]: R transposed; rb [G H]: the recurrent
-// bias; h0 [N, H]; for LSTM c0 [N, H] and the peepholes p [3 H] (i, o, f; zeros for none;
-// pass undefined tensors otherwise). Returns the states [T + 1, S, N, H]: row 0 the initial
-// ones, row t + 1 after step t; S = 2 for LSTM (h, then c), 1 otherwise. weft::Error for
-// shapes that do not fit or an activation it does not know.
+// every step (a matmul before the scan), in time order; rt [H, G H]: R transposed; rb [G H]:
+// the recurrent bias; h0 [N, H]; for LSTM c0 [N, H] and the peepholes p [3 H] (i, o, f; zeros
+// for none; pass undefined tensors otherwise); lens [N] (integers, each clamped to [0, T]):
+// sequence n has lens[n] steps (undefined: all have T). Returns [T + 1, S, N, H] (S = 2 for
+// LSTM: h, then c): row t < T the states after the step that read input t, zeros past the
+// sequence's length; row T the last states (after each sequence's last step). weft::Error
+// for shapes that do not fit or an activation it does not know.
 Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Tensor& h0, const Tensor& c0,
-                 const Tensor& p, const RecurrentParams& params, const std::string& name = "recurrent");
+                 const Tensor& p, const Tensor& lens, const RecurrentParams& params,
+                 const std::string& name = "recurrent");
 // The steps in order; in each, the recurrent products vectorized along the gates (the
 // reduction outside them), the state's row vectorized along H.
 void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target = Target::host());

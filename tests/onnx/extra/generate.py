@@ -1,5 +1,5 @@
 # Recurrent-layer cases ONNX's backend data lacks (bidirectional, reverse, layout 1, GRU with
-# linear_before_reset 0 and 1, clip, activations), in its layout: model.onnx and
+# linear_before_reset 0 and 1, clip, activations, per-sequence lengths as a model input), in its layout: model.onnx and
 # test_data_set_0/{input,output}_k.pb, the outputs computed by ONNX Runtime (by onnx.reference
 # where ORT refuses layout 1). Run with the venv of models/ (onnx, onnxruntime):
 #   python tests/onnx/extra/generate.py tests/onnx/extra
@@ -9,7 +9,7 @@ import numpy as np, onnx, onnxruntime as ort, os
 from onnx import helper, TensorProto, numpy_helper
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 rng = np.random.default_rng(0)
-def case(name, kind, direction, layout=0, lbr=None, T=3, N=2, I=3, H=4, with_init=True, clip=None, acts=None):
+def case(name, kind, direction, layout=0, lbr=None, T=3, N=2, I=3, H=4, with_init=True, clip=None, acts=None, lens=None):
     G = {"RNN":1,"GRU":3,"LSTM":4}[kind]; D = 2 if direction=="bidirectional" else 1
     X = rng.standard_normal((T,N,I) if layout==0 else (N,T,I)).astype(np.float32)
     W = rng.standard_normal((D,G*H,I)).astype(np.float32)*0.5
@@ -17,9 +17,12 @@ def case(name, kind, direction, layout=0, lbr=None, T=3, N=2, I=3, H=4, with_ini
     B = rng.standard_normal((D,2*G*H)).astype(np.float32)*0.5
     h0 = rng.standard_normal((D,N,H) if layout==0 else (N,D,H)).astype(np.float32)
     inits=[numpy_helper.from_array(W,"W"),numpy_helper.from_array(R,"R"),numpy_helper.from_array(B,"B")]
-    ins=["X","W","R","B","",("h0" if with_init else "")]
+    ins=["X","W","R","B",("seq_lens" if lens is not None else ""),("h0" if with_init else "")]
     feeds={"X":X}
     inputs=[helper.make_tensor_value_info("X",TensorProto.FLOAT,X.shape)]
+    if lens is not None:  # per-sequence lengths as an input of the model
+        feeds["seq_lens"]=np.array(lens,dtype=np.int32)
+        inputs.append(helper.make_tensor_value_info("seq_lens",TensorProto.INT32,[N]))
     if with_init: inputs.append(helper.make_tensor_value_info("h0",TensorProto.FLOAT,h0.shape)); feeds["h0"]=h0
     if kind=="LSTM":
         c0 = rng.standard_normal(h0.shape).astype(np.float32)
@@ -53,3 +56,5 @@ case("gru_reverse_layout1","GRU","reverse",layout=1,lbr=1)
 case("rnn_bidir","RNN","bidirectional")
 case("rnn_relu","RNN","forward",acts=["Relu"])
 case("gru_noinit","GRU","forward",with_init=False)
+case("lstm_bidir_lens","LSTM","bidirectional",T=5,N=3,lens=[5,2,3])
+case("gru_reverse_lens","GRU","reverse",T=4,N=3,lbr=1,lens=[1,4,3])

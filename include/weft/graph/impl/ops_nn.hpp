@@ -107,7 +107,8 @@ inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out
 }
 
 // recurrent's attributes: kind ("RNN", "GRU", "LSTM"), activations (comma-separated ONNX
-// names), alphas, betas, clip, linear_before_reset, input_forget (topi::RecurrentParams).
+// names), alphas, betas, clip, linear_before_reset, input_forget, reverse
+// (topi::RecurrentParams).
 inline topi::RecurrentParams recurrent_params(const Attrs& a) {
     topi::RecurrentParams p;
     p.kind = a.get_string("kind", "LSTM");
@@ -123,13 +124,19 @@ inline topi::RecurrentParams recurrent_params(const Attrs& a) {
     p.clip = a.get_float("clip", 0.0);
     p.linear_before_reset = a.get_int("linear_before_reset", 0) != 0;
     p.input_forget = a.get_int("input_forget", 0) != 0;
+    p.reverse = a.get_int("reverse", 0) != 0;
     return p;
 }
 
-// recurrent's inputs: xw, rt, rb, h0, and for LSTM c0 and the peepholes.
+// recurrent's inputs: xw, rt, rb, h0, for LSTM c0 and the peepholes, then optionally the
+// sequence lengths.
 inline Tensor compute_recurrent(const std::vector<Tensor>& in, const Attrs& a) {
-    return topi::recurrent(in[0], in[1], in[2], in[3], in.size() > 4 ? in[4] : Tensor(), in.size() > 5 ? in[5] : Tensor(),
-                           recurrent_params(a));
+    const topi::RecurrentParams p = recurrent_params(a);
+    const size_t states = p.kind == "LSTM" ? 6 : 4;
+    WEFT_CHECK(in.size() == states || in.size() == states + 1, p.kind, " takes ", states, " inputs (", states + 1,
+               " with the sequence lengths), got ", in.size());
+    return topi::recurrent(in[0], in[1], in[2], in[3], states == 6 ? in[4] : Tensor(), states == 6 ? in[5] : Tensor(),
+                           in.size() > states ? in[states] : Tensor(), p);
 }
 
 inline void schedule_recurrent_group(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
@@ -417,7 +424,7 @@ inline void register_nn_ops() {
                                const Attrs& a) { return topi::layer_norm(in[0], in[1], in[2], a.get_float("epsilon", 1e-5)); },
                  .schedule = schedule_template<topi::schedule_layer_norm>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_layer_norm>});
-    register_op({.name = "recurrent", .pattern = P::Opaque, .min_inputs = 4, .max_inputs = 6,
+    register_op({.name = "recurrent", .pattern = P::Opaque, .min_inputs = 4, .max_inputs = 7,
                  .infer = [](const std::vector<TensorType>& in,
                              const Attrs& a) { return traced_type(in, [&](const std::vector<Tensor>& t) { return compute_recurrent(t, a); }); },
                  .compute = compute_recurrent,

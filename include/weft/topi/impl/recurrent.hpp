@@ -1,5 +1,7 @@
 // Definitions of topi/recurrent.hpp.
 #pragma once
+#include <algorithm>
+
 #include "weft/ir/op.hpp"
 #include "weft/topi/recurrent.hpp"
 
@@ -45,7 +47,7 @@ inline int64_t const_dim(const Tensor& t, size_t d, const char* what) {
 }  // namespace recurrent_detail
 
 Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Tensor& h0, const Tensor& c0,
-                 const Tensor& p, const RecurrentParams& params, const std::string& name) {
+                 const Tensor& p, const Tensor& lens, const RecurrentParams& params, const std::string& name) {
     using namespace recurrent_detail;
     const std::string& kind = params.kind;
     WEFT_CHECK(kind == "RNN" || kind == "GRU" || kind == "LSTM", "recurrent: kind '", kind, "' is none of RNN, GRU, LSTM");
@@ -66,8 +68,16 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
         WEFT_CHECK(c0.defined() && p.defined() && const_dim(c0, 0, "c0") == N && const_dim(c0, 1, "c0") == H &&
                        const_dim(p, 0, "p") == 3 * H,
                    "recurrent: LSTM takes c0 [N, ", H, "] and peepholes p [", 3 * H, "]");
+    if (lens.defined())
+        WEFT_CHECK(lens.ndim() == 1 && const_dim(lens, 0, "lens") == N && lens.dtype().is_int(), "recurrent: lens must be ",
+                   "integers [", N, "], one length per sequence");
     const DataType t = xw.dtype();
     const int64_t S = lstm ? 2 : 1;
+    // Sequence n's length, clamped into [0, T] (the reads below stay inside xw and the states).
+    auto length = [&](Expr n) -> Expr {
+        if (!lens.defined()) return ir::make_int(T);
+        return ir::min(ir::max(ir::cast(index_type, lens(n)), ir::make_int(0)), ir::make_int(T));
+    };
     const Activations act{params};
     const Expr one = ir::make_const(t, 1);
 
@@ -83,7 +93,15 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     Tensor rec = compute(
         {T + 1, N, cols}, [&](Expr r, Expr n, Expr g) { return te::sum(state(r - 1, 0, n, k) * rt(k, g), {k}); },
         name + ".recurrent");
-    auto x = [&](Expr r, Expr n, int64_t gate, Expr j) { return xw(r - 1, n, j + gate * H); };
+    // The input step r - 1 reads: in order, or from the sequence's last input back (a step
+    // past the length reads its own row, unused).
+    auto input_row = [&](Expr r, Expr n) -> Expr {
+        Expr step = r - 1;
+        if (!params.reverse) return step;
+        if (!lens.defined()) return ir::make_int(T - 1) - step;
+        return ir::max(ir::select(step < length(n), length(n) - 1 - step, step), ir::make_int(0));  // (>= 0 already)
+    };
+    auto x = [&](Expr r, Expr n, int64_t gate, Expr j) { return xw(input_row(r, n), n, j + gate * H); };
     auto hr = [&](Expr r, Expr n, int64_t gate, Expr j) { return rec(r, n, j + gate * H) + rb(j + gate * H); };
     Tensor reset_rec;
     if (reset_first) {
@@ -95,9 +113,7 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
             [&](Expr r, Expr n, Expr j) { return te::sum(reset(r, n, k2) * state(r - 1, 0, n, k2) * rt(k2, j + 2 * H), {k2}); },
             name + ".reset_recurrent");
     }
-    Tensor update = compute(
-        {T + 1, S, N, H},
-        [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
+    auto step_value = [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
             Expr h_prev = state(r - 1, 0, n, j);
             if (kind == "RNN") return act(0, x(r, n, 0, j) + hr(r, n, 0, j));
             if (kind == "GRU") {
@@ -117,13 +133,38 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
             Expr c = f * c_prev + i * act(1, x(r, n, 3, j) + hr(r, n, 3, j));
             Expr o = act(0, x(r, n, 1, j) + hr(r, n, 1, j) + p(j + H) * c);
             return ir::select(s == 0, o * act(2, c, false), c);
+    };
+    // A step past the sequence's length keeps the state.
+    Tensor update = compute(
+        {T + 1, S, N, H},
+        [&](Expr r, Expr s, Expr n, Expr j) {
+            if (!lens.defined()) return step_value(r, s, n, j);
+            return ir::select(r - 1 < length(n), step_value(r, s, n, j), state(r - 1, s, n, j));
         },
         name + ".update");
-    return scan(init, update, state, name);
+    Tensor states = scan(init, update, state, name + ".steps");
+    // In time order: the step that read input t is row t + 1 (reverse: row length - t) of
+    // the states; zeros past the length; the last states at row T.
+    return compute(
+        {T + 1, S, N, H},
+        [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
+            if (!lens.defined() && !params.reverse) return states(ir::min(r + 1, ir::make_int(T)), s, n, j);
+            Expr live = r < length(n);
+            // (Clamped for the bounds check: a live row lies in [1, T] already.)
+            Expr row = ir::min(ir::max(ir::select(live, params.reverse ? length(n) - r : r + 1, ir::make_int(T)),
+                                       ir::make_int(0)),
+                               ir::make_int(T));
+            Expr in_time = ir::select(live, states(row, s, n, j), ir::make_const(t, 0));
+            return ir::select(r == ir::make_int(T), states(ir::make_int(T), s, n, j), in_time);
+        },
+        name);
 }
 
 void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target) {
-    WEFT_CHECK(out.op()->is_scan(), "schedule_recurrent: '", out.name(), "' is not topi::recurrent's result");
+    std::vector<Tensor> inputs = out.op().input_tensors();
+    auto found = std::find_if(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.op()->is_scan(); });
+    WEFT_CHECK(found != inputs.end(), "schedule_recurrent: '", out.name(), "' is not topi::recurrent's result");
+    const Tensor steps = *found;
     const int64_t lanes = std::max(1, target.natural_lanes(out.dtype().bits));
     auto vectorize_last = [&](const Tensor& t) {
         int64_t extent = 0;
@@ -133,13 +174,14 @@ void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target) {
         s[t].vectorize(inner);
         (void)outer;
     };
-    for (const Operation& b : scan_body_ops(out.op())) {
+    for (const Operation& b : scan_body_ops(steps.op())) {
         Tensor t = b.output(0);
         if (t.op()->is_reduction()) {  // the products: gates innermost, the reduction around them
             s[t].reorder({t.axis(0), t.axis(1), t.reduce_axis(0), t.axis(2)});
         }
         vectorize_last(t);
     }
+    vectorize_last(steps);
     vectorize_last(out);
 }
 

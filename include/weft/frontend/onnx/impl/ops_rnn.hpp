@@ -3,7 +3,7 @@
 // steps compute the recurrent product and the gates, one kernel). Directions forward, reverse and
 // bidirectional; layout 0 and 1; initial states; LSTM's peepholes and input_forget; GRU's
 // linear_before_reset; clip; the activations ONNX lists that are element-wise compositions.
-// A sequence_lens input must be a constant equal to the sequence length everywhere.
+// sequence_lens (a constant or an input): each sequence's steps, zeros in Y past them.
 #pragma once
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 
@@ -70,9 +70,12 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
         malformed("W " + graph::shape_str(c.shape(W)) + " or R " + graph::shape_str(c.shape(R)) + " does not fit " +
                   std::to_string(D) + " direction(s), hidden size " + std::to_string(H) + " and input size " +
                   std::to_string(I));
+    // Per-sequence lengths, a constant or an input of the model (each clamped to [0, T]).
+    std::optional<Value> lens;
     if (c.has(4) && !c.is_empty(4)) {
-        for (int64_t len : c.const_ints(4, "sequence_lens"))
-            if (len != T) unsupported(kind + " with sequence lengths other than the sequence's (" + std::to_string(T) + ")");
+        lens = c.in(4);
+        if (c.shape(*lens) != std::vector<int64_t>{N} || !c.dtype(*lens).is_int())
+            malformed("sequence_lens must be integers [" + std::to_string(N) + "], got " + c.type(*lens).str());
     }
     // The activations: per direction, f (and g, h); ONNX's defaults.
     const size_t per_dir = kind == "RNN" ? 1 : kind == "GRU" ? 2 : 3;
@@ -123,7 +126,8 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
         };
         Value h = initial(5, "h0");
         graph::Attrs attrs{{"kind", kind}, {"clip", clipped ? clip : 0.0},
-                           {"linear_before_reset", int64_t(linear_before_reset)}, {"input_forget", int64_t(input_forget)}};
+                           {"linear_before_reset", int64_t(linear_before_reset)}, {"input_forget", int64_t(input_forget)},
+                           {"reverse", int64_t(backward)}};
         std::string list;
         std::vector<double> alpha, beta;
         for (size_t k = 0; k < per_dir; ++k) {
@@ -133,21 +137,17 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
             beta.push_back(a.beta);
         }
         attrs.set("activations", list).set("alphas", alpha).set("betas", beta);
-        // The steps in the order they run: a reverse direction's input reversed in time.
-        Value steps_in = reshape(c, xw, {T, N, G * H});
-        if (backward) steps_in = c.g.slice(steps_in, {-1}, {std::numeric_limits<int64_t>::min()}, {0}, {-1}, c.fresh("reversed"));
-        std::vector<Value> ins{steps_in, Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
+        std::vector<Value> ins{reshape(c, xw, {T, N, G * H}), Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
         if (kind == "LSTM") {
             ins.push_back(initial(6, "c0"));
             ins.push_back(c.has(7) && !c.is_empty(7) ? entry(c, c.in(7), d) : c.constant(filled_buffer(t, {3 * H}, 0), "no_peepholes"));
         }
-        Value states = c.add("recurrent", ins, attrs);  // [T + 1, S, N, H]: the initial states, then each step's
+        if (lens) ins.push_back(*lens);
+        Value states = c.add("recurrent", ins, attrs);  // [T + 1, S, N, H]: each input's states in time order, then the last
         auto row = [&](int64_t from, int64_t to, int64_t which) {
             return c.g.slice(states, {from, which}, {to, which + 1}, {0, 1}, {}, c.fresh("states"));
         };
-        Value y = row(1, T + 1, 0);  // [T, 1, N, H]
-        if (backward) y = c.g.slice(y, {-1}, {std::numeric_limits<int64_t>::min()}, {0}, {-1}, c.fresh("in_order"));
-        ys.push_back(y);
+        ys.push_back(row(0, T, 0));  // [T, 1, N, H]
         hs.push_back(reshape(c, row(T, T + 1, 0), {1, N, H}));
         if (kind == "LSTM") cs.push_back(reshape(c, row(T, T + 1, 1), {1, N, H}));
     }
