@@ -66,7 +66,9 @@ void check_rows(Op op, int64_t lanes) {
     // Products stay near 1 and sums exercise cancellation; integers stay small.
     // Integer products stay within int32: |A| <= 2 over at most 16 lanes, else |A| <= 1.
     const T int_bound = op == Op::Prod ? (lanes <= 16 ? 2 : 1) : 9;
-    auto a = t.is_float() ? Buffer<T>::random({rows, lanes}, op == Op::Prod ? 0.5 : -4.0, op == Op::Prod ? 1.5 : 4.0, 11)
+    // (The float bounds are converted only where T is a float type.)
+    auto a = t.is_float() ? Buffer<T>::random({rows, lanes}, static_cast<T>(op == Op::Prod ? 0.5 : -4.0),
+                                              static_cast<T>(op == Op::Prod ? 1.5 : 4.0), 11)
                           : Buffer<T>::random({rows, lanes}, T(-int_bound), int_bound, 11);
     Buffer<T> out({rows});
     kernel(a, out);
