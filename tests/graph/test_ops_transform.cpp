@@ -555,7 +555,7 @@ TEST_CASE("graph resize: bilinear half_pixel and nearest asymmetric against dire
                          Error);
 }
 
-TEST_CASE("graph resize: nearest upsampling by integer factors reads o / factor in the modes where ONNX does") {
+TEST_CASE("graph resize: upsampling by integer factors, nearest (o / factor where ONNX reads it) and linear") {
     // The general coordinate formulas, in double, against the integer fast path's results;
     // the factors 2 and 3, the widths vectorized over whole and partial vectors.
     const int64_t H = 3, W = 21;
@@ -590,6 +590,32 @@ TEST_CASE("graph resize: nearest upsampling by integer factors reads o / factor 
                                  {"nearest_mode", std::string(m.nearest)}}),
                      "y");
             check_equal(run(g, {xv}, true)[0], want, 0);
+        }
+    // Linear, half-pixel, by integer factors (the taps from integers): the general formula.
+    for (int64_t f : {2, 3, 4})
+        for (const char* coords : {"half_pixel", "pytorch_half_pixel"}) {
+            CAPTURE(f);
+            CAPTURE(coords);
+            auto lerp = [&](const std::vector<int64_t>& o) {
+                auto axis = [&](int64_t i, int64_t in, int64_t& lo, int64_t& hi) {
+                    const double c = (double(i) + 0.5) / double(f) - 0.5, b = std::floor(c);
+                    lo = std::clamp<int64_t>(int64_t(b), 0, in - 1);
+                    hi = std::clamp<int64_t>(int64_t(b) + 1, 0, in - 1);
+                    return c - b;
+                };
+                int64_t y0, y1, x0, x1;
+                const double ly = axis(o[2], H, y0, y1), lx = axis(o[3], W, x0, x1);
+                auto at = [&](int64_t y, int64_t xx) { return x.at({o[0], o[1], y, xx}); };
+                return (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x1)) + ly * ((1 - lx) * at(y1, x0) + lx * at(y1, x1));
+            };
+            Array want = tabulate({1, 2, H * f, W * f}, lerp);
+            graph::Graph g;
+            graph::Value in = g.input("x", {1, 2, H, W});
+            g.output(g.add_node("resize", {in},
+                                {{"sizes", std::vector<int64_t>{1, 2, H * f, W * f}}, {"mode", std::string("linear")},
+                                 {"coordinate_transformation_mode", std::string(coords)}}),
+                     "y");
+            check_equal(run(g, {xv}, true)[0], want, 1e-6);
         }
 }
 

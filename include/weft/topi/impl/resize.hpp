@@ -105,6 +105,28 @@ inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
     return t;
 }
 
+// Linear upsampling by an integer factor s with half_pixel (pytorch_half_pixel) coordinates:
+// output o = m s + r reads m + (2r + 1 - s) / 2s, so the lower tap is m or m - 1 and the
+// weight a fraction with denominator 2s, both from integers (no float64 floor per element).
+inline std::optional<int64_t> integer_linear_upsampling(const ResizeParams& p, int64_t n, int64_t m, double scale) {
+    if (p.mode != "linear" || m % n != 0 || scale != double(m / n) || m / n < 2) return std::nullopt;
+    const std::string& ctm = p.coordinate_transformation_mode;
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel") return std::nullopt;
+    return m / n;
+}
+
+inline Taps linear_taps_of_factor(Expr o, int64_t s, int64_t n) {
+    const DataType it = o.type();
+    Expr m = o / ir::make_int(s, it), d = (o % ir::make_int(s, it)) * ir::make_int(2, it) + ir::make_int(1 - s, it);
+    Expr below = d < ir::make_int(0, it);  // the coordinate lies below m: taps m - 1 and m
+    Expr base = ir::select(below, m - ir::make_int(1, it), m);
+    Expr frac = ir::cast(f64, ir::select(below, d + ir::make_int(2 * s, it), d)) * f(1.0 / double(2 * s));
+    Taps t;
+    t.index = {index_clamp(ir::cast(i64, base), n), index_clamp(ir::cast(i64, base) + ir::make_int(1, i64), n)};
+    t.weight = {f(1) - frac, frac};
+    return t;
+}
+
 }  // namespace resize_detail
 
 void check_resize_params(const ResizeParams& p) {
@@ -162,6 +184,10 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                 if (std::optional<int64_t> factor = integer_upsampling(p, in[d], out_shape[d], scale)) {
                     taps[d].index = {o[d] / ir::make_int(*factor, o[d].type())};
                     taps[d].weight = {f(1)};
+                    continue;
+                }
+                if (std::optional<int64_t> factor = integer_linear_upsampling(p, in[d], out_shape[d], scale)) {
+                    taps[d] = linear_taps_of_factor(o[d], *factor, in[d]);
                     continue;
                 }
                 Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, out_shape[d], scale, start, end,
