@@ -148,3 +148,20 @@ TEST_CASE("recurrent: per-sequence lengths, forward and reverse: steps past a le
         }
     }
 }
+
+TEST_CASE("recurrent: xw as a matmul gives it, [T N, G H], reads as [T, N, G H]") {
+    Layer L(4, 3, 17, 3, 40);
+    topi::RecurrentParams params{.kind = "GRU", .activations = {"Sigmoid", "Tanh"}, .reverse = true};
+    std::vector<float> want = run(L, params);
+    Tensor xw = placeholder({L.T * L.N, L.G * L.H}, f32, "xw"), rt = placeholder({L.H, L.G * L.H}, f32, "rt");
+    Tensor rb = placeholder({L.G * L.H}, f32, "rb"), h0 = placeholder({L.N, L.H}, f32, "h0");
+    Tensor out = topi::recurrent(xw, rt, rb, h0, Tensor(), Tensor(), Tensor(), params);
+    Schedule s = create_schedule(out);
+    topi::schedule_recurrent(s, out);
+    Buffer<float> flat(L.xw.data(), {L.T * L.N, L.G * L.H}), y({L.T + 1, 1, L.N, L.H});
+    build(s, {xw, rt, rb, h0, out})(flat, L.rt, L.rb, L.h0, y);
+    for (int64_t i = 0; i < y.size(); ++i) REQUIRE(y.data()[i] == want[size_t(i)]);
+    Tensor odd = placeholder({L.T * L.N + 1, L.G * L.H}, f32, "odd");
+    CHECK_THROWS_WITH_AS(topi::recurrent(odd, rt, rb, h0, Tensor(), Tensor(), Tensor(), params),
+                         doctest::Contains("no multiple of the batch"), Error);
+}

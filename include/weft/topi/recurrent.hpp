@@ -23,8 +23,8 @@ struct RecurrentParams {
     bool reverse = false;                  // the steps run from each sequence's last input to its first
 };
 
-// One direction of a layer over T steps. xw [T, N, G H]: the input projection x W^T + Wb of
-// every step (a matmul before the scan), in time order; rt [H, G H]: R transposed; rb [G H]:
+// One direction of a layer over T steps. xw [T, N, G H] (or [T N, G H]): the input projection
+// x W^T + Wb of every step (a matmul before the scan), in time order; rt [H, G H]: R transposed; rb [G H]:
 // the recurrent bias; h0 [N, H]; for LSTM c0 [N, H] and the peepholes p [3 H] (i, o, f; zeros
 // for none; pass undefined tensors otherwise); lens [N] (integers, each clamped to [0, T]):
 // sequence n has lens[n] steps (undefined: all have T). Returns [T + 1, S, N, H] (S = 2 for

@@ -56,9 +56,15 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     WEFT_CHECK(params.activations.size() == acts, "recurrent: ", kind, " takes ", acts, " activations, got ",
                params.activations.size());
     const bool lstm = kind == "LSTM";
-    WEFT_CHECK(xw.ndim() == 3 && rt.ndim() == 2 && rb.ndim() == 1 && h0.ndim() == 2, "recurrent: xw [T, N, G H], rt [H, G H], "
+    WEFT_CHECK((xw.ndim() == 3 || xw.ndim() == 2) && rt.ndim() == 2 && rb.ndim() == 1 && h0.ndim() == 2,
+               "recurrent: xw [T, N, G H] (or [T N, G H]), rt [H, G H], "
                "rb [G H] and h0 [N, H] have ranks 3, 2, 1 and 2");
-    const int64_t T = const_dim(xw, 0, "xw"), N = const_dim(xw, 1, "xw"), GH = const_dim(xw, 2, "xw");
+    // xw [T N, G H] (a matmul's result as it is) reads as [T, N, G H].
+    const bool flat = xw.ndim() == 2;
+    const int64_t N = flat ? const_dim(h0, 0, "h0") : const_dim(xw, 1, "xw"), GH = const_dim(xw, flat ? 1 : 2, "xw");
+    WEFT_CHECK(!flat || const_dim(xw, 0, "xw") % N == 0, "recurrent: xw's ", const_dim(xw, 0, "xw"),
+               " rows are no multiple of the batch ", N);
+    const int64_t T = flat ? const_dim(xw, 0, "xw") / N : const_dim(xw, 0, "xw");
     const int64_t H = const_dim(rt, 0, "rt");
     WEFT_CHECK(GH == G * H && const_dim(rt, 1, "rt") == GH && const_dim(rb, 0, "rb") == GH &&
                    const_dim(h0, 0, "h0") == N && const_dim(h0, 1, "h0") == H,
@@ -101,7 +107,9 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
         if (!lens.defined()) return ir::make_int(T - 1) - step;
         return ir::max(ir::select(step < length(n), length(n) - 1 - step, step), ir::make_int(0));  // (>= 0 already)
     };
-    auto x = [&](Expr r, Expr n, int64_t gate, Expr j) { return xw(input_row(r, n), n, j + gate * H); };
+    auto x = [&](Expr r, Expr n, int64_t gate, Expr j) {
+        return flat ? xw(input_row(r, n) * ir::make_int(N) + n, j + gate * H) : xw(input_row(r, n), n, j + gate * H);
+    };
     auto hr = [&](Expr r, Expr n, int64_t gate, Expr j) { return rec(r, n, j + gate * H) + rb(j + gate * H); };
     Tensor reset_rec;
     if (reset_first) {

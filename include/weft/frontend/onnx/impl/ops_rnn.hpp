@@ -137,7 +137,7 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
             beta.push_back(a.beta);
         }
         attrs.set("activations", list).set("alphas", alpha).set("betas", beta);
-        std::vector<Value> ins{reshape(c, xw, {T, N, G * H}), Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
+        std::vector<Value> ins{xw, Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
         if (kind == "LSTM") {
             ins.push_back(initial(6, "c0"));
             ins.push_back(c.has(7) && !c.is_empty(7) ? entry(c, c.in(7), d) : c.constant(filled_buffer(t, {3 * H}, 0), "no_peepholes"));
