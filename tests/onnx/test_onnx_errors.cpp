@@ -169,6 +169,18 @@ TEST_CASE("onnx errors: unsupported dtypes and attribute values") {
     set_float(a.node("Flatten", {"x"}, {"y"}), "axis", 1.0f);
     a.output("y");
     CHECK(has(error_of([&] { a.load(); }), "node 'y' (Flatten, opset 13): attribute 'axis' must be of type int, got float"));
+
+    Model r(14);  // a recurrent activation weft does not have
+    r.input("x", {2, 1, 3});
+    r.initializer("w", {1, 4, 3}, std::vector<float>(12, 0.1f));
+    r.initializer("r", {1, 4, 4}, std::vector<float>(16, 0.1f));
+    auto& rnn = r.node("RNN", {"x", "w", "r"}, {"y"});
+    set_int(rnn, "hidden_size", 4);
+    auto& acts = attr(rnn, "activations", onnx_test::pb::AttributeProto::STRINGS);
+    acts.add_strings("ThresholdedRelu");
+    r.output("y");
+    CHECK(has(error_of([&] { r.load(); }), "node 'y' (RNN, opset 14): the recurrent activation 'ThresholdedRelu'"));
+    CHECK(throws_unsupported([&] { r.load(); }));
 }
 
 TEST_CASE("onnx errors: malformed models") {

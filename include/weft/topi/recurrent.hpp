@@ -34,6 +34,9 @@ struct RecurrentParams {
 Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Tensor& h0, const Tensor& c0,
                  const Tensor& p, const Tensor& lens, const RecurrentParams& params,
                  const std::string& name = "recurrent");
+// Whether `name` is an activation recurrent() knows (Sigmoid, Tanh, Relu, LeakyRelu,
+// HardSigmoid, Affine, Softsign).
+bool is_recurrent_activation(const std::string& name);
 // The steps in order; in each, the recurrent products vectorized along the gates (the
 // reduction outside them), the state's row vectorized along H.
 void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target = Target::host());

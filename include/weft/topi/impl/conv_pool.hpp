@@ -81,10 +81,8 @@ Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& p, const std::s
                p.kernel.w);
     check_window(op, p.stride, p.padding, p.dilation);
     // The window's span; a dilation that overflows it is out_extent's error.
-    const int64_t span_h = p.kernel.h > 1 && p.dilation.h > (INT64_MAX - 1) / (p.kernel.h - 1)
-                               ? INT64_MAX : p.dilation.h * (p.kernel.h - 1) + 1;
-    const int64_t span_w = p.kernel.w > 1 && p.dilation.w > (INT64_MAX - 1) / (p.kernel.w - 1)
-                               ? INT64_MAX : p.dilation.w * (p.kernel.w - 1) + 1;
+    auto span = [](int64_t k, int64_t d) { return k > 1 && d > (INT64_MAX - 1) / (k - 1) ? INT64_MAX : d * (k - 1) + 1; };
+    const int64_t span_h = span(p.kernel.h, p.dilation.h), span_w = span(p.kernel.w, p.dilation.w);
     WEFT_CHECK(p.padding.top < span_h && p.padding.bottom < span_h && p.padding.left < span_w &&
                    p.padding.right < span_w,
                op, ": padding must be smaller than the window (", span_h, "x", span_w,

@@ -9,6 +9,21 @@ namespace weft::topi {
 
 namespace recurrent_detail {
 
+// The activations and their ONNX defaults of alpha and beta (used where the lists are short).
+struct ActivationDefaults {
+    const char* name;
+    double alpha, beta;
+};
+inline constexpr ActivationDefaults kActivations[] = {{"Sigmoid", 1, 0},     {"Tanh", 1, 0},   {"Relu", 1, 0},
+                                                      {"LeakyRelu", 0.01, 0}, {"HardSigmoid", 0.2, 0.5},
+                                                      {"Affine", 1, 0},      {"Softsign", 1, 0}};
+
+inline const ActivationDefaults* find_activation(const std::string& name) {
+    for (const ActivationDefaults& a : kActivations)
+        if (name == a.name) return &a;
+    return nullptr;
+}
+
 inline Expr activate(const std::string& name, double alpha, double beta, Expr x) {
     const DataType t = x.type();
     auto c = [&](double v) { return ir::make_const(t, v); };
@@ -19,8 +34,9 @@ inline Expr activate(const std::string& name, double alpha, double beta, Expr x)
     if (name == "HardSigmoid") return ir::min(ir::max(x * c(alpha) + c(beta), c(0)), c(1));
     if (name == "Affine") return x * c(alpha) + c(beta);
     if (name == "Softsign") return x / (ir::abs(x) + c(1));
-    ::weft::detail::throw_user_error(::weft::detail::concat("recurrent: the activation '", name, "' is not one of Sigmoid, Tanh, Relu, "
-                                            "LeakyRelu, HardSigmoid, Affine, Softsign"));
+    std::string known;
+    for (const ActivationDefaults& a : kActivations) known += std::string(known.empty() ? "" : ", ") + a.name;
+    ::weft::detail::throw_user_error(::weft::detail::concat("recurrent: the activation '", name, "' is not one of ", known));
 }
 
 // Activation k of the list, with ONNX's default alpha and beta where the lists are short;
@@ -30,8 +46,9 @@ struct Activations {
     const RecurrentParams& p;
     Expr operator()(size_t k, Expr x, bool clipped = true) const {
         const std::string& n = p.activations.at(k);
-        const double alpha = k < p.alphas.size() ? p.alphas[k] : n == "LeakyRelu" ? 0.01 : n == "HardSigmoid" ? 0.2 : 1.0;
-        const double beta = k < p.betas.size() ? p.betas[k] : n == "HardSigmoid" ? 0.5 : 0.0;
+        const ActivationDefaults* d = find_activation(n);
+        const double alpha = k < p.alphas.size() ? p.alphas[k] : d ? d->alpha : 1.0;
+        const double beta = k < p.betas.size() ? p.betas[k] : d ? d->beta : 0.0;
         if (clipped && p.clip > 0) x = ir::min(ir::max(x, ir::make_const(x.type(), -p.clip)), ir::make_const(x.type(), p.clip));
         return activate(n, alpha, beta, x);
     }
@@ -45,6 +62,8 @@ inline int64_t const_dim(const Tensor& t, size_t d, const char* what) {
 }
 
 }  // namespace recurrent_detail
+
+bool is_recurrent_activation(const std::string& name) { return recurrent_detail::find_activation(name) != nullptr; }
 
 Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Tensor& h0, const Tensor& c0,
                  const Tensor& p, const Tensor& lens, const RecurrentParams& params, const std::string& name) {
@@ -157,12 +176,9 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
         {T + 1, S, N, H},
         [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
             if (!lens.defined() && !params.reverse) return states(ir::min(r + 1, ir::make_int(T)), s, n, j);
-            Expr live = r < length(n);
-            // (Clamped for the bounds check: a live row lies in [1, T] already.)
-            Expr row = ir::min(ir::max(ir::select(live, params.reverse ? length(n) - r : r + 1, ir::make_int(T)),
-                                       ir::make_int(0)),
-                               ir::make_int(T));
-            Expr in_time = ir::select(live, states(row, s, n, j), ir::make_const(t, 0));
+            // (The row clamped for the bounds check: a live one lies in [1, T] already.)
+            Expr row = ir::min(ir::max(params.reverse ? length(n) - r : r + 1, ir::make_int(0)), ir::make_int(T));
+            Expr in_time = ir::select(r < length(n), states(row, s, n, j), ir::make_const(t, 0));
             return ir::select(r == ir::make_int(T), states(ir::make_int(T), s, n, j), in_time);
         },
         name);
@@ -178,9 +194,7 @@ void schedule_recurrent(Schedule& s, const Tensor& out, const Target& target) {
         int64_t extent = 0;
         IterVar last = t.axis(t.ndim() - 1);
         if (!ir::as_const_int(last.dom().extent, &extent) || extent < lanes) return;
-        auto [outer, inner] = s[t].split(last, lanes);
-        s[t].vectorize(inner);
-        (void)outer;
+        s[t].vectorize(s[t].split(last, lanes).second);
     };
     for (const Operation& b : scan_body_ops(steps.op())) {
         Tensor t = b.output(0);

@@ -61,19 +61,25 @@ struct Taps {
     std::vector<Expr> index, weight;
 };
 
+// The factor s where an extent n becomes m = s n (s >= 2) at the scale s exactly.
+inline std::optional<int64_t> integer_factor(int64_t n, int64_t m, double scale) {
+    if (m % n != 0 || m / n < 2 || scale != double(m / n)) return std::nullopt;
+    return m / n;
+}
+
 // Nearest upsampling by an integer factor s (an output extent s times the input's, scale s)
 // reads input o / s in the modes where that is ONNX's index: asymmetric with floor (o / s
 // exactly), and half_pixel or pytorch_half_pixel rounding to nearest either way ((o + 1/2) /
 // s - 1/2 lies within 1/2 of o / s, never halfway). Integer arithmetic instead of a float64
 // coordinate per element: what PyTorch's nn.Upsample(scale_factor=2) exports.
 inline std::optional<int64_t> integer_upsampling(const ResizeParams& p, int64_t n, int64_t m, double scale) {
-    if (p.mode != "nearest" || m % n != 0 || scale != double(m / n) || m / n < 2) return std::nullopt;
+    if (p.mode != "nearest") return std::nullopt;
     const std::string& ctm = p.coordinate_transformation_mode;
     const bool floor_exact = ctm == "asymmetric" && p.nearest_mode == "floor";
     const bool round_exact = (ctm == "half_pixel" || ctm == "pytorch_half_pixel") &&
                              (p.nearest_mode == "round_prefer_floor" || p.nearest_mode == "round_prefer_ceil");
     if (!floor_exact && !round_exact) return std::nullopt;
-    return m / n;
+    return integer_factor(n, m, scale);
 }
 
 inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
@@ -109,10 +115,9 @@ inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
 // output o = m s + r reads m + (2r + 1 - s) / 2s, so the lower tap is m or m - 1 and the
 // weight a fraction with denominator 2s, both from integers (no float64 floor per element).
 inline std::optional<int64_t> integer_linear_upsampling(const ResizeParams& p, int64_t n, int64_t m, double scale) {
-    if (p.mode != "linear" || m % n != 0 || scale != double(m / n) || m / n < 2) return std::nullopt;
     const std::string& ctm = p.coordinate_transformation_mode;
-    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel") return std::nullopt;
-    return m / n;
+    if (p.mode != "linear" || (ctm != "half_pixel" && ctm != "pytorch_half_pixel")) return std::nullopt;
+    return integer_factor(n, m, scale);
 }
 
 inline Taps linear_taps_of_factor(Expr o, int64_t s, int64_t n) {

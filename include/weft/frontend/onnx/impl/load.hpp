@@ -66,9 +66,8 @@ public:
             BufferRef b = tensor_to_buffer(t, opt_.limits.max_tensor_elements, "initializer '" + name + "'");
             if (is_narrow(t.data_type())) narrow_[name] = t.data_type();
             if (b.size() == 0) {  // e.g. an empty axes list: held aside, read as an omitted input
-                empty_.insert(name);
-                empty_types_[name] = {std::vector<int64_t>(t.dims().begin(), t.dims().end()),
-                                      to_dtype(t.data_type(), "initializer '" + name + "'")};
+                empty_[name] = graph::TensorType{std::vector<int64_t>(t.dims().begin(), t.dims().end()),
+                                                 to_dtype(t.data_type(), "initializer '" + name + "'")};
                 root_.values[name] = Value{};
             } else {
                 root_.values[name] = add_constant(g_, rank0_, name, b);
@@ -119,11 +118,11 @@ private:
         if (is_narrow(tt.elem_type())) narrow_[name] = tt.elem_type();
         if (auto frozen = opt_.constant_inputs.find(name); frozen != opt_.constant_inputs.end()) {
             const BufferRef& b = frozen->second;
-            bool fits = b.size() == 0 ? true : b.dtype() == dt && b.is_compact();
-            // An empty value (an undefined BufferRef) has no shape to compare; it fits an input
+            const std::optional<std::vector<int64_t>> declared = static_shape(tt);
+            // An empty value (an undefined BufferRef) has no shape to compare: it fits an input
             // that may have no elements.
-            if (std::optional<std::vector<int64_t>> declared = static_shape(tt); b.size() == 0 && declared)
-                fits = std::find(declared->begin(), declared->end(), 0) != declared->end();
+            bool fits = b.size() == 0 ? !declared || std::find(declared->begin(), declared->end(), 0) != declared->end()
+                                      : b.dtype() == dt && b.is_compact();
             if (fits && tt.has_shape() && b.size() != 0) {
                 fits = b.shape().size() == size_t(tt.shape().dim_size());
                 for (size_t k = 0; fits && k < b.shape().size(); ++k) {
@@ -136,9 +135,7 @@ private:
                             graph::shape_str(b.shape()) + " value, which does not fit the model's " + dt.str() +
                             " input of rank " + std::to_string(tt.has_shape() ? tt.shape().dim_size() : -1));
             if (b.size() == 0) {
-                empty_.insert(name);
-                if (std::optional<std::vector<int64_t>> shape = static_shape(tt))
-                    empty_types_[name] = {*shape, dt};
+                empty_[name] = declared ? std::optional<graph::TensorType>(graph::TensorType{*declared, dt}) : std::nullopt;
                 root_.values[name] = Value{};
             } else {
                 root_.values[name] = add_constant(g_, rank0_, name, copy_buffer(b));
@@ -181,9 +178,8 @@ private:
         checked_elements(shape, opt_.limits.max_tensor_elements, what);
         if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
             // No values to pass: an empty value of the importer, not an input of the module.
-            empty_.insert(name);
+            empty_[name] = graph::TensorType{shape, dt};
             producer_[name] = "an empty tensor, which weft's graphs do not output";
-            empty_types_[name] = {shape, dt};
             root_.values[name] = Value{};
             return;
         }
@@ -214,9 +210,12 @@ private:
             for (const std::string& in : n.input()) {
                 auto narrow = narrow_.find(in);
                 c.narrow_ins.push_back(narrow == narrow_.end() ? 0 : narrow->second);
-                if (in.empty() || empty_.count(in)) {
-                    if (!in.empty()) c.empty_ins[c.ins.size()] = 1;
-                    if (auto t = empty_types_.find(in); t != empty_types_.end()) c.empty_types[c.ins.size()] = t->second;
+                auto empty = empty_.find(in);
+                if (in.empty() || empty != empty_.end()) {
+                    if (!in.empty()) {
+                        c.empty_ins[c.ins.size()] = 1;
+                        c.empty_types[c.ins.size()] = empty->second;
+                    }
                     c.ins.push_back(Value{});
                     continue;
                 }
@@ -255,8 +254,8 @@ private:
                 else narrow_.erase(name);
                 scope.values[name] = size_t(k) < outs.size() ? outs[size_t(k)] : Value{};
                 if (size_t(k) < c.empty_outs.size() && c.empty_outs[size_t(k)]) {
-                    empty_.insert(name);
-                    if (auto t = c.empty_out_types.find(size_t(k)); t != c.empty_out_types.end()) empty_types_[name] = t->second;
+                    auto t = c.empty_out_types.find(size_t(k));
+                    empty_[name] = t == c.empty_out_types.end() ? std::nullopt : std::optional<graph::TensorType>(t->second);
                     producer_[name] = "an empty tensor, which weft's graphs do not output";
                     continue;
                 }
@@ -418,8 +417,9 @@ private:
     static constexpr int64_t kMaxSubgraphConversions = 65536;
     int64_t subgraphs_converted_ = 0;       // inline_graph calls so far
     std::set<int> rank0_;                     // values that are ONNX scalars (held as [1])
-    std::set<std::string> empty_;  // values without elements (see Ctx::empty_ins)
-    std::map<std::string, graph::TensorType> empty_types_;  // their types, where known (Ctx::empty_types)
+    // Values without elements, with their shapes and dtypes where known (Ctx::empty_ins,
+    // Ctx::empty_types).
+    std::map<std::string, std::optional<graph::TensorType>> empty_;
     std::map<std::string, int> narrow_;  // values of a narrow type (proto.hpp, is_narrow): its ONNX element type
 };
 

@@ -29,6 +29,22 @@ inline Value conv_weight_of_transposed(Ctx& c, Value w, const TransposedConv& t)
     return reshape(c, w, {t.O, t.in_per_group, k[0], k[1]});
 }
 
+// x padded by before {h, w} and after {h, w} for a stride-1 conv2d: what is positive the
+// convolution pads (conv_pads {top, left, bottom, right}), a pad node crops the rest.
+inline Value pad_or_crop(Ctx& c, Value x, const int64_t before[2], const int64_t after[2], std::vector<int64_t>& conv_pads) {
+    conv_pads.assign(4, 0);
+    std::vector<int64_t> crop(8, 0);
+    bool cropping = false;
+    for (size_t i = 0; i < 2; ++i) {
+        conv_pads[i] = std::max<int64_t>(before[i], 0);
+        conv_pads[i + 2] = std::max<int64_t>(after[i], 0);
+        crop[2 + i] = std::min<int64_t>(before[i], 0);
+        crop[6 + i] = std::min<int64_t>(after[i], 0);
+        cropping |= before[i] < 0 || after[i] < 0;
+    }
+    return cropping ? c.g.pad(x, crop, 0.0, c.fresh("crop")) : x;
+}
+
 // One axis of phase r: output o = s m + r sums x[m + first + t] w[k0 + (taps - 1 - t) s] over
 // t < taps, where k0 = (r + pad) mod s and taps counts k0, k0 + s, ... below the kernel size.
 struct PhaseAxis {
@@ -70,19 +86,14 @@ inline Value conv_transpose_by_phases(Ctx& c, Value x, Value w, const Transposed
                 wp = conv_weight_of_transposed(c, wp, t);
                 // Pad (or crop, where negative) the input so the convolution starts at `first`
                 // and gives per_phase outputs.
-                std::vector<int64_t> conv_pads(4), crop(8, 0);
-                bool cropping = false;
                 const PhaseAxis axes[2] = {py, px};
+                int64_t before[2], after[2];
                 for (size_t i = 0; i < 2; ++i) {
-                    const int64_t before = -axes[i].first;
-                    const int64_t after = per_phase[i] + axes[i].taps - 1 - t.in[i] - before;
-                    conv_pads[i] = std::max<int64_t>(before, 0);
-                    conv_pads[i + 2] = std::max<int64_t>(after, 0);
-                    crop[2 + i] = std::min<int64_t>(before, 0);
-                    crop[6 + i] = std::min<int64_t>(after, 0);
-                    cropping |= before < 0 || after < 0;
+                    before[i] = -axes[i].first;
+                    after[i] = per_phase[i] + axes[i].taps - 1 - t.in[i] - before[i];
                 }
-                Value xp = cropping ? c.g.pad(x, crop, 0.0, c.fresh("crop")) : x;
+                std::vector<int64_t> conv_pads;
+                Value xp = pad_or_crop(c, x, before, after, conv_pads);
                 y = c.add("conv2d", {xp, wp},
                           {{"strides", std::vector<int64_t>{1, 1}}, {"pads", conv_pads},
                            {"dilations", std::vector<int64_t>{1, 1}}, {"groups", t.group}});
@@ -109,19 +120,14 @@ inline Value conv_transpose_spread(Ctx& c, Value x, Value w, const TransposedCon
         x = reshape(c, x, {t.N, t.C, in2[0] * s2[0], in2[1] * s2[1]});
     }
     // Each side: dilation (k - 1) less the pad; the end also less the stride's trailing zeros
-    // and plus output_padding. The convolution pads what is positive, a pad node crops the rest.
-    std::vector<int64_t> conv_pads(4), crop(8, 0);
-    bool cropping = false;
+    // and plus output_padding.
+    int64_t before[2], after[2];
     for (size_t i = 0; i < 2; ++i) {
-        const int64_t before = dil[i] * (k2[i] - 1) - p2[i];
-        const int64_t after = dil[i] * (k2[i] - 1) - p2[i + 2] + op2[i] - (s2[i] - 1);
-        conv_pads[i] = std::max<int64_t>(before, 0);
-        conv_pads[i + 2] = std::max<int64_t>(after, 0);
-        crop[2 + i] = std::min<int64_t>(before, 0);
-        crop[6 + i] = std::min<int64_t>(after, 0);
-        cropping |= before < 0 || after < 0;
+        before[i] = dil[i] * (k2[i] - 1) - p2[i];
+        after[i] = dil[i] * (k2[i] - 1) - p2[i + 2] + op2[i] - (s2[i] - 1);
     }
-    if (cropping) x = c.g.pad(x, crop, 0.0, c.fresh("crop"));
+    std::vector<int64_t> conv_pads;
+    x = pad_or_crop(c, x, before, after, conv_pads);
     w = conv_weight_of_transposed(c, w, t);
     const int64_t lowest = std::numeric_limits<int64_t>::min();
     w = c.add("slice", {w},

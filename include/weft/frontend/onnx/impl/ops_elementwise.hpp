@@ -172,6 +172,19 @@ inline Value cast_to_subbyte(Ctx& c, Value x, int elem, const std::string& name)
     return c.g.cast(v, to_dtype(elem, "the target"), name);
 }
 
+// x as float32 (cast if it is not), its bits as int32 and its biased exponent (bits 23-30).
+struct Float32Bits {
+    Value x, bits, exponent;
+};
+inline Float32Bits float32_bits(Ctx& c, Value x) {
+    const DataType f32 = DataType::float_(32), i32 = DataType::int_(32);
+    if (c.dtype(x) != f32) x = c.g.cast(x, f32, c.fresh("x_f"));
+    Value bits = c.add("bitcast", {x}, {{"dtype", i32.str()}});
+    Value e = c.add("bitwise_and", {c.add("shift_right", {bits, c.scalar(23, i32, "mantissa_bits")}),
+                                    c.scalar(255, i32, "exponent_mask")});
+    return {x, bits, e};
+}
+
 // x rounded to the small float `f` (to nearest, ties to even), as the float32 it stands for.
 // The quantum of x's binade (its float32 exponent, clamped to f's smallest normal one) over
 // f's mantissa bits divides x exactly, so round(x / q) * q rounds once. Beyond f's largest
@@ -179,12 +192,11 @@ inline Value cast_to_subbyte(Ctx& c, Value x, int elem, const std::string& name)
 // infinities nor NaN), else infinity (E5M2) or NaN.
 inline Value cast_to_small_float(Ctx& c, Value x, const SmallFloat& f, bool saturate, const std::string& name) {
     const DataType f32 = DataType::float_(32), i32 = DataType::int_(32);
-    if (c.dtype(x) != f32) x = c.g.cast(x, f32, c.fresh("x_f"));
     auto i = [&](int64_t v, const char* what) { return c.scalar(double(v), i32, what); };
     auto fl = [&](double v, const char* what) { return c.scalar(v, f32, what); };
-    Value bits = c.add("bitcast", {x}, {{"dtype", i32.str()}});
-    Value e = c.add("bitwise_and", {c.add("shift_right", {bits, i(23, "mantissa_bits")}), i(255, "exponent_mask")});
-    e = c.add("maximum", {e, i(1 - f.bias + 127, "smallest_exponent")});
+    Float32Bits in = float32_bits(c, x);
+    x = in.x;
+    Value e = c.add("maximum", {in.exponent, i(1 - f.bias + 127, "smallest_exponent")});
     Value q = c.add("shift_left", {c.add("sub", {e, i(f.man_bits, "man_bits")}), i(23, "mantissa_bits")});
     q = c.add("bitcast", {q}, {{"dtype", f32.str()}});
     Value y = c.add("mul", {c.add("round", {c.add("div", {x, q})}), q});
@@ -209,13 +221,12 @@ inline Value cast_to_e8m0(Ctx& c, Value x, bool saturate, const std::string& mod
     const DataType f32 = DataType::float_(32), i32 = DataType::int_(32);
     if (mode != "up" && mode != "down" && mode != "nearest")
         malformed("round_mode must be up, down or nearest, got '" + mode + "'");
-    if (c.dtype(x) != f32) x = c.g.cast(x, f32, c.fresh("x_f"));
     auto i = [&](int64_t v, const char* what) { return c.scalar(double(v), i32, what); };
     auto any = [&](Value bits, int64_t mask) {
         return c.add("not_equal", {c.add("bitwise_and", {bits, i(mask, "mask")}), i(0, "zero")});
     };
-    Value bits = c.add("bitcast", {x}, {{"dtype", i32.str()}});
-    Value e = c.add("bitwise_and", {c.add("shift_right", {bits, i(23, "mantissa_bits")}), i(255, "exponent_mask")});
+    const Float32Bits in = float32_bits(c, x);
+    Value bits = in.bits, e = in.exponent;
     Value special = c.add("equal", {e, i(255, "special")});
     if (mode != "down") {
         // nearest: the guard bit, and a round or sticky bit or a nonzero exponent (ONNX's rule).

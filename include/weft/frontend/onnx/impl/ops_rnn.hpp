@@ -6,38 +6,11 @@
 // sequence_lens (a constant or an input): each sequence's steps, zeros in Y past them.
 #pragma once
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
+#include "weft/topi/recurrent.hpp"
 
 namespace weft::onnx::detail {
 
 namespace rnn_detail {
-
-// One activation of the layer's list, with its alpha and beta where it takes them.
-struct Activation {
-    std::string name;
-    double alpha = 0, beta = 0;
-};
-
-inline Value activate(Ctx& c, const Activation& a, Value x) {
-    DataType t = c.dtype(x);
-    if (a.name == "Sigmoid") return c.add("sigmoid", {x});
-    if (a.name == "Tanh") return c.add("tanh", {x});
-    if (a.name == "Relu") return c.add("relu", {x});
-    if (a.name == "LeakyRelu") return c.g.leaky_relu(x, a.alpha, c.fresh("leaky_relu"));
-    if (a.name == "HardSigmoid")
-        return c.g.clip(c.add("add", {c.add("mul", {x, c.scalar(a.alpha, t, "alpha")}), c.scalar(a.beta, t, "beta")}), 0.0,
-                        1.0, c.fresh("hard_sigmoid"));
-    if (a.name == "Affine")
-        return c.add("add", {c.add("mul", {x, c.scalar(a.alpha, t, "alpha")}), c.scalar(a.beta, t, "beta")});
-    if (a.name == "Softsign")
-        return c.add("div", {x, c.add("add", {abs_of(c, x), c.scalar(1, t, "one")})});
-    unsupported("the recurrent activation '" + a.name + "'");
-}
-
-// Columns [k * H, (k + 1) * H) of a [rows, G * H] value.
-inline Value gate(Ctx& c, Value v, int64_t k, int64_t H) {
-    return c.add("slice", {v}, {{"starts", std::vector<int64_t>{k * H}}, {"ends", std::vector<int64_t>{(k + 1) * H}},
-                                {"axes", std::vector<int64_t>{1}}});
-}
 
 // Entry d of the first axis of v, that axis dropped: [D, a, b] -> [a, b] (or [D, a] -> [a]).
 inline Value entry(Ctx& c, Value v, int64_t d) {
@@ -89,17 +62,15 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
         for (int64_t k = 0; k < D; ++k) names.insert(names.end(), d.begin(), d.end());
     }
     if (names.size() != per_dir * size_t(D)) malformed("activations must list " + std::to_string(per_dir * size_t(D)) + " names");
-    std::vector<double> alphas = c.floats("activation_alpha"), betas = c.floats("activation_beta");
-    std::vector<Activation> acts;
-    for (size_t k = 0; k < names.size(); ++k) {
-        Activation a{names[k]};
-        a.alpha = k < alphas.size() ? alphas[k] : a.name == "LeakyRelu" ? 0.01 : a.name == "HardSigmoid" ? 0.2 : 1.0;
-        a.beta = k < betas.size() ? betas[k] : a.name == "HardSigmoid" ? 0.5 : 0.0;
-        acts.push_back(a);
-    }
-    const bool clipped = c.has_attr("clip");
+    for (const std::string& name : names)
+        if (!topi::is_recurrent_activation(name)) unsupported("the recurrent activation '" + name + "'");
+    // alpha and beta by position in the list (topi::recurrent fills in ONNX's defaults).
+    const std::vector<double> alphas = c.floats("activation_alpha"), betas = c.floats("activation_beta");
+    auto direction_part = [&](const std::vector<double>& v, int64_t d) {
+        const size_t from = std::min(v.size(), size_t(d) * per_dir), to = std::min(v.size(), size_t(d + 1) * per_dir);
+        return std::vector<double>(v.begin() + long(from), v.begin() + long(to));
+    };
     const double clip = c.f("clip", 0.0);
-    auto pre = [&](Value v) { return clipped ? c.g.clip(v, -clip, clip, c.fresh("clip")) : v; };
     const bool linear_before_reset = kind == "GRU" && c.i("linear_before_reset", 0) != 0;
     const bool input_forget = kind == "LSTM" && c.i("input_forget", 0) != 0;
 
@@ -125,18 +96,12 @@ inline std::vector<Value> convert_rnn(Ctx& c, const std::string& kind) {
             return entry(c, v, d);
         };
         Value h = initial(5, "h0");
-        graph::Attrs attrs{{"kind", kind}, {"clip", clipped ? clip : 0.0},
+        graph::Attrs attrs{{"kind", kind}, {"clip", clip},
                            {"linear_before_reset", int64_t(linear_before_reset)}, {"input_forget", int64_t(input_forget)},
                            {"reverse", int64_t(backward)}};
         std::string list;
-        std::vector<double> alpha, beta;
-        for (size_t k = 0; k < per_dir; ++k) {
-            const Activation& a = acts[size_t(d) * per_dir + k];
-            list += (k ? "," : "") + a.name;
-            alpha.push_back(a.alpha);
-            beta.push_back(a.beta);
-        }
-        attrs.set("activations", list).set("alphas", alpha).set("betas", beta);
+        for (size_t k = 0; k < per_dir; ++k) list += (k ? "," : "") + names[size_t(d) * per_dir + k];
+        attrs.set("activations", list).set("alphas", direction_part(alphas, d)).set("betas", direction_part(betas, d));
         std::vector<Value> ins{xw, Rt, rb ? *rb : c.constant(filled_buffer(t, {G * H}, 0), "no_recurrent_bias"), h};
         if (kind == "LSTM") {
             ins.push_back(initial(6, "c0"));

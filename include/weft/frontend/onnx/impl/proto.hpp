@@ -85,11 +85,14 @@ inline const SmallFloat* small_float(int elem) {
     return nullptr;
 }
 
+// A small float's width in bits (E8M0 has no sign bit).
+inline int small_float_bits(const SmallFloat& f) { return f.elem == kFloat8E8M0 ? 8 : 1 + f.exp_bits + f.man_bits; }
+
 // The float a small float's bit pattern stands for. E8M0 is a power of two alone:
 // 2^(b - 127), 0xff NaN.
 inline float decode_small_float(const SmallFloat& f, unsigned b) {
     if (f.elem == kFloat8E8M0) return b == 0xff ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.f, int(b) - 127);
-    const int width = 1 + f.exp_bits + f.man_bits;
+    const int width = small_float_bits(f);
     const unsigned e_max = (1u << f.exp_bits) - 1, m_max = (1u << f.man_bits) - 1;
     const bool negative = (b >> (width - 1)) & 1;
     const unsigned e = (b >> f.man_bits) & e_max, m = b & m_max;
@@ -159,48 +162,43 @@ inline std::optional<std::vector<int64_t>> static_shape(const pb::TypeProto_Tens
     return dims;
 }
 
-// A tensor of a sub-byte integer type: ONNX packs 8 / bits values per byte, the first in the
-// lowest bits (raw_data, or int32_data with a byte per entry); unpacked one per byte, signed
-// ones sign-extended.
-inline BufferRef unpack_subbyte(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n, int bits,
-                                DataType dt, const std::string& what) {
+// Calls put(i, code) for each of the n codes of `bits` bits that t packs 8 / bits to a byte,
+// the first in the lowest bits (raw_data, or int32_data with a byte per entry), after checking
+// that t holds exactly the bytes n codes need.
+template <class Put>
+inline void for_each_packed(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n, int bits,
+                            const std::string& what, Put put) {
     const int64_t per_byte = 8 / bits, packed = (n + per_byte - 1) / per_byte;
     const int64_t have = t.has_raw_data() ? int64_t(t.raw_data().size()) : int64_t(t.int32_data_size());
     if (have != packed)
         malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " values of " +
                   std::to_string(bits) + " bits: " + std::to_string(packed) + " bytes) but " + std::to_string(have) +
                   (t.has_raw_data() ? " bytes of raw data" : " packed entries"));
-    if (n == 0) return BufferRef();
-    BufferRef b = BufferRef::allocate(dt, dims);
-    uint8_t* out = static_cast<uint8_t*>(b.data());
-    const unsigned mask = (1u << bits) - 1, sign = 1u << (bits - 1);
+    const unsigned mask = (1u << bits) - 1;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t k = i / per_byte;
         const unsigned byte = t.has_raw_data() ? uint8_t(t.raw_data()[size_t(k)]) : unsigned(t.int32_data(int(k))) & 0xffu;
-        unsigned v = (byte >> ((i % per_byte) * bits)) & mask;
-        if (dt.is_int() && (v & sign)) v |= ~mask;  // sign-extend
-        out[i] = uint8_t(v);
+        put(i, (byte >> ((i % per_byte) * bits)) & mask);
     }
-    return b;
 }
 
-// A tensor of a small float type as float32: a byte per value (float4: two, the first in
-// the low bits), in raw_data or int32_data.
-inline BufferRef decode_small_floats(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n,
-                                     const SmallFloat& f, const std::string& what) {
-    const int bits = f.elem == kFloat8E8M0 ? 8 : 1 + f.exp_bits + f.man_bits, per_byte = 8 / bits;
-    const int64_t packed = (n + per_byte - 1) / per_byte;
-    const int64_t have = t.has_raw_data() ? int64_t(t.raw_data().size()) : int64_t(t.int32_data_size());
-    if (have != packed)
-        malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(packed) + " bytes) but " +
-                  std::to_string(have) + (t.has_raw_data() ? " bytes of raw data" : " entries"));
-    if (n == 0) return BufferRef();
-    BufferRef b = BufferRef::allocate(DataType::float_(32), dims);
-    float* out = static_cast<float*>(b.data());
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t k = i / per_byte;
-        const unsigned byte = t.has_raw_data() ? uint8_t(t.raw_data()[size_t(k)]) : unsigned(t.int32_data(int(k))) & 0xffu;
-        out[i] = decode_small_float(f, (byte >> ((i % per_byte) * bits)) & ((1u << bits) - 1));
+// A tensor of a sub-byte integer type, one value per byte (signed ones sign-extended), or of a
+// small float type as the float32 values its codes stand for.
+inline BufferRef unpack_narrow(const pb::TensorProto& t, const std::vector<int64_t>& dims, int64_t n, DataType dt,
+                               const std::string& what) {
+    const SmallFloat* f = small_float(t.data_type());
+    const int bits = f ? small_float_bits(*f) : subbyte_bits(t.data_type());
+    BufferRef b = n == 0 ? BufferRef() : BufferRef::allocate(dt, dims);
+    if (f) {
+        float* out = n == 0 ? nullptr : static_cast<float*>(b.data());
+        for_each_packed(t, dims, n, bits, what, [&](int64_t i, unsigned code) { out[i] = decode_small_float(*f, code); });
+    } else {
+        uint8_t* out = n == 0 ? nullptr : static_cast<uint8_t*>(b.data());
+        const unsigned sign = 1u << (bits - 1), mask = (1u << bits) - 1;
+        for_each_packed(t, dims, n, bits, what, [&](int64_t i, unsigned v) {
+            if (dt.is_int() && (v & sign)) v |= ~mask;  // sign-extend
+            out[i] = uint8_t(v);
+        });
     }
     return b;
 }
@@ -215,8 +213,7 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
     int64_t n = checked_elements(dims, limit, what);
     DataType dt = to_dtype(t.data_type(), what);
     const int64_t bytes = dt.is_bool() ? 1 : dt.bytes();
-    if (const int bits = subbyte_bits(t.data_type())) return unpack_subbyte(t, dims, n, bits, dt, what);
-    if (const SmallFloat* f = small_float(t.data_type())) return decode_small_floats(t, dims, n, *f, what);
+    if (is_narrow(t.data_type())) return unpack_narrow(t, dims, n, dt, what);
     auto count_error = [&](int64_t got) {
         malformed(what + " has shape " + graph::shape_str(dims) + " (" + std::to_string(n) + " elements) but " +
                   std::to_string(got) + " values");
