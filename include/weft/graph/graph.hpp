@@ -15,6 +15,7 @@
 // may break the order or make a cycle: check() finds that, and build() calls check().
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -121,6 +122,28 @@ struct Limits {
     int64_t max_node_inputs = 4096;
 };
 
+// A dimension of a graph input that is decided when the module runs (a batch, a sequence
+// length): build() compiles kernels whose extents are expressions of it and plans memory for
+// `max` (docs/graph.md, "Symbolic dimensions"). Values in [min, max].
+struct Symbol {
+    std::string name;
+    int64_t max = 0;
+    int64_t min = 1;
+};
+
+// Input `input`'s dimension `axis` is symbol `symbol`.
+struct SymbolicAxis {
+    std::string input;
+    int64_t axis = 0;
+    std::string symbol;
+};
+
+class Graph;
+// The graph at other values of its symbols (by name). The default re-infers every node from
+// the inputs' new shapes; an importer that folded shape arithmetic into attributes and
+// constants builds the graph again (onnx::load does).
+using Instantiate = std::function<Graph(const std::map<std::string, int64_t>& values)>;
+
 class Graph {
 public:
     Graph();
@@ -137,6 +160,21 @@ public:
 
     // ---- building -------------------------------------------------------------------
     Value input(const std::string& name, std::vector<int64_t> shape, DataType dtype = DataType::float_(32));
+    // Makes dimension `axis` of `input` the symbol `s`: its extent becomes s.max (the graph is
+    // built at the largest size), and a module built from the graph takes inputs whose extent
+    // there is any value in [s.min, s.max]. Inputs marked with the same name share the symbol
+    // (and must give equal bounds). Mark an input before adding nodes that read it.
+    //   graph::Value x = g.input("x", {16, 256});
+    //   g.set_symbolic(x, 0, {"batch", 16});         // batch 1..16
+    void set_symbolic(Value input, int64_t axis, const Symbol& s);
+    const std::vector<Symbol>& symbols() const { return symbols_; }
+    const std::vector<SymbolicAxis>& symbolic_axes() const { return symbolic_axes_; }
+    // How instantiate() makes the graph at other symbol values (see Instantiate).
+    void set_instantiate(Instantiate f) { instantiate_ = std::move(f); }
+    // The graph with each symbol at `values` (every symbol named; bounds checked), of fixed
+    // shapes: its symbols are gone.
+    Graph instantiate(const std::map<std::string, int64_t>& values) const;
+
     // A constant (weights): its data is copied into compact storage the graph owns.
     Value constant(const std::string& name, const BufferRef& data);
     // A constant that shares `data` instead of copying it, for data nobody writes afterwards:
@@ -266,6 +304,9 @@ private:
     std::vector<Node> nodes_;
     std::vector<std::pair<std::string, Value>> outputs_;
     std::map<std::string, int> by_name_;
+    std::vector<Symbol> symbols_;
+    std::vector<SymbolicAxis> symbolic_axes_;
+    Instantiate instantiate_;
 };
 
 // "[1, 64, 56, 56]" — how messages show a shape.

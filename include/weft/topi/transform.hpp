@@ -22,6 +22,9 @@ namespace weft::topi {
 // others); 0 copies the input's extent at that position (ONNX's default, allowzero = 0).
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);
 std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::vector<int64_t>& shape);
+// The same to a shape given as expressions (extents that are symbols, `n * 64`): the element
+// count must agree, which the caller guarantees (graph::build's symbolic dimensions).
+Tensor reshape_to(const Tensor& x, const std::vector<Expr>& shape);
 
 // A 2-d view: [product of the dimensions before axis, product of the rest]; axis in
 // [-rank, rank] (0 gives [1, size]).

@@ -51,6 +51,11 @@ struct LoadOptions {
     // Values of symbolic dimensions by their name (dim_param), e.g. {"batch", 1}; applied to
     // every input that uses the name. input_shapes wins where both apply.
     std::map<std::string, int64_t> dim_values;
+    // Symbolic dimensions (by dim_param name) to keep symbolic, with their bounds: the graph
+    // is imported at each one's max, and a module built from it runs at any value in
+    // [min, max] (graph::Symbol, docs/graph.md "Symbolic dimensions"), e.g.
+    // {.symbols = {{"batch", 16}}}. dim_values and input_shapes win where they also apply.
+    std::vector<graph::Symbol> symbols;
     // Graph inputs to freeze as constants with these values (dtype and shape must fit the
     // model's). weft's shapes are static: an input that decides a shape (Reshape's shape,
     // Squeeze's axes, Expand's shape, ...) must be a constant; freezing it makes one.

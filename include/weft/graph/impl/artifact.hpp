@@ -160,6 +160,8 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
 }
 
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata) {
+    WEFT_CHECK(detail::ModuleAccess::state(m).symbolic.empty(), "graph::save: '", path, "': this module has symbolic "
+               "dimensions, which an artifact cannot hold yet; save a module built at one size");
     std::string bytes = save_to_memory(m, metadata);
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     WEFT_CHECK(out.good(), "graph::save: cannot open '", path, "' for writing");

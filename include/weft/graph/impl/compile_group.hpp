@@ -10,6 +10,7 @@
 #include "weft/autotune/sketch.hpp"
 #include "weft/codegen/build.hpp"
 #include "weft/graph/fuse.hpp"
+#include "weft/graph/impl/symbolic.hpp"
 #include "weft/graph/op_registry.hpp"
 #include "weft/ir/visitor.hpp"
 #include "weft/topi/cuda.hpp"
@@ -20,6 +21,9 @@ namespace weft::graph::detail {
 struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
+    // With symbolic dimensions: the symbol the kernel runs once per value of, on one sample
+    // of its tensors (per_sample_symbol), or -1. Symbols passed as scalars have ids -1 - s.
+    int per_sample = -1;
 };
 
 // A group's computation and schedule, before lowering.
@@ -102,10 +106,46 @@ inline std::string group_workload(const Graph& g, const FusedGroup& group) {
     return key + ")" + m.attrs.str();
 }
 
+// Node `id`'s output in the tensor language from its inputs': its operator's compute, or,
+// where its shape depends on the symbols and the operator only rearranges data, its
+// compute_to_shape. An operator whose attributes change with the symbols must have one.
+inline Tensor compute_node(const Graph& g, int id, const std::vector<Tensor>& in, const OpContext& context,
+                           const SymbolicShapes* symbolic) {
+    const Node& n = g.node(id);
+    const OpDef& def = op_def(n.op);
+    if (!symbolic || !symbolic->is_symbolic(id)) return def.compute(in, n.attrs, context);
+    if (def.compute_to_shape) return def.compute_to_shape(in, n.attrs, symbolic->shape_expr(g, id));
+    WEFT_CHECK(!symbolic->attrs_vary[size_t(id)], "graph::build: symbolic dimensions: ", describe(n),
+               ": its attributes change with the symbols (", n.attrs.str(), " at their max), and operator '", n.op,
+               "' has no compute_to_shape to follow them; give the symbols fixed values instead");
+    return def.compute(in, n.attrs, context);
+}
+
+// The symbols a kernel's tensors use go first in its arguments, as scalars (arg id -1):
+// a size such as batch * seq cannot be read from a buffer's shape alone.
+inline void prepend_symbol_args(const SymbolicShapes& symbolic, std::vector<Argument>& args, std::vector<int>& ids) {
+    std::vector<Argument> scalars;
+    std::vector<int> scalar_ids;
+    for (size_t s = 0; s < symbolic.vars.size(); ++s) {
+        bool used = false;
+        for (int id : ids)
+            for (const SymbolicDim& d : symbolic.dims[size_t(id)])
+                for (auto& [mask, c] : d.terms) used |= c && (mask >> s & 1);
+        if (!used) continue;
+        scalars.emplace_back(symbolic.vars[s]);
+        scalar_ids.push_back(-1 - int(s));
+    }
+    args.insert(args.begin(), scalars.begin(), scalars.end());
+    ids.insert(ids.begin(), scalar_ids.begin(), scalar_ids.end());
+}
+
 // The group's computation (each node's compute) and its schedule for `target` and `config`:
 // its master's, or injective. A recording config collects the group's ConfigSpace.
+// With `symbolic` (a graph with symbolic dimensions), the placeholders' extents and the
+// outputs of shape-only operators are the symbols' expressions, and the symbols a kernel's
+// tensors use are its first arguments (scalars).
 inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, const Target& target,
-                                     const Config& config = {}) {
+                                     const Config& config = {}, const SymbolicShapes* symbolic = nullptr) {
     std::map<int, Tensor> tensors;  // node id -> its tensor in this kernel
     std::vector<Argument> args;
     ScheduledGroup result;
@@ -115,7 +155,9 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
         if (it != tensors.end()) return it->second;
         const Node& n = g.node(v);  // an external input of the group: a placeholder
         std::vector<Expr> shape;
-        for (int64_t d : n.type.shape) shape.push_back(make_int(d));
+        if (symbolic) shape = symbolic->shape_expr(g, v.id);
+        else
+            for (int64_t d : n.type.shape) shape.push_back(make_int(d));
         Tensor p = placeholder(shape, n.type.dtype, n.name);
         tensors[v.id] = p;
         args.emplace_back(p);
@@ -128,10 +170,15 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
         std::vector<Tensor> in;
         for (Value v : n.inputs) in.push_back(tensor_of(v));
         try {
-            tensors[id] = op_def(n.op).compute(in, n.attrs, context);
+            tensors[id] = compute_node(g, id, in, context, symbolic);
         } catch (const Error& e) {
             // A tuning config that does not fit the template is the config's fault.
             if (!config.empty()) ::weft::detail::rethrow_with_context(e, describe(n) + " with the config " + config.str());
+            // With symbolic dimensions, an operator whose computation needs constant extents.
+            if (symbolic && symbolic->is_symbolic(id))
+                ::weft::detail::rethrow_with_context(e, "graph::build: symbolic dimensions: " + describe(n) +
+                                                            " cannot yet be computed with a symbolic shape (give the "
+                                                            "symbols fixed values instead)");
             // The node's shape inference accepted these inputs (Graph::check), so its
             // computation refusing them is a bug, often in a pass's rewrite; not the user's.
             std::string types;
@@ -148,6 +195,7 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
     Tensor out = tensors[group.root()];
     args.emplace_back(out);
     result.arg_ids.push_back(group.root());
+    if (symbolic) prepend_symbol_args(*symbolic, args, result.arg_ids);
 
     Schedule s = create_schedule(out);
     for (int id : group.nodes)
@@ -169,9 +217,21 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
 }
 
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
-                                   const Config& config = {}) {
-    ScheduledGroup sg = schedule_group(g, group, target, config);
+                                   const Config& config = {}, const SymbolicShapes* symbolic = nullptr) {
     CompiledGroup result;
+    ScheduledGroup sg;
+    try {
+        sg = schedule_group(g, group, target, config, symbolic);
+    } catch (const Error&) {
+        // Operators that need constant extents (a convolution's) may still run per sample.
+        const int s = symbolic ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
+        if (s < 0) throw;
+        const SymbolicShapes one = symbolic->at_one_sample(size_t(s));
+        sg = schedule_group(g, group, target, config, &one);
+        for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
+            if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
+        result.per_sample = s;
+    }
     result.args = std::move(sg.arg_ids);
     if (!target.is_cuda()) {
         result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);

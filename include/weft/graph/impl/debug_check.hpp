@@ -86,6 +86,8 @@ DebugReport Module::run_debug(const DebugOptions& options) {
                "(graph::build(g, Target::host(), options)) and call run_debug there, or compare this module's "
                "get_output_host() with the CPU module's outputs");
     s.check_allocated("run_debug");
+    WEFT_CHECK(s.symbolic.empty(), "graph::Module::run_debug: this module has symbolic dimensions; debug the graph "
+               "built at one size (graph::build(g.instantiate(values)))");
     const Graph& g = s.graph;
     DebugReport report;
     auto differs = [&](double got, double want) {

@@ -147,7 +147,10 @@ Graph::Graph(const Graph& other)
       copied_from_(other.copied_from_),
       nodes_(other.nodes_),
       outputs_(other.outputs_),
-      by_name_(other.by_name_) {
+      by_name_(other.by_name_),
+      symbols_(other.symbols_),
+      symbolic_axes_(other.symbolic_axes_),
+      instantiate_(other.instantiate_) {
     copied_from_.emplace_back(other.identity_, other.size());
 }
 
@@ -216,6 +219,55 @@ Value Graph::input(const std::string& name, std::vector<int64_t> shape, DataType
                    "; every dimension must be positive");
     Node n{.op = "input", .name = name, .type = {std::move(shape), dtype}};
     return append(std::move(n));
+}
+
+void Graph::set_symbolic(Value input, int64_t axis, const Symbol& s) {
+    input = own(input, "set_symbolic()");
+    WEFT_CHECK(input.id >= 0 && input.id < size() && nodes_[size_t(input.id)].is_input(),
+               "graph: set_symbolic: %", input.id, " is not a graph input");
+    Node& n = nodes_[size_t(input.id)];
+    const int64_t rank = int64_t(n.type.shape.size());
+    WEFT_CHECK(axis >= 0 && axis < rank, "graph: set_symbolic: input '", n.name, "' has ", rank,
+               " dimensions; axis ", axis, " is out of range");
+    WEFT_CHECK(!s.name.empty(), "graph: set_symbolic: the symbol needs a name");
+    WEFT_CHECK(s.min >= 1 && s.max >= s.min, "graph: set_symbolic: symbol '", s.name, "' has bounds [", s.min, ", ",
+               s.max, "]; they must satisfy 1 <= min <= max");
+    for (const Node& other : nodes_)
+        for (Value v : other.inputs)
+            WEFT_CHECK(v.id != input.id, "graph: set_symbolic: input '", n.name, "' is already read by ",
+                       describe(other), "; mark it symbolic before adding nodes that read it");
+    for (const SymbolicAxis& a : symbolic_axes_)
+        WEFT_CHECK(a.input != n.name || a.axis != axis, "graph: set_symbolic: input '", n.name, "' dimension ", axis,
+                   " is symbol '", a.symbol, "' already");
+    bool known = false;
+    for (const Symbol& t : symbols_) {
+        if (t.name != s.name) continue;
+        WEFT_CHECK(t.min == s.min && t.max == s.max, "graph: set_symbolic: symbol '", s.name, "' was declared with bounds [",
+                   t.min, ", ", t.max, "], now [", s.min, ", ", s.max, "]");
+        known = true;
+    }
+    if (!known) symbols_.push_back(s);
+    symbolic_axes_.push_back({n.name, axis, s.name});
+    n.type.shape[size_t(axis)] = s.max;
+    check_limits(n, false);
+}
+
+Graph Graph::instantiate(const std::map<std::string, int64_t>& values) const {
+    for (const Symbol& s : symbols_) {
+        auto it = values.find(s.name);
+        WEFT_CHECK(it != values.end(), "graph: instantiate: no value for symbol '", s.name, "'");
+        WEFT_CHECK(it->second >= s.min && it->second <= s.max, "graph: symbol '", s.name, "' = ", it->second,
+                   " is outside its bounds [", s.min, ", ", s.max, "]");
+    }
+    if (instantiate_) return instantiate_(values);
+    Graph g(*this);
+    for (const SymbolicAxis& a : symbolic_axes_)
+        g.nodes_[size_t(g.by_name_.at(a.input))].type.shape[size_t(a.axis)] = values.at(a.symbol);
+    g.symbols_.clear();  // a graph of fixed shapes
+    g.symbolic_axes_.clear();
+    g.instantiate_ = nullptr;
+    g.check();  // every node's type again, from the inputs' new shapes
+    return g;
 }
 
 Value Graph::constant(const std::string& name, const BufferRef& data) {

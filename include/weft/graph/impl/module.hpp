@@ -30,6 +30,27 @@ struct Module::State {
     Device device;  // where the storage lives and the kernels run
     bool allocated = true;   // BuildOptions::allocate: the storage exists and the module can run
     cuda::Stream stream;     // a CUDA module's: every kernel is launched on it
+    // A graph with symbolic dimensions (graph/impl/symbolic.hpp; empty: every shape is
+    // constant): storage[] holds each node's storage at the symbols' max, values[] views of
+    // it at symbol_values, the values the argument lists were made for.
+    detail::SymbolicShapes symbolic;
+    std::vector<BufferRef> storage;
+    std::vector<int64_t> symbol_values;
+    // Per kernel: the symbol it runs once per value of, on one sample (-1: once, whole); and
+    // for those, per sample, the argument views and lists.
+    std::vector<int> per_sample;
+    std::vector<std::vector<std::vector<BufferRef>>> sample_views;
+    std::vector<std::vector<std::vector<KernelArgValue>>> sample_args;
+
+    // Runs kernel k (once, or once per sample).
+    void run_kernel(size_t k) const {
+        if (!per_sample.empty() && per_sample[k] >= 0) {
+            for (const std::vector<KernelArgValue>& a : sample_args[k])
+                kernels[k].call(std::span<const KernelArgValue>(a.data(), a.size()));
+            return;
+        }
+        kernels[k].call(std::span<const KernelArgValue>(args[k].data(), args[k].size()));
+    }
 
     // Throws unless the module has storage (BuildOptions::allocate).
     void check_allocated(const char* what) const {
@@ -84,14 +105,15 @@ inline PlanRequests plan_requests(const Graph& g, const std::vector<Kernel>& ker
     }
     for (int k = 0; k < steps; ++k)
         for (int id : arg_ids[size_t(k)])
-            if (BufferRequest* r = request(id)) r->last = std::max(r->last, k);
+            if (id >= 0)  // not a symbol's value (graph/impl/symbolic.hpp)
+                if (BufferRequest* r = request(id)) r->last = std::max(r->last, k);
     for (auto& [name, v] : g.outputs())
         if (BufferRequest* r = request(v.id)) r->last = steps;  // read after the run
     if (!in_place) return p;
     for (int k = 0; k < steps; ++k) {
         const std::vector<int>& ids = arg_ids[size_t(k)];
         for (size_t slot = 0; slot + 1 < ids.size(); ++slot) {
-            const BufferRequest* r = request(ids[slot]);
+            const BufferRequest* r = ids[slot] < 0 ? nullptr : request(ids[slot]);
             if (r && r->last == k && may_write_over(kernels[size_t(k)], int(slot))) {
                 request(ids.back())->inplace_of = p.request_of[size_t(ids[slot])];
                 break;
@@ -152,6 +174,123 @@ int64_t Module::memory_operator_bytes() const {
     return total;
 }
 
+namespace detail {
+
+// Each kernel's arguments: its buffers' views (values[]) and the symbols' current values.
+inline void make_argument_lists(ModuleAccess::State& st) {
+    st.args.clear();
+    for (const std::vector<int>& ids : st.arg_ids) {
+        std::vector<KernelArgValue> a;
+        for (int id : ids) {
+            if (id < 0) a.emplace_back(st.symbol_values[size_t(-1 - id)]);
+            else a.emplace_back(st.values[size_t(id)]);
+        }
+        st.args.push_back(std::move(a));
+    }
+    // A kernel run per sample: views of one sample of each tensor that depends on the symbol.
+    st.sample_views.assign(st.arg_ids.size(), {});
+    st.sample_args.assign(st.arg_ids.size(), {});
+    for (size_t k = 0; k < st.arg_ids.size(); ++k) {
+        const int s = st.per_sample.empty() ? -1 : st.per_sample[k];
+        if (s < 0) continue;
+        const SymbolicShapes one = st.symbolic.at_one_sample(size_t(s));
+        const int64_t samples = st.symbol_values[size_t(s)];
+        auto& views = st.sample_views[k];
+        views.assign(size_t(samples), {});
+        for (int64_t b = 0; b < samples; ++b) {
+            for (int id : st.arg_ids[k]) {
+                const BufferRef& whole = st.values[size_t(id)];
+                if (!st.symbolic.is_symbolic(id)) {
+                    views[size_t(b)].push_back(whole);
+                    continue;
+                }
+                std::vector<int64_t> shape = one.shape_at(st.graph, id, {});
+                const int64_t bytes = TensorType{shape, whole.dtype()}.bytes();
+                views[size_t(b)].push_back(
+                    BufferRef(static_cast<char*>(whole.data()) + b * bytes, whole.dtype(), std::move(shape), {}, st.device));
+            }
+        }
+        for (const std::vector<BufferRef>& v : views) {
+            std::vector<KernelArgValue> a;
+            for (const BufferRef& ref : v) a.emplace_back(ref);
+            st.sample_args[k].push_back(std::move(a));
+        }
+    }
+}
+
+// The symbols' values that the inputs' current shapes give; inputs that disagree on one are
+// a weft::Error naming both.
+inline std::vector<int64_t> symbol_values_of_inputs(const ModuleAccess::State& st) {
+    const SymbolicShapes& sym = st.symbolic;
+    std::vector<int64_t> values(sym.symbols.size(), -1);
+    std::vector<std::string> from(sym.symbols.size());
+    for (const SymbolicAxis& a : st.symbolic.axes) {
+        auto it = std::find(st.input_names.begin(), st.input_names.end(), a.input);
+        if (it == st.input_names.end()) continue;  // an input no output depends on
+        const BufferRef& in = st.values[size_t(st.input_ids[size_t(it - st.input_names.begin())])];
+        size_t s = 0;
+        while (sym.symbols[s].name != a.symbol) ++s;
+        const int64_t v = in.shape()[size_t(a.axis)];
+        WEFT_CHECK(values[s] < 0 || values[s] == v, "graph::Module::run: symbol '", a.symbol, "' is ", values[s],
+                   " in input '", from[s], "' but ", v, " in input '", a.input, "' (dimension ", a.axis,
+                   "); set inputs of agreeing sizes");
+        values[s] = v;
+        from[s] = a.input;
+    }
+    for (size_t s = 0; s < values.size(); ++s)
+        if (values[s] < 0) values[s] = st.symbol_values[s];
+    return values;
+}
+
+// The views of every node whose shape depends on the symbols, at `values`, and the argument
+// lists that point at them; nothing when the values are those bound already.
+inline void bind_symbols(ModuleAccess::State& st, const std::vector<int64_t>& values) {
+    if (values == st.symbol_values) return;
+    const Graph& g = st.graph;
+    for (int id = 0; id < g.size(); ++id) {
+        if (!st.symbolic.is_symbolic(id) || !st.storage[size_t(id)].defined()) continue;
+        const BufferRef& full = st.storage[size_t(id)];
+        std::vector<int64_t> shape = st.symbolic.shape_at(g, id, values);
+        const TensorType t{shape, full.dtype()}, planned{full.shape(), full.dtype()};
+        WEFT_CHECK(t.bytes() <= planned.bytes(), "graph::Module::run: ", describe(g.node(id)), " needs ", t.str(),
+                   " at these sizes, more than the ", planned.str(), " planned at the symbols' max");
+        st.values[size_t(id)] = BufferRef(full.data(), full.dtype(), std::move(shape), {}, st.device);
+    }
+    st.symbol_values = values;
+    make_argument_lists(st);
+}
+
+// set_input of a symbolic module: `data` may differ from the input's current shape where a
+// symbol is, within the symbol's bounds; the input's view takes data's shape.
+inline void resize_input(ModuleAccess::State& st, int index, const BufferRef& data) {
+    const int id = st.input_ids[size_t(index)];
+    const std::string& name = st.input_names[size_t(index)];
+    const BufferRef& full = st.storage[size_t(id)];
+    const std::vector<int64_t>& want = full.shape();
+    const std::vector<int64_t>& got = data.shape();
+    auto mismatch = [&] {
+        return ::weft::detail::concat("graph::Module: set_input('", name, "'): expected ", full.dtype().str(),
+                                      shape_str(want), " (symbolic dimensions: any value within their bounds), got ",
+                                      data.dtype().str(), shape_str(got));
+    };
+    WEFT_CHECK(data.dtype() == full.dtype() && got.size() == want.size(), mismatch());
+    for (size_t d = 0; d < got.size(); ++d) {
+        if (got[d] == want[d]) continue;
+        const Symbol* symbol = nullptr;
+        for (const SymbolicAxis& a : st.symbolic.axes)
+            if (a.input == name && a.axis == int64_t(d))
+                for (const Symbol& s : st.symbolic.symbols)
+                    if (s.name == a.symbol) symbol = &s;
+        WEFT_CHECK(symbol, mismatch());
+        WEFT_CHECK(got[d] >= symbol->min && got[d] <= symbol->max, "graph::Module: set_input('", name, "'): dimension ",
+                   d, " is symbol '", symbol->name, "' = ", got[d], ", outside its bounds [", symbol->min, ", ",
+                   symbol->max, "]");
+    }
+    st.values[size_t(id)] = BufferRef(full.data(), full.dtype(), got, {}, st.device);
+}
+
+}  // namespace detail
+
 const BufferRef& Module::input(int index) const {
     State& s = state();
     s.check_allocated("input");
@@ -168,6 +307,7 @@ void Module::set_input(int index, const BufferRef& data) {
     const BufferRef& dst = input(index);
     const std::string& name = state().input_names[size_t(index)];
     WEFT_CHECK(data.defined(), "graph::Module: set_input('", name, "'): the buffer is undefined");
+    if (!state().symbolic.empty()) detail::resize_input(state(), index, data);
     WEFT_CHECK(data.dtype() == dst.dtype() && data.shape() == dst.shape(), "graph::Module: set_input('", name,
                "'): expected ", dst.dtype().str(), shape_str(dst.shape()), ", got ", data.dtype().str(),
                shape_str(data.shape()));
@@ -213,17 +353,23 @@ void Module::run() {
     s.check_allocated("run");
     std::optional<cuda::StreamGuard> on_stream;
     if (s.device.is_cuda()) on_stream.emplace(s.stream);
-    for (size_t k = 0; k < s.kernels.size(); ++k)
-        s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+    if (!s.symbolic.empty()) detail::bind_symbols(s, detail::symbol_values_of_inputs(s));
+    for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
 }
 
 namespace detail {
-// build()'s first steps, shared with graph::tune: the passes for this target (a GPU keeps
-// NCHW: graph/pass.hpp) rewrite g in place, then its nodes are fused into groups.
-inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options) {
+// build()'s passes for this target (a GPU keeps NCHW: graph/pass.hpp), returning the
+// nodes' order.
+inline std::vector<int> run_passes(Graph& g, const Target& target, const BuildOptions& options) {
     g.check();
     g = default_pipeline(options, target).run(g);
-    std::vector<int> order = g.check();
+    return g.check();
+}
+
+// build()'s first steps, shared with graph::tune: the passes rewrite g in place, then its
+// nodes are fused into groups.
+inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options) {
+    std::vector<int> order = run_passes(g, target, options);
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
     WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
                "got ", options.max_fused_expression);
@@ -258,6 +404,15 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
     Graph& g = st->graph;
     st->groups = detail::run_passes_and_fuse(g, target, options);
+    if (!graph.symbols().empty()) {
+        WEFT_CHECK(!target.is_cuda(), "graph::build: symbolic dimensions are supported on the CPU only; give the "
+                   "symbols fixed values to build for ", target.str());
+        st->symbolic = detail::analyze_symbols(graph, g, [&](Graph x) {
+            detail::run_passes(x, target, options);
+            return x;
+        });
+    }
+    const detail::SymbolicShapes* symbolic = st->symbolic.empty() ? nullptr : &st->symbolic;
 
     // Compile every group, with its tuning record's config where there is one.
     std::shared_ptr<const autotune::Records> records = detail::tuning_records(options);
@@ -275,18 +430,20 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         ConfigSpace space;  // learnt while compiling
         detail::CompiledGroup c;
         try {
-            c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space));
+            c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic);
         } catch (const Error&) {
             // weft's own records never fail a build: one that no longer fits its template
-            // (a knob's candidates changed since it was measured) gives way to the default.
-            if (!pretuned) throw;
+            // (a knob's candidates changed since it was measured, or a symbolic extent)
+            // gives way to the default.
+            if (!pretuned && !(symbolic && tuned)) throw;
             tuned.reset();
             space = ConfigSpace();
-            c = detail::compile_group(g, group, target, Config{}.recording_into(&space));
+            c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic);
         }
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
                              !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
+        st->per_sample.push_back(c.per_sample);
         arg_ids.push_back(std::move(c.args));
     }
 
@@ -323,12 +480,12 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                                            n.type.shape, {}, st->device);
     }
     if (st->device.is_cuda()) st->stream = cuda::Stream::create(st->device);
-    // The argument lists, built once: run() allocates nothing.
-    for (int k = 0; k < steps; ++k) {
-        std::vector<KernelArgValue> a;
-        for (int id : st->arg_ids[size_t(k)]) a.emplace_back(st->values[size_t(id)]);
-        st->args.push_back(std::move(a));
+    // The argument lists, built once: run() allocates nothing (unless the symbols change).
+    if (symbolic) {
+        st->storage = st->values;
+        for (const Symbol& sym : st->symbolic.symbols) st->symbol_values.push_back(sym.max);
     }
+    detail::make_argument_lists(*st);
     return Module(std::move(st));
 }
 

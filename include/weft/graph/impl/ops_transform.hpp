@@ -119,14 +119,20 @@ TensorType infer_shaped(const std::vector<TensorType>& in, const Attrs& a) {
 inline void register_transform_ops() {
     using P = OpPattern;
     using In = const std::vector<Tensor>&;
+    // Each only rearranges its input: with symbolic dimensions, a reshape to the output's shape.
+    auto to_shape = [](In in, const Attrs&, const std::vector<Expr>& shape) { return topi::reshape_to(in[0], shape); };
     register_op({.name = "reshape", .pattern = P::Injective, .infer = infer_shaped<reshape_shape>,
-                 .compute = [](In in, const Attrs& a) { return topi::reshape(in[0], a.get_ints("shape")); }});
+                 .compute = [](In in, const Attrs& a) { return topi::reshape(in[0], a.get_ints("shape")); },
+                 .compute_to_shape = to_shape});
     register_op({.name = "flatten", .pattern = P::Injective, .infer = infer_shaped<flatten_shape>,
-                 .compute = [](In in, const Attrs& a) { return topi::flatten(in[0], a.get_int("axis", 1)); }});
+                 .compute = [](In in, const Attrs& a) { return topi::flatten(in[0], a.get_int("axis", 1)); },
+                 .compute_to_shape = to_shape});
     register_op({.name = "squeeze", .pattern = P::Injective, .infer = infer_shaped<squeeze_shape>,
-                 .compute = [](In in, const Attrs& a) { return topi::squeeze(in[0], a.get_ints("axes", {})); }});
+                 .compute = [](In in, const Attrs& a) { return topi::squeeze(in[0], a.get_ints("axes", {})); },
+                 .compute_to_shape = to_shape});
     register_op({.name = "unsqueeze", .pattern = P::Injective, .infer = infer_shaped<unsqueeze_shape>,
-                 .compute = [](In in, const Attrs& a) { return topi::unsqueeze(in[0], a.get_ints("axes")); }});
+                 .compute = [](In in, const Attrs& a) { return topi::unsqueeze(in[0], a.get_ints("axes")); },
+                 .compute_to_shape = to_shape});
     register_op({.name = "transpose", .pattern = P::Injective, .infer = infer_shaped<transpose_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::transpose(in[0], a.get_ints("perm", {})); }});
     register_op({.name = "slice", .pattern = P::Injective, .infer = infer_shaped<slice_shape>,

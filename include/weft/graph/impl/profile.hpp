@@ -55,7 +55,7 @@ ProfileReport Module::profile(int repeats) {
     for (int r = 0; r < repeats; ++r) {
         for (size_t k = 0; k < n; ++k) {
             auto t0 = clock::now();
-            s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+            s.run_kernel(k);
             wait();
             double t = ms_since(t0);
             total[k] += t;

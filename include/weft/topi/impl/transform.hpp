@@ -82,37 +82,89 @@ inline std::vector<Expr> exprs(const std::vector<int64_t>& v) {
 
 inline Expr clamp(Expr v, int64_t lo, int64_t hi) { return ir::min(ir::max(v, make_int(lo)), make_int(hi)); }
 
+// An extent as reshape's index map compares it: its value where every symbol takes a
+// large generic value (for which way a block grows) and modulo 2^64 at two generic points
+// (equal products of symbols agree at both, unequal ones practically never do).
+struct GenericExtent {
+    double magnitude = 1;
+    uint64_t at1 = 1, at2 = 1;
+    bool is_one() const { return magnitude == 1 && at1 == 1 && at2 == 1; }
+    bool operator==(const GenericExtent& o) const { return at1 == o.at1 && at2 == o.at2; }
+    GenericExtent& operator*=(const GenericExtent& o) {
+        magnitude *= o.magnitude;
+        at1 *= o.at1;
+        at2 *= o.at2;
+        return *this;
+    }
+};
+
+inline GenericExtent generic_extent(const Expr& e) {
+    int64_t c = 0;
+    if (ir::as_const_int(e, &c)) return {double(c), uint64_t(c), uint64_t(c)};
+    std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq> at1, at2, at_big;
+    struct Vars : ir::IRVisitor {
+        std::vector<Var> found;
+        void visit(const Expr& x) override {
+            if (!x.defined()) return;
+            if (x.kind() == ir::NodeKind::Var) found.push_back(Var(x.ptr()));
+            else IRVisitor::visit(x);
+        }
+    } vars;
+    vars.visit(e);
+    for (const Var& v : vars.found) {
+        const uint64_t h = std::hash<std::string>{}(v->name);
+        at1[v] = make_int(int64_t(1000003 + (h % 4096) * 2));
+        at2[v] = make_int(int64_t(2000029 + (h / 4096 % 4096) * 2));
+        at_big[v] = make_int(4096);
+    }
+    auto value = [&](const std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq>& m) {
+        int64_t r = 0;
+        WEFT_CHECK(ir::as_const_int(ir::arith::simplify(ir::substitute(e, m)), &r),
+                   "reshape: an extent is not an integer expression of its symbols");
+        return r;
+    };
+    return {double(value(at_big)), uint64_t(value(at1)), uint64_t(value(at2))};
+}
+
 // The reshape's index map. Dimensions of extent 1 are dropped (read at 0); the rest of the
 // two shapes is cut into blocks of equal products (the finest such cut), so a dimension that
 // only moves is read directly and only merged or split dimensions are flattened and divided
-// back.
-inline std::vector<Expr> reshape_index(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+// back. Extents may be expressions of symbols (a graph's symbolic dimensions).
+inline std::vector<Expr> reshape_index(const std::vector<Expr>& in, const std::vector<Expr>& out,
                                        const std::vector<Expr>& o) {
     std::vector<Expr> idx(in.size(), make_int(0));
-    std::vector<size_t> ii, jj;  // the dimensions of extent > 1
+    std::vector<size_t> ii, jj;  // the dimensions of extent other than 1
+    std::vector<GenericExtent> gin, gout;
+    for (const Expr& e : in) gin.push_back(generic_extent(e));
+    for (const Expr& e : out) gout.push_back(generic_extent(e));
     for (size_t d = 0; d < in.size(); ++d)
-        if (in[d] > 1) ii.push_back(d);
+        if (!gin[d].is_one()) ii.push_back(d);
     for (size_t d = 0; d < out.size(); ++d)
-        if (out[d] > 1) jj.push_back(d);
+        if (!gout[d].is_one()) jj.push_back(d);
     size_t i = 0, j = 0;
-    while (i < ii.size()) {  // equal products: both lists end together
+    while (i < ii.size() && j < jj.size()) {  // equal products: both lists end together
         size_t i0 = i, j0 = j;
-        int64_t pi = in[ii[i++]], po = out[jj[j++]];
-        while (pi != po) {
-            if (pi < po) pi *= in[ii[i++]];
-            else po *= out[jj[j++]];
+        GenericExtent pi = gin[ii[i++]], po = gout[jj[j++]];
+        while (!(pi == po)) {
+            // Products that never meet (extents from different symbols) end in one block.
+            if ((pi.magnitude <= po.magnitude && i < ii.size()) || j == jj.size()) {
+                WEFT_CHECK(i < ii.size(), "reshape: the input's and the output's extents do not have the same product");
+                pi *= gin[ii[i++]];
+            } else {
+                po *= gout[jj[j++]];
+            }
         }
         if (i - i0 == 1 && j - j0 == 1) {
             idx[ii[i0]] = o[jj[j0]];
             continue;
         }
         Expr flat = o[jj[j0]];
-        for (size_t k = j0 + 1; k < j; ++k) flat = flat * make_int(out[jj[k]]) + o[jj[k]];
-        int64_t stride = pi;
+        for (size_t k = j0 + 1; k < j; ++k) flat = flat * out[jj[k]] + o[jj[k]];
         for (size_t k = i0; k < i; ++k) {
-            stride /= in[ii[k]];
-            Expr v = stride == 1 ? flat : flat / make_int(stride);
-            idx[ii[k]] = k == i0 ? v : v % make_int(in[ii[k]]);
+            Expr stride;  // the product of the block's later input extents
+            for (size_t m = k + 1; m < i; ++m) stride = stride.defined() ? stride * in[ii[m]] : in[ii[m]];
+            Expr v = stride.defined() ? flat / stride : flat;
+            idx[ii[k]] = k == i0 ? v : v % in[ii[k]];
         }
     }
     return idx;
@@ -160,8 +212,13 @@ std::vector<int64_t> reshape_shape(const std::vector<int64_t>& in, const std::ve
 
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
     std::vector<int64_t> in = const_shape(x, "reshape"), out = reshape_shape(in, shape);
+    return reshape_to(x, exprs(out));
+}
+
+Tensor reshape_to(const Tensor& x, const std::vector<Expr>& shape) {
+    const std::vector<Expr> in = x.shape();
     return nn_detail::compute_nd(
-        exprs(out), [&](const std::vector<Expr>& o) { return x.at(reshape_index(in, out, o)); }, "reshape");
+        shape, [&](const std::vector<Expr>& o) { return x.at(reshape_index(in, shape, o)); }, "reshape");
 }
 
 std::vector<int64_t> flatten_shape(const std::vector<int64_t>& in, int64_t axis) {

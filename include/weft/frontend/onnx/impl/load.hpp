@@ -144,6 +144,7 @@ private:
         }
         auto over = opt_.input_shapes.find(name);
         std::vector<int64_t> shape;
+        std::vector<std::pair<int, graph::Symbol>> symbolic;  // (axis, symbol) kept symbolic
         if (tt.has_shape()) {
             for (int k = 0; k < tt.shape().dim_size(); ++k) {
                 const pb::TensorShapeProto_Dimension& d = tt.shape().dim(k);
@@ -151,6 +152,10 @@ private:
                 std::string sym = d.has_dim_param() ? d.dim_param() : "";
                 if (d.has_dim_value()) v = d.dim_value();
                 else if (!sym.empty() && opt_.dim_values.count(sym)) v = opt_.dim_values.at(sym);
+                else if (const graph::Symbol* s = find_symbol(sym)) {
+                    v = s->max;
+                    symbolic.emplace_back(k, *s);
+                }
                 if (over != opt_.input_shapes.end()) {
                     const std::vector<int64_t>& o = over->second;
                     if (o.size() != size_t(tt.shape().dim_size()))
@@ -186,6 +191,14 @@ private:
         bool scalar = shape.empty();
         root_.values[name] = g_.input(name, scalar ? std::vector<int64_t>{1} : shape, dt);
         if (scalar) rank0_.insert(root_.values[name].id);
+        if (over == opt_.input_shapes.end())
+            for (auto& [axis, s] : symbolic) g_.set_symbolic(root_.values[name], axis, s);
+    }
+
+    const graph::Symbol* find_symbol(const std::string& name) const {
+        for (const graph::Symbol& s : opt_.symbols)
+            if (!name.empty() && s.name == name) return &s;
+        return nullptr;
     }
 
     void convert(const pb::NodeProto& n) {
@@ -428,13 +441,30 @@ private:
 namespace weft::onnx {
 
 graph::Graph load_from_memory(const void* data, size_t size, const LoadOptions& options) {
-    detail::pb::ModelProto m;
+    auto m = std::make_shared<detail::pb::ModelProto>();
     try {
-        detail::parse_model(m, data, size, "the model");
+        detail::parse_model(*m, data, size, "the model");
     } catch (const std::bad_alloc&) {
         throw Error("weft: onnx: out of memory while parsing the model");
     }
-    return detail::Importer(m, options).run();
+    graph::Graph g = detail::Importer(*m, options).run();
+    for (const graph::Symbol& s : options.symbols) {
+        bool used = false;
+        for (const graph::Symbol& t : g.symbols()) used |= t.name == s.name;
+        WEFT_CHECK(used || options.dim_values.count(s.name), "onnx: LoadOptions::symbols names '", s.name,
+                   "', which no graph input has as a symbolic dimension");
+    }
+    if (g.symbols().empty()) return g;
+    // The graph at other sizes is the model imported again with those values: the importer
+    // folds shape arithmetic (Shape, Gather, Concat into Reshape) into attributes and constants.
+    LoadOptions fixed = options;
+    fixed.symbols.clear();
+    g.set_instantiate([m, fixed](const std::map<std::string, int64_t>& values) {
+        LoadOptions at = fixed;
+        for (auto& [name, v] : values) at.dim_values[name] = v;
+        return detail::Importer(*m, at).run();
+    });
+    return g;
 }
 
 graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& options) {

@@ -1,0 +1,289 @@
+// Symbolic dimensions (graph/graph.hpp, Symbol): which dimensions of the compiled graph's
+// nodes depend on the symbols, and how. build() makes the graph again at other values of the
+// symbols (Graph::instantiate, then the same passes) and fits every dimension as a
+// multilinear function of them (batch, seq, batch * seq * 64, seq + 1): one set of values
+// per subset of the symbols determines it, and one more set checks it. A dimension that is
+// no such function (a strided convolution over a symbolic length), a graph whose structure
+// or constants change with the values, or an attribute that changes in an operator that
+// cannot take its output shape from elsewhere is refused, naming the node: a module never
+// runs a kernel at a size it was not built for.
+#pragma once
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "weft/graph/graph.hpp"
+#include "weft/graph/op_registry.hpp"
+#include "weft/ir/op.hpp"
+
+namespace weft::graph::detail {
+
+// One dimension: the sum of coefficient * (the product of the symbols in mask).
+struct SymbolicDim {
+    std::vector<std::pair<uint32_t, int64_t>> terms;  // (mask, coefficient); mask 0: the constant
+
+    bool is_constant() const {
+        for (auto& [mask, c] : terms)
+            if (mask && c) return false;
+        return true;
+    }
+    int64_t eval(const std::vector<int64_t>& values) const {
+        int64_t sum = 0;
+        for (auto& [mask, c] : terms) {
+            int64_t t = c;
+            for (size_t s = 0; s < values.size(); ++s)
+                if (mask >> s & 1) t *= values[s];
+            sum += t;
+        }
+        return sum;
+    }
+    Expr expr(const std::vector<Var>& vars) const {
+        Expr sum;
+        int64_t constant = 0;
+        for (auto& [mask, c] : terms) {
+            if (!c) continue;
+            if (!mask) {
+                constant += c;
+                continue;
+            }
+            Expr t;
+            for (size_t s = 0; s < vars.size(); ++s)
+                if (mask >> s & 1) t = t.defined() ? t * vars[s] : Expr(vars[s]);
+            if (c != 1) t = t * make_int(c);
+            sum = sum.defined() ? sum + t : t;
+        }
+        if (!sum.defined()) return make_int(constant);
+        return constant ? sum + make_int(constant) : sum;
+    }
+};
+
+// What build() learnt about the compiled graph's symbolic dimensions.
+struct SymbolicShapes {
+    std::vector<Symbol> symbols;
+    std::vector<SymbolicAxis> axes;              // where the inputs hold them
+    std::vector<Var> vars;                       // one per symbol, a scalar argument of the kernels that use it
+    std::vector<std::vector<SymbolicDim>> dims;  // per node: its shape; empty for a node of constant shape
+    std::vector<bool> attrs_vary;                // per node: its attributes change with the symbols
+
+    bool empty() const { return symbols.empty(); }
+    bool is_symbolic(int node) const { return !dims[size_t(node)].empty(); }
+    // Node `node`'s shape in the tensor language (the symbols' Vars where it depends on them).
+    std::vector<Expr> shape_expr(const Graph& g, int node) const {
+        std::vector<Expr> shape;
+        if (!is_symbolic(node)) {
+            for (int64_t d : g.node(node).type.shape) shape.push_back(make_int(d));
+            return shape;
+        }
+        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.expr(vars));
+        return shape;
+    }
+    // The same shapes with symbol `s` at 1 (the others at their max), every extent a
+    // constant: a kernel for one sample of a group that runs once per value of s.
+    SymbolicShapes at_one_sample(size_t s) const {
+        SymbolicShapes r = *this;
+        std::vector<int64_t> values;
+        for (const Symbol& sym : symbols) values.push_back(sym.max);
+        values[s] = 1;
+        for (int id = 0; id < int(dims.size()); ++id)
+            for (SymbolicDim& d : r.dims[size_t(id)]) d.terms = {{0u, d.eval(values)}};
+        return r;
+    }
+    // Node `node`'s shape when the symbols have `values`.
+    std::vector<int64_t> shape_at(const Graph& g, int node, const std::vector<int64_t>& values) const {
+        if (!is_symbolic(node)) return g.node(node).type.shape;
+        std::vector<int64_t> shape;
+        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.eval(values));
+        return shape;
+    }
+};
+
+// The values build() makes the graph at for symbol s besides its max: `fit` (with max, it
+// determines a linear function) and `check` (a third value that confirms it), both >= 2
+// where the bounds allow (a 1 could broadcast where the max does not), each -1 where the
+// bounds leave no other value.
+struct ProbeValues {
+    int64_t fit = -1, check = -1;
+};
+
+inline ProbeValues probe_values(const Symbol& s) {
+    std::vector<int64_t> candidates;
+    for (int64_t v : {s.max / 2, s.max - 1, (s.max * 3) / 4, s.max / 4, int64_t(2), s.min})
+        if (v >= s.min && v < s.max && v >= std::min<int64_t>(2, s.max - 1) &&
+            std::find(candidates.begin(), candidates.end(), v) == candidates.end())
+            candidates.push_back(v);
+    if (candidates.empty() && s.min < s.max) candidates.push_back(s.min);
+    ProbeValues p;
+    if (!candidates.empty()) p.fit = candidates[0];
+    if (candidates.size() > 1) p.check = candidates[1];
+    return p;
+}
+
+// Compares the compiled graph `g` with `other` (the same after the passes at other values):
+// the same nodes, inputs, dtypes, ranks and constants; marks the nodes whose attributes differ.
+inline void match_structure(const Graph& g, const Graph& other, const std::string& at,
+                            std::vector<bool>& attrs_vary) {
+    auto refuse = [&](const std::string& what) {
+        ::weft::detail::throw_user_error("graph::build: symbolic dimensions: " + what + " (with the symbols at " + at +
+                                         "); a module cannot follow a graph whose structure changes with the symbols: "
+                                         "give the symbols fixed values instead");
+    };
+    if (g.size() != other.size())
+        refuse("the graph has " + std::to_string(other.size()) + " nodes after the passes, not " + std::to_string(g.size()));
+    for (int i = 0; i < g.size(); ++i) {
+        const Node &a = g.node(i), &b = other.node(i);
+        if (a.op != b.op || a.inputs.size() != b.inputs.size())
+            refuse(describe(a) + " becomes " + describe(b));
+        for (size_t k = 0; k < a.inputs.size(); ++k)
+            if (a.inputs[k].id != b.inputs[k].id) refuse(describe(a) + " reads another input " + std::to_string(k));
+        if (a.type.dtype != b.type.dtype || a.type.shape.size() != b.type.shape.size())
+            refuse(describe(a) + " has the type " + b.type.str() + ", not of the kind of " + a.type.str());
+        if (a.is_constant() && (a.type != b.type || std::memcmp(a.value.data(), b.value.data(), size_t(a.type.bytes()))))
+            refuse("the constant " + describe(a) + " depends on the symbols' values");
+        if (!(a.attrs == b.attrs)) attrs_vary[size_t(i)] = true;
+    }
+    if (g.outputs().size() != other.outputs().size()) refuse("the outputs differ");
+}
+
+// build()'s analysis: `compiled` is `original` at the symbols' max after `passes`.
+inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compiled,
+                                      const std::function<Graph(Graph)>& passes) {
+    SymbolicShapes r;
+    r.symbols = original.symbols();
+    r.axes = original.symbolic_axes();
+    const size_t k = r.symbols.size();
+    WEFT_CHECK(k <= 4, "graph::build: symbolic dimensions: the graph has ", k, " symbols; at most 4 are supported");
+    for (const Symbol& s : r.symbols) r.vars.emplace_back(s.name);
+    std::vector<ProbeValues> probe;
+    for (const Symbol& s : r.symbols) probe.push_back(probe_values(s));
+    auto at_str = [&](const std::vector<int64_t>& v) {
+        std::string s;
+        for (size_t i = 0; i < k; ++i) s += (i ? ", " : "") + r.symbols[i].name + " = " + std::to_string(v[i]);
+        return s;
+    };
+    auto graph_at = [&](const std::vector<int64_t>& v) {
+        std::map<std::string, int64_t> values;
+        for (size_t i = 0; i < k; ++i) values[r.symbols[i].name] = v[i];
+        try {
+            return passes(original.instantiate(values));
+        } catch (const Error& e) {
+            ::weft::detail::rethrow_with_context(e, "graph::build: symbolic dimensions: the graph at " + at_str(v) +
+                                                        " (attributes that give shapes must follow the inputs: in a "
+                                                        "reshape, 0 copies an extent and -1 infers one)");
+        }
+    };
+    const int n = compiled.size();
+    r.attrs_vary.assign(size_t(n), false);
+    // shapes[p][node]: the shapes at probe p, where bit s of p puts symbol s at its fit value.
+    const size_t probes = size_t(1) << k;
+    std::vector<std::vector<std::vector<int64_t>>> shapes(probes);
+    std::vector<int64_t> max_values;
+    for (const Symbol& s : r.symbols) max_values.push_back(s.max);
+    auto values_of = [&](size_t p) {
+        std::vector<int64_t> v = max_values;
+        for (size_t s = 0; s < k; ++s)
+            if (p >> s & 1 && probe[s].fit >= 0) v[s] = probe[s].fit;
+        return v;
+    };
+    auto record = [&](const Graph& g, std::vector<std::vector<int64_t>>& out) {
+        for (int i = 0; i < n; ++i) out.push_back(g.node(i).type.shape);
+    };
+    record(compiled, shapes[0]);
+    for (size_t p = 1; p < probes; ++p) {
+        std::vector<int64_t> v = values_of(p);
+        if (v == max_values) {  // a symbol without another value
+            shapes[p] = shapes[0];
+            continue;
+        }
+        Graph g = graph_at(v);
+        match_structure(compiled, g, at_str(v), r.attrs_vary);
+        record(g, shapes[p]);
+    }
+    // Fit: along each symbol, a value at max and at fit give slope and intercept.
+    r.dims.assign(size_t(n), {});
+    for (int i = 0; i < n; ++i) {
+        const size_t rank = shapes[0][size_t(i)].size();
+        bool varies = false;
+        for (size_t p = 1; p < probes; ++p) varies |= shapes[p][size_t(i)] != shapes[0][size_t(i)];
+        if (!varies) continue;
+        for (size_t d = 0; d < rank; ++d) {
+            std::vector<int64_t> c(probes);
+            for (size_t p = 0; p < probes; ++p) c[p] = shapes[p][size_t(i)][d];
+            for (size_t s = 0; s < k; ++s) {
+                const int64_t hi = r.symbols[s].max, lo = probe[s].fit;
+                for (size_t p = 0; p < probes; ++p) {
+                    if (p >> s & 1) continue;
+                    const int64_t at_hi = c[p], at_lo = c[p | size_t(1) << s];
+                    int64_t slope = 0;
+                    if (lo >= 0) {
+                        WEFT_CHECK((at_hi - at_lo) % (hi - lo) == 0, "graph::build: symbolic dimensions: ",
+                                   describe(compiled.node(i)), ": its dimension ", d, " is not a linear function of '",
+                                   r.symbols[s].name, "' (", at_hi, " at ", hi, ", ", at_lo, " at ", lo, ")");
+                        slope = (at_hi - at_lo) / (hi - lo);
+                    }
+                    c[p] = at_hi - slope * hi;            // the intercept, without symbol s
+                    c[p | size_t(1) << s] = slope;        // the coefficient of symbol s
+                }
+            }
+            SymbolicDim dim;
+            for (size_t p = 0; p < probes; ++p)
+                if (c[p] || p == 0) dim.terms.emplace_back(uint32_t(p), c[p]);
+            r.dims[size_t(i)].push_back(std::move(dim));
+        }
+    }
+    // Check at third values, where the bounds have them.
+    std::vector<int64_t> check = max_values;
+    bool any_check = false;
+    for (size_t s = 0; s < k; ++s)
+        if (probe[s].check >= 0) {
+            check[s] = probe[s].check;
+            any_check = true;
+        }
+    if (any_check) {
+        Graph g = graph_at(check);
+        match_structure(compiled, g, at_str(check), r.attrs_vary);
+        for (int i = 0; i < n; ++i) {
+            const std::vector<int64_t>& actual = g.node(i).type.shape;
+            std::vector<int64_t> fitted = r.shape_at(compiled, i, check);
+            WEFT_CHECK(actual == fitted, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
+                       " has the shape ", shape_str(actual), " at ", at_str(check), ", which is no sum of products of "
+                       "the symbols (fitted: ", shape_str(fitted), "); give the symbols fixed values instead");
+        }
+    }
+    return r;
+}
+
+// The symbol a group may run once per value of, as one kernel per sample, or -1: every
+// tensor of the group that depends on the symbols has exactly that symbol as its first
+// dimension and constant extents elsewhere, and no node works along that dimension (an
+// axis attribute naming it). build() compiles such a group for one sample where its
+// operators need constant extents (convolutions and pools: the batch of a CNN).
+inline int per_sample_symbol(const Graph& g, const SymbolicShapes& sym, const std::vector<int>& ids) {
+    int symbol = -1;
+    for (int id : ids) {
+        if (!sym.is_symbolic(id)) continue;
+        const std::vector<SymbolicDim>& dims = sym.dims[size_t(id)];
+        if (dims[0].terms.size() != 2 || dims[0].terms[0] != std::pair<uint32_t, int64_t>{0u, 0} ||
+            dims[0].terms[1].second != 1 || std::popcount(dims[0].terms[1].first) != 1)
+            return -1;
+        const int s = std::countr_zero(dims[0].terms[1].first);
+        if (symbol >= 0 && s != symbol) return -1;
+        symbol = s;
+        for (size_t d = 1; d < dims.size(); ++d)
+            if (!dims[d].is_constant()) return -1;
+        const Node& n = g.node(id);
+        if (!n.is_op()) continue;
+        const int64_t rank = int64_t(n.type.shape.size());
+        auto names_first = [&](int64_t a) { return a == 0 || a == -rank; };
+        for (auto& [key, value] : n.attrs.items()) {
+            if (key != "axis" && key != "axes") continue;
+            if (const int64_t* a = std::get_if<int64_t>(&value); a && names_first(*a)) return -1;
+            if (const auto* list = std::get_if<std::vector<int64_t>>(&value))
+                for (int64_t a : *list)
+                    if (names_first(a)) return -1;
+        }
+    }
+    return symbol;
+}
+
+}  // namespace weft::graph::detail

@@ -1,0 +1,122 @@
+// Symbolic dimensions (graph::Graph::set_symbolic): one module, built once, runs at every
+// size within the bounds, and computes what a module built for that size computes (that
+// path is checked against naive references elsewhere), plus one naive reference here.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+Buffer<float> random_buffer(std::vector<int64_t> shape, uint64_t seed) { return Buffer<float>::random(shape, -1.f, 1.f, seed); }
+
+double max_difference(const BufferRef& a, const BufferRef& b) {
+    REQUIRE(a.shape() == b.shape());
+    const float *p = static_cast<const float*>(a.data()), *q = static_cast<const float*>(b.data());
+    double worst = 0;
+    for (int64_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
+    return worst;
+}
+
+// The module built once against a module built for each size.
+void check_sizes(const graph::Graph& g, const std::string& symbol, const std::vector<int64_t>& sizes,
+                 const std::function<std::vector<int64_t>(int64_t)>& input_shape) {
+    graph::Module m = graph::build(g);
+    for (int64_t size : sizes) {
+        CAPTURE(size);
+        graph::Module fixed = graph::build(g.instantiate({{symbol, size}}));
+        auto x = random_buffer(input_shape(size), uint64_t(size));
+        m.set_input(0, x);
+        fixed.set_input(0, x);
+        m.run();
+        fixed.run();
+        CHECK(m.get_output(0).shape() == fixed.get_output(0).shape());
+        CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a symbolic batch: an MLP built once runs at batches 1, 3 and 8 and matches naive loops") {
+    auto w1 = random_buffer({32, 64}, 1), b1 = random_buffer({32}, 2), w2 = random_buffer({10, 32}, 3);
+    graph::Graph g;
+    graph::Value x = g.input("x", {8, 64});
+    g.set_symbolic(x, 0, {"batch", 8});
+    graph::Value h = g.relu(g.dense(x, g.constant("w1", w1), g.constant("b1", b1)));
+    g.output(g.softmax(g.dense(h, g.constant("w2", w2))), "y");
+    graph::Module m = graph::build(g);
+    for (int64_t batch : {1, 3, 8, 3}) {
+        CAPTURE(batch);
+        auto xv = random_buffer({batch, 64}, uint64_t(batch));
+        m.set_input("x", xv);
+        m.run();
+        const BufferRef& y = m.get_output("y");
+        REQUIRE(y.shape() == std::vector<int64_t>{batch, 10});
+        const float* got = static_cast<const float*>(y.data());
+        for (int64_t n = 0; n < batch; ++n) {
+            double logits[10], hidden[32], top = -1e30, total = 0;
+            for (int o = 0; o < 32; ++o) {
+                double acc = b1(o);
+                for (int k = 0; k < 64; ++k) acc += double(xv(n, k)) * w1(o, k);
+                hidden[o] = std::max(acc, 0.0);
+            }
+            for (int o = 0; o < 10; ++o) {
+                logits[o] = 0;
+                for (int k = 0; k < 32; ++k) logits[o] += hidden[k] * w2(o, k);
+                top = std::max(top, logits[o]);
+            }
+            for (double& l : logits) total += (l = std::exp(l - top));
+            for (int o = 0; o < 10; ++o) CHECK(std::abs(got[n * 10 + o] - logits[o] / total) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("a symbolic batch through a convolution, pooling and a flatten") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {6, 3, 12, 12});
+    g.set_symbolic(x, 0, {"batch", 6});
+    graph::Value c = g.relu(g.conv2d(x, g.constant("w", random_buffer({16, 3, 3, 3}, 4)),
+                                     g.constant("b", random_buffer({16}, 5)), {.pad = 1}));
+    c = g.max_pool2d(c, {.kernel = 2, .stride = 2});
+    graph::Value f = g.flatten(c, 1);
+    g.output(g.dense(f, g.constant("w2", random_buffer({5, 16 * 6 * 6}, 6))), "y");
+    check_sizes(g, "batch", {1, 2, 5, 6}, [](int64_t n) { return std::vector<int64_t>{n, 3, 12, 12}; });
+}
+
+TEST_CASE("a symbolic sequence length through reshapes, a matmul, a transpose and a softmax") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 12, 16});
+    g.set_symbolic(x, 1, {"seq", 12, 2});
+    graph::Value rows = g.reshape(x, {-1, 16});  // [seq, 16]
+    graph::Value h = g.tanh(g.dense(rows, g.constant("w", random_buffer({8, 16}, 7)), g.constant("b", random_buffer({8}, 8))));
+    graph::Value back = g.reshape(h, {1, -1, 8});
+    graph::Value t = g.transpose(back, {0, 2, 1});  // [1, 8, seq]
+    g.output(g.softmax(t, -1), "y");
+    check_sizes(g, "seq", {2, 5, 12}, [](int64_t t) { return std::vector<int64_t>{1, t, 16}; });
+}
+
+TEST_CASE("symbolic dimensions: sizes outside the bounds, disagreeing inputs and unfollowable graphs are refused") {
+    graph::Graph g;
+    graph::Value a = g.input("a", {4, 8}), b = g.input("b", {4, 8});
+    g.set_symbolic(a, 0, {"n", 4, 2});
+    g.set_symbolic(b, 0, {"n", 4, 2});
+    g.output(g.add(a, b), "y");
+    graph::Module m = graph::build(g);
+    CHECK_THROWS_WITH_AS(m.set_input("a", Buffer<float>({5, 8})), doctest::Contains("outside its bounds [2, 4]"),
+                         Error);
+    CHECK_THROWS_WITH_AS(m.set_input("a", Buffer<float>({3, 9})), doctest::Contains("expected float32[4, 8]"), Error);
+    m.set_input("a", random_buffer({3, 8}, 1));
+    m.set_input("b", random_buffer({2, 8}, 2));
+    CHECK_THROWS_WITH_AS(m.run(), doctest::Contains("symbol 'n' is 3 in input 'a' but 2 in input 'b'"), Error);
+    CHECK_THROWS_WITH_AS(g.set_symbolic(a, 0, {"n", 4, 2}), doctest::Contains("is already read by"), Error);
+
+    // A strided convolution over a symbolic length: its output is no sum of products.
+    graph::Graph s;
+    graph::Value x = s.input("x", {1, 2, 1, 40});
+    s.set_symbolic(x, 3, {"len", 40, 4});
+    s.output(s.conv2d(x, s.constant("w", random_buffer({2, 2, 1, 3}, 3)), {.stride = 3}), "y");
+    CHECK_THROWS_WITH_AS(graph::build(s), doctest::Contains("symbolic dimensions"), Error);
+}
