@@ -13,6 +13,7 @@
 //   Opaque          fuses with nothing                         softmax, layer_norm
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -70,11 +71,15 @@ struct OpDef {
     // The output in the tensor language from the inputs': (inputs, attrs) or
     // (inputs, attrs, const OpContext&) for a compute that depends on the target or config.
     WithContext<Tensor, const std::vector<Tensor>&, const Attrs&> compute;
-    // For an operator that only rearranges its input into the output's shape (reshape,
-    // flatten, squeeze): the output computed to `shape`, whose extents may be expressions of
-    // a graph's symbols (graph/graph.hpp, Symbol). build() uses it where the output's shape
-    // depends on the symbols; an operator whose attributes change with the symbols needs it.
-    std::function<Tensor(const std::vector<Tensor>&, const Attrs&, const std::vector<Expr>& shape)> compute_to_shape;
+    // The output computed to `shape`, whose extents may be expressions of a graph's symbols
+    // (graph/graph.hpp, Symbol), with `symbolic` the integer attributes that change with the
+    // symbols (entry by entry; the others are in attrs). build() uses it where the output's
+    // shape depends on the symbols: an operator whose compute needs constant extents (reshape,
+    // flatten) or whose attributes change with the symbols (a slice's ends) needs one.
+    using SymbolicAttrs = std::map<std::string, std::vector<Expr>>;
+    std::function<Tensor(const std::vector<Tensor>&, const Attrs&, const std::vector<Expr>& shape,
+                         const SymbolicAttrs& symbolic)>
+        compute_to_shape;
     // The schedule of a fused group anchored by this operator: `op` is the tensor `compute`
     // returned, `out` the group's output (op or an element-wise epilogue of it; the stages
     // between are inlined already). Empty: on a CPU, a reduction gets the template-free

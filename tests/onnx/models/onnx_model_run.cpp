@@ -5,6 +5,7 @@
 // ONNX Runtime; the CTest onnx/models uses it through models/compare.py --check.
 //
 //   onnx_model_run model.onnx [--dim NAME=V]... [--shape INPUT=D0,D1,...]...
+//                  [--symbol NAME=MAX --at NAME=V]...
 //                  [--input INPUT=FILE]... [--out DIR] [--threads 1,2] [--min-time S]
 //                  [--min-runs N] [--no-warm] [--profile]
 //
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     std::string model, out_dir;
     onnx::LoadOptions opts;
     std::map<std::string, std::string> input_files;
+    std::map<std::string, int64_t> run_at;  // --at: the symbols' values for the runs
     std::vector<int> threads;
     double min_time = 1.0;
     int min_runs = 10;
@@ -125,6 +127,12 @@ int main(int argc, char** argv) {
             if (a == "--dim") {
                 auto [n, v] = split_eq(next());
                 opts.dim_values[n] = std::stoll(v);
+            } else if (a == "--symbol") {  // kept symbolic, bounded by V; run at --at's value
+                auto [n, v] = split_eq(next());
+                opts.symbols.push_back({n, std::stoll(v)});
+            } else if (a == "--at") {
+                auto [n, v] = split_eq(next());
+                run_at[n] = std::stoll(v);
             } else if (a == "--shape") {
                 auto [n, v] = split_eq(next());
                 opts.input_shapes[n] = parse_dims(v);
@@ -145,6 +153,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
+                             "[--symbol NAME=MAX --at NAME=V] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;
@@ -198,6 +207,10 @@ int main(int argc, char** argv) {
            << ",\"memory_MiB\":" << double(m.memory_bytes()) / (1 << 20) << ",\"inputs\":[";
         for (int i = 0; i < m.num_inputs(); ++i) {
             const std::string& name = m.input_names()[size_t(i)];
+            std::vector<int64_t> shape = m.input(i).shape();
+            for (const graph::SymbolicAxis& a : g.symbolic_axes())
+                if (a.input == name && run_at.count(a.symbol)) shape[size_t(a.axis)] = run_at.at(a.symbol);
+            if (shape != m.input(i).shape()) m.set_input(i, BufferRef::allocate(m.input(i).dtype(), shape));
             const BufferRef& in = m.input(i);
             auto f = input_files.find(name);
             if (f != input_files.end()) {

@@ -113,8 +113,8 @@ inline Tensor compute_node(const Graph& g, int id, const std::vector<Tensor>& in
                            const SymbolicShapes* symbolic) {
     const Node& n = g.node(id);
     const OpDef& def = op_def(n.op);
-    if (!symbolic || !symbolic->is_symbolic(id)) return def.compute(in, n.attrs, context);
-    if (def.compute_to_shape) return def.compute_to_shape(in, n.attrs, symbolic->shape_expr(g, id));
+    if (!symbolic || !symbolic->touches(g, id)) return def.compute(in, n.attrs, context);
+    if (def.compute_to_shape) return def.compute_to_shape(in, n.attrs, symbolic->shape_expr(g, id), symbolic->attr_exprs(id));
     WEFT_CHECK(!symbolic->attrs_vary[size_t(id)], "graph::build: symbolic dimensions: ", describe(n),
                ": its attributes change with the symbols (", n.attrs.str(), " at their max), and operator '", n.op,
                "' has no compute_to_shape to follow them; give the symbols fixed values instead");
@@ -175,7 +175,7 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
             // A tuning config that does not fit the template is the config's fault.
             if (!config.empty()) ::weft::detail::rethrow_with_context(e, describe(n) + " with the config " + config.str());
             // With symbolic dimensions, an operator whose computation needs constant extents.
-            if (symbolic && symbolic->is_symbolic(id))
+            if (symbolic && symbolic->touches(g, id))
                 ::weft::detail::rethrow_with_context(e, "graph::build: symbolic dimensions: " + describe(n) +
                                                             " cannot yet be computed with a symbolic shape (give the "
                                                             "symbols fixed values instead)");

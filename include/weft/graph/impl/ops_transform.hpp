@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "weft/graph/impl/op_helpers.hpp"
+#include "weft/ir/arith/simplify.hpp"
 #include "weft/topi/topi.hpp"
 
 namespace weft::graph::ops {
@@ -116,11 +117,60 @@ TensorType infer_shaped(const std::vector<TensorType>& in, const Attrs& a) {
     return {F(in[0], a), in[0].dtype};
 }
 
+// A slice with symbolic extents or starts (graph::build's symbolic dimensions): steps of 1;
+// a start is its fitted expression, a negative constant counting from the end.
+inline Tensor slice_to_shape(const std::vector<Tensor>& in, const Attrs& a, const std::vector<Expr>& shape,
+                             const OpDef::SymbolicAttrs& symbolic) {
+    const Tensor& x = in[0];
+    const std::vector<Expr> extent = x.shape();
+    const int64_t rank = int64_t(extent.size());
+    std::vector<int64_t> starts = a.get_ints("starts"), axes = a.get_ints("axes", {}), steps = a.get_ints("steps", {});
+    if (axes.empty())
+        for (int64_t d = 0; d < int64_t(starts.size()); ++d) axes.push_back(d);
+    auto fitted = symbolic.find("starts");
+    std::vector<Expr> offset(size_t(rank), make_int(0));
+    for (size_t e = 0; e < axes.size(); ++e) {
+        WEFT_CHECK(steps.empty() || steps[e] == 1, "slice: with symbolic dimensions only steps of 1 are supported");
+        const size_t d = size_t(axes[e] < 0 ? axes[e] + rank : axes[e]);
+        Expr start = fitted != symbolic.end() ? fitted->second.at(e) : make_int(starts[e]);
+        int64_t c = 0;
+        if (ir::as_const_int(start, &c) && c < 0) start = extent[d] + make_int(c);
+        offset[d] = ir::min(ir::max(start, make_int(0)), extent[d]);
+    }
+    return compute(shape, [&](const std::vector<Expr>& o) {
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < o.size(); ++d) idx.push_back(o[d] + offset[d]);
+        return x.at(idx);
+    }, "slice");
+}
+
+// A concat with symbolic extents (graph::build's symbolic dimensions): a chain of selects,
+// each piece from the positions before its end.
+inline Tensor concat_to_shape(const std::vector<Tensor>& xs, const Attrs& attrs, const std::vector<Expr>& shape,
+                              const OpDef::SymbolicAttrs&) {
+    const int64_t rank = int64_t(shape.size()), axis = attrs.get_int("axis");
+    const size_t a = size_t(axis < 0 ? axis + rank : axis);
+    std::vector<Expr> begin{make_int(0)};  // piece k covers [begin[k], begin[k + 1]) along a
+    for (const Tensor& x : xs) begin.push_back(ir::arith::simplify(begin.back() + x.shape().at(a)));
+    return compute(shape, [&](const std::vector<Expr>& o) {
+        Expr value;
+        for (size_t k = xs.size(); k-- > 0;) {
+            std::vector<Expr> idx = o;
+            idx[a] = ir::min(ir::max(o[a] - begin[k], make_int(0)), xs[k].shape()[a] - make_int(1));
+            Expr v = xs[k].at(idx);
+            value = value.defined() ? ir::select(o[a] < begin[k + 1], v, value) : v;
+        }
+        return value;
+    }, "concat");
+}
+
 inline void register_transform_ops() {
     using P = OpPattern;
     using In = const std::vector<Tensor>&;
     // Each only rearranges its input: with symbolic dimensions, a reshape to the output's shape.
-    auto to_shape = [](In in, const Attrs&, const std::vector<Expr>& shape) { return topi::reshape_to(in[0], shape); };
+    auto to_shape = [](In in, const Attrs&, const std::vector<Expr>& shape, const OpDef::SymbolicAttrs&) {
+        return topi::reshape_to(in[0], shape);
+    };
     register_op({.name = "reshape", .pattern = P::Injective, .infer = infer_shaped<reshape_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::reshape(in[0], a.get_ints("shape")); },
                  .compute_to_shape = to_shape});
@@ -139,7 +189,8 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) {
                      return topi::slice(in[0], a.get_ints("starts"), a.get_ints("ends"), a.get_ints("axes", {}),
                                         a.get_ints("steps", {}));
-                 }});
+                 },
+                 .compute_to_shape = slice_to_shape});
     register_op({.name = "pad", .pattern = P::Injective, .infer = infer_shaped<pad_shape>,
                  .compute = [](In in, const Attrs& a) {
                      return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0),
@@ -147,7 +198,8 @@ inline void register_transform_ops() {
                  }});
     register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,
-                 .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); }});
+                 .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); },
+                 .compute_to_shape = concat_to_shape});
     register_op({.name = "tile", .pattern = P::Injective, .infer = infer_shaped<tile_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::tile(in[0], a.get_ints("repeats")); }});
     register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,

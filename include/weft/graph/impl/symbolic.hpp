@@ -65,9 +65,18 @@ struct SymbolicShapes {
     std::vector<Var> vars;                       // one per symbol, a scalar argument of the kernels that use it
     std::vector<std::vector<SymbolicDim>> dims;  // per node: its shape; empty for a node of constant shape
     std::vector<bool> attrs_vary;                // per node: its attributes change with the symbols
+    // Per node: its integer attributes that change with the symbols, entry by entry.
+    std::vector<std::map<std::string, std::vector<SymbolicDim>>> attrs;
 
     bool empty() const { return symbols.empty(); }
     bool is_symbolic(int node) const { return !dims[size_t(node)].empty(); }
+    // Whether node `node` depends on the symbols: its shape, an input's or its attributes.
+    bool touches(const Graph& g, int node) const {
+        if (is_symbolic(node) || attrs_vary[size_t(node)]) return true;
+        for (Value v : g.node(node).inputs)
+            if (is_symbolic(v.id)) return true;
+        return false;
+    }
     // Node `node`'s shape in the tensor language (the symbols' Vars where it depends on them).
     std::vector<Expr> shape_expr(const Graph& g, int node) const {
         std::vector<Expr> shape;
@@ -78,6 +87,13 @@ struct SymbolicShapes {
         for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.expr(vars));
         return shape;
     }
+    // Node `node`'s integer attributes that change with the symbols, as expressions.
+    std::map<std::string, std::vector<Expr>> attr_exprs(int node) const {
+        std::map<std::string, std::vector<Expr>> r;
+        for (auto& [key, entries] : attrs[size_t(node)])
+            for (const SymbolicDim& d : entries) r[key].push_back(d.expr(vars));
+        return r;
+    }
     // The same shapes with symbol `s` at 1 (the others at their max), every extent a
     // constant: a kernel for one sample of a group that runs once per value of s.
     SymbolicShapes at_one_sample(size_t s) const {
@@ -87,6 +103,9 @@ struct SymbolicShapes {
         values[s] = 1;
         for (int id = 0; id < int(dims.size()); ++id)
             for (SymbolicDim& d : r.dims[size_t(id)]) d.terms = {{0u, d.eval(values)}};
+        for (auto& per_node : r.attrs)
+            for (auto& [key, entries] : per_node)
+                for (SymbolicDim& d : entries) d.terms = {{0u, d.eval(values)}};
         return r;
     }
     // Node `node`'s shape when the symbols have `values`.
@@ -177,6 +196,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     // shapes[p][node]: the shapes at probe p, where bit s of p puts symbol s at its fit value.
     const size_t probes = size_t(1) << k;
     std::vector<std::vector<std::vector<int64_t>>> shapes(probes);
+    std::vector<Graph> graphs(probes);  // the compiled graph at each probe (0: `compiled`, unused)
     std::vector<int64_t> max_values;
     for (const Symbol& s : r.symbols) max_values.push_back(s.max);
     auto values_of = [&](size_t p) {
@@ -193,42 +213,71 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         std::vector<int64_t> v = values_of(p);
         if (v == max_values) {  // a symbol without another value
             shapes[p] = shapes[0];
+            graphs[p] = compiled;
             continue;
         }
-        Graph g = graph_at(v);
-        match_structure(compiled, g, at_str(v), r.attrs_vary);
-        record(g, shapes[p]);
+        graphs[p] = graph_at(v);
+        match_structure(compiled, graphs[p], at_str(v), r.attrs_vary);
+        record(graphs[p], shapes[p]);
     }
     // Fit: along each symbol, a value at max and at fit give slope and intercept.
+    auto fit = [&](std::vector<int64_t> c, const std::string& what) {
+        for (size_t s = 0; s < k; ++s) {
+            const int64_t hi = r.symbols[s].max, lo = probe[s].fit;
+            for (size_t p = 0; p < probes; ++p) {
+                if (p >> s & 1) continue;
+                const int64_t at_hi = c[p], at_lo = c[p | size_t(1) << s];
+                int64_t slope = 0;
+                if (lo >= 0) {
+                    WEFT_CHECK((at_hi - at_lo) % (hi - lo) == 0, "graph::build: symbolic dimensions: ", what,
+                               " is not a linear function of '", r.symbols[s].name, "' (", at_hi, " at ", hi, ", ",
+                               at_lo, " at ", lo, ")");
+                    slope = (at_hi - at_lo) / (hi - lo);
+                }
+                c[p] = at_hi - slope * hi;      // the intercept, without symbol s
+                c[p | size_t(1) << s] = slope;  // the coefficient of symbol s
+            }
+        }
+        SymbolicDim dim;
+        for (size_t p = 0; p < probes; ++p)
+            if (c[p] || p == 0) dim.terms.emplace_back(uint32_t(p), c[p]);
+        return dim;
+    };
     r.dims.assign(size_t(n), {});
+    r.attrs.assign(size_t(n), {});
     for (int i = 0; i < n; ++i) {
         const size_t rank = shapes[0][size_t(i)].size();
         bool varies = false;
         for (size_t p = 1; p < probes; ++p) varies |= shapes[p][size_t(i)] != shapes[0][size_t(i)];
-        if (!varies) continue;
-        for (size_t d = 0; d < rank; ++d) {
+        for (size_t d = 0; varies && d < rank; ++d) {
             std::vector<int64_t> c(probes);
             for (size_t p = 0; p < probes; ++p) c[p] = shapes[p][size_t(i)][d];
-            for (size_t s = 0; s < k; ++s) {
-                const int64_t hi = r.symbols[s].max, lo = probe[s].fit;
-                for (size_t p = 0; p < probes; ++p) {
-                    if (p >> s & 1) continue;
-                    const int64_t at_hi = c[p], at_lo = c[p | size_t(1) << s];
-                    int64_t slope = 0;
-                    if (lo >= 0) {
-                        WEFT_CHECK((at_hi - at_lo) % (hi - lo) == 0, "graph::build: symbolic dimensions: ",
-                                   describe(compiled.node(i)), ": its dimension ", d, " is not a linear function of '",
-                                   r.symbols[s].name, "' (", at_hi, " at ", hi, ", ", at_lo, " at ", lo, ")");
-                        slope = (at_hi - at_lo) / (hi - lo);
-                    }
-                    c[p] = at_hi - slope * hi;            // the intercept, without symbol s
-                    c[p | size_t(1) << s] = slope;        // the coefficient of symbol s
-                }
+            r.dims[size_t(i)].push_back(
+                fit(std::move(c), describe(compiled.node(i)) + ": its dimension " + std::to_string(d)));
+        }
+        if (!r.attrs_vary[size_t(i)]) continue;
+        // Integer attributes that change (a slice's starts and ends) are fitted the same way.
+        for (auto& [key, value] : compiled.node(i).attrs.items()) {
+            std::vector<std::vector<int64_t>> at(probes);
+            for (size_t p = 0; p < probes; ++p) {
+                const std::map<std::string, AttrValue>& items = p == 0 ? compiled.node(i).attrs.items()
+                                                                       : graphs[p].node(i).attrs.items();
+                auto found = items.find(key);
+                if (found == items.end()) break;
+                const AttrValue& v = found->second;
+                if (const int64_t* x = std::get_if<int64_t>(&v)) at[p] = {*x};
+                else if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) at[p] = *xs;
+                else break;
             }
-            SymbolicDim dim;
-            for (size_t p = 0; p < probes; ++p)
-                if (c[p] || p == 0) dim.terms.emplace_back(uint32_t(p), c[p]);
-            r.dims[size_t(i)].push_back(std::move(dim));
+            bool same = true;
+            for (size_t p = 1; p < probes; ++p) same &= at[p] == at[0];
+            if (same || at[0].empty()) continue;
+            std::vector<SymbolicDim>& entries = r.attrs[size_t(i)][key];
+            for (size_t e = 0; e < at[0].size(); ++e) {
+                std::vector<int64_t> c(probes);
+                for (size_t p = 0; p < probes; ++p) c[p] = at[p].at(e);
+                entries.push_back(fit(std::move(c), describe(compiled.node(i)) + ": its attribute '" + key + "'"));
+            }
         }
     }
     // Check at third values, where the bounds have them.
@@ -244,6 +293,17 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         match_structure(compiled, g, at_str(check), r.attrs_vary);
         for (int i = 0; i < n; ++i) {
             const std::vector<int64_t>& actual = g.node(i).type.shape;
+            for (auto& [key, entries] : r.attrs[size_t(i)]) {
+                const AttrValue& v = g.node(i).attrs.items().at(key);
+                std::vector<int64_t> actual_attr;
+                if (const int64_t* x = std::get_if<int64_t>(&v)) actual_attr = {*x};
+                else actual_attr = std::get<std::vector<int64_t>>(v);
+                std::vector<int64_t> fitted_attr;
+                for (const SymbolicDim& d : entries) fitted_attr.push_back(d.eval(check));
+                WEFT_CHECK(actual_attr == fitted_attr, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
+                           ": its attribute '", key, "' is ", shape_str(actual_attr), " at ", at_str(check),
+                           ", which is no sum of products of the symbols; give the symbols fixed values instead");
+            }
             std::vector<int64_t> fitted = r.shape_at(compiled, i, check);
             WEFT_CHECK(actual == fitted, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
                        " has the shape ", shape_str(actual), " at ", at_str(check), ", which is no sum of products of "

@@ -70,28 +70,34 @@ Tensor scan(const Tensor& init, const Tensor& update, const Tensor& state, std::
                "': the update '", update.name(), "' must be a compute with one output");
     WEFT_CHECK(init.op()->num_outputs() == 1, "scan '", name, "': the init '", init.name(), "' must have one output");
     const std::vector<Expr> shape = state.shape(), ushape = update.shape(), ishape = init.shape();
+    // The time extent (dimension 0 of the state and the update) may be symbolic (a graph's
+    // sequence length); the other extents and the init's are constants.
     std::vector<int64_t> dims(shape.size()), init_dims(ishape.size());
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (size_t d = 1; d < shape.size(); ++d)
         WEFT_CHECK(ir::as_const_int(shape[d], &dims[d]), "scan '", name, "': the state's dimension ", d,
                    " must be a constant");
+    const Expr steps = shape.at(0);
+    const bool fixed_steps = ir::as_const_int(steps, &dims[0]);
     for (size_t d = 0; d < ishape.size(); ++d)
         WEFT_CHECK(ir::as_const_int(ishape[d], &init_dims[d]), "scan '", name, "': the init's dimension ", d,
                    " must be a constant");
+    auto same = [](const Expr& a, const Expr& b) {
+        int64_t diff = 1;
+        return ir::as_const_int(ir::arith::simplify(a - b), &diff) && diff == 0;
+    };
     auto dims_str = [](const std::vector<Expr>& s) {
         std::string r = "[";
         for (size_t d = 0; d < s.size(); ++d) r += (d ? ", " : "") + ir::to_string(s[d]);
         return r + "]";
     };
     bool fits = ushape.size() == shape.size() && ishape.size() == shape.size();
-    for (size_t d = 0; fits && d < shape.size(); ++d) {
-        int64_t u = 0;
-        fits = ir::as_const_int(ushape[d], &u) && u == dims[d] && (d == 0 || init_dims[d] == dims[d]);
-    }
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+        fits = same(ushape[d], shape[d]) && (d == 0 || init_dims[d] == dims[d]);
     WEFT_CHECK(fits, "scan '", name, "': the state ", dims_str(shape), ", the update ", dims_str(ushape),
                " and the init ", dims_str(ishape), " must agree: update as the state, init with fewer rows");
     const int64_t k = init_dims[0], T = dims[0];
-    WEFT_CHECK(k >= 1 && k < T, "scan '", name, "': the init has ", k, " rows of the state's ", T,
-               "; it must have at least 1 and fewer than all");
+    WEFT_CHECK(k >= 1 && (!fixed_steps || k < T), "scan '", name, "': the init has ", k, " rows of the state's ",
+               dims_str({steps}), "; it must have at least 1 and fewer than all");
     WEFT_CHECK(init.dtype() == state.dtype() && update.dtype() == state.dtype(), "scan '", name, "': the state is ",
                state.dtype().str(), ", the init ", init.dtype().str(), " and the update ", update.dtype().str());
 
@@ -101,7 +107,8 @@ Tensor scan(const Tensor& init, const Tensor& update, const Tensor& state, std::
     std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq> to_new;
     for (size_t d = 0; d < u.axis.size(); ++d) {
         const IterVar& old = u.axis[d];
-        IterVar iv(d == 0 ? ir::Range(ir::make_int(k), ir::make_int(T - k)) : old.dom(), Var(old.var().name(), index_type),
+        IterVar iv(d == 0 ? ir::Range(ir::make_int(k), ir::arith::simplify(steps - ir::make_int(k))) : old.dom(),
+                   Var(old.var().name(), index_type),
                    ir::IterKind::DataPar);
         to_new[old.var()] = iv.var();
         axes.push_back(iv);
@@ -120,9 +127,8 @@ Tensor scan(const Tensor& init, const Tensor& update, const Tensor& state, std::
     check_reads_back(*op.get(), state.op().get(), name);
     for (const Operation& b : ops_reading(op, state.op().get())) {
         WEFT_CHECK(b->is_compute() && !b->axis.empty(), "scan '", name, "': '", b.name(), "' reads the state but is not a compute");
-        int64_t rows = 0;
-        WEFT_CHECK(ir::as_const_int(b->axis[0].dom().extent, &rows) && rows == T, "scan '", name, "': '", b.name(),
-                   "' reads the state, so its axis 0 must be time, of the state's ", T, " rows");
+        WEFT_CHECK(same(b->axis[0].dom().extent, steps), "scan '", name, "': '", b.name(),
+                   "' reads the state, so its axis 0 must be time, of the state's ", dims_str({steps}), " rows");
         check_reads_back(*b.get(), state.op().get(), name);
     }
     return op.output(0);

@@ -81,9 +81,12 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     // xw [T N, G H] (a matmul's result as it is) reads as [T, N, G H].
     const bool flat = xw.ndim() == 2;
     const int64_t N = flat ? const_dim(h0, 0, "h0") : const_dim(xw, 1, "xw"), GH = const_dim(xw, flat ? 1 : 2, "xw");
-    WEFT_CHECK(!flat || const_dim(xw, 0, "xw") % N == 0, "recurrent: xw's ", const_dim(xw, 0, "xw"),
-               " rows are no multiple of the batch ", N);
-    const int64_t T = flat ? const_dim(xw, 0, "xw") / N : const_dim(xw, 0, "xw");
+    // The number of steps may be symbolic (a graph's sequence length).
+    int64_t rows = 0;
+    const bool fixed_steps = ir::as_const_int(xw.shape()[0], &rows);
+    WEFT_CHECK(!flat || !fixed_steps || rows % N == 0, "recurrent: xw's ", rows, " rows are no multiple of the batch ", N);
+    const Expr T = ir::arith::simplify(flat ? xw.shape()[0] / ir::make_int(N) : xw.shape()[0]);
+    const Expr T1 = ir::arith::simplify(T + ir::make_int(1));  // the states' rows: the initial and one per step
     const int64_t H = const_dim(rt, 0, "rt");
     WEFT_CHECK(GH == G * H && const_dim(rt, 1, "rt") == GH && const_dim(rb, 0, "rb") == GH &&
                    const_dim(h0, 0, "h0") == N && const_dim(h0, 1, "h0") == H,
@@ -100,13 +103,13 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     const int64_t S = lstm ? 2 : 1;
     // Sequence n's length, clamped into [0, T] (the reads below stay inside xw and the states).
     auto length = [&](Expr n) -> Expr {
-        if (!lens.defined()) return ir::make_int(T);
-        return ir::min(ir::max(ir::cast(index_type, lens(n)), ir::make_int(0)), ir::make_int(T));
+        if (!lens.defined()) return T;
+        return ir::min(ir::max(ir::cast(index_type, lens(n)), ir::make_int(0)), T);
     };
     const Activations act{params};
     const Expr one = ir::make_const(t, 1);
 
-    Tensor state = placeholder({T + 1, S, N, H}, t, name + ".state");
+    Tensor state = placeholder({T1, S, N, H}, t, name + ".state");
     Tensor init = compute(
         {1, S, N, H}, [&](Expr, Expr s, Expr n, Expr j) { return lstm ? ir::select(s == 0, h0(n, j), c0(n, j)) : h0(n, j); },
         name + ".init");
@@ -116,14 +119,14 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     const int64_t cols = reset_first ? 2 * H : GH;
     IterVar k = reduce_axis(0, H, "k");
     Tensor rec = compute(
-        {T + 1, N, cols}, [&](Expr r, Expr n, Expr g) { return te::sum(state(r - 1, 0, n, k) * rt(k, g), {k}); },
+        {T1, N, cols}, [&](Expr r, Expr n, Expr g) { return te::sum(state(r - 1, 0, n, k) * rt(k, g), {k}); },
         name + ".recurrent");
     // The input step r - 1 reads: in order, or from the sequence's last input back (a step
     // past the length reads its own row, unused).
     auto input_row = [&](Expr r, Expr n) -> Expr {
         Expr step = r - 1;
         if (!params.reverse) return step;
-        if (!lens.defined()) return ir::make_int(T - 1) - step;
+        if (!lens.defined()) return T - ir::make_int(1) - step;
         return ir::max(ir::select(step < length(n), length(n) - 1 - step, step), ir::make_int(0));  // (>= 0 already)
     };
     auto x = [&](Expr r, Expr n, int64_t gate, Expr j) {
@@ -133,10 +136,10 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     Tensor reset_rec;
     if (reset_first) {
         Tensor reset = compute(
-            {T + 1, N, H}, [&](Expr r, Expr n, Expr j) { return act(0, x(r, n, 1, j) + hr(r, n, 1, j)); }, name + ".reset");
+            {T1, N, H}, [&](Expr r, Expr n, Expr j) { return act(0, x(r, n, 1, j) + hr(r, n, 1, j)); }, name + ".reset");
         IterVar k2 = reduce_axis(0, H, "k2");
         reset_rec = compute(
-            {T + 1, N, H},
+            {T1, N, H},
             [&](Expr r, Expr n, Expr j) { return te::sum(reset(r, n, k2) * state(r - 1, 0, n, k2) * rt(k2, j + 2 * H), {k2}); },
             name + ".reset_recurrent");
     }
@@ -163,7 +166,7 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     };
     // A step past the sequence's length keeps the state.
     Tensor update = compute(
-        {T + 1, S, N, H},
+        {T1, S, N, H},
         [&](Expr r, Expr s, Expr n, Expr j) {
             if (!lens.defined()) return step_value(r, s, n, j);
             return ir::select(r - 1 < length(n), step_value(r, s, n, j), state(r - 1, s, n, j));
@@ -173,13 +176,13 @@ Tensor recurrent(const Tensor& xw, const Tensor& rt, const Tensor& rb, const Ten
     // In time order: the step that read input t is row t + 1 (reverse: row length - t) of
     // the states; zeros past the length; the last states at row T.
     return compute(
-        {T + 1, S, N, H},
+        {T1, S, N, H},
         [&](Expr r, Expr s, Expr n, Expr j) -> Expr {
-            if (!lens.defined() && !params.reverse) return states(ir::min(r + 1, ir::make_int(T)), s, n, j);
+            if (!lens.defined() && !params.reverse) return states(ir::min(r + 1, T), s, n, j);
             // (The row clamped for the bounds check: a live one lies in [1, T] already.)
-            Expr row = ir::min(ir::max(params.reverse ? length(n) - r : r + 1, ir::make_int(0)), ir::make_int(T));
+            Expr row = ir::min(ir::max(params.reverse ? length(n) - r : r + 1, ir::make_int(0)), T);
             Expr in_time = ir::select(r < length(n), states(row, s, n, j), ir::make_const(t, 0));
-            return ir::select(r == ir::make_int(T), states(ir::make_int(T), s, n, j), in_time);
+            return ir::select(r == T, states(T, s, n, j), in_time);
         },
         name);
 }

@@ -1,0 +1,90 @@
+// onnx::LoadOptions::symbols: a model whose sequence length is a dim_param compiles once and
+// runs at any length; each length computes what the model imported at that length computes
+// (checked against ONNX Runtime by the conformance and model tests).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "onnx/onnx_model.hpp"
+
+using namespace weft;
+using namespace onnx_test;
+
+namespace {
+
+std::vector<float> random_values(size_t n, uint64_t seed) {
+    std::vector<float> v(n);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (float& x : v) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x = float(double(s >> 40) / double(1ull << 24)) - 0.5f;
+    }
+    return v;
+}
+
+// X [seq, 1, 4] -> LSTM (hidden 3) -> Y [seq, 1, 1, 3] reshaped to [seq, 3] by a shape
+// computed from X's (Shape, Gather, Concat: folded at import, so the reshape's attribute
+// changes with seq), plus Y_h and the last step of Y by a Slice that starts at seq - 1.
+Model lstm_model() {
+    Model m(14);
+    m.input("x", {-1, 1, 4}, pb::TensorProto::FLOAT, "seq");
+    const int H = 3;
+    m.initializer("w", {1, 4 * H, 4}, random_values(4 * H * 4, 1));
+    m.initializer("r", {1, 4 * H, H}, random_values(4 * H * H, 2));
+    m.initializer("b", {1, 8 * H}, random_values(8 * H, 3));
+    set_int(m.node("LSTM", {"x", "w", "r", "b"}, {"y", "y_h"}), "hidden_size", H);
+    m.node("Shape", {"x"}, {"x_shape"});
+    m.initializer_i64("zero", {1}, {0});
+    m.initializer_i64("three", {1}, {3});
+    m.node("Gather", {"x_shape", "zero"}, {"seq_len"});
+    m.node("Concat", {"seq_len", "three"}, {"rows_shape"}).add_attribute()->CopyFrom([] {
+        pb::AttributeProto a;
+        a.set_name("axis");
+        a.set_type(pb::AttributeProto::INT);
+        a.set_i(0);
+        return a;
+    }());
+    m.node("Reshape", {"y", "rows_shape"}, {"rows"});
+    m.initializer_i64("minus_one", {1}, {-1});
+    m.initializer_i64("big", {1}, {1 << 20});
+    m.node("Slice", {"rows", "minus_one", "big", "zero"}, {"last"});
+    m.output("rows");
+    m.output("y_h");
+    m.output("last");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: a symbolic sequence length: an LSTM model compiled once runs at lengths 2, 5 and 9") {
+    Model m = lstm_model();
+    graph::Graph g = m.load({.symbols = {{"seq", 9}}});
+    REQUIRE(g.symbols().size() == 1);
+    graph::Module module = graph::build(g);
+    for (int64_t seq : {2, 5, 9, 5}) {
+        CAPTURE(seq);
+        Buffer<float> x({seq, 1, 4});
+        std::vector<float> v = random_values(size_t(seq * 4), uint64_t(10 + seq));
+        std::copy(v.begin(), v.end(), x.begin());
+        graph::Module fixed = graph::build(m.load({.dim_values = {{"seq", seq}}}));
+        module.set_input("x", x);
+        fixed.set_input("x", x);
+        module.run();
+        fixed.run();
+        for (int o = 0; o < 3; ++o) {
+            CAPTURE(o);
+            const BufferRef &got = module.get_output(o), &want = fixed.get_output(o);
+            REQUIRE(got.shape() == want.shape());
+            for (int64_t i = 0; i < got.size(); ++i)
+                CHECK(std::abs(static_cast<const float*>(got.data())[i] - static_cast<const float*>(want.data())[i]) <
+                      1e-6);
+        }
+        CHECK(module.get_output("rows").shape() == std::vector<int64_t>{seq, 3});
+    }
+}
+
+TEST_CASE("onnx: LoadOptions::symbols names a dim_param no input has: an error") {
+    Model m = lstm_model();
+    const std::string e = error_of([&] { m.load({.symbols = {{"seq", 9}, {"batch", 4}}}); });
+    CHECK_MESSAGE(e.find("no graph input has") != std::string::npos, e);
+}
