@@ -18,13 +18,32 @@
 
 namespace weft::graph::detail {
 
+// One way to run a group on samples of a symbol (CompiledGroup::per_sample): where at least
+// `at_least` samples are left, all of them in one call (per_call < 0: a kernel over
+// symbolic extents), or calls of `per_call` samples (a kernel for that many).
+struct SampleVariant {
+    int64_t at_least = 0;
+    int64_t per_call = -1;
+    Kernel kernel;
+    std::vector<int> args;
+};
+
 struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
-    // With symbolic dimensions: the symbol the kernel runs once per value of, on one sample
-    // of its tensors (per_sample_symbol), or -1. Symbols passed as scalars have ids -1 - s.
+    // With symbolic dimensions: the symbol whose samples the group runs on in turn
+    // (per_sample_symbol), or -1; then `variants`, tried in order (symbols passed as scalars
+    // have ids -1 - s in their arguments).
     int per_sample = -1;
+    std::vector<SampleVariant> variants;
 };
+
+// A GEMM-like group with a symbolic first dimension: over a symbolic row count the lowering
+// cannot prove a register tile full (a guarded tail), which costs a GEMM about half its
+// speed (docs/graph.md, "Symbolic dimensions"). So it also has a kernel that assumes at least
+// kAssumedSamples samples, the most rows a register tile has (topi's choose_gemm_tile), where
+// the tiles shift inwards (TailStrategy::ShiftInwards) and are proven full.
+inline constexpr int64_t kAssumedSamples = 12;
 
 // A group's computation and schedule, before lowering.
 struct ScheduledGroup {
@@ -226,11 +245,37 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         // Operators that need constant extents (a convolution's) may still run per sample.
         const int s = symbolic ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
         if (s < 0) throw;
-        const SymbolicShapes one = symbolic->at_one_sample(size_t(s));
+        const SymbolicShapes one = symbolic->at_samples(size_t(s), 1);
         sg = schedule_group(g, group, target, config, &one);
         for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
             if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
         result.per_sample = s;
+        result.args = sg.arg_ids;
+        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
+        result.variants.push_back({1, 1, result.kernel, result.args});
+        return result;
+    }
+    // A GEMM-like group (a matmul over a symbolic row count): whole calls of constant size,
+    // the symbolic kernel for the rest.
+    const int chunked = symbolic && result.per_sample < 0 && group.master >= 0 &&
+                                op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable
+                            ? per_sample_symbol(g, *symbolic, group.nodes)
+                            : -1;
+    if (chunked >= 0 && symbolic->symbols[size_t(chunked)].max >= kAssumedSamples) {
+        bool fits = true;
+        for (int id : sg.arg_ids)
+            fits &= id < 0 || !symbolic->is_symbolic(id) || per_sample_symbol(g, *symbolic, {id}) == chunked;
+        if (fits) {
+            const SymbolicShapes many = symbolic->at_least(size_t(chunked), kAssumedSamples);
+            ScheduledGroup whole = schedule_group(g, group, target, config, &many);
+            result.variants.push_back({kAssumedSamples, -1, lower_and_build(g, group, whole.schedule, whole.args, target),
+                                       whole.arg_ids});
+            result.variants.push_back({0, -1, lower_and_build(g, group, sg.schedule, sg.args, target), sg.arg_ids});
+            result.per_sample = chunked;
+            result.kernel = result.variants[0].kernel;
+            result.args = result.variants[0].args;
+            return result;
+        }
     }
     result.args = std::move(sg.arg_ids);
     if (!target.is_cuda()) {

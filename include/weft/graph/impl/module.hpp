@@ -38,15 +38,21 @@ struct Module::State {
     std::vector<int64_t> symbol_values;
     // Per kernel: the symbol it runs once per value of, on one sample (-1: once, whole); and
     // for those, per sample, the argument views and lists.
+    // A group run on samples in turn has variants (graph/impl/compile_group.hpp,
+    // SampleVariant; kernels[k] is the first).
+    struct Call {
+        const Kernel* kernel;
+        std::vector<BufferRef> views;
+        std::vector<KernelArgValue> args;
+    };
     std::vector<int> per_sample;
-    std::vector<std::vector<std::vector<BufferRef>>> sample_views;
-    std::vector<std::vector<std::vector<KernelArgValue>>> sample_args;
+    std::vector<std::vector<detail::SampleVariant>> variants;
+    std::vector<std::vector<Call>> calls;  // per kernel, at the current values
 
     // Runs kernel k (once, or once per sample).
     void run_kernel(size_t k) const {
         if (!per_sample.empty() && per_sample[k] >= 0) {
-            for (const std::vector<KernelArgValue>& a : sample_args[k])
-                kernels[k].call(std::span<const KernelArgValue>(a.data(), a.size()));
+            for (const Call& c : calls[k]) c.kernel->call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
             return;
         }
         kernels[k].call(std::span<const KernelArgValue>(args[k].data(), args[k].size()));
@@ -187,33 +193,46 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         }
         st.args.push_back(std::move(a));
     }
-    // A kernel run per sample: views of one sample of each tensor that depends on the symbol.
-    st.sample_views.assign(st.arg_ids.size(), {});
-    st.sample_args.assign(st.arg_ids.size(), {});
+    // A kernel run on samples in turn: calls of its variants, each on views of its samples of
+    // each tensor that depends on the symbol (the others whole).
+    st.calls.assign(st.arg_ids.size(), {});
     for (size_t k = 0; k < st.arg_ids.size(); ++k) {
         const int s = st.per_sample.empty() ? -1 : st.per_sample[k];
         if (s < 0) continue;
-        const SymbolicShapes one = st.symbolic.at_one_sample(size_t(s));
-        const int64_t samples = st.symbol_values[size_t(s)];
-        auto& views = st.sample_views[k];
-        views.assign(size_t(samples), {});
-        for (int64_t b = 0; b < samples; ++b) {
-            for (int id : st.arg_ids[k]) {
+        const int64_t value = st.symbol_values[size_t(s)];
+        const SymbolicShapes one = st.symbolic.at_samples(size_t(s), 1);
+        auto add_call = [&](const SampleVariant& variant, int64_t first, int64_t count) {
+            const SymbolicShapes at = st.symbolic.at_samples(size_t(s), count);
+            ModuleAccess::State::Call call{&variant.kernel, {}, {}};
+            call.views.reserve(variant.args.size());
+            for (int id : variant.args) {
+                if (id < 0) continue;
                 const BufferRef& whole = st.values[size_t(id)];
                 if (!st.symbolic.is_symbolic(id)) {
-                    views[size_t(b)].push_back(whole);
+                    call.views.push_back(whole);
                     continue;
                 }
-                std::vector<int64_t> shape = one.shape_at(st.graph, id, {});
-                const int64_t bytes = TensorType{shape, whole.dtype()}.bytes();
-                views[size_t(b)].push_back(
-                    BufferRef(static_cast<char*>(whole.data()) + b * bytes, whole.dtype(), std::move(shape), {}, st.device));
+                const int64_t sample_bytes = TensorType{one.shape_at(st.graph, id, {}), whole.dtype()}.bytes();
+                call.views.push_back(BufferRef(static_cast<char*>(whole.data()) + first * sample_bytes, whole.dtype(),
+                                               at.shape_at(st.graph, id, {}), {}, st.device));
             }
-        }
-        for (const std::vector<BufferRef>& v : views) {
-            std::vector<KernelArgValue> a;
-            for (const BufferRef& ref : v) a.emplace_back(ref);
-            st.sample_args[k].push_back(std::move(a));
+            size_t next = 0;  // (the views' storage moves with the call: the pointers stay valid)
+            for (int id : variant.args) {
+                if (id < 0) call.args.emplace_back(id == -1 - s ? count : st.symbol_values[size_t(-1 - id)]);
+                else call.args.emplace_back(call.views[next++]);
+            }
+            st.calls[k].push_back(std::move(call));
+        };
+        int64_t done = 0;
+        for (const SampleVariant& variant : st.variants[k]) {
+            if (done == value) break;
+            if (value - done < variant.at_least) continue;
+            if (variant.per_call < 0) {
+                add_call(variant, done, value - done);
+                done = value;
+                break;
+            }
+            for (; value - done >= variant.per_call; done += variant.per_call) add_call(variant, done, variant.per_call);
         }
     }
 }
@@ -444,6 +463,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                              !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
         st->per_sample.push_back(c.per_sample);
+        st->variants.push_back(std::move(c.variants));
         arg_ids.push_back(std::move(c.args));
     }
 

@@ -38,7 +38,9 @@ struct SymbolicDim {
         }
         return sum;
     }
-    Expr expr(const std::vector<Var>& vars) const {
+    // `values`: each symbol's expression (its Var, or max(Var, c) for a kernel that may
+    // assume the symbol is at least c).
+    Expr expr(const std::vector<Expr>& vars) const {
         Expr sum;
         int64_t constant = 0;
         for (auto& [mask, c] : terms) {
@@ -49,7 +51,7 @@ struct SymbolicDim {
             }
             Expr t;
             for (size_t s = 0; s < vars.size(); ++s)
-                if (mask >> s & 1) t = t.defined() ? t * vars[s] : Expr(vars[s]);
+                if (mask >> s & 1) t = t.defined() ? t * vars[s] : vars[s];
             if (c != 1) t = t * make_int(c);
             sum = sum.defined() ? sum + t : t;
         }
@@ -63,6 +65,7 @@ struct SymbolicShapes {
     std::vector<Symbol> symbols;
     std::vector<SymbolicAxis> axes;              // where the inputs hold them
     std::vector<Var> vars;                       // one per symbol, a scalar argument of the kernels that use it
+    std::vector<Expr> symbol_exprs;              // what the extents use for each symbol: its Var (see at_least)
     std::vector<std::vector<SymbolicDim>> dims;  // per node: its shape; empty for a node of constant shape
     std::vector<bool> attrs_vary;                // per node: its attributes change with the symbols
     // Per node: its integer attributes that change with the symbols, entry by entry.
@@ -84,28 +87,36 @@ struct SymbolicShapes {
             for (int64_t d : g.node(node).type.shape) shape.push_back(make_int(d));
             return shape;
         }
-        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.expr(vars));
+        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.expr(symbol_exprs));
         return shape;
     }
     // Node `node`'s integer attributes that change with the symbols, as expressions.
     std::map<std::string, std::vector<Expr>> attr_exprs(int node) const {
         std::map<std::string, std::vector<Expr>> r;
         for (auto& [key, entries] : attrs[size_t(node)])
-            for (const SymbolicDim& d : entries) r[key].push_back(d.expr(vars));
+            for (const SymbolicDim& d : entries) r[key].push_back(d.expr(symbol_exprs));
         return r;
     }
-    // The same shapes with symbol `s` at 1 (the others at their max), every extent a
-    // constant: a kernel for one sample of a group that runs once per value of s.
-    SymbolicShapes at_one_sample(size_t s) const {
+    // The same shapes with symbol `s` at `count` (the others at their max), every extent a
+    // constant: a kernel for `count` samples of a group that runs on them in turn.
+    SymbolicShapes at_samples(size_t s, int64_t count) const {
         SymbolicShapes r = *this;
         std::vector<int64_t> values;
         for (const Symbol& sym : symbols) values.push_back(sym.max);
-        values[s] = 1;
+        values[s] = count;
         for (int id = 0; id < int(dims.size()); ++id)
             for (SymbolicDim& d : r.dims[size_t(id)]) d.terms = {{0u, d.eval(values)}};
         for (auto& per_node : r.attrs)
             for (auto& [key, entries] : per_node)
                 for (SymbolicDim& d : entries) d.terms = {{0u, d.eval(values)}};
+        return r;
+    }
+    // The same shapes for a kernel that runs only where symbol s is at least `c`: its extents
+    // say max(s, c), from which the lowering proves that a tile of up to c rows fits (a GEMM's
+    // register tile: TailStrategy::ShiftInwards), as it does for a constant extent.
+    SymbolicShapes at_least(size_t s, int64_t c) const {
+        SymbolicShapes r = *this;
+        r.symbol_exprs[s] = ir::max(vars[s], make_int(c));
         return r;
     }
     // Node `node`'s shape when the symbols have `values`.
@@ -172,7 +183,10 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     r.axes = original.symbolic_axes();
     const size_t k = r.symbols.size();
     WEFT_CHECK(k <= 4, "graph::build: symbolic dimensions: the graph has ", k, " symbols; at most 4 are supported");
-    for (const Symbol& s : r.symbols) r.vars.emplace_back(s.name);
+    for (const Symbol& s : r.symbols) {
+        r.vars.emplace_back(s.name);
+        r.symbol_exprs.push_back(r.vars.back());
+    }
     std::vector<ProbeValues> probe;
     for (const Symbol& s : r.symbols) probe.push_back(probe_values(s));
     auto at_str = [&](const std::vector<int64_t>& v) {
@@ -314,8 +328,8 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
 }
 
 // The symbol a group may run once per value of, as one kernel per sample, or -1: every
-// tensor of the group that depends on the symbols has exactly that symbol as its first
-// dimension and constant extents elsewhere, and no node works along that dimension (an
+// tensor of the group that depends on the symbols has a multiple of that symbol as its
+// first dimension and constant extents elsewhere, and no node works along that dimension (an
 // axis attribute naming it). build() compiles such a group for one sample where its
 // operators need constant extents (convolutions and pools: the batch of a CNN).
 inline int per_sample_symbol(const Graph& g, const SymbolicShapes& sym, const std::vector<int>& ids) {
@@ -323,8 +337,9 @@ inline int per_sample_symbol(const Graph& g, const SymbolicShapes& sym, const st
     for (int id : ids) {
         if (!sym.is_symbolic(id)) continue;
         const std::vector<SymbolicDim>& dims = sym.dims[size_t(id)];
+        // dims[0] = c * symbol: a sample is c rows.
         if (dims[0].terms.size() != 2 || dims[0].terms[0] != std::pair<uint32_t, int64_t>{0u, 0} ||
-            dims[0].terms[1].second != 1 || std::popcount(dims[0].terms[1].first) != 1)
+            dims[0].terms[1].second < 1 || std::popcount(dims[0].terms[1].first) != 1)
             return -1;
         const int s = std::countr_zero(dims[0].terms[1].first);
         if (symbol >= 0 && s != symbol) return -1;

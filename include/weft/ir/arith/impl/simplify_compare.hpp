@@ -31,8 +31,38 @@ inline ConstRange Simplifier::difference_range(const Expr& a, const Expr& b) {
         LinearForm f = linear_form_of(a);
         f.add(linear_form_of(b), -1);
         d = intersect(d, range_of_linear(f));
+        d = intersect(d, relaxed_range(f));
     }
     return d;
+}
+
+// Bounds of a linear form through its min and max terms: min(p, q) <= p and <= q, max(p, q)
+// >= both, so replacing one such term by an operand bounds the form from one side, and the
+// operand may cancel other terms: min(x, n - 6) + 5 - (n - 1) <= (n - 6) + 5 - (n - 1) = 0,
+// which proves a tile shifted inwards inside a symbolic extent n (TailStrategy::ShiftInwards).
+inline ConstRange Simplifier::relaxed_range(const LinearForm& f) {
+    ConstRange r;  // unbounded
+    for (size_t i = 0; i < f.terms.size(); ++i) {
+        const Expr& term = f.terms[i].first;
+        const int64_t c = f.terms[i].second;
+        const Expr *p = nullptr, *q = nullptr;
+        bool is_min = false;
+        if (auto* m = term.as<Min>()) p = &m->a, q = &m->b, is_min = true;
+        else if (auto* m = term.as<Max>()) p = &m->a, q = &m->b;
+        else continue;
+        if (!has_linear_form(*p) || !has_linear_form(*q)) continue;
+        // c * min(p, q) <= c * operand for c > 0 (an upper bound); for c < 0 a lower one.
+        const bool gives_upper = is_min == (c > 0);
+        for (const Expr* operand : {p, q}) {
+            LinearForm g = f;
+            g.add_term(term, -c);
+            g.add(linear_form_of(*operand), c);
+            ConstRange part = range_of_linear(g);
+            if (gives_upper) r.hi = std::min(r.hi, part.hi);
+            else r.lo = std::max(r.lo, part.lo);
+        }
+    }
+    return r;
 }
 
 // Symbolic interval analysis of a - b: it knows what constant ranges cannot, that i < n

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Symbolic dimensions against fixed sizes, in one run on one machine.
+
+    /usr/bin/python3 models/export.py --only resnet18_dynamic,lstm_tagger,gru_stateful
+    /usr/bin/python3 benchmarks/symbolic_shapes.py [--tool build/tests/onnx_model_run] [--runs 5]
+
+For each model, symbol and size: onnx_model_run builds the model once with the symbol kept
+symbolic (onnx::LoadOptions::symbols, bounded by the max below) and runs it at the size,
+and builds it again with the size fixed (LoadOptions::dim_values); the two alternate
+--runs times (fresh processes, 1 thread). Prints the median latencies, their ratio
+(symbolic / fixed: > 1 is slower), the build times and the largest difference of the
+outputs (the same random inputs), as a markdown table for benchmarks/RESULTS.md.
+"""
+import argparse, json, os, platform, statistics, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = [  # model, symbol, max, sizes
+    ("resnet18_dynamic", "batch", 4, [1, 2, 4]),
+    ("lstm_tagger", "seq", 100, [10, 50, 100]),
+    ("gru_stateful", "seq", 64, [8, 32, 64]),
+]
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def run(tool, model, args, out):
+    cmd = [tool, model, "--threads", "1", "--min-time", "0.5", "--no-warm", "--out", out] + args
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    js = json.loads(r.stdout)
+    if "error" in js:
+        sys.exit(f"{os.path.basename(model)} {' '.join(args)}: {js['error']}")
+    return js
+
+
+def outputs(directory):
+    import array
+    values = {}
+    for f in sorted(os.listdir(directory)):
+        a = array.array("f")
+        with open(os.path.join(directory, f), "rb") as fh:
+            a.frombytes(fh.read())
+        values[f] = a
+    return values
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
+    ap.add_argument("--models", default=os.path.join(ROOT, "models", "out"))
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    print(f"CPU: {cpu_name()}, 1 thread, {args.runs} alternating runs each (medians)\n")
+    print("| model | symbol (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s | max diff |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, symbol, top, sizes in CASES:
+            model = os.path.join(args.models, name + ".onnx")
+            if not os.path.exists(model):
+                print(f"| {name} | (not exported: models/export.py --only {name}) |")
+                continue
+            for size in sizes:
+                fixed, symbolic, build_f, build_s = [], [], [], []
+                a, b = os.path.join(tmp, "fixed"), os.path.join(tmp, "symbolic")
+                for d in (a, b):
+                    os.makedirs(d, exist_ok=True)
+                for _ in range(args.runs):
+                    f = run(args.tool, model, ["--dim", f"{symbol}={size}"], a)
+                    s = run(args.tool, model, ["--symbol", f"{symbol}={top}", "--at", f"{symbol}={size}"], b)
+                    fixed.append(f["latency_ms"]["1"]["median"])
+                    symbolic.append(s["latency_ms"]["1"]["median"])
+                    build_f.append(f["cold_build_ms"] / 1000)
+                    build_s.append(s["cold_build_ms"] / 1000)
+                oa, ob = outputs(a), outputs(b)
+                diff = max(max((abs(x - y) for x, y in zip(oa[k], ob[k])), default=0.0) for k in oa)
+                mf, ms = statistics.median(fixed), statistics.median(symbolic)
+                print(f"| {name} | {symbol} ({top}) | {size} | {mf:.3f} | {ms:.3f} | {ms / mf:.2f} | "
+                      f"{statistics.median(build_f):.2f} / {statistics.median(build_s):.2f} | {diff:.1e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
