@@ -20,12 +20,16 @@ namespace weft::graph::detail {
 
 // One way to run a group on samples of a symbol (CompiledGroup::per_sample): where at least
 // `at_least` samples are left, all of them in one call (per_call < 0: a kernel over
-// symbolic extents), or calls of `per_call` samples (a kernel for that many).
+// symbolic extents), or calls of `per_call` samples (a kernel for that many). With `pad`,
+// fewer samples run as `at_least` of them: the samples past the real ones lie inside every
+// tensor's storage (planned at the symbol's max) and are computed from and into bytes
+// nothing else holds at that step, as the samples are independent.
 struct SampleVariant {
     int64_t at_least = 0;
     int64_t per_call = -1;
     Kernel kernel;
     std::vector<int> args;
+    bool pad = false;
 };
 
 struct CompiledGroup {
@@ -42,7 +46,8 @@ struct CompiledGroup {
 // cannot prove a register tile full (a guarded tail), which costs a GEMM about half its
 // speed (docs/graph.md, "Symbolic dimensions"). So it also has a kernel that assumes at least
 // kAssumedSamples samples, the most rows a register tile has (topi's choose_gemm_tile), where
-// the tiles shift inwards (TailStrategy::ShiftInwards) and are proven full.
+// the tiles shift inwards (TailStrategy::ShiftInwards) and are proven full; fewer samples
+// run padded to that many (SampleVariant::pad).
 inline constexpr int64_t kAssumedSamples = 12;
 
 // A group's computation and schedule, before lowering.
@@ -269,8 +274,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
             const SymbolicShapes many = symbolic->at_least(size_t(chunked), kAssumedSamples);
             ScheduledGroup whole = schedule_group(g, group, target, config, &many);
             result.variants.push_back({kAssumedSamples, -1, lower_and_build(g, group, whole.schedule, whole.args, target),
-                                       whole.arg_ids});
-            result.variants.push_back({0, -1, lower_and_build(g, group, sg.schedule, sg.args, target), sg.arg_ids});
+                                       whole.arg_ids, true});
             result.per_sample = chunked;
             result.kernel = result.variants[0].kernel;
             result.args = result.variants[0].args;

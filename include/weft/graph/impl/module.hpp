@@ -226,9 +226,9 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         int64_t done = 0;
         for (const SampleVariant& variant : st.variants[k]) {
             if (done == value) break;
-            if (value - done < variant.at_least) continue;
+            if (value - done < variant.at_least && !variant.pad) continue;
             if (variant.per_call < 0) {
-                add_call(variant, done, value - done);
+                add_call(variant, done, std::max(value - done, variant.at_least));
                 done = value;
                 break;
             }
