@@ -88,3 +88,62 @@ TEST_CASE("onnx: LoadOptions::symbols names a dim_param no input has: an error")
     const std::string e = error_of([&] { m.load({.symbols = {{"seq", 9}, {"batch", 4}}}); });
     CHECK_MESSAGE(e.find("no graph input has") != std::string::npos, e);
 }
+
+TEST_CASE("onnx: a symbolic length through position embeddings (Range, Gather) and an Expand of a scalar") {
+    // y = (x + table[arange(seq)]) * expand(2, shape(x)): both fold into constants that change
+    // with seq (a prefix of the table's rows, a splat), read by the module as views.
+    Model m(14);
+    m.input("x", {1, -1, 4}, pb::TensorProto::FLOAT, "seq");
+    std::vector<float> table = random_values(16 * 4, 5);
+    m.initializer("table", {16, 4}, table);
+    m.node("Shape", {"x"}, {"x_shape"});
+    m.initializer_i64("one", {}, {1});
+    m.initializer_i64("zero", {}, {0});
+    m.node("Gather", {"x_shape", "one"}, {"len"});
+    m.node("Range", {"zero", "len", "one"}, {"ids"});
+    m.node("Gather", {"table", "ids"}, {"emb"});
+    m.node("Add", {"x", "emb"}, {"sum"});
+    m.initializer("two", {}, {2.0f});
+    m.node("Expand", {"two", "x_shape"}, {"twos"});
+    m.node("Mul", {"sum", "twos"}, {"y"});
+    m.output("y");
+    graph::Module module = graph::build(m.load({.symbols = {{"seq", 16}}}));
+    for (int64_t seq : {3, 16, 7}) {
+        CAPTURE(seq);
+        Buffer<float> x({1, seq, 4});
+        std::vector<float> v = random_values(size_t(seq * 4), uint64_t(20 + seq));
+        std::copy(v.begin(), v.end(), x.begin());
+        module.set_input("x", x);
+        module.run();
+        const BufferRef& y = module.get_output("y");
+        REQUIRE(y.shape() == std::vector<int64_t>{1, seq, 4});
+        const float* got = static_cast<const float*>(y.data());
+        for (int64_t t = 0; t < seq; ++t)
+            for (int64_t c = 0; c < 4; ++c)
+                CHECK(got[t * 4 + c] == doctest::Approx((v[size_t(t * 4 + c)] + table[size_t(t * 4 + c)]) * 2.0));
+    }
+}
+
+TEST_CASE("onnx: a symbolic length of token ids gathered from an embedding table") {
+    Model m(14);
+    m.input("ids", {1, -1}, pb::TensorProto::INT64, "seq");
+    std::vector<float> table = random_values(10 * 3, 6);
+    m.initializer("table", {10, 3}, table);
+    m.node("Gather", {"table", "ids"}, {"y"});
+    m.output("y");
+    graph::Module module = graph::build(m.load({.symbols = {{"seq", 32}}}));
+    for (int64_t seq : {1, 5, 32}) {
+        CAPTURE(seq);
+        Buffer<int64_t> ids({1, seq});
+        for (int64_t t = 0; t < seq; ++t) ids(0, t) = (t * 7 + 3) % 10 - (t % 3 == 0 ? 10 : 0);  // some negative
+        module.set_input("ids", ids);
+        module.run();
+        const BufferRef& y = module.get_output("y");
+        REQUIRE(y.shape() == std::vector<int64_t>{1, seq, 3});
+        for (int64_t t = 0; t < seq; ++t) {
+            int64_t row = ids(0, t) < 0 ? ids(0, t) + 10 : ids(0, t);
+            for (int64_t c = 0; c < 3; ++c)
+                CHECK(static_cast<const float*>(y.data())[t * 3 + c] == table[size_t(row * 3 + c)]);
+        }
+    }
+}

@@ -164,6 +164,24 @@ inline Tensor concat_to_shape(const std::vector<Tensor>& xs, const Attrs& attrs,
     }, "concat");
 }
 
+// A gather with symbolic extents (graph::build's symbolic dimensions): indices wrapped and
+// clamped into the axis as topi::gather does.
+inline Tensor gather_to_shape(const std::vector<Tensor>& in, const Attrs& attrs, const std::vector<Expr>& shape,
+                              const OpDef::SymbolicAttrs&) {
+    const Tensor &data = in[0], &indices = in[1];
+    const int64_t rank = int64_t(data.shape().size()), axis = attrs.get_int("axis", 0);
+    const size_t a = size_t(axis < 0 ? axis + rank : axis), ni = indices.shape().size();
+    const Expr n = data.shape()[a];
+    return compute(shape, [&](const std::vector<Expr>& o) {
+        Expr k = ir::cast(DataType::int_(64), indices.at(std::vector<Expr>(o.begin() + int64_t(a), o.begin() + int64_t(a + ni))));
+        k = ir::min(ir::max(ir::select(k < make_int(0), k + n, k), make_int(0)), n - make_int(1));
+        std::vector<Expr> idx(o.begin(), o.begin() + int64_t(a));
+        idx.push_back(k);
+        idx.insert(idx.end(), o.begin() + int64_t(a + ni), o.end());
+        return data.at(idx);
+    }, "gather");
+}
+
 inline void register_transform_ops() {
     using P = OpPattern;
     using In = const std::vector<Tensor>&;
@@ -203,7 +221,8 @@ inline void register_transform_ops() {
     register_op({.name = "tile", .pattern = P::Injective, .infer = infer_shaped<tile_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::tile(in[0], a.get_ints("repeats")); }});
     register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,
-                 .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); }});
+                 .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); },
+                 .compute_to_shape = gather_to_shape});
     register_op({.name = "gather_elements", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

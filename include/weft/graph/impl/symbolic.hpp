@@ -149,6 +149,17 @@ inline ProbeValues probe_values(const Symbol& s) {
     return p;
 }
 
+// Whether constant b (at other values of the symbols) is constant a (at their max), or the
+// first elements of it in row-major order: a table read up to a symbolic length (BERT's
+// position embeddings: an arange of the sequence, gathered and folded) or one value
+// broadcast to a symbolic shape (an Expand of a scalar, folded). The module reads such a
+// constant through a view of its first elements; every value the graph is made at checks it.
+inline bool same_or_prefix(const Node& a, const Node& b) {
+    if (a.type.dtype != b.type.dtype || a.type.shape.size() != b.type.shape.size() || b.type.bytes() > a.type.bytes())
+        return false;
+    return !std::memcmp(a.value.data(), b.value.data(), size_t(b.type.bytes()));
+}
+
 // Compares the compiled graph `g` with `other` (the same after the passes at other values):
 // the same nodes, inputs, dtypes, ranks and constants; marks the nodes whose attributes differ.
 inline void match_structure(const Graph& g, const Graph& other, const std::string& at,
@@ -168,7 +179,7 @@ inline void match_structure(const Graph& g, const Graph& other, const std::strin
             if (a.inputs[k].id != b.inputs[k].id) refuse(describe(a) + " reads another input " + std::to_string(k));
         if (a.type.dtype != b.type.dtype || a.type.shape.size() != b.type.shape.size())
             refuse(describe(a) + " has the type " + b.type.str() + ", not of the kind of " + a.type.str());
-        if (a.is_constant() && (a.type != b.type || std::memcmp(a.value.data(), b.value.data(), size_t(a.type.bytes()))))
+        if (a.is_constant() && !same_or_prefix(a, b))
             refuse("the constant " + describe(a) + " depends on the symbols' values");
         if (!(a.attrs == b.attrs)) attrs_vary[size_t(i)] = true;
     }
