@@ -18,28 +18,26 @@
 
 namespace weft::graph::detail {
 
-// One way to run a group on samples of a symbol (CompiledGroup::per_sample): where at least
-// `at_least` samples are left, all of them in one call (per_call < 0: a kernel over
-// symbolic extents), or calls of `per_call` samples (a kernel for that many). With `pad`,
-// fewer samples run as `at_least` of them: the samples past the real ones lie inside every
-// tensor's storage (planned at the symbol's max) and are computed from and into bytes
-// nothing else holds at that step, as the samples are independent.
-struct SampleVariant {
+// How a kernel runs on the samples of a symbol (the first dimension of its tensors, a batch
+// or a sequence), or `symbol` -1: once, whole. With `per_call` > 0 it is compiled for that
+// many samples and called on each run of them in turn (a convolution per image); else it is
+// called once on all of them, its extents saying max(symbol, at_least) (a GEMM whose tiles
+// the lowering proves full), and fewer than `at_least` samples run padded to that many: the
+// samples past the real ones lie inside every tensor's storage (planned at the symbol's max)
+// and are computed from and into bytes nothing else holds at that step, the samples being
+// independent.
+struct SampleRun {
+    int symbol = -1;
+    int64_t per_call = 0;
     int64_t at_least = 0;
-    int64_t per_call = -1;
-    Kernel kernel;
-    std::vector<int> args;
-    bool pad = false;
 };
 
 struct CompiledGroup {
     Kernel kernel;
     std::vector<int> args;  // the node ids whose buffers the kernel takes, in order (the root last)
-    // With symbolic dimensions: the symbol whose samples the group runs on in turn
-    // (per_sample_symbol), or -1; then `variants`, tried in order (symbols passed as scalars
-    // have ids -1 - s in their arguments).
-    int per_sample = -1;
-    std::vector<SampleVariant> variants;
+    // With symbolic dimensions: how it runs on a symbol's samples (symbols passed as scalars
+    // have ids -1 - s in args).
+    SampleRun samples;
 };
 
 // A GEMM-like group with a symbolic first dimension: over a symbolic row count the lowering
@@ -47,7 +45,7 @@ struct CompiledGroup {
 // speed (docs/graph.md, "Symbolic dimensions"). So it also has a kernel that assumes at least
 // kAssumedSamples samples, the most rows a register tile has (topi's choose_gemm_tile), where
 // the tiles shift inwards (TailStrategy::ShiftInwards) and are proven full; fewer samples
-// run padded to that many (SampleVariant::pad).
+// run padded to that many (SampleRun).
 inline constexpr int64_t kAssumedSamples = 12;
 
 // A group's computation and schedule, before lowering.
@@ -254,15 +252,14 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         sg = schedule_group(g, group, target, config, &one);
         for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
             if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
-        result.per_sample = s;
+        result.samples = {s, 1, 0};
         result.args = sg.arg_ids;
         result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
-        result.variants.push_back({1, 1, result.kernel, result.args});
         return result;
     }
     // A GEMM-like group (a matmul over a symbolic row count): whole calls of constant size,
     // the symbolic kernel for the rest.
-    const int chunked = symbolic && result.per_sample < 0 && group.master >= 0 &&
+    const int chunked = symbolic && group.master >= 0 &&
                                 op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable
                             ? per_sample_symbol(g, *symbolic, group.nodes)
                             : -1;
@@ -273,11 +270,9 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         if (fits) {
             const SymbolicShapes many = symbolic->at_least(size_t(chunked), kAssumedSamples);
             ScheduledGroup whole = schedule_group(g, group, target, config, &many);
-            result.variants.push_back({kAssumedSamples, -1, lower_and_build(g, group, whole.schedule, whole.args, target),
-                                       whole.arg_ids, true});
-            result.per_sample = chunked;
-            result.kernel = result.variants[0].kernel;
-            result.args = result.variants[0].args;
+            result.samples = {chunked, 0, kAssumedSamples};
+            result.kernel = lower_and_build(g, group, whole.schedule, whole.args, target);
+            result.args = std::move(whole.arg_ids);
             return result;
         }
     }

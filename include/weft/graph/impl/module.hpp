@@ -38,21 +38,19 @@ struct Module::State {
     std::vector<int64_t> symbol_values;
     // Per kernel: the symbol it runs once per value of, on one sample (-1: once, whole); and
     // for those, per sample, the argument views and lists.
-    // A group run on samples in turn has variants (graph/impl/compile_group.hpp,
-    // SampleVariant; kernels[k] is the first).
+    // Per kernel: how it runs on a symbol's samples (graph/impl/compile_group.hpp,
+    // SampleRun), and its calls at the current values where it runs per sample.
     struct Call {
-        const Kernel* kernel;
         std::vector<BufferRef> views;
         std::vector<KernelArgValue> args;
     };
-    std::vector<int> per_sample;
-    std::vector<std::vector<detail::SampleVariant>> variants;
+    std::vector<detail::SampleRun> samples;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
 
     // Runs kernel k (once, or once per sample).
     void run_kernel(size_t k) const {
-        if (!per_sample.empty() && per_sample[k] >= 0) {
-            for (const Call& c : calls[k]) c.kernel->call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
+        if (!calls.empty() && !calls[k].empty()) {
+            for (const Call& c : calls[k]) kernels[k].call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
             return;
         }
         kernels[k].call(std::span<const KernelArgValue>(args[k].data(), args[k].size()));
@@ -193,19 +191,20 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         }
         st.args.push_back(std::move(a));
     }
-    // A kernel run on samples in turn: calls of its variants, each on views of its samples of
-    // each tensor that depends on the symbol (the others whole).
+    // A kernel run on samples: its calls, each on views of its samples of each tensor that
+    // depends on the symbol (the others whole).
     st.calls.assign(st.arg_ids.size(), {});
     for (size_t k = 0; k < st.arg_ids.size(); ++k) {
-        const int s = st.per_sample.empty() ? -1 : st.per_sample[k];
-        if (s < 0) continue;
-        const int64_t value = st.symbol_values[size_t(s)];
-        const SymbolicShapes one = st.symbolic.at_samples(size_t(s), 1);
-        auto add_call = [&](const SampleVariant& variant, int64_t first, int64_t count) {
-            const SymbolicShapes at = st.symbolic.at_samples(size_t(s), count);
-            ModuleAccess::State::Call call{&variant.kernel, {}, {}};
-            call.views.reserve(variant.args.size());
-            for (int id : variant.args) {
+        const SampleRun run = st.samples.empty() ? SampleRun{} : st.samples[k];
+        if (run.symbol < 0) continue;
+        const size_t s = size_t(run.symbol);
+        const int64_t value = st.symbol_values[s];
+        const SymbolicShapes one = st.symbolic.at_samples(s, 1);
+        auto add_call = [&](int64_t first, int64_t count) {
+            const SymbolicShapes at = st.symbolic.at_samples(s, count);
+            ModuleAccess::State::Call call;
+            call.views.reserve(st.arg_ids[k].size());
+            for (int id : st.arg_ids[k]) {
                 if (id < 0) continue;
                 const BufferRef& whole = st.values[size_t(id)];
                 if (!st.symbolic.is_symbolic(id)) {
@@ -217,23 +216,16 @@ inline void make_argument_lists(ModuleAccess::State& st) {
                                                at.shape_at(st.graph, id, {}), {}, st.device));
             }
             size_t next = 0;  // (the views' storage moves with the call: the pointers stay valid)
-            for (int id : variant.args) {
-                if (id < 0) call.args.emplace_back(id == -1 - s ? count : st.symbol_values[size_t(-1 - id)]);
+            for (int id : st.arg_ids[k]) {
+                if (id < 0) call.args.emplace_back(size_t(-1 - id) == s ? count : st.symbol_values[size_t(-1 - id)]);
                 else call.args.emplace_back(call.views[next++]);
             }
             st.calls[k].push_back(std::move(call));
         };
-        int64_t done = 0;
-        for (const SampleVariant& variant : st.variants[k]) {
-            if (done == value) break;
-            if (value - done < variant.at_least && !variant.pad) continue;
-            if (variant.per_call < 0) {
-                add_call(variant, done, std::max(value - done, variant.at_least));
-                done = value;
-                break;
-            }
-            for (; value - done >= variant.per_call; done += variant.per_call) add_call(variant, done, variant.per_call);
-        }
+        if (run.per_call > 0)
+            for (int64_t first = 0; first + run.per_call <= value; first += run.per_call) add_call(first, run.per_call);
+        else
+            add_call(0, std::max(value, run.at_least));
     }
 }
 
@@ -462,8 +454,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
                              !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
-        st->per_sample.push_back(c.per_sample);
-        st->variants.push_back(std::move(c.variants));
+        st->samples.push_back(c.samples);
         arg_ids.push_back(std::move(c.args));
     }
 
