@@ -443,3 +443,35 @@ TEST_CASE("artifact: loading a module again and again does not grow the process"
     MESSAGE("200 loads grew the resident memory by ", grown / 1024, " KB");
     CHECK(grown < (int64_t(20) << 20));
 }
+
+TEST_CASE("artifact: a module with symbolic dimensions is saved and loaded, and runs at any size") {
+    // A batch through a convolution (run per image), a flatten and a dense over the batch
+    // (the kernel that assumes 12 rows and pads fewer).
+    graph::Graph g;
+    graph::Value x = g.input("x", {20, 3, 8, 8});
+    g.set_symbolic(x, 0, {"batch", 20});
+    graph::Value c = g.relu(g.conv2d(x, g.constant("w", Buffer<float>::random({4, 3, 3, 3}, -1, 1, 1)), {.pad = 1}));
+    graph::Value f = g.flatten(c, 1);
+    g.output(g.dense(f, g.constant("wd", Buffer<float>::random({5, 4 * 8 * 8}, -1, 1, 2))), "y");
+    graph::Module m = graph::build(g);
+    const std::string bytes = graph::save_to_memory(m);
+    graph::Module r = graph::load_module_from_memory(bytes);
+    for (int64_t batch : {1, 7, 20, 3}) {
+        CAPTURE(batch);
+        auto xv = Buffer<float>::random({batch, 3, 8, 8}, -1, 1, uint64_t(batch));
+        m.set_input("x", xv);
+        r.set_input("x", xv);
+        m.run();
+        r.run();
+        CHECK(r.get_output("y").shape() == std::vector<int64_t>{batch, 5});
+        CHECK(same_bytes(m.get_output("y"), r.get_output("y")));
+    }
+    CHECK(graph::save_to_memory(r) == bytes);
+
+    // A symbol's bounds edited: its input's extent at the max no longer fits.
+    auto le64 = [](int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
+    std::string edited = bytes;
+    REQUIRE(artifact_edit::replace_first(edited, "batch" + le64(20), "batch" + le64(19)));
+    fix_checksum(edited);
+    CHECK_THROWS_WITH_AS(graph::load_module_from_memory(edited), doctest::Contains("does not fit the graph"), Error);
+}

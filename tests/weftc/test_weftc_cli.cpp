@@ -447,3 +447,40 @@ TEST_CASE("weftc tune writes records that compile, run and info apply") {
     check_one_line_error(run_weftc(s, "compile " + (s / "model.onnx") + " --records " + (s / "missing.jsonl")),
                          "compile missing records", 1, "missing.jsonl");
 }
+
+TEST_CASE("weftc compile --symbol keeps a batch symbolic; run takes inputs of any batch up to it") {
+    Scratch s("symbolic");
+    onnx_test::Model model(13);
+    model.input("x", {-1, 6}, ::onnx::TensorProto::FLOAT, "batch");
+    std::vector<float> fc(4 * 6);
+    for (size_t i = 0; i < fc.size(); ++i) fc[i] = float(std::sin(double(i) * 0.9)) * 0.4f;
+    model.initializer("fc", {4, 6}, fc);
+    auto& gemm = model.node("Gemm", {"x", "fc"}, {"logits"});
+    onnx_test::attr(gemm, "transB", ::onnx::AttributeProto::INT).set_i(1);
+    model.node("Relu", {"logits"}, {"y"});
+    model.output("y");
+    write_model(model, s / "model.onnx");
+
+    Result c = run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "model.weft") + " --symbol batch=16 --quiet");
+    INFO(c.err);
+    REQUIRE(c.status == 0);
+    for (int64_t batch : {3, 16}) {
+        CAPTURE(batch);
+        BufferRef x = Buffer<float>::random({batch, 6}, -1.f, 1.f, uint64_t(batch));
+        weftc::save_npz(s / "in.npz", {{"x", x}});
+        Result r = run_weftc(s, "run " + (s / "model.weft") + " --inputs " + (s / "in.npz") + " --output " + (s / "out.npy"));
+        INFO(r.err);
+        REQUIRE(r.status == 0);
+        graph::Module m = graph::build(model.load({.dim_values = {{"batch", batch}}}));
+        m.set_input("x", x);
+        m.run();
+        BufferRef got = weftc::load_npy(s / "out.npy");
+        CHECK(got.shape() == std::vector<int64_t>{batch, 4});
+        check_close(got, m.get_output("y"));
+    }
+    weftc::save_npz(s / "big.npz", {{"x", Buffer<float>::random({17, 6}, -1.f, 1.f, 1)}});
+    check_one_line_error(run_weftc(s, "run " + (s / "model.weft") + " --inputs " + (s / "big.npz")),
+                         "run with a batch over the bound", 1, "outside its bounds [1, 16]");
+    check_one_line_error(run_weftc(s, "compile " + (s / "model.onnx") + " --symbol batch"), "compile --symbol batch", 2,
+                         "bad --symbol");
+}

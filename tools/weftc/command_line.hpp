@@ -63,6 +63,8 @@ inline const char* kModelOptionsHelp = R"(
 model options (for .onnx models):
   --input-shape NAME:D1xD2x...   the shape of input NAME (e.g. input:1x3x224x224); repeatable
   --dim SYMBOL=VALUE             the value of a symbolic dimension (e.g. batch=1); repeatable
+  --symbol SYMBOL=MAX            keep a symbolic dimension symbolic, up to MAX (e.g. seq=512):
+                                 compiled once, the model runs at any value in [1, MAX]; repeatable
   --no-fuse                      one kernel per operator (no operator fusion)
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
@@ -277,15 +279,16 @@ inline std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std:
 }
 
 // "batch=1".
-inline std::pair<std::string, int64_t> parse_dim(const std::string& text) {
+inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const std::string& option = "--dim") {
     auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-        usage_error("bad --dim '" + text + "' (expected SYMBOL=VALUE, e.g. batch=1)");
-    return {text.substr(0, eq), parse_int(text.substr(eq + 1), "--dim value", 1, int64_t(1) << 40)};
+        usage_error("bad " + option + " '" + text + "' (expected SYMBOL=VALUE, e.g. batch=" +
+                    (option == "--dim" ? "1" : "16") + ")");
+    return {text.substr(0, eq), parse_int(text.substr(eq + 1), option + " value", 1, int64_t(1) << 40)};
 }
 
-inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--threads", "--target",
-                                                            "--max-file-size", "--records"};
+inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
+                                                            "--target", "--max-file-size", "--records"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

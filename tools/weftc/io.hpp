@@ -64,13 +64,17 @@ inline NamedBuffers set_inputs(graph::Module& m, const std::string& path, uint64
         if (b->dtype() != want.dtype())
             fail("input '" + name + "': the model takes " + type_str(want) + ", '" + path + "' has " + type_str(*b));
         BufferRef data = *b;
-        if (b->shape() != want.shape()) {
+        if (b->shape() != want.shape() && m.symbols().empty()) {
             // A rank-0 array (or any single element) feeds a [1] input.
             if (b->size() == 1 && want.size() == 1) data = BufferRef(b->data(), b->dtype(), want.shape());
             else
                 fail("input '" + name + "': the model takes " + type_str(want) + ", '" + path + "' has " + type_str(*b));
         }
-        m.set_input(i, data);
+        try {  // (a module with symbolic dimensions checks the extents against their bounds)
+            m.set_input(i, data);
+        } catch (const Error& e) {
+            fail("input '" + name + "' from '" + path + "': " + ::weft::detail::unprefixed(e.what()));
+        }
         used.emplace_back(name, m.device().is_cpu() ? m.input(i) : data);
     }
     for (auto& [n, buf] : given) {

@@ -34,6 +34,12 @@ inline ModelOptions model_options(const CommandLine& cl) {
             o.load.dim_values[name] = value;
             o.any_onnx_option = true;
         }
+    if (auto it = cl.values.find("--symbol"); it != cl.values.end())
+        for (auto& s : it->second) {
+            auto [name, max] = parse_dim(s, "--symbol");
+            o.load.symbols.push_back({name, max});
+            o.any_onnx_option = true;
+        }
     o.fuse = !cl.flags.count("--no-fuse");
     o.any_onnx_option = o.any_onnx_option || !o.fuse;
     o.quiet = cl.flags.count("--quiet") > 0;

@@ -1,6 +1,6 @@
 // weftc: weft's command line (like TVM's tvmc). See docs/weftc.md.
 //
-//   weftc compile model.onnx -o model.weft [--input-shape x:1x3x224x224] [--dim batch=1] [--no-fuse]
+//   weftc compile model.onnx -o model.weft [--input-shape x:1x3x224x224] [--dim batch=1] [--symbol seq=512]
 //   weftc run model.weft --inputs in.npz --output out.npz [--print-time --repeat N]
 //   weftc info model.onnx
 //   weftc bench model.weft --repeat 50 --threads 2
@@ -73,6 +73,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     std::string shapes;
     for (auto& [n, d] : o.load.input_shapes) shapes += (shapes.empty() ? "" : " ") + n + ":" + graph::shape_str(d);
     for (auto& [n, v] : o.load.dim_values) shapes += (shapes.empty() ? "" : " ") + n + "=" + std::to_string(v);
+    for (auto& sym : o.load.symbols) shapes += (shapes.empty() ? "" : " ") + sym.name + "<=" + std::to_string(sym.max);
     if (!shapes.empty()) meta["shapes"] = shapes;
     if (threads > 0) meta["threads"] = std::to_string(threads);
     graph::save(m.module, out, meta);

@@ -38,12 +38,14 @@
 namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
+// 7: symbolic dimensions (the symbols, each node's extents as functions of them, each
+// kernel's SampleRun; a symbolic module's kernels take the symbols as scalars);
 // 6: each kernel stores its tuning workload and whether it was tuned (KernelInfo);
 // 5: the object code calls weft_runtime_parallel_for with a fourth argument (the loop's
 // work per iteration); 4: each kernel stores its object code's hash; 3: kernel arguments say
 // which is written and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64
 // (1 used a wrong offset basis).
-inline constexpr uint32_t kArtifactVersion = 6;
+inline constexpr uint32_t kArtifactVersion = 7;
 // The most dimensions a tensor of an artifact has: save refuses more, so load reads whatever
 // save wrote (graph::Limits::max_rank's default is the same).
 inline constexpr size_t kArtifactMaxRank = 16;

@@ -92,6 +92,9 @@ public:
     int num_outputs() const;
     const std::vector<std::string>& input_names() const;
     const std::vector<std::string>& output_names() const;
+    // The graph's symbolic dimensions (graph::Graph::set_symbolic; empty: every shape fixed):
+    // inputs take any extent within their bounds there.
+    const std::vector<Symbol>& symbols() const;
 
     // Copies `data` (shape and dtype checked) into input `name` / `index`. For a CUDA module
     // `data` may be on the host or on a device.

@@ -10,6 +10,7 @@
 #include "weft/codegen/llvm/codegen_llvm.hpp"
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/impl/artifact_encoding.hpp"
+#include "weft/graph/impl/artifact_symbolic.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/runtime/bytes.hpp"
 
@@ -23,7 +24,8 @@ std::vector<Placement> memory_placements(const Module& m) {
     if (!s.arena.defined()) return result;
     const char* base = static_cast<const char*>(s.arena.data());
     for (int id = 0; id < s.graph.size(); ++id) {
-        const BufferRef& b = s.values[size_t(id)];
+        // (With symbolic dimensions, the storage at the symbols' max, not the current views.)
+        const BufferRef& b = s.symbolic.empty() ? s.values[size_t(id)] : s.storage[size_t(id)];
         const char* p = static_cast<const char*>(b.data());
         if (b.defined() && p >= base && p < base + s.arena.size_bytes())
             result.push_back({id, int64_t(p - base), b.size_bytes()});
@@ -79,6 +81,8 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(name);
         w.i32(v.id);
     }
+    detail::write_symbolic(w, s.symbolic, g);
+    const bool symbolic = !s.symbolic.empty();
     // The kernels in execution order.
     struct StoredObject {
         int kernel = -1;    // the first kernel with the object, which stores it
@@ -97,15 +101,23 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(s.infos[k].workload);
         w.u8(uint8_t(s.infos[k].tunable) | uint8_t(s.infos[k].tuned) << 1);
         w.ints(s.arg_ids[k]);
+        if (symbolic) detail::write_sample_run(w, s.samples[k]);
         const ir::PrimFunc& f = kernel.signature();
         w.str(f.name);
         w.u8(f.fast_math);
         w.u32(uint32_t(f.args.size()));
         for (const ir::KernelArg& a : f.args) {
-            WEFT_CHECK(a.kind == ir::KernelArg::Kind::Tensor, "graph::save: kernel ", f.name, " takes a scalar argument '",
-                       a.name, "'; artifacts hold graph kernels, which take tensors");
+            // A symbolic module's kernels take the symbols as scalars, and their tensors'
+            // shapes follow from the symbolic section: the loader rebuilds them.
+            WEFT_CHECK(symbolic || a.kind == ir::KernelArg::Kind::Tensor, "graph::save: kernel ", f.name,
+                       " takes a scalar argument '", a.name, "'; artifacts hold graph kernels, which take tensors");
             w.str(a.name);
             w.dtype(a.type);
+            if (symbolic) {
+                w.u8(a.is_output);
+                w.ints(a.may_overwrite);
+                continue;
+            }
             std::vector<int64_t> shape;
             for (const ir::Expr& e : a.shape) {
                 const auto* imm = e.as<ir::IntImm>();
@@ -160,8 +172,6 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
 }
 
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata) {
-    WEFT_CHECK(detail::ModuleAccess::state(m).symbolic.empty(), "graph::save: '", path, "': this module has symbolic "
-               "dimensions, which an artifact cannot hold yet; save a module built at one size");
     std::string bytes = save_to_memory(m, metadata);
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     WEFT_CHECK(out.good(), "graph::save: cannot open '", path, "' for writing");
@@ -309,6 +319,8 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         g.output(Value{new_id[size_t(id)]}, name);
     }
     if (g.outputs().empty()) r.fail("the graph has no outputs");
+    const detail::SymbolicShapes symbolic = detail::read_symbolic(r, g, new_id);
+    std::vector<detail::SampleRun> runs;
 
     // The kernels: signatures rebuilt, object code checked against its hash and linked
     // (nothing compiled).
@@ -338,7 +350,12 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         if (tuning > 3) r.fail("a kernel's tuning flags are unknown");
         info.tunable = tuning & 1;
         info.tuned = (tuning & 2) != 0;
-        std::vector<int> arg_ids = map_ids(r.ids("a kernel's arguments", 0, n_nodes));
+        // (Symbols passed as scalars have ids -1 - s.)
+        std::vector<int> arg_ids = r.ids("a kernel's arguments", -int(symbolic.symbols.size()), n_nodes);
+        for (int& id : arg_ids)
+            if (id >= 0) id = new_id[size_t(id)];
+        if (!symbolic.empty()) runs.push_back(detail::read_sample_run(r, g, symbolic, arg_ids));
+        const detail::SymbolicShapes shapes = symbolic.empty() ? symbolic : detail::kernel_shapes(symbolic, runs.back());
         ir::PrimFunc f;
         f.name = r.str("a kernel's signature");
         f.fast_math = r.u8("a kernel's signature") != 0;
@@ -348,7 +365,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         // Kernels run in the order saved, each reading what is there before it: inputs,
         // constants and earlier kernels' outputs (the memory plan's lifetimes assume it).
         for (size_t a = 0; a + 1 < arg_ids.size(); ++a)
-            if (g.node(arg_ids[a]).is_op() && !computed[size_t(arg_ids[a])])
+            if (arg_ids[a] >= 0 && g.node(arg_ids[a]).is_op() && !computed[size_t(arg_ids[a])])
                 r.fail("kernel '" + f.name + "' reads '" + g.node(arg_ids[a]).name + "' before any kernel computes it");
         if (computed[size_t(group.root())]) r.fail("two kernels compute '" + g.node(group.root()).name + "'");
         computed[size_t(group.root())] = true;
@@ -358,10 +375,28 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
             arg.name = r.str("a kernel argument");
             arg.var = Var(arg.name, DataType::handle());
             arg.type = r.dtype("a kernel argument");
-            std::vector<int64_t> shape = r.shape("a kernel argument");
-            if (TensorType{shape, arg.type} != g.node(arg_ids[a]).type)
+            if (arg_ids[a] < 0) {  // a symbol's value
+                const size_t s = size_t(-1 - arg_ids[a]);
+                if (arg.type != index_type || arg.name != symbolic.symbols[s].name)
+                    r.fail("kernel '" + f.name + "': argument '" + arg.name + "' is not symbol " +
+                           symbolic.symbols[s].name);
+                arg.kind = ir::KernelArg::Kind::Scalar;
+                arg.var = symbolic.vars[s];
+                if (r.u8("a kernel argument") != 0 || !r.ids("a kernel argument's in-place inputs", 0, 1).empty())
+                    r.fail("kernel '" + f.name + "': scalar argument '" + arg.name + "' is written");
+                f.args.push_back(std::move(arg));
+                continue;
+            }
+            if (arg.type != g.node(arg_ids[a]).type.dtype)
                 r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
-            for (int64_t d : shape) arg.shape.push_back(make_int(d));
+            if (symbolic.empty()) {
+                std::vector<int64_t> shape = r.shape("a kernel argument");
+                if (TensorType{shape, arg.type} != g.node(arg_ids[a]).type)
+                    r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
+                for (int64_t d : shape) arg.shape.push_back(make_int(d));
+            } else {
+                arg.shape = shapes.shape_expr(g, arg_ids[a]);
+            }
             arg.is_output = r.u8("a kernel argument") != 0;
             arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(nargs));
             if (arg.is_output != (a + 1 == nargs) || (!arg.is_output && !arg.may_overwrite.empty()))
@@ -414,15 +449,17 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         if (int request = planned.request_of[size_t(id)]; request >= 0)
             st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(request)],
                                                g.node(id).type.dtype, g.node(id).type.shape);
-    for (size_t k = 0; k < st->groups.size(); ++k) {
-        std::vector<KernelArgValue> a;
-        for (int id : st->arg_ids[k]) {  // (checked above: each is an input, a constant or a placed output)
-            WEFT_ICHECK(st->values[size_t(id)].defined(), "kernel ", st->infos[k].name, " reads ", g.node(id).name,
-                        ", which has no storage");
-            a.emplace_back(st->values[size_t(id)]);
-        }
-        st->args.push_back(std::move(a));
+    for (size_t k = 0; k < st->groups.size(); ++k)
+        for (int id : st->arg_ids[k])  // (checked above: each is an input, a constant or a placed output)
+            WEFT_ICHECK(id < 0 || st->values[size_t(id)].defined(), "kernel ", st->infos[k].name, " reads ",
+                        g.node(id).name, ", which has no storage");
+    if (!symbolic.empty()) {
+        st->symbolic = symbolic;
+        st->storage = st->values;
+        for (const Symbol& s : symbolic.symbols) st->symbol_values.push_back(s.max);
+        st->samples = std::move(runs);
     }
+    detail::make_argument_lists(*st);
     for (auto& [name, v] : g.outputs()) {
         if (!st->values[size_t(v.id)].defined()) r.fail("output '" + name + "' has no storage");
         st->output_ids.push_back(v.id);

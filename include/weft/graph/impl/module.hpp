@@ -165,6 +165,7 @@ int Module::num_outputs() const { return int(state().output_ids.size()); }
 const std::vector<std::string>& Module::input_names() const { return state().input_names; }
 const std::vector<std::string>& Module::output_names() const { return state().output_names; }
 const Graph& Module::graph() const { return state().graph; }
+const std::vector<Symbol>& Module::symbols() const { return state().symbolic.symbols; }
 const std::vector<KernelInfo>& Module::kernels() const { return state().infos; }
 const std::vector<Kernel>& Module::compiled_kernels() const { return state().kernels; }
 const Target& Module::target() const { return state().target; }

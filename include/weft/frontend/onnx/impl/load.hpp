@@ -172,7 +172,8 @@ private:
                     throw UnsupportedError("weft: onnx: " + what + " has a symbolic dimension " +
                                            (sym.empty() ? std::string("(unnamed)") : "'" + sym + "'") + " (dimension " +
                                            std::to_string(k) +
-                                           "); give its value in LoadOptions::input_shapes or LoadOptions::dim_values");
+                                           "); give its value in LoadOptions::input_shapes or LoadOptions::dim_values, or its bound in "
+                                           "LoadOptions::symbols to keep it symbolic");
                 shape.push_back(v);
             }
         } else if (over != opt_.input_shapes.end()) {

@@ -1,0 +1,193 @@
+// An artifact's symbolic dimensions (graph/impl/symbolic.hpp): the symbols, where the inputs
+// hold them, each node's extents and changing attributes as sums of products of the symbols,
+// and how each kernel runs on a symbol's samples. The loader checks every extent against the
+// node's type at the symbols' max and against overflow and negative sizes anywhere in the
+// bounds, and rebuilds the kernels' signatures from them (none is stored).
+#pragma once
+#include "weft/graph/impl/artifact_encoding.hpp"
+#include "weft/graph/impl/compile_group.hpp"
+
+namespace weft::graph::detail {
+
+inline constexpr size_t kArtifactMaxSymbols = 4;
+
+inline void write_symbolic_dim(ArtifactWriter& w, const SymbolicDim& d) {
+    w.u32(uint32_t(d.terms.size()));
+    for (auto& [mask, c] : d.terms) {
+        w.u32(mask);
+        w.i64(c);
+    }
+}
+
+inline void write_symbolic(ArtifactWriter& w, const SymbolicShapes& sym, const Graph& g) {
+    w.u8(sym.empty() ? 0 : 1);
+    if (sym.empty()) return;
+    w.u32(uint32_t(sym.symbols.size()));
+    for (const Symbol& s : sym.symbols) {
+        w.str(s.name);
+        w.i64(s.max);
+        w.i64(s.min);
+    }
+    w.u32(uint32_t(sym.axes.size()));
+    for (const SymbolicAxis& a : sym.axes) {
+        w.str(a.input);
+        w.i64(a.axis);
+        w.str(a.symbol);
+    }
+    for (int id = 0; id < g.size(); ++id) {
+        w.u32(uint32_t(sym.dims[size_t(id)].size()));
+        for (const SymbolicDim& d : sym.dims[size_t(id)]) write_symbolic_dim(w, d);
+        w.u8(sym.attrs_vary[size_t(id)]);
+        w.u32(uint32_t(sym.attrs[size_t(id)].size()));
+        for (auto& [key, entries] : sym.attrs[size_t(id)]) {
+            w.str(key);
+            w.u32(uint32_t(entries.size()));
+            for (const SymbolicDim& d : entries) write_symbolic_dim(w, d);
+        }
+    }
+}
+
+inline void write_sample_run(ArtifactWriter& w, const SampleRun& run) {
+    w.i32(run.symbol);
+    w.i64(run.per_call);
+    w.i64(run.at_least);
+}
+
+// The extent at every corner of the symbols' bounds (a multilinear function takes its
+// extremes there), with overflow checked: never negative, and `at_max` at the max.
+inline bool symbolic_dim_fits(const SymbolicDim& d, const std::vector<Symbol>& symbols, int64_t at_max) {
+    const size_t k = symbols.size();
+    for (uint32_t corner = 0; corner < (1u << k); ++corner) {
+        int64_t sum = 0;
+        for (auto& [mask, c] : d.terms) {
+            int64_t t = c;
+            for (size_t s = 0; s < k; ++s)
+                if ((mask >> s & 1) && __builtin_mul_overflow(t, corner >> s & 1 ? symbols[s].min : symbols[s].max, &t))
+                    return false;
+            if (__builtin_add_overflow(sum, t, &sum)) return false;
+        }
+        if (sum < 0 || (corner == 0 && sum != at_max)) return false;
+    }
+    return true;
+}
+
+inline SymbolicDim read_symbolic_dim(ArtifactReader& r, size_t symbols, const char* what) {
+    SymbolicDim d;
+    for (size_t t = 0, n = r.count(what, 12); t < n; ++t) {
+        const uint32_t mask = r.u32(what);
+        if (mask >> symbols) r.fail(::weft::detail::concat(what, ": a term names symbol bits ", mask, " of ", symbols));
+        d.terms.emplace_back(mask, r.i64(what));
+    }
+    return d;
+}
+
+// The section write_symbolic wrote, for the graph `g` the loader rebuilt (new_id: saved id ->
+// its id in g), checked against it.
+inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std::vector<int>& new_id) {
+    SymbolicShapes sym;
+    if (r.u8("the symbolic dimensions") == 0) return sym;
+    const size_t k = r.count("the symbols", 20);
+    if (k == 0 || k > kArtifactMaxSymbols) r.fail(::weft::detail::concat("the module has ", k, " symbols"));
+    for (size_t s = 0; s < k; ++s) {
+        Symbol symbol{r.str("a symbol"), r.i64("a symbol"), 0};
+        symbol.min = r.i64("a symbol");
+        if (symbol.name.empty() || symbol.min < 1 || symbol.max < symbol.min || symbol.max > g.limits().max_tensor_elements)
+            r.fail("symbol '" + symbol.name + "' has bounds that no graph::Symbol has");
+        for (const Symbol& other : sym.symbols)
+            if (other.name == symbol.name) r.fail("two symbols are named '" + symbol.name + "'");
+        sym.symbols.push_back(symbol);
+        sym.vars.emplace_back(symbol.name);
+        sym.symbol_exprs.push_back(sym.vars.back());
+    }
+    for (size_t a = 0, n = r.count("the symbolic axes", 16); a < n; ++a) {
+        SymbolicAxis axis{r.str("a symbolic axis"), r.i64("a symbolic axis"), r.str("a symbolic axis")};
+        std::optional<Value> input = g.find(axis.input);
+        auto symbol = std::find_if(sym.symbols.begin(), sym.symbols.end(), [&](auto& s) { return s.name == axis.symbol; });
+        if (!input || !g.node(*input).is_input() || symbol == sym.symbols.end() || axis.axis < 0 ||
+            axis.axis >= int64_t(g.type(*input).shape.size()) || g.type(*input).shape[size_t(axis.axis)] != symbol->max)
+            r.fail("a symbolic axis of input '" + axis.input + "' does not fit the graph");
+        sym.axes.push_back(std::move(axis));
+    }
+    const int n = g.size();
+    sym.dims.assign(size_t(n), {});
+    sym.attrs.assign(size_t(n), {});
+    sym.attrs_vary.assign(size_t(n), false);
+    for (int saved = 0; saved < n; ++saved) {
+        const int id = new_id[size_t(saved)];
+        const Node& node = g.node(id);
+        const size_t rank = r.count("a node's symbolic extents", 4);
+        if (rank != 0 && rank != node.type.shape.size())
+            r.fail("node '" + node.name + "' has symbolic extents of another rank than its type's");
+        for (size_t d = 0; d < rank; ++d) {
+            SymbolicDim dim = read_symbolic_dim(r, k, "a symbolic extent");
+            if (!symbolic_dim_fits(dim, sym.symbols, node.type.shape[d]))
+                r.fail("node '" + node.name + "': a symbolic extent does not give its type at the symbols' max, or "
+                       "overflows or is negative within their bounds");
+            sym.dims[size_t(id)].push_back(std::move(dim));
+        }
+        sym.attrs_vary[size_t(id)] = r.u8("a node's symbolic attributes") != 0;
+        for (size_t a = 0, na = r.count("a node's symbolic attributes", 8); a < na; ++a) {
+            const std::string key = r.str("a symbolic attribute");
+            std::vector<int64_t> at_max;
+            if (node.attrs.has(key)) {
+                const AttrValue& v = node.attrs.items().at(key);
+                if (const int64_t* x = std::get_if<int64_t>(&v)) at_max = {*x};
+                else if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) at_max = *xs;
+            }
+            const size_t entries = r.count("a symbolic attribute", 4);
+            if (entries != at_max.size()) r.fail("node '" + node.name + "': symbolic attribute '" + key + "' does not fit");
+            std::vector<SymbolicDim>& out = sym.attrs[size_t(id)][key];
+            for (size_t e = 0; e < entries; ++e) {
+                out.push_back(read_symbolic_dim(r, k, "a symbolic attribute"));
+                int64_t value = 0;
+                bool overflow = false;
+                std::vector<int64_t> max_values;
+                for (const Symbol& s : sym.symbols) max_values.push_back(s.max);
+                for (auto& [mask, c] : out.back().terms) {
+                    int64_t t = c;
+                    for (size_t s = 0; s < k; ++s)
+                        if (mask >> s & 1) overflow |= __builtin_mul_overflow(t, max_values[s], &t);
+                    overflow |= __builtin_add_overflow(value, t, &value);
+                }
+                if (overflow || value != at_max[e])
+                    r.fail("node '" + node.name + "': symbolic attribute '" + key + "' does not give its value");
+            }
+        }
+    }
+    return sym;
+}
+
+inline SampleRun read_sample_run(ArtifactReader& r, const Graph& g, const SymbolicShapes& sym,
+                                 const std::vector<int>& arg_ids) {
+    SampleRun run;
+    run.symbol = r.i32("a kernel's samples");
+    run.per_call = r.i64("a kernel's samples");
+    run.at_least = r.i64("a kernel's samples");
+    if (run.symbol < 0) {
+        if (run.symbol != -1 || run.per_call || run.at_least) r.fail("a kernel's samples are not a SampleRun");
+        return run;
+    }
+    if (size_t(run.symbol) >= sym.symbols.size()) r.fail("a kernel runs per sample of an unknown symbol");
+    const int64_t max = sym.symbols[size_t(run.symbol)].max;
+    if (run.per_call < 0 || run.per_call > max || run.at_least < 0 || run.at_least > max ||
+        (run.per_call > 0) == (run.at_least > 0))
+        r.fail("a kernel's samples are not a SampleRun");
+    std::vector<int> tensors;
+    for (int id : arg_ids)
+        if (id >= 0) tensors.push_back(id);
+    // Views of its samples stay inside each tensor's storage only where every tensor that
+    // depends on the symbols has a multiple of it as its first dimension.
+    if (per_sample_symbol(g, sym, tensors) != run.symbol)
+        r.fail("a kernel runs per sample, but its tensors are not samples of the symbol");
+    return run;
+}
+
+// The shapes a kernel's tensor arguments were compiled for: its symbols' expressions as its
+// SampleRun says.
+inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& run) {
+    if (run.symbol < 0) return sym;
+    if (run.per_call > 0) return sym.at_samples(size_t(run.symbol), run.per_call);
+    return sym.at_least(size_t(run.symbol), run.at_least);
+}
+
+}  // namespace weft::graph::detail
