@@ -55,6 +55,16 @@ inline std::vector<SeedModule> artifact_seed_modules() {
         o.fuse = false;
         seeds.push_back({"unfused_chain", graph::build(g, Target::host(), o)});
     }
+    {  // A symbolic batch: a convolution run per image, a dense over the batch that assumes
+       // 12 rows (padded below): the format's symbolic section and the kernels' symbols.
+        graph::Graph g;
+        graph::Value x = g.input("x", {16, 2, 4, 4});
+        g.set_symbolic(x, 0, {"batch", 16});
+        graph::Value c = g.relu(g.conv2d(x, g.constant("w", Buffer<float>::random({3, 2, 3, 3}, -0.3f, 0.3f, 5)),
+                                         {.pad = 1}));
+        g.output(g.dense(g.flatten(c, 1), g.constant("wd", Buffer<float>::random({2, 48}, -0.3f, 0.3f, 6))), "y");
+        seeds.push_back({"symbolic_batch", graph::build(g)});
+    }
     return seeds;
 }
 

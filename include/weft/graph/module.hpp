@@ -95,6 +95,7 @@ public:
     // The graph's symbolic dimensions (graph::Graph::set_symbolic; empty: every shape fixed):
     // inputs take any extent within their bounds there.
     const std::vector<Symbol>& symbols() const;
+    const std::vector<SymbolicAxis>& symbolic_axes() const;  // which input dimension each one is
 
     // Copies `data` (shape and dtype checked) into input `name` / `index`. For a CUDA module
     // `data` may be on the host or on a device.

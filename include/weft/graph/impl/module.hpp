@@ -166,6 +166,7 @@ const std::vector<std::string>& Module::input_names() const { return state().inp
 const std::vector<std::string>& Module::output_names() const { return state().output_names; }
 const Graph& Module::graph() const { return state().graph; }
 const std::vector<Symbol>& Module::symbols() const { return state().symbolic.symbols; }
+const std::vector<SymbolicAxis>& Module::symbolic_axes() const { return state().symbolic.axes; }
 const std::vector<KernelInfo>& Module::kernels() const { return state().infos; }
 const std::vector<Kernel>& Module::compiled_kernels() const { return state().kernels; }
 const Target& Module::target() const { return state().target; }
