@@ -71,3 +71,21 @@ TEST_CASE("can_prove is true only for provable conditions") {
     CHECK(arith::can_prove(x % 8 >= 0));
     CHECK_FALSE(arith::can_prove(x % 8 > 0));
 }
+
+TEST_CASE("comparisons bound a linear form through its min, max and floor-division terms") {
+    Var x("x"), n("n");
+    // A tile shifted inwards inside a symbolic extent: min(x, n - 6) + 5 <= n - 1.
+    CHECK(s(min(x, n - 6) + 5 <= n - 1) == "true");
+    CHECK(s(max(x, n) >= n) == "true");
+    CHECK(s(min(x, n - 6) + 6 <= n - 1) == "min(x, n - 6) + 6 <= n - 1");  // not always
+    // c * (x / c) lies in [x - c + 1, x], for every x (floor division).
+    CHECK(s(n / 64 * 64 <= n) == "true");
+    CHECK(s(n / 64 * 64 > n - 64) == "true");
+    CHECK(s(n / 64 * 64 >= n) == "n / 64 * 64 >= n");  // not always
+    CHECK(s(n / 64 * 32 * 2 - n <= 0) == "true");      // a coefficient that is a multiple of the divisor
+    CHECK(s((n + 63) / 64 * 64 - n < 64) == "true");
+    // Both together, as the steady loop of a split by 64 inside max(n, 64) needs them.
+    Var i("i");
+    Expr m = max(n, 64);
+    CHECK(s(i * 64 + 63 <= m - 1, {{i, Interval(make_int(0), min(m / 64, (m + 63) / 64) - 1)}}) == "true");
+}

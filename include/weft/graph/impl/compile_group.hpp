@@ -38,7 +38,16 @@ struct CompiledGroup {
     // With symbolic dimensions: how it runs on a symbol's samples (symbols passed as scalars
     // have ids -1 - s in args).
     SampleRun samples;
+    // A GEMM-like group over symbolic extents that are not samples (attention's rows and
+    // columns of the sequence): `large`, with `large_args`, is the group compiled for every
+    // symbol it uses at least kAssumedExtent, run where they are.
+    Kernel large;
+    std::vector<int> large_args;
 };
+
+// Where a GEMM's rows and columns are symbolic, tiles the lowering proves full need the
+// extents to hold the largest register tile: 12 rows and 4 vectors of 16 lanes.
+inline constexpr int64_t kAssumedExtent = 64;
 
 // A GEMM-like group with a symbolic first dimension: over a symbolic row count the lowering
 // cannot prove a register tile full (a guarded tail), which costs a GEMM about half its
@@ -274,6 +283,20 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
             result.kernel = lower_and_build(g, group, whole.schedule, whole.args, target);
             result.args = std::move(whole.arg_ids);
             return result;
+        }
+    }
+    if (symbolic && group.master >= 0 && op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable) {
+        SymbolicShapes large = *symbolic;
+        bool any = false;
+        for (int id : sg.arg_ids)
+            if (id < 0 && symbolic->symbols[size_t(-1 - id)].max >= kAssumedExtent) {
+                large = large.at_least(size_t(-1 - id), kAssumedExtent);
+                any = true;
+            }
+        if (any) {
+            ScheduledGroup wide = schedule_group(g, group, target, config, &large);
+            result.large = lower_and_build(g, group, wide.schedule, wide.args, target);
+            result.large_args = std::move(wide.arg_ids);
         }
     }
     result.args = std::move(sg.arg_ids);

@@ -41,16 +41,21 @@ struct Module::State {
     // Per kernel: how it runs on a symbol's samples (graph/impl/compile_group.hpp,
     // SampleRun), and its calls at the current values where it runs per sample.
     struct Call {
+        const Kernel* kernel;
         std::vector<BufferRef> views;
         std::vector<KernelArgValue> args;
     };
     std::vector<detail::SampleRun> samples;
+    // Per kernel: the group compiled for its symbols at least kAssumedExtent (undefined: none),
+    // run instead where they are (graph/impl/compile_group.hpp, CompiledGroup::large).
+    std::vector<Kernel> large;
+    std::vector<std::vector<int>> large_args;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
 
     // Runs kernel k (once, or once per sample).
     void run_kernel(size_t k) const {
         if (!calls.empty() && !calls[k].empty()) {
-            for (const Call& c : calls[k]) kernels[k].call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
+            for (const Call& c : calls[k]) c.kernel->call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
             return;
         }
         kernels[k].call(std::span<const KernelArgValue>(args[k].data(), args[k].size()));
@@ -204,7 +209,7 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         const SymbolicShapes one = st.symbolic.at_samples(s, 1);
         auto add_call = [&](int64_t first, int64_t count) {
             const SymbolicShapes at = st.symbolic.at_samples(s, count);
-            ModuleAccess::State::Call call;
+            ModuleAccess::State::Call call{&st.kernels[k], {}, {}};
             call.views.reserve(st.arg_ids[k].size());
             for (int id : st.arg_ids[k]) {
                 if (id < 0) continue;
@@ -228,6 +233,20 @@ inline void make_argument_lists(ModuleAccess::State& st) {
             for (int64_t first = 0; first + run.per_call <= value; first += run.per_call) add_call(first, run.per_call);
         else
             add_call(0, std::max(value, run.at_least));
+    }
+    // A kernel with a variant for large sizes, where every symbol it takes is that large.
+    for (size_t k = 0; k < st.large.size(); ++k) {
+        if (!st.large[k].defined() || !st.calls[k].empty()) continue;
+        bool large = true;
+        for (int id : st.large_args[k])
+            if (id < 0) large &= st.symbol_values[size_t(-1 - id)] >= kAssumedExtent;
+        if (!large) continue;
+        ModuleAccess::State::Call call{&st.large[k], {}, {}};
+        for (int id : st.large_args[k]) {
+            if (id < 0) call.args.emplace_back(st.symbol_values[size_t(-1 - id)]);
+            else call.args.emplace_back(st.values[size_t(id)]);
+        }
+        st.calls[k].push_back(std::move(call));
     }
 }
 
@@ -457,6 +476,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                              !workload.empty() && space.size() > 1, tuned.has_value()});
         st->kernels.push_back(std::move(c.kernel));
         st->samples.push_back(c.samples);
+        st->large.push_back(std::move(c.large));
+        st->large_args.push_back(std::move(c.large_args));
         arg_ids.push_back(std::move(c.args));
     }
 

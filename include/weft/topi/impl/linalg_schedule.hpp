@@ -158,7 +158,10 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
                               std::min(choose_stream_chunk(v, M, N, threads), max_chunk));
     }
     const int64_t panels = g.panel ? (N + tile.nr - 1) / tile.nr : 0;
-    const bool batch_apart = nb && g.panel && N % tile.nr != 0;
+    // (A symbolic N may leave a partial panel too.)
+    int64_t n_const = 0;
+    const bool n_known = ir::as_const_int(shape[size_t(nb) + 1], &n_const);
+    const bool batch_apart = nb && g.panel && (!n_known || N % tile.nr != 0);
     const int64_t outer_tasks = batch_apart ? batch : batch * panels;
     // "gemm.parallel_panels": 1 parallel over panels, 0 over the row blocks of each panel.
     const bool by_panel = config.define_bool("gemm.parallel_panels",

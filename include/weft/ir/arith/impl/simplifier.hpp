@@ -60,6 +60,7 @@ protected:
     Expr rewrite_div_mod_by_expr(NodeKind kind, const Expr& a, const Expr& b);
     ConstRange range_of_linear(const LinearForm& f);
     ConstRange relaxed_range(const LinearForm& f);
+    ConstRange floor_division_range(const LinearForm& f);
     std::optional<ConstRange> symbolic_difference_range(const Expr& a, const Expr& b);
 
 #define WEFT_SIMPLIFY_BINARY(N)                                     \

@@ -2,6 +2,8 @@
 // difference is never positive, and so on. Floats are only constant-folded (NaN makes
 // min(x, x) and !(a < b) differ from what the integer rules assume).
 #pragma once
+#include <numeric>
+
 #include "weft/ir/arith/impl/simplifier.hpp"
 
 namespace weft::ir::arith::detail {
@@ -62,6 +64,61 @@ inline ConstRange Simplifier::relaxed_range(const LinearForm& f) {
             else r.lo = std::max(r.lo, part.lo);
         }
     }
+    return intersect(r, floor_division_range(f));
+}
+
+// Bounds of a linear form through its floor divisions by positive constants: c * (x / c)
+// lies in [x - c + 1, x], so with every such term replaced by a bound (the form scaled by L
+// first, so that each coefficient is a multiple of its divisor) the terms may cancel:
+// 64 * (n / 64) - n <= 0, which proves a tile of the steady loop of a split by 64 full.
+inline ConstRange Simplifier::floor_division_range(const LinearForm& f) {
+    int64_t scale = 1;
+    bool any = false;
+    for (auto& [term, k] : f.terms) {
+        auto* div = term.as<Div>();
+        int64_t c = 0;
+        if (!div || !as_const_int(div->b, &c) || c <= 0 || !has_linear_form(div->a)) continue;
+        const int64_t need = c / std::gcd(k < 0 ? -k : k, c);
+        scale = std::lcm(scale, need);
+        if (scale > (int64_t(1) << 16)) return {};
+        any = true;
+    }
+    if (!any) return {};
+    // (Nothing here may wrap: where a product would leave +-2^40, no bound.)
+    constexpr int64_t kLimit = int64_t(1) << 40;
+    auto small = [&](int64_t a, int64_t b, int64_t* out) {
+        return !__builtin_mul_overflow(a, b, out) && *out > -kLimit && *out < kLimit;
+    };
+    int64_t constant = 0;
+    if (!small(f.constant, scale, &constant)) return {};
+    LinearForm up(f.type), down(f.type);
+    up.add_constant(constant);
+    down.add_constant(constant);
+    for (auto& [term, k] : f.terms) {
+        int64_t K = 0;
+        if (!small(k, scale, &K)) return {};
+        auto* div = term.as<Div>();
+        int64_t c = 0;
+        if (!div || !as_const_int(div->b, &c) || c <= 0 || !has_linear_form(div->a) || K % c != 0) {
+            up.add_term(term, K);
+            down.add_term(term, K);
+            continue;
+        }
+        const int64_t q = K / c;  // K * floor(x / c) lies between q * x and q * (x - c + 1)
+        const LinearForm x = linear_form_of(div->a);
+        int64_t shift = 0;
+        if (int64_t scaled = 0; !small(q, 1 - c, &shift) || !small(x.constant, q, &scaled)) return {};
+        for (auto& [t, a] : x.terms)
+            if (int64_t scaled = 0; !small(a, q, &scaled)) return {};
+        up.add(x, q);
+        down.add(x, q);
+        if (q < 0) up.add_constant(shift);
+        else down.add_constant(shift);
+    }
+    ConstRange r, hi = range_of_linear(up), lo = range_of_linear(down);
+    auto floor_div = [](i128 a, i128 b) { return a / b - (a % b != 0 && a < 0); };
+    if (hi.has_hi()) r.hi = floor_div(hi.hi, scale);
+    if (lo.has_lo()) r.lo = -floor_div(-lo.lo, scale);
     return r;
 }
 
@@ -80,6 +137,16 @@ inline std::optional<ConstRange> Simplifier::symbolic_difference_range(const Exp
     ConstRange r;
     if (bounds.has_lower() && as_true_const(bounds.min, &lo)) r.lo = lo;
     if (bounds.has_upper() && as_true_const(bounds.max, &hi)) r.hi = hi;
+    // Symbolic bounds that do not fold: their min, max and floor-division terms may still
+    // bound them (64 * min(n / 64, (n + 63) / 64) - n <= 0).
+    for (const Expr* b : {bounds.has_lower() && !r.has_lo() ? &bounds.min : nullptr,
+                          bounds.has_upper() && !r.has_hi() ? &bounds.max : nullptr}) {
+        if (!b || !has_linear_form(*b)) continue;
+        const LinearForm g = linear_form_of(*b);
+        const ConstRange relaxed = intersect(range_of_linear(g), relaxed_range(g));
+        if (b == &bounds.min) r.lo = relaxed.lo;
+        else r.hi = relaxed.hi;
+    }
     return r;
 }
 
