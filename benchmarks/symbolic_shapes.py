@@ -18,7 +18,7 @@ CASES = [  # model, symbol, max, sizes
     ("resnet18_dynamic", "batch", 4, [1, 2, 4]),
     ("lstm_tagger", "seq", 100, [10, 50, 100]),
     ("gru_stateful", "seq", 64, [8, 32, 64]),
-    ("bert_encoder", "seq", 64, [16, 40, 64]),
+    ("bert_encoder", "seq", 128, [16, 64, 128]),
 ]
 
 
