@@ -102,9 +102,20 @@ inline IterVar row_loops(Schedule& s, const Tensor& out, int lead, const Target&
     for (int d = 0; d < out.ndim(); ++d) axes.push_back(out.axis(d));
     IterVar rows;
     if (lead > 0) {
-        rows = fuse_all(st, std::vector<IterVar>(axes.begin(), axes.begin() + lead));
+        // Row axes of a symbolic extent stay apart (the outermost parallel): fused, a row's
+        // statistics would be indexed by `f / n` and `f % n`, from which the lowering cannot
+        // prove that a stage computed per row covers one row.
+        bool symbolic = false;
+        int64_t extent = 0;
+        for (int d = 0; d < lead; ++d) symbolic |= !ir::as_const_int(out.shape()[size_t(d)], &extent);
         int64_t size = const_size(out.shape());
-        if (size < 0 || size >= kMinParallelElements) st.parallel(rows);
+        if (symbolic) {
+            rows = axes[size_t(lead) - 1];
+            st.parallel(axes[0]);
+        } else {
+            rows = fuse_all(st, std::vector<IterVar>(axes.begin(), axes.begin() + lead));
+            if (size < 0 || size >= kMinParallelElements) st.parallel(rows);
+        }
     }
     IterVar row = fuse_all(st, std::vector<IterVar>(axes.begin() + lead, axes.end()));
     auto [o, lane] = st.split(row, vector_lanes(out.dtype(), target));
