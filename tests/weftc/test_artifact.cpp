@@ -475,3 +475,36 @@ TEST_CASE("artifact: a module with symbolic dimensions is saved and loaded, and 
     fix_checksum(edited);
     CHECK_THROWS_WITH_AS(graph::load_module_from_memory(edited), doctest::Contains("does not fit the graph"), Error);
 }
+
+TEST_CASE("artifact: a symbolic module's large-size variants (attention over 64+) are saved and run") {
+    graph::Graph g;
+    graph::Value q = g.input("q", {2, 80, 8}), k = g.input("k", {2, 8, 80});
+    g.set_symbolic(q, 1, {"seq", 80});
+    g.set_symbolic(k, 2, {"seq", 80});
+    g.output(g.batch_matmul(q, k), "scores");
+    graph::Module m = graph::build(g);
+    const std::string bytes = graph::save_to_memory(m);
+    graph::Module r = graph::load_module_from_memory(bytes);
+    for (int64_t seq : {5, 64, 80}) {
+        CAPTURE(seq);
+        auto qv = Buffer<float>::random({2, seq, 8}, -1, 1, uint64_t(seq)), kv = Buffer<float>::random({2, 8, seq}, -1, 1, 9);
+        for (graph::Module* mod : {&m, &r}) {
+            mod->set_input("q", qv);
+            mod->set_input("k", kv);
+            mod->run();
+        }
+        CHECK(same_bytes(m.get_output("scores"), r.get_output("scores")));
+        // and against naive loops
+        const float* got = static_cast<const float*>(r.get_output("scores").data());
+        double worst = 0;
+        for (int64_t b = 0; b < 2; ++b)
+            for (int64_t i = 0; i < seq; ++i)
+                for (int64_t j = 0; j < seq; ++j) {
+                    double acc = 0;
+                    for (int64_t c = 0; c < 8; ++c) acc += double(qv(b, i, c)) * kv(b, c, j);
+                    worst = std::max(worst, std::abs(got[(b * seq + i) * seq + j] - acc));
+                }
+        CHECK(worst < 1e-4);
+    }
+    CHECK(graph::save_to_memory(r) == bytes);
+}

@@ -39,7 +39,8 @@ namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 // 7: symbolic dimensions (the symbols, each node's extents as functions of them, each
-// kernel's SampleRun; a symbolic module's kernels take the symbols as scalars);
+// kernel's SampleRun and large-size variant; a symbolic module's kernels take the symbols
+// as scalars);
 // 6: each kernel stores its tuning workload and whether it was tuned (KernelInfo);
 // 5: the object code calls weft_runtime_parallel_for with a fourth argument (the loop's
 // work per iteration); 4: each kernel stores its object code's hash; 3: kernel arguments say

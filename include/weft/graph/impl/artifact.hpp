@@ -101,7 +101,12 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(s.infos[k].workload);
         w.u8(uint8_t(s.infos[k].tunable) | uint8_t(s.infos[k].tuned) << 1);
         w.ints(s.arg_ids[k]);
-        if (symbolic) detail::write_sample_run(w, s.samples[k]);
+        if (symbolic) {
+            detail::write_sample_run(w, s.samples[k]);
+            WEFT_ICHECK(!s.large[k].defined() || s.large_args[k] == s.arg_ids[k], "kernel ", s.infos[k].name,
+                        ": its large-size variant takes other arguments");
+            detail::write_large_variant(w, s.large[k]);
+        }
         const ir::PrimFunc& f = kernel.signature();
         w.str(f.name);
         w.u8(f.fast_math);
@@ -354,7 +359,11 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         std::vector<int> arg_ids = r.ids("a kernel's arguments", -int(symbolic.symbols.size()), n_nodes);
         for (int& id : arg_ids)
             if (id >= 0) id = new_id[size_t(id)];
-        if (!symbolic.empty()) runs.push_back(detail::read_sample_run(r, g, symbolic, arg_ids));
+        if (!symbolic.empty()) {
+            runs.push_back(detail::read_sample_run(r, g, symbolic, arg_ids));
+            st->large.push_back(detail::read_large_variant(r, g, symbolic, arg_ids, target));
+            st->large_args.push_back(st->large.back().defined() ? arg_ids : std::vector<int>{});
+        }
         const detail::SymbolicShapes shapes = symbolic.empty() ? symbolic : detail::kernel_shapes(symbolic, runs.back());
         ir::PrimFunc f;
         f.name = r.str("a kernel's signature");

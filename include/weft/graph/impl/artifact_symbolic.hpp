@@ -4,6 +4,7 @@
 // node's type at the symbols' max and against overflow and negative sizes anywhere in the
 // bounds, and rebuilds the kernels' signatures from them (none is stored).
 #pragma once
+#include "weft/codegen/llvm/codegen_llvm.hpp"
 #include "weft/graph/impl/artifact_encoding.hpp"
 #include "weft/graph/impl/compile_group.hpp"
 
@@ -188,6 +189,81 @@ inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& 
     if (run.symbol < 0) return sym;
     if (run.per_call > 0) return sym.at_samples(size_t(run.symbol), run.per_call);
     return sym.at_least(size_t(run.symbol), run.at_least);
+}
+
+// A kernel's variant for large sizes (CompiledGroup::large): whether there is one, then its
+// name, its arguments' names, dtypes and writes (the same arguments as the kernel's; their
+// shapes follow from the symbolic section), and its object code, always whole.
+inline void write_large_variant(ArtifactWriter& w, const Kernel& large) {
+    w.u8(large.defined());
+    if (!large.defined()) return;
+    const ir::PrimFunc& f = large.signature();
+    w.str(f.name);
+    w.u8(f.fast_math);
+    w.u32(uint32_t(f.args.size()));
+    for (const ir::KernelArg& a : f.args) {
+        w.str(a.name);
+        w.dtype(a.type);
+        w.u8(a.is_output);
+        w.ints(a.may_overwrite);
+    }
+    ObjectCode object = large.module()->object_code();
+    WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name, " has no object code to save");
+    w.pod(::weft::detail::fnv1a64(object.bytes));
+    w.str(object.symbol);
+    w.str(object.bytes);
+}
+
+// The shapes a large-size variant was compiled for: each symbol it takes at least
+// kAssumedExtent where its bounds reach that far.
+inline SymbolicShapes large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
+    SymbolicShapes large = sym;
+    for (int id : arg_ids)
+        if (id < 0 && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
+            large = large.at_least(size_t(-1 - id), kAssumedExtent);
+    return large;
+}
+
+inline Kernel read_large_variant(ArtifactReader& r, const Graph& g, const SymbolicShapes& sym,
+                                 const std::vector<int>& arg_ids, const Target& target) {
+    if (r.u8("a kernel's large-size variant") == 0) return Kernel();
+    ir::PrimFunc f;
+    f.name = r.str("a large-size variant");
+    f.fast_math = r.u8("a large-size variant") != 0;
+    if (r.count("a large-size variant", 16) != arg_ids.size())
+        r.fail("kernel '" + f.name + "': its large-size variant does not take the kernel's arguments");
+    const SymbolicShapes shapes = large_variant_shapes(sym, arg_ids);
+    for (size_t a = 0; a < arg_ids.size(); ++a) {
+        ir::KernelArg arg;
+        arg.name = r.str("a kernel argument");
+        arg.type = r.dtype("a kernel argument");
+        arg.is_output = r.u8("a kernel argument") != 0;
+        arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(arg_ids.size()));
+        if (arg.is_output != (a + 1 == arg_ids.size()) || (!arg.is_output && !arg.may_overwrite.empty()))
+            r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
+        if (arg_ids[a] < 0) {
+            const size_t s = size_t(-1 - arg_ids[a]);
+            if (arg.type != index_type || arg.name != sym.symbols[s].name || arg.is_output)
+                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' is not symbol " + sym.symbols[s].name);
+            arg.kind = ir::KernelArg::Kind::Scalar;
+            arg.var = sym.vars[s];
+        } else {
+            if (arg.type != g.node(arg_ids[a]).type.dtype)
+                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
+            arg.kind = ir::KernelArg::Kind::Tensor;
+            arg.var = Var(arg.name, DataType::handle());
+            arg.shape = shapes.shape_expr(g, arg_ids[a]);
+        }
+        f.args.push_back(std::move(arg));
+    }
+    const uint64_t hash = r.pod<uint64_t>("a large-size variant's object hash");
+    ObjectCode object;
+    object.symbol = r.str("a large-size variant's object code");
+    object.bytes = r.str("a large-size variant's object code");
+    if (::weft::detail::fnv1a64(object.bytes) != hash)
+        r.fail("kernel '" + f.name + "': its object code does not match the hash saved with its signature");
+    std::shared_ptr<const KernelModule> module = codegen::load_llvm_object(object, f.name, target);
+    return Kernel(std::move(module), std::move(f));
 }
 
 }  // namespace weft::graph::detail

@@ -163,9 +163,11 @@ inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, con
     const bool n_known = ir::as_const_int(shape[size_t(nb) + 1], &n_const);
     const bool batch_apart = nb && g.panel && (!n_known || N % tile.nr != 0);
     const int64_t outer_tasks = batch_apart ? batch : batch * panels;
-    // "gemm.parallel_panels": 1 parallel over panels, 0 over the row blocks of each panel.
-    const bool by_panel = config.define_bool("gemm.parallel_panels",
-                                             threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr || !g.panel);
+    // "gemm.parallel_panels": 1 parallel over panels, 0 over the row blocks of each panel
+    // (whose panels are packed up front over all of N: a symbolic N leaves that stage no
+    // constant width to vectorize, so it packs per panel).
+    const bool by_panel = config.define_bool(
+        "gemm.parallel_panels", threads == 1 || outer_tasks >= 2 * threads || M <= tile.mr || !g.panel || !n_known);
     // "gemm.in_place_tiles": where B is read in place, register tiles over column strips of B
     // (the packed path's loop nest without the packing: each strip read from memory by its
     // first row block, from cache by the others) instead of accumulator chunks in L1.
