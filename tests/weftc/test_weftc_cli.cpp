@@ -464,6 +464,9 @@ TEST_CASE("weftc compile --symbol keeps a batch symbolic; run takes inputs of an
     Result c = run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "model.weft") + " --symbol batch=16 --quiet");
     INFO(c.err);
     REQUIRE(c.status == 0);
+    Result info = run_weftc(s, "info " + (s / "model.weft"));
+    REQUIRE(info.status == 0);
+    CHECK(info.out.find("batch in [1, 16]: x dimension 0") != std::string::npos);
     for (int64_t batch : {3, 16}) {
         CAPTURE(batch);
         BufferRef x = Buffer<float>::random({batch, 6}, -1.f, 1.f, uint64_t(batch));

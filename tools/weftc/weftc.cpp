@@ -182,6 +182,17 @@ void print_module(const graph::Module& m, bool with_records = false) {
         std::printf("    %s: %s\n", m.input_names()[size_t(i)].c_str(), type_str(m.input(i)).c_str());
     std::printf("  outputs:\n");
     for (auto& [name, v] : g.outputs()) std::printf("    %s: %s\n", name.c_str(), g.type(v).str().c_str());
+    if (!m.symbols().empty()) {  // (the shapes above are at each symbol's max)
+        std::printf("  symbolic dimensions (any value in the bounds; shapes above at the max):\n");
+        for (const graph::Symbol& sym : m.symbols()) {
+            std::string where;
+            for (const graph::SymbolicAxis& a : m.symbolic_axes())
+                if (a.symbol == sym.name)
+                    where += (where.empty() ? "" : ", ") + a.input + " dimension " + std::to_string(a.axis);
+            std::printf("    %s in [%lld, %lld]: %s\n", sym.name.c_str(), (long long)sym.min, (long long)sym.max,
+                        where.c_str());
+        }
+    }
     std::map<std::string, int> ops;
     int64_t weights = 0;
     int constants = 0;
