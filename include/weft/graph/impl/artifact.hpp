@@ -111,29 +111,9 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(f.name);
         w.u8(f.fast_math);
         w.u32(uint32_t(f.args.size()));
-        for (const ir::KernelArg& a : f.args) {
-            // A symbolic module's kernels take the symbols as scalars, and their tensors'
-            // shapes follow from the symbolic section: the loader rebuilds them.
-            WEFT_CHECK(symbolic || a.kind == ir::KernelArg::Kind::Tensor, "graph::save: kernel ", f.name,
-                       " takes a scalar argument '", a.name, "'; artifacts hold graph kernels, which take tensors");
-            w.str(a.name);
-            w.dtype(a.type);
-            if (symbolic) {
-                w.u8(a.is_output);
-                w.ints(a.may_overwrite);
-                continue;
-            }
-            std::vector<int64_t> shape;
-            for (const ir::Expr& e : a.shape) {
-                const auto* imm = e.as<ir::IntImm>();
-                WEFT_CHECK(imm != nullptr, "graph::save: kernel ", f.name, " argument '", a.name,
-                           "' has a symbolic shape; artifacts hold graph kernels, whose shapes are static");
-                shape.push_back(imm->value);
-            }
-            w.shape(shape);
-            w.u8(a.is_output);
-            w.ints(a.may_overwrite);
-        }
+        // (A symbolic module's kernels take the symbols as scalars, and their tensors' shapes
+        // follow from the symbolic section: the loader rebuilds them.)
+        for (const ir::KernelArg& a : f.args) detail::write_kernel_arg(w, a, f.name, symbolic);
         // The hash of the kernel's object code, beside its signature, binds the two: the
         // loader refuses an object (or a reference to one) that is not this kernel's.
         // Kernels the cache served share one module: its object is stored once, and the
@@ -378,40 +358,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
                 r.fail("kernel '" + f.name + "' reads '" + g.node(arg_ids[a]).name + "' before any kernel computes it");
         if (computed[size_t(group.root())]) r.fail("two kernels compute '" + g.node(group.root()).name + "'");
         computed[size_t(group.root())] = true;
-        for (size_t a = 0; a < nargs; ++a) {
-            ir::KernelArg arg;
-            arg.kind = ir::KernelArg::Kind::Tensor;
-            arg.name = r.str("a kernel argument");
-            arg.var = Var(arg.name, DataType::handle());
-            arg.type = r.dtype("a kernel argument");
-            if (arg_ids[a] < 0) {  // a symbol's value
-                const size_t s = size_t(-1 - arg_ids[a]);
-                if (arg.type != index_type || arg.name != symbolic.symbols[s].name)
-                    r.fail("kernel '" + f.name + "': argument '" + arg.name + "' is not symbol " +
-                           symbolic.symbols[s].name);
-                arg.kind = ir::KernelArg::Kind::Scalar;
-                arg.var = symbolic.vars[s];
-                if (r.u8("a kernel argument") != 0 || !r.ids("a kernel argument's in-place inputs", 0, 1).empty())
-                    r.fail("kernel '" + f.name + "': scalar argument '" + arg.name + "' is written");
-                f.args.push_back(std::move(arg));
-                continue;
-            }
-            if (arg.type != g.node(arg_ids[a]).type.dtype)
-                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
-            if (symbolic.empty()) {
-                std::vector<int64_t> shape = r.shape("a kernel argument");
-                if (TensorType{shape, arg.type} != g.node(arg_ids[a]).type)
-                    r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
-                for (int64_t d : shape) arg.shape.push_back(make_int(d));
-            } else {
-                arg.shape = shapes.shape_expr(g, arg_ids[a]);
-            }
-            arg.is_output = r.u8("a kernel argument") != 0;
-            arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(nargs));
-            if (arg.is_output != (a + 1 == nargs) || (!arg.is_output && !arg.may_overwrite.empty()))
-                r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
-            f.args.push_back(std::move(arg));
-        }
+        for (size_t a = 0; a < nargs; ++a) f.args.push_back(detail::read_kernel_arg(r, g, symbolic, shapes, arg_ids, a, f.name));
         const uint64_t object_hash = r.pod<uint64_t>("a kernel's object hash");
         std::shared_ptr<const KernelModule> module;
         if (r.u8("a kernel's object code") != 0) {  // the object of an earlier kernel
@@ -423,13 +370,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
                                               "reference to the wrong kernel)"));
             module = st->kernels[size_t(earlier)].module();
         } else {
-            ObjectCode object;
-            object.symbol = r.str("a kernel's object code");
-            object.bytes = r.str("a kernel's object code");
-            if (::weft::detail::fnv1a64(object.bytes) != object_hash)
-                r.fail("kernel '" + f.name + "': its object code does not match the hash saved with its signature "
-                       "(another kernel's object, or a corrupt one)");
-            module = codegen::load_llvm_object(object, f.name, target);
+            module = detail::read_object_code(r, f.name, object_hash, target);
         }
         object_hashes.push_back(object_hash);
         st->kernels.emplace_back(std::move(module), std::move(f));
@@ -462,13 +403,9 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         for (int id : st->arg_ids[k])  // (checked above: each is an input, a constant or a placed output)
             WEFT_ICHECK(id < 0 || st->values[size_t(id)].defined(), "kernel ", st->infos[k].name, " reads ",
                         g.node(id).name, ", which has no storage");
-    if (!symbolic.empty()) {
-        st->symbolic = symbolic;
-        st->storage = st->values;
-        for (const Symbol& s : symbolic.symbols) st->symbol_values.push_back(s.max);
-        st->samples = std::move(runs);
-    }
-    detail::make_argument_lists(*st);
+    st->symbolic = symbolic;
+    st->samples = std::move(runs);
+    detail::bind_storage(*st);
     for (auto& [name, v] : g.outputs()) {
         if (!st->values[size_t(v.id)].defined()) r.fail("output '" + name + "' has no storage");
         st->output_ids.push_back(v.id);

@@ -10,8 +10,6 @@
 
 namespace weft::graph::detail {
 
-inline constexpr size_t kArtifactMaxSymbols = 4;
-
 inline void write_symbolic_dim(ArtifactWriter& w, const SymbolicDim& d) {
     w.u32(uint32_t(d.terms.size()));
     for (auto& [mask, c] : d.terms) {
@@ -88,7 +86,7 @@ inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std
     SymbolicShapes sym;
     if (r.u8("the symbolic dimensions") == 0) return sym;
     const size_t k = r.count("the symbols", 20);
-    if (k == 0 || k > kArtifactMaxSymbols) r.fail(::weft::detail::concat("the module has ", k, " symbols"));
+    if (k == 0 || k > kMaxSymbols) r.fail(::weft::detail::concat("the module has ", k, " symbols"));
     for (size_t s = 0; s < k; ++s) {
         Symbol symbol{r.str("a symbol"), r.i64("a symbol"), 0};
         symbol.min = r.i64("a symbol");
@@ -129,12 +127,8 @@ inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std
         sym.attrs_vary[size_t(id)] = r.u8("a node's symbolic attributes") != 0;
         for (size_t a = 0, na = r.count("a node's symbolic attributes", 8); a < na; ++a) {
             const std::string key = r.str("a symbolic attribute");
-            std::vector<int64_t> at_max;
-            if (node.attrs.has(key)) {
-                const AttrValue& v = node.attrs.items().at(key);
-                if (const int64_t* x = std::get_if<int64_t>(&v)) at_max = {*x};
-                else if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) at_max = *xs;
-            }
+            const std::vector<int64_t> at_max =
+                node.attrs.has(key) ? int_entries(node.attrs.items().at(key)) : std::vector<int64_t>{};
             const size_t entries = r.count("a symbolic attribute", 4);
             if (entries != at_max.size()) r.fail("node '" + node.name + "': symbolic attribute '" + key + "' does not fit");
             std::vector<SymbolicDim>& out = sym.attrs[size_t(id)][key];
@@ -183,12 +177,76 @@ inline SampleRun read_sample_run(ArtifactReader& r, const Graph& g, const Symbol
     return run;
 }
 
-// The shapes a kernel's tensor arguments were compiled for: its symbols' expressions as its
-// SampleRun says.
-inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& run) {
-    if (run.symbol < 0) return sym;
-    if (run.per_call > 0) return sym.at_samples(size_t(run.symbol), run.per_call);
-    return sym.at_least(size_t(run.symbol), run.at_least);
+
+// A kernel's object code as stored (its symbol and bytes), checked against the hash saved
+// with its signature and linked for `target`.
+inline std::shared_ptr<const KernelModule> read_object_code(ArtifactReader& r, const std::string& kernel,
+                                                            uint64_t hash, const Target& target) {
+    ObjectCode object;
+    object.symbol = r.str("a kernel's object code");
+    object.bytes = r.str("a kernel's object code");
+    if (::weft::detail::fnv1a64(object.bytes) != hash)
+        r.fail("kernel '" + kernel + "': its object code does not match the hash saved with its signature "
+               "(another kernel's object, or a corrupt one)");
+    return codegen::load_llvm_object(object, kernel, target);
+}
+
+// A kernel argument: its name and dtype, a static module's shape (a symbolic one's follows
+// from the symbolic section), whether the kernel writes it and over which inputs.
+inline void write_kernel_arg(ArtifactWriter& w, const ir::KernelArg& a, const std::string& kernel, bool symbolic) {
+    WEFT_CHECK(symbolic || a.kind == ir::KernelArg::Kind::Tensor, "graph::save: kernel ", kernel,
+               " takes a scalar argument '", a.name, "'; artifacts hold graph kernels, which take tensors");
+    w.str(a.name);
+    w.dtype(a.type);
+    if (!symbolic) {
+        std::vector<int64_t> shape;
+        for (const ir::Expr& e : a.shape) {
+            const auto* imm = e.as<ir::IntImm>();
+            WEFT_CHECK(imm != nullptr, "graph::save: kernel ", kernel, " argument '", a.name,
+                       "' has a symbolic shape; artifacts hold graph kernels, whose shapes are static");
+            shape.push_back(imm->value);
+        }
+        w.shape(shape);
+    }
+    w.u8(a.is_output);
+    w.ints(a.may_overwrite);
+}
+
+// What write_kernel_arg wrote, for argument a of kernel `kernel` (arg_ids[a]: its node, or
+// -1 - s for symbol s, a scalar), checked against the graph; a symbolic module's shapes from
+// `shapes` (the symbols' expressions the kernel was compiled for).
+inline ir::KernelArg read_kernel_arg(ArtifactReader& r, const Graph& g, const SymbolicShapes& sym,
+                                     const SymbolicShapes& shapes, const std::vector<int>& arg_ids, size_t a,
+                                     const std::string& kernel) {
+    const size_t nargs = arg_ids.size();
+    ir::KernelArg arg;
+    arg.kind = ir::KernelArg::Kind::Tensor;
+    arg.name = r.str("a kernel argument");
+    arg.var = Var(arg.name, DataType::handle());
+    arg.type = r.dtype("a kernel argument");
+    const int id = arg_ids[a];
+    if (id >= 0 && arg.type != g.node(id).type.dtype)
+        r.fail("kernel '" + kernel + "': argument '" + arg.name + "' does not have its node's type");
+    if (id >= 0 && sym.empty()) {
+        std::vector<int64_t> shape = r.shape("a kernel argument");
+        if (TensorType{shape, arg.type} != g.node(id).type)
+            r.fail("kernel '" + kernel + "': argument '" + arg.name + "' does not have its node's type");
+        for (int64_t d : shape) arg.shape.push_back(make_int(d));
+    } else if (id >= 0) {
+        arg.shape = shapes.shape_expr(g, id);
+    }
+    arg.is_output = r.u8("a kernel argument") != 0;
+    arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(nargs));
+    if (arg.is_output != (a + 1 == nargs) || (!arg.is_output && !arg.may_overwrite.empty()))
+        r.fail("kernel '" + kernel + "': argument '" + arg.name + "': only the last argument is written");
+    if (id < 0) {  // a symbol's value
+        const size_t s = size_t(-1 - id);
+        if (arg.type != index_type || arg.name != sym.symbols[s].name || arg.is_output)
+            r.fail("kernel '" + kernel + "': argument '" + arg.name + "' is not symbol " + sym.symbols[s].name);
+        arg.kind = ir::KernelArg::Kind::Scalar;
+        arg.var = sym.vars[s];
+    }
+    return arg;
 }
 
 // A kernel's variant for large sizes (CompiledGroup::large): whether there is one, then its
@@ -201,12 +259,7 @@ inline void write_large_variant(ArtifactWriter& w, const Kernel& large) {
     w.str(f.name);
     w.u8(f.fast_math);
     w.u32(uint32_t(f.args.size()));
-    for (const ir::KernelArg& a : f.args) {
-        w.str(a.name);
-        w.dtype(a.type);
-        w.u8(a.is_output);
-        w.ints(a.may_overwrite);
-    }
+    for (const ir::KernelArg& a : f.args) write_kernel_arg(w, a, f.name, true);
     ObjectCode object = large.module()->object_code();
     WEFT_CHECK(!object.bytes.empty(), "graph::save: kernel ", f.name, " has no object code to save");
     w.pod(::weft::detail::fnv1a64(object.bytes));
@@ -214,15 +267,6 @@ inline void write_large_variant(ArtifactWriter& w, const Kernel& large) {
     w.str(object.bytes);
 }
 
-// The shapes a large-size variant was compiled for: each symbol it takes at least
-// kAssumedExtent where its bounds reach that far.
-inline SymbolicShapes large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
-    SymbolicShapes large = sym;
-    for (int id : arg_ids)
-        if (id < 0 && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
-            large = large.at_least(size_t(-1 - id), kAssumedExtent);
-    return large;
-}
 
 inline Kernel read_large_variant(ArtifactReader& r, const Graph& g, const SymbolicShapes& sym,
                                  const std::vector<int>& arg_ids, const Target& target) {
@@ -233,36 +277,9 @@ inline Kernel read_large_variant(ArtifactReader& r, const Graph& g, const Symbol
     if (r.count("a large-size variant", 16) != arg_ids.size())
         r.fail("kernel '" + f.name + "': its large-size variant does not take the kernel's arguments");
     const SymbolicShapes shapes = large_variant_shapes(sym, arg_ids);
-    for (size_t a = 0; a < arg_ids.size(); ++a) {
-        ir::KernelArg arg;
-        arg.name = r.str("a kernel argument");
-        arg.type = r.dtype("a kernel argument");
-        arg.is_output = r.u8("a kernel argument") != 0;
-        arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(arg_ids.size()));
-        if (arg.is_output != (a + 1 == arg_ids.size()) || (!arg.is_output && !arg.may_overwrite.empty()))
-            r.fail("kernel '" + f.name + "': argument '" + arg.name + "': only the last argument is written");
-        if (arg_ids[a] < 0) {
-            const size_t s = size_t(-1 - arg_ids[a]);
-            if (arg.type != index_type || arg.name != sym.symbols[s].name || arg.is_output)
-                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' is not symbol " + sym.symbols[s].name);
-            arg.kind = ir::KernelArg::Kind::Scalar;
-            arg.var = sym.vars[s];
-        } else {
-            if (arg.type != g.node(arg_ids[a]).type.dtype)
-                r.fail("kernel '" + f.name + "': argument '" + arg.name + "' does not have its node's type");
-            arg.kind = ir::KernelArg::Kind::Tensor;
-            arg.var = Var(arg.name, DataType::handle());
-            arg.shape = shapes.shape_expr(g, arg_ids[a]);
-        }
-        f.args.push_back(std::move(arg));
-    }
+    for (size_t a = 0; a < arg_ids.size(); ++a) f.args.push_back(read_kernel_arg(r, g, sym, shapes, arg_ids, a, f.name));
     const uint64_t hash = r.pod<uint64_t>("a large-size variant's object hash");
-    ObjectCode object;
-    object.symbol = r.str("a large-size variant's object code");
-    object.bytes = r.str("a large-size variant's object code");
-    if (::weft::detail::fnv1a64(object.bytes) != hash)
-        r.fail("kernel '" + f.name + "': its object code does not match the hash saved with its signature");
-    std::shared_ptr<const KernelModule> module = codegen::load_llvm_object(object, f.name, target);
+    std::shared_ptr<const KernelModule> module = read_object_code(r, f.name, hash, target);
     return Kernel(std::move(module), std::move(f));
 }
 

@@ -57,6 +57,24 @@ inline constexpr int64_t kAssumedExtent = 64;
 // run padded to that many (SampleRun).
 inline constexpr int64_t kAssumedSamples = 12;
 
+// The shapes a kernel's tensor arguments were compiled for: its symbols' expressions as its
+// SampleRun says.
+inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& run) {
+    if (run.symbol < 0) return sym;
+    if (run.per_call > 0) return sym.at_samples(size_t(run.symbol), run.per_call);
+    return sym.at_least(size_t(run.symbol), run.at_least);
+}
+
+// The shapes a large-size variant was compiled for: each symbol it takes at least
+// kAssumedExtent where its bounds reach that far.
+inline SymbolicShapes large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
+    SymbolicShapes large = sym;
+    for (int id : arg_ids)
+        if (id < 0 && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
+            large = large.at_least(size_t(-1 - id), kAssumedExtent);
+    return large;
+}
+
 // A group's computation and schedule, before lowering.
 struct ScheduledGroup {
     Schedule schedule;
@@ -257,42 +275,38 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         // Operators that need constant extents (a convolution's) may still run per sample.
         const int s = symbolic ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
         if (s < 0) throw;
-        const SymbolicShapes one = symbolic->at_samples(size_t(s), 1);
+        result.samples = {s, 1, 0};
+        const SymbolicShapes one = kernel_shapes(*symbolic, result.samples);
         sg = schedule_group(g, group, target, config, &one);
         for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
             if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
-        result.samples = {s, 1, 0};
         result.args = sg.arg_ids;
         result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
         return result;
     }
-    // A GEMM-like group (a matmul over a symbolic row count): whole calls of constant size,
-    // the symbolic kernel for the rest.
-    const int chunked = symbolic && group.master >= 0 &&
-                                op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable
-                            ? per_sample_symbol(g, *symbolic, group.nodes)
-                            : -1;
-    if (chunked >= 0 && symbolic->symbols[size_t(chunked)].max >= kAssumedSamples) {
+    // A GEMM-like group over a symbolic row count (samples of a symbol): one kernel that
+    // assumes kAssumedSamples rows, fewer padded (SampleRun); over other symbolic extents
+    // (attention's), a large-size variant beside the kernel over the symbols.
+    const bool gemm_like = symbolic && group.master >= 0 &&
+                           op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable;
+    const int rows = gemm_like ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
+    if (rows >= 0 && symbolic->symbols[size_t(rows)].max >= kAssumedSamples) {
         bool fits = true;
         for (int id : sg.arg_ids)
-            fits &= id < 0 || !symbolic->is_symbolic(id) || per_sample_symbol(g, *symbolic, {id}) == chunked;
+            fits &= id < 0 || !symbolic->is_symbolic(id) || per_sample_symbol(g, *symbolic, {id}) == rows;
         if (fits) {
-            const SymbolicShapes many = symbolic->at_least(size_t(chunked), kAssumedSamples);
+            result.samples = {rows, 0, kAssumedSamples};
+            const SymbolicShapes many = kernel_shapes(*symbolic, result.samples);
             ScheduledGroup whole = schedule_group(g, group, target, config, &many);
-            result.samples = {chunked, 0, kAssumedSamples};
             result.kernel = lower_and_build(g, group, whole.schedule, whole.args, target);
             result.args = std::move(whole.arg_ids);
             return result;
         }
     }
-    if (symbolic && group.master >= 0 && op_def(g.node(group.master).op).pattern == OpPattern::OutEWiseFusable) {
-        SymbolicShapes large = *symbolic;
+    if (gemm_like) {
+        const SymbolicShapes large = large_variant_shapes(*symbolic, sg.arg_ids);
         bool any = false;
-        for (int id : sg.arg_ids)
-            if (id < 0 && symbolic->symbols[size_t(-1 - id)].max >= kAssumedExtent) {
-                large = large.at_least(size_t(-1 - id), kAssumedExtent);
-                any = true;
-            }
+        for (int id : sg.arg_ids) any |= id < 0 && symbolic->symbols[size_t(-1 - id)].max >= kAssumedExtent;
         if (any) {
             ScheduledGroup wide = schedule_group(g, group, target, config, &large);
             result.large = lower_and_build(g, group, wide.schedule, wide.args, target);

@@ -3,6 +3,7 @@
 // is the same with its storage on the device: one arena allocation, the inputs, and the
 // constants copied once at build; run() launches on the module's stream.
 #pragma once
+#include <array>
 #include <cstring>
 #include <optional>
 
@@ -36,8 +37,6 @@ struct Module::State {
     detail::SymbolicShapes symbolic;
     std::vector<BufferRef> storage;
     std::vector<int64_t> symbol_values;
-    // Per kernel: the symbol it runs once per value of, on one sample (-1: once, whole); and
-    // for those, per sample, the argument views and lists.
     // Per kernel: how it runs on a symbol's samples (graph/impl/compile_group.hpp,
     // SampleRun), and its calls at the current values where it runs per sample.
     struct Call {
@@ -51,6 +50,15 @@ struct Module::State {
     std::vector<Kernel> large;
     std::vector<std::vector<int>> large_args;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
+    // run()'s reading of the symbols: (input index, axis, symbol index) per symbolic axis, and
+    // the values read (kept, so that a run allocates nothing).
+    struct SymbolSource {
+        int input;
+        int64_t axis;
+        int symbol;
+    };
+    std::vector<SymbolSource> symbol_sources;
+    std::vector<int64_t> requested_values;
 
     // Runs kernel k (once, or once per sample).
     void run_kernel(size_t k) const {
@@ -206,9 +214,15 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         if (run.symbol < 0) continue;
         const size_t s = size_t(run.symbol);
         const int64_t value = st.symbol_values[s];
-        const SymbolicShapes one = st.symbolic.at_samples(s, 1);
+        // (The kernel's tensors depend on symbol s alone: per_sample_symbol.)
+        auto with_samples = [&](int64_t count) {
+            std::vector<int64_t> v = st.symbol_values;
+            v[s] = count;
+            return v;
+        };
+        const std::vector<int64_t> one = with_samples(1);
         auto add_call = [&](int64_t first, int64_t count) {
-            const SymbolicShapes at = st.symbolic.at_samples(s, count);
+            const std::vector<int64_t> at = with_samples(count);
             ModuleAccess::State::Call call{&st.kernels[k], {}, {}};
             call.views.reserve(st.arg_ids[k].size());
             for (int id : st.arg_ids[k]) {
@@ -218,9 +232,9 @@ inline void make_argument_lists(ModuleAccess::State& st) {
                     call.views.push_back(whole);
                     continue;
                 }
-                const int64_t sample_bytes = TensorType{one.shape_at(st.graph, id, {}), whole.dtype()}.bytes();
+                const int64_t sample_bytes = TensorType{st.symbolic.shape_at(st.graph, id, one), whole.dtype()}.bytes();
                 call.views.push_back(BufferRef(static_cast<char*>(whole.data()) + first * sample_bytes, whole.dtype(),
-                                               at.shape_at(st.graph, id, {}), {}, st.device));
+                                               st.symbolic.shape_at(st.graph, id, at), {}, st.device));
             }
             size_t next = 0;  // (the views' storage moves with the call: the pointers stay valid)
             for (int id : st.arg_ids[k]) {
@@ -250,28 +264,35 @@ inline void make_argument_lists(ModuleAccess::State& st) {
     }
 }
 
-// The symbols' values that the inputs' current shapes give; inputs that disagree on one are
-// a weft::Error naming both.
-inline std::vector<int64_t> symbol_values_of_inputs(const ModuleAccess::State& st) {
-    const SymbolicShapes& sym = st.symbolic;
-    std::vector<int64_t> values(sym.symbols.size(), -1);
-    std::vector<std::string> from(sym.symbols.size());
+// Where the symbols are read from at run time: each symbolic axis of an input the compiled
+// graph has (one no output depends on is gone), as (input index, axis, symbol index).
+inline void locate_symbol_sources(ModuleAccess::State& st) {
+    st.symbol_sources.clear();
     for (const SymbolicAxis& a : st.symbolic.axes) {
-        auto it = std::find(st.input_names.begin(), st.input_names.end(), a.input);
-        if (it == st.input_names.end()) continue;  // an input no output depends on
-        const BufferRef& in = st.values[size_t(st.input_ids[size_t(it - st.input_names.begin())])];
+        auto in = std::find(st.input_names.begin(), st.input_names.end(), a.input);
+        if (in == st.input_names.end()) continue;
         size_t s = 0;
-        while (sym.symbols[s].name != a.symbol) ++s;
-        const int64_t v = in.shape()[size_t(a.axis)];
-        WEFT_CHECK(values[s] < 0 || values[s] == v, "graph::Module::run: symbol '", a.symbol, "' is ", values[s],
-                   " in input '", from[s], "' but ", v, " in input '", a.input, "' (dimension ", a.axis,
-                   "); set inputs of agreeing sizes");
-        values[s] = v;
-        from[s] = a.input;
+        while (st.symbolic.symbols[s].name != a.symbol) ++s;
+        st.symbol_sources.push_back({int(in - st.input_names.begin()), a.axis, int(s)});
     }
-    for (size_t s = 0; s < values.size(); ++s)
-        if (values[s] < 0) values[s] = st.symbol_values[s];
-    return values;
+}
+
+// The symbols' values that the inputs' current shapes give (in place of `values`, which
+// holds the current ones: a symbol no input has keeps its value); inputs that disagree on
+// one are a weft::Error naming both. Allocates nothing: run() calls it every time.
+inline void symbol_values_of_inputs(const ModuleAccess::State& st, std::vector<int64_t>& values) {
+    values = st.symbol_values;
+    std::array<int, kMaxSymbols> from;
+    from.fill(-1);
+    for (const auto& [input, axis, s] : st.symbol_sources) {
+        const int64_t v = st.values[size_t(st.input_ids[size_t(input)])].shape()[size_t(axis)];
+        WEFT_CHECK(from[size_t(s)] < 0 || values[size_t(s)] == v, "graph::Module::run: symbol '",
+                   st.symbolic.symbols[size_t(s)].name, "' is ", values[size_t(s)], " in input '",
+                   st.input_names[size_t(from[size_t(s)] < 0 ? input : from[size_t(s)])], "' but ", v, " in input '",
+                   st.input_names[size_t(input)], "' (dimension ", axis, "); set inputs of agreeing sizes");
+        values[size_t(s)] = v;
+        from[size_t(s)] = input;
+    }
 }
 
 // The views of every node whose shape depends on the symbols, at `values`, and the argument
@@ -319,6 +340,20 @@ inline void resize_input(ModuleAccess::State& st, int index, const BufferRef& da
                    symbol->max, "]");
     }
     st.values[size_t(id)] = BufferRef(full.data(), full.dtype(), got, {}, st.device);
+}
+
+// A module whose storage and symbols are in place (build(), graph::load_module): with
+// symbolic dimensions, the storage at the symbols' max and the views bound there; then the
+// argument lists.
+inline void bind_storage(ModuleAccess::State& st) {
+    if (!st.symbolic.empty()) {
+        st.storage = st.values;
+        st.symbol_values.clear();
+        for (const Symbol& sym : st.symbolic.symbols) st.symbol_values.push_back(sym.max);
+        st.requested_values = st.symbol_values;
+        locate_symbol_sources(st);
+    }
+    make_argument_lists(st);
 }
 
 }  // namespace detail
@@ -385,7 +420,10 @@ void Module::run() {
     s.check_allocated("run");
     std::optional<cuda::StreamGuard> on_stream;
     if (s.device.is_cuda()) on_stream.emplace(s.stream);
-    if (!s.symbolic.empty()) detail::bind_symbols(s, detail::symbol_values_of_inputs(s));
+    if (!s.symbolic.empty()) {
+        detail::symbol_values_of_inputs(s, s.requested_values);
+        detail::bind_symbols(s, s.requested_values);
+    }
     for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
 }
 
@@ -515,11 +553,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
     if (st->device.is_cuda()) st->stream = cuda::Stream::create(st->device);
     // The argument lists, built once: run() allocates nothing (unless the symbols change).
-    if (symbolic) {
-        st->storage = st->values;
-        for (const Symbol& sym : st->symbolic.symbols) st->symbol_values.push_back(sym.max);
-    }
-    detail::make_argument_lists(*st);
+    detail::bind_storage(*st);
     return Module(std::move(st));
 }
 

@@ -19,6 +19,16 @@
 
 namespace weft::graph::detail {
 
+// The most symbols a graph may have: build() makes the graph again at 2^k sets of values.
+inline constexpr size_t kMaxSymbols = 4;
+
+// An integer attribute's entries (one for an integer); empty for another kind.
+inline std::vector<int64_t> int_entries(const AttrValue& v) {
+    if (const int64_t* x = std::get_if<int64_t>(&v)) return {*x};
+    if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) return *xs;
+    return {};
+}
+
 // One dimension: the sum of coefficient * (the product of the symbols in mask).
 struct SymbolicDim {
     std::vector<std::pair<uint32_t, int64_t>> terms;  // (mask, coefficient); mask 0: the constant
@@ -193,7 +203,8 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     r.symbols = original.symbols();
     r.axes = original.symbolic_axes();
     const size_t k = r.symbols.size();
-    WEFT_CHECK(k <= 4, "graph::build: symbolic dimensions: the graph has ", k, " symbols; at most 4 are supported");
+    WEFT_CHECK(k <= kMaxSymbols, "graph::build: symbolic dimensions: the graph has ", k, " symbols; at most ",
+               kMaxSymbols, " are supported");
     for (const Symbol& s : r.symbols) {
         r.vars.emplace_back(s.name);
         r.symbol_exprs.push_back(r.vars.back());
@@ -218,10 +229,12 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     };
     const int n = compiled.size();
     r.attrs_vary.assign(size_t(n), false);
-    // shapes[p][node]: the shapes at probe p, where bit s of p puts symbol s at its fit value.
+    // at[p]: the compiled graph at probe p, where bit s of p puts symbol s at its fit value
+    // (`compiled` itself where every symbol stays at its max).
     const size_t probes = size_t(1) << k;
-    std::vector<std::vector<std::vector<int64_t>>> shapes(probes);
-    std::vector<Graph> graphs(probes);  // the compiled graph at each probe (0: `compiled`, unused)
+    std::vector<Graph> made;
+    made.reserve(probes);
+    std::vector<const Graph*> at(probes, &compiled);
     std::vector<int64_t> max_values;
     for (const Symbol& s : r.symbols) max_values.push_back(s.max);
     auto values_of = [&](size_t p) {
@@ -230,21 +243,14 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
             if (p >> s & 1 && probe[s].fit >= 0) v[s] = probe[s].fit;
         return v;
     };
-    auto record = [&](const Graph& g, std::vector<std::vector<int64_t>>& out) {
-        for (int i = 0; i < n; ++i) out.push_back(g.node(i).type.shape);
-    };
-    record(compiled, shapes[0]);
     for (size_t p = 1; p < probes; ++p) {
         std::vector<int64_t> v = values_of(p);
-        if (v == max_values) {  // a symbol without another value
-            shapes[p] = shapes[0];
-            graphs[p] = compiled;
-            continue;
-        }
-        graphs[p] = graph_at(v);
-        match_structure(compiled, graphs[p], at_str(v), r.attrs_vary);
-        record(graphs[p], shapes[p]);
+        if (v == max_values) continue;  // a symbol without another value
+        made.push_back(graph_at(v));
+        at[p] = &made.back();
+        match_structure(compiled, made.back(), at_str(v), r.attrs_vary);
     }
+    auto shape = [&](size_t p, int i) -> const std::vector<int64_t>& { return at[p]->node(i).type.shape; };
     // Fit: along each symbol, a value at max and at fit give slope and intercept.
     auto fit = [&](std::vector<int64_t> c, const std::string& what) {
         for (size_t s = 0; s < k; ++s) {
@@ -271,36 +277,32 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     r.dims.assign(size_t(n), {});
     r.attrs.assign(size_t(n), {});
     for (int i = 0; i < n; ++i) {
-        const size_t rank = shapes[0][size_t(i)].size();
+        const size_t rank = shape(0, i).size();
         bool varies = false;
-        for (size_t p = 1; p < probes; ++p) varies |= shapes[p][size_t(i)] != shapes[0][size_t(i)];
+        for (size_t p = 1; p < probes; ++p) varies |= shape(p, i) != shape(0, i);
         for (size_t d = 0; varies && d < rank; ++d) {
             std::vector<int64_t> c(probes);
-            for (size_t p = 0; p < probes; ++p) c[p] = shapes[p][size_t(i)][d];
+            for (size_t p = 0; p < probes; ++p) c[p] = shape(p, i)[d];
             r.dims[size_t(i)].push_back(
                 fit(std::move(c), describe(compiled.node(i)) + ": its dimension " + std::to_string(d)));
         }
         if (!r.attrs_vary[size_t(i)]) continue;
         // Integer attributes that change (a slice's starts and ends) are fitted the same way.
         for (auto& [key, value] : compiled.node(i).attrs.items()) {
-            std::vector<std::vector<int64_t>> at(probes);
+            std::vector<std::vector<int64_t>> entries_at(probes);
             for (size_t p = 0; p < probes; ++p) {
-                const std::map<std::string, AttrValue>& items = p == 0 ? compiled.node(i).attrs.items()
-                                                                       : graphs[p].node(i).attrs.items();
+                const std::map<std::string, AttrValue>& items = at[p]->node(i).attrs.items();
                 auto found = items.find(key);
                 if (found == items.end()) break;
-                const AttrValue& v = found->second;
-                if (const int64_t* x = std::get_if<int64_t>(&v)) at[p] = {*x};
-                else if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) at[p] = *xs;
-                else break;
+                entries_at[p] = int_entries(found->second);
             }
             bool same = true;
-            for (size_t p = 1; p < probes; ++p) same &= at[p] == at[0];
-            if (same || at[0].empty()) continue;
+            for (size_t p = 1; p < probes; ++p) same &= entries_at[p] == entries_at[0];
+            if (same || entries_at[0].empty()) continue;
             std::vector<SymbolicDim>& entries = r.attrs[size_t(i)][key];
-            for (size_t e = 0; e < at[0].size(); ++e) {
+            for (size_t e = 0; e < entries_at[0].size(); ++e) {
                 std::vector<int64_t> c(probes);
-                for (size_t p = 0; p < probes; ++p) c[p] = at[p].at(e);
+                for (size_t p = 0; p < probes; ++p) c[p] = entries_at[p].at(e);
                 entries.push_back(fit(std::move(c), describe(compiled.node(i)) + ": its attribute '" + key + "'"));
             }
         }
@@ -319,10 +321,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         for (int i = 0; i < n; ++i) {
             const std::vector<int64_t>& actual = g.node(i).type.shape;
             for (auto& [key, entries] : r.attrs[size_t(i)]) {
-                const AttrValue& v = g.node(i).attrs.items().at(key);
-                std::vector<int64_t> actual_attr;
-                if (const int64_t* x = std::get_if<int64_t>(&v)) actual_attr = {*x};
-                else actual_attr = std::get<std::vector<int64_t>>(v);
+                const std::vector<int64_t> actual_attr = int_entries(g.node(i).attrs.items().at(key));
                 std::vector<int64_t> fitted_attr;
                 for (const SymbolicDim& d : entries) fitted_attr.push_back(d.eval(check));
                 WEFT_CHECK(actual_attr == fitted_attr, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
