@@ -38,7 +38,7 @@ except ImportError as e:
     print(f"skipped: {e.name or e} is not installed (pip install onnxruntime; see docs/onnx-models.md)")
     sys.exit(0)
 
-CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic", "gru_stateful", "bert_encoder"]
+CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic", "gru_stateful", "bert_encoder", "iterative_refiner"]
 TOLERANCE = 1e-4
 
 
@@ -117,6 +117,8 @@ def run_model(name, entry, args, tool, work):
         cmd += ["--input", f"{spec['name']}={in_file}"]
     for sym, v in symbols.items():
         cmd += ["--dim", f"{sym}={v}"]
+    if "max_loop_iterations" in entry:
+        cmd += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
     r = {"model": name, "shape": ", ".join("x".join(map(str, x.shape)) for x in feed.values())}
 
     # weft: a fresh process (cold build), then a warm build and the timings.

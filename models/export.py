@@ -102,6 +102,23 @@ class GRUStateful(torch.nn.Module):
         return torch.sigmoid(self.fc(y)), h_new
 
 
+class IterativeRefiner(torch.nn.Module):
+    """A while loop (TorchScript): h shrinks by a learned gate until max |h| < 0.05 or 32
+    steps. ONNX Loop whose condition the input decides (an If inside its body: the `and`)."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.gate = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        h = x
+        i = 0
+        while bool(h.abs().max() > 0.05) and i < 32:
+            h = 0.6 * h + 0.3 * torch.tanh(self.gate(h)) * h
+            i += 1
+        return h
+
+
 class BertEncoder(torch.nn.Module):
     """A BERT-like encoder written as Hugging Face's is: token, position and type embeddings
     (Gather), LayerNorm, 2 layers of self-attention whose padding mask is
@@ -172,7 +189,12 @@ MODELS = {
     "bert_encoder": (BertEncoder, [inp("input_ids", [1, 16], {1: "seq"}, "int64", low=0, high=1000),
                                    inp("attention_mask", [1, 16], {1: "seq"}, "int64", pad=5)],
                      ["output"], 14, {"seq": 48}),
+    # A loop the input's values decide: weft unrolls it to a bound (LoadOptions::max_loop_iterations).
+    "iterative_refiner": (lambda: torch.jit.script(IterativeRefiner()), [inp("x", [4, 64])], ["y"], 14, {}),
 }
+
+# The bound weft is given for the loops the inputs decide (onnx::LoadOptions::max_loop_iterations).
+LOOP_BOUNDS = {"iterative_refiner": 32}
 
 
 def example(spec):
@@ -204,7 +226,10 @@ def export(name, out):
     # Not under torch.no_grad(): that takes TransformerEncoderLayer's fused path, which has no ONNX export.
     torch.onnx.export(model, args, path, input_names=[i["name"] for i in inputs], output_names=outputs,
                       opset_version=opset, do_constant_folding=True, dynamic_axes=dynamic or None)
-    return {"file": name + ".onnx", "inputs": inputs, "dim_values": values, "opset": opset, "outputs": outputs}
+    entry = {"file": name + ".onnx", "inputs": inputs, "dim_values": values, "opset": opset, "outputs": outputs}
+    if name in LOOP_BOUNDS:
+        entry["max_loop_iterations"] = LOOP_BOUNDS[name]
+    return entry
 
 
 def main():

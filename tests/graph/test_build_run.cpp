@@ -103,3 +103,32 @@ TEST_CASE("an MLP with shared intermediate storage matches a naive reference") {
         CHECK(m.memory_bytes() <= m.memory_naive_bytes());
     }
 }
+
+TEST_CASE("build: a run-time check throws its message after a run whose flag is set") {
+    // y = x * 2, checked: every x must be below `limit`.
+    Buffer<float> two({1});
+    two(0) = 2.f;
+    graph::Graph g;
+    graph::Value x = g.input("x", {4});
+    graph::Value limit = g.input("limit", {1});
+    g.output(g.mul(x, g.constant("two", two)), "y");
+    graph::Value over = g.add_node("greater", {g.max(x, {0}, true), limit});
+    g.check_at_run(over, "x reached the limit");
+    CHECK_THROWS_WITH_AS(g.check_at_run(x, "not a flag"), doctest::Contains("a bool flag of one element"), Error);
+    REQUIRE(g.outputs().size() == 2);  // the graph keeps it as an output ...
+    graph::Module m = graph::build(g);
+    CHECK(m.num_outputs() == 1);  // ... the module lists only y
+    CHECK(m.output_names() == std::vector<std::string>{"y"});
+    auto xv = Buffer<float>::random({4}, -1, 1, 3);
+    m.set_input("x", xv);
+    Buffer<float> l({1});
+    l(0) = 2.f;
+    m.set_input("limit", l);
+    m.run();
+    CHECK(Buffer<float>(m.get_output("y"))(1) == xv(1) * 2);
+    l(0) = -2.f;
+    m.set_input("limit", l);
+    CHECK_THROWS_WITH_AS(m.run(), doctest::Contains("graph::Module::run: x reached the limit"), Error);
+    CHECK_THROWS_WITH_AS(m.profile(1), doctest::Contains("x reached the limit"), Error);
+    CHECK_THROWS_WITH_AS(m.run_debug(), doctest::Contains("x reached the limit"), Error);
+}

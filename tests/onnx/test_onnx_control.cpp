@@ -1,6 +1,6 @@
 // The ONNX importer's control flow: If on a constant (or constant-computed) condition takes
 // one branch, on the inputs' values it selects between both; Loop with a constant trip count
-// unrolls and refuses a trip count or condition that depends on the inputs' values.
+// unrolls, and one the inputs' values decide unrolls to a bound, checked at run time.
 #include <doctest/doctest.h>
 
 #include "onnx/onnx_model.hpp"
@@ -150,6 +150,123 @@ TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and sca
         CHECK(outs[0].data()[0] == doctest::Approx(acc[0]));
         CHECK(outs[0].data()[1] == doctest::Approx(acc[1]));
     }
+}
+
+// while (cond and i < M): acc = acc * 2 + x; cond = sum(acc) < limit. M and the limit are
+// graph inputs (M omitted: a while loop); no scan output unless `scan`.
+Model while_model(bool with_trips, bool scan = false) {
+    Model m(13);
+    m.input("x", {2});
+    m.input("limit", {});
+    if (with_trips) m.input("M", {}, pb::TensorProto::INT64);
+    m.initializer("acc0", {2}, {0.f, 0.f});
+    m.initializer("two", {1}, {2.f});
+    m.node("ReduceSum", {"acc0"}, {"s0"});  // (keepdims: [1], a condition of one value)
+    m.node("Less", {"s0", "limit"}, {"cond0"});
+    auto& n = m.node("Loop", {with_trips ? "M" : "", "cond0", "acc0"}, scan ? std::vector<std::string>{"acc", "trace"}
+                                                                            : std::vector<std::string>{"acc"});
+    graph_attr(n, "body", [scan](pb::GraphProto& g) {
+        loop_inputs(g, "i", "cond_in", "acc_in");
+        add_node(g, "Mul", {"acc_in", "two"}, {"doubled"});
+        add_node(g, "Add", {"doubled", "x"}, {"acc_out"});
+        add_node(g, "ReduceSum", {"acc_out"}, {"s"});
+        add_node(g, "Less", {"s", "limit"}, {"cond_out"});
+        add_value(g.mutable_output(), "cond_out", pb::TensorProto::BOOL);
+        add_value(g.mutable_output(), "acc_out", pb::TensorProto::FLOAT);
+        if (scan) {
+            add_node(g, "Identity", {"acc_out"}, {"step"});
+            add_value(g.mutable_output(), "step", pb::TensorProto::FLOAT);
+        }
+    });
+    m.output("acc");
+    if (scan) m.output("trace");
+    return m;
+}
+
+// The loop above on the host: the final acc and the iterations it took.
+std::pair<std::vector<float>, int64_t> while_reference(const float* x, float limit, int64_t trips) {
+    std::vector<float> acc{0.f, 0.f};
+    int64_t i = 0;
+    for (; i < trips && acc[0] + acc[1] < limit; ++i)
+        for (int k = 0; k < 2; ++k) acc[size_t(k)] = acc[size_t(k)] * 2 + x[k];
+    return {acc, i};
+}
+
+TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bound, checked per run") {
+    weft::onnx::LoadOptions o;
+    o.max_loop_iterations = 8;
+    for (bool with_trips : {false, true}) {
+        CAPTURE(with_trips);
+        graph::Module mod = graph::build(while_model(with_trips).load(o));
+        REQUIRE(mod.num_outputs() == 1);  // the run-time check is not an output
+        Buffer<float> x({2});
+        x(0) = 1.f, x(1) = 0.5f;
+        mod.set_input("x", x);
+        // limits that stop the loop after 0, 1, 3 and 8 iterations, trip counts below and at them
+        for (float limit : {-1.f, 1.f, 10.f, 380.f})
+            for (int64_t trips : {int64_t(0), int64_t(2), int64_t(8)}) {
+                if (!with_trips && trips != 8) continue;
+                CAPTURE(limit);
+                CAPTURE(trips);
+                Buffer<float> l({1});
+                l(0) = limit;
+                mod.set_input("limit", l);
+                if (with_trips) {
+                    Buffer<int64_t> m({1});
+                    m(0) = trips;
+                    mod.set_input("M", m);
+                }
+                auto [want, iterations] = while_reference(x.data(), limit, with_trips ? trips : 100);
+                REQUIRE(iterations <= 8);
+                mod.run();
+                Buffer<float> y(mod.get_output("acc"));
+                CHECK(y(0) == want[0]);
+                CHECK(y(1) == want[1]);
+            }
+        // A run that needs a ninth iteration fails, naming the bound; the next one is fine.
+        Buffer<float> l({1});
+        l(0) = 1000.f;
+        mod.set_input("limit", l);
+        if (with_trips) {
+            Buffer<int64_t> m({1});
+            m(0) = 9;
+            mod.set_input("M", m);
+        }
+        std::string e = error_of([&] { mod.run(); });
+        CHECK(e.find("needs more than 8 iterations") != std::string::npos);
+        CHECK(e.find("max_loop_iterations") != std::string::npos);
+        l(0) = 10.f;
+        mod.set_input("limit", l);
+        mod.run();
+        CHECK(Buffer<float>(mod.get_output(0))(0) == while_reference(x.data(), 10.f, 100).first[0]);
+    }
+}
+
+TEST_CASE("onnx Loop: one the inputs decide needs a bound and no scan outputs, else it is refused") {
+    std::string e = error_of([&] { while_model(false).load(); });
+    CHECK(e.find("(Loop, opset 13)") != std::string::npos);
+    CHECK(e.find("set onnx::LoadOptions::max_loop_iterations") != std::string::npos);
+    CHECK(e.find("depends on the graph input 'limit'") != std::string::npos);  // which input decides it
+    weft::onnx::LoadOptions o;
+    o.max_loop_iterations = 4;
+    e = error_of([&] { while_model(true, true).load(o); });
+    CHECK(e.find("a Loop with scan outputs needs its iterations known at import") != std::string::npos);
+    CHECK(e.find("'M') must be a constant, but it is a graph input") != std::string::npos);
+    o.max_loop_iterations = 100000;
+    e = error_of([&] { while_model(true).load(o); });
+    CHECK(e.find("is more than weft unrolls") != std::string::npos);
+    // Frozen inputs make the same loop one the importer counts: no bound needed.
+    weft::onnx::LoadOptions frozen;
+    Buffer<float> limit(std::vector<int64_t>{});
+    limit.data()[0] = 10.f;
+    frozen.constant_inputs["limit"] = limit;
+    Buffer<float> x({2});
+    x(0) = 1.f, x(1) = 0.5f;
+    frozen.constant_inputs["x"] = x;
+    graph::Graph g = while_model(false).load(frozen);
+    graph::Module mod = graph::build(g);
+    mod.run();
+    CHECK(Buffer<float>(mod.get_output(0))(1) == while_reference(x.data(), 10.f, 100).first[1]);
 }
 
 TEST_CASE("onnx sequences are lists known at import: split, insert, erase, at, length, concat") {

@@ -508,3 +508,21 @@ TEST_CASE("artifact: a symbolic module's large-size variants (attention over 64+
     }
     CHECK(graph::save_to_memory(r) == bytes);
 }
+
+TEST_CASE("artifact: run-time checks are saved and enforced by the loaded module") {
+    Buffer<float> ten({1});
+    ten(0) = 10.f;
+    graph::Graph g;
+    graph::Value x = g.input("x", {3});
+    g.output(g.relu(x), "y");
+    g.check_at_run(g.add_node("greater", {g.max(x, {0}, true), g.constant("ten", ten)}),
+                   "x over ten");
+    graph::Module r = graph::load_module_from_memory(graph::save_to_memory(graph::build(g)));
+    CHECK(r.num_outputs() == 1);
+    Buffer<float> xv = Buffer<float>::random({3}, 0.f, 1.f, 5);
+    r.set_input("x", xv);
+    r.run();
+    xv(2) = 11.f;
+    r.set_input("x", xv);
+    CHECK_THROWS_WITH_AS(r.run(), doctest::Contains("x over ten"), Error);
+}

@@ -65,6 +65,8 @@ model options (for .onnx models):
   --dim SYMBOL=VALUE             the value of a symbolic dimension (e.g. batch=1); repeatable
   --symbol SYMBOL=MAX            keep a symbolic dimension symbolic, up to MAX (e.g. seq=512):
                                  compiled once, the model runs at any value in [1, MAX]; repeatable
+  --max-loop-iterations N        run a Loop whose trip count or condition the inputs decide up to
+                                 N iterations (a run that needs more is an error)
   --no-fuse                      one kernel per operator (no operator fusion)
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
@@ -288,7 +290,8 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const 
 }
 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
-                                                            "--target", "--max-file-size", "--records"};
+                                                            "--target", "--max-file-size", "--records",
+                                                            "--max-loop-iterations"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -40,6 +40,10 @@ inline ModelOptions model_options(const CommandLine& cl) {
             o.load.symbols.push_back({name, max});
             o.any_onnx_option = true;
         }
+    if (int64_t n = int_option(cl, "--max-loop-iterations", 0, 1, 4096); n > 0) {
+        o.load.max_loop_iterations = n;
+        o.any_onnx_option = true;
+    }
     o.fuse = !cl.flags.count("--no-fuse");
     o.any_onnx_option = o.any_onnx_option || !o.fuse;
     o.quiet = cl.flags.count("--quiet") > 0;

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -78,6 +79,9 @@ public:
 private:
     std::map<std::string, AttrValue> values_;
 };
+
+// The name prefix of the outputs that are run-time checks (Graph::check_at_run).
+inline constexpr std::string_view kRunCheckPrefix = "weft.check: ";
 
 struct Node {
     std::string op;    // "input", "constant", or a registered operator (graph/op_registry.hpp)
@@ -187,6 +191,12 @@ public:
     // Marks v as an output of the graph (an empty name takes the node's name). Output names
     // are unique: a second output of the same name is a weft::Error.
     void output(Value v, std::string name = "");
+    // A check made at run time: after every run, a module whose `flag` (a bool tensor of one
+    // element) is true throws weft::Error(message) — for what only the data can tell, such as
+    // a data-dependent loop that would run past its bound. The graph keeps it as an output
+    // named kRunCheckPrefix + message (so every pass keeps it alive); a Module lists only the
+    // other outputs.
+    void check_at_run(Value flag, const std::string& message);
 
     // ---- the builder: one function per operator (see docs/graph.md for each) ----------
     Value conv2d(Value x, Value w, const Conv2dAttrs& a = {}, std::string name = "");

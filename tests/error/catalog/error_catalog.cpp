@@ -227,6 +227,18 @@ std::vector<Entry> catalog() {
              graph::Module m = graph::build(g);
              m.set_input("z", Buffer<float>({4}));
          }},
+        {"Graphs", "a run whose data fails a run-time check (Graph::check_at_run)",
+         [] {
+             graph::Graph g;
+             graph::Value x = g.input("x", {1});
+             g.output(g.relu(x), "y");
+             g.check_at_run(g.add_node("less", {x, g.constant("zero", Buffer<float>({1}))}), "x must not be negative");
+             graph::Module m = graph::build(g);
+             Buffer<float> v({1});
+             v(0) = -1.f;
+             m.set_input("x", v);
+             m.run();
+         }},
         // ---- ONNX models -------------------------------------------------------------
         {"ONNX models", "an operator the importer does not support",
          [] { one_node("NonMaxSuppression").load(); }},

@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
             } else if (a == "--symbol") {  // kept symbolic, bounded by V; run at --at's value
                 auto [n, v] = split_eq(next());
                 opts.symbols.push_back({n, std::stoll(v)});
+            } else if (a == "--max-loop-iterations") {
+                opts.max_loop_iterations = std::stoll(next());
             } else if (a == "--at") {
                 auto [n, v] = split_eq(next());
                 run_at[n] = std::stoll(v);
@@ -153,7 +155,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
-                             "[--symbol NAME=MAX --at NAME=V] "
+                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;

@@ -60,6 +60,12 @@ struct LoadOptions {
     // model's). weft's shapes are static: an input that decides a shape (Reshape's shape,
     // Squeeze's axes, Expand's shape, ...) must be a constant; freezing it makes one.
     std::map<std::string, BufferRef> constant_inputs;
+    // The most iterations of a Loop whose trip count or condition the inputs' values decide
+    // (0: such a loop is refused). The loop is unrolled this many times, each iteration's
+    // results kept only while the loop still runs, so every run costs all of them; a run
+    // whose loop would go on past this many is a weft::Error from graph::Module::run
+    // (Graph::check_at_run). A loop that the importer can count is unrolled as it runs.
+    int64_t max_loop_iterations = 0;
     // What the imported graph may hold (rank, elements and bytes of every tensor, the
     // intermediate ones included, node count, a node's input count); a model that needs more
     // is an error naming the node and the limit. The graph keeps them (graph::Limits).

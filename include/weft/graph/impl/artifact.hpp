@@ -408,9 +408,11 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     detail::bind_storage(*st);
     for (auto& [name, v] : g.outputs()) {
         if (!st->values[size_t(v.id)].defined()) r.fail("output '" + name + "' has no storage");
-        st->output_ids.push_back(v.id);
-        st->output_names.push_back(name);
+        const TensorType& t = g.node(v.id).type;
+        if (name.starts_with(kRunCheckPrefix) && !(t.dtype.is_bool() && t.size() == 1))
+            r.fail("the run-time check '" + name + "' is " + t.str() + ", not one bool");
     }
+    detail::ModuleAccess::store_outputs(*st);
     if (metadata) *metadata = std::move(meta);
     return detail::ModuleAccess::make(std::move(st));
 }

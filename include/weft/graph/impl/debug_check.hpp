@@ -151,6 +151,7 @@ DebugReport Module::run_debug(const DebugOptions& options) {
                                              debug_detail::format_number(options.rtol) + " * |reference|)");
         return report;
     }
+    s.enforce_checks();
     return report;
 }
 

@@ -329,6 +329,13 @@ void Graph::output(Value v, std::string name) {
     outputs_.emplace_back(std::move(name), v);
 }
 
+void Graph::check_at_run(Value flag, const std::string& message) {
+    const TensorType& t = node(own(flag, "check_at_run()")).type;
+    WEFT_CHECK(t.dtype.is_bool() && t.size() == 1, "graph: check_at_run takes a bool flag of one element, got ",
+               t.str(), " (", message, ")");
+    output(flag, std::string(kRunCheckPrefix) + message);
+}
+
 std::vector<Value> Graph::inputs() const {
     std::vector<Value> r;
     for (int i = 0; i < size(); ++i)

@@ -25,6 +25,9 @@ struct Module::State {
     BufferRef arena;                                // the planned intermediates
     std::vector<int> input_ids, output_ids;
     std::vector<std::string> input_names, output_names;
+    // The graph's run-time checks (Graph::check_at_run): flags read after each run.
+    std::vector<int> check_ids;
+    std::vector<std::string> check_messages;
     int64_t naive_bytes = 0;
     int64_t arena_bytes = 0;  // as planned (also when nothing is allocated)
     Target target;  // what the kernels were compiled for (run_debug compiles its references for it)
@@ -67,6 +70,17 @@ struct Module::State {
             return;
         }
         kernels[k].call(std::span<const KernelArgValue>(args[k].data(), args[k].size()));
+    }
+
+    // Throws the message of the first run-time check whose flag is set (Graph::check_at_run).
+    void enforce_checks() const {
+        for (size_t c = 0; c < check_ids.size(); ++c) {
+            const BufferRef& flag = values[size_t(check_ids[c])];
+            bool set = false;
+            if (device.is_cpu()) set = *static_cast<const bool*>(flag.data());
+            else set = *static_cast<const bool*>(flag.copy_to(Device::cpu()).data());  // waits for the stream
+            WEFT_CHECK(!set, "graph::Module::run: ", check_messages[c]);
+        }
     }
 
     // Throws unless the module has storage (BuildOptions::allocate).
@@ -161,6 +175,19 @@ struct ModuleAccess {
                 st.input_names.push_back(n.name);
             } else if (n.is_constant() && st.allocated) {
                 st.values[size_t(id)] = st.device.is_cpu() ? n.value : n.value.copy_to(st.device);
+            }
+        }
+    }
+    // output_ids and output_names in graph order; the run-time checks (outputs named
+    // kRunCheckPrefix + message) apart, in check_ids and check_messages.
+    static void store_outputs(State& st) {
+        for (auto& [name, v] : st.graph.outputs()) {
+            if (name.starts_with(kRunCheckPrefix)) {
+                st.check_ids.push_back(v.id);
+                st.check_messages.push_back(name.substr(kRunCheckPrefix.size()));
+            } else {
+                st.output_ids.push_back(v.id);
+                st.output_names.push_back(name);
             }
         }
     }
@@ -425,6 +452,7 @@ void Module::run() {
         detail::bind_symbols(s, s.requested_values);
     }
     for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
+    s.enforce_checks();
 }
 
 namespace detail {
@@ -535,10 +563,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
     st->naive_bytes = plan.naive_bytes;
     st->arena_bytes = plan.arena_bytes;
-    for (auto& [name, v] : g.outputs()) {
-        st->output_ids.push_back(v.id);
-        st->output_names.push_back(name);
-    }
+    detail::ModuleAccess::store_outputs(*st);
     st->arg_ids = std::move(arg_ids);
     if (!st->allocated) return Module(std::move(st));
     // One allocation for all intermediates, on the module's device; each planned tensor a

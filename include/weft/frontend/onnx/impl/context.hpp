@@ -55,6 +55,7 @@ struct Ctx {
     Evaluator evaluate;
     int64_t limit;           // LoadOptions::limits.max_tensor_elements
     std::set<int>& rank0;    // values that are ONNX scalars (held as [1])
+    int64_t max_loop_iterations = 0;  // LoadOptions::max_loop_iterations
     // Constants without elements are not graph values (weft's tensors are never empty): such
     // an input reads as omitted, except that const_value() gives an empty buffer; a
     // converter sets empty_outs[k] when its output k is one.

@@ -219,6 +219,7 @@ private:
             if (opset_ < it->second.since)
                 malformed(n.op_type() + " does not exist before opset " + std::to_string(it->second.since));
             Ctx c{g_, n, opset_, {}, [this](Value v) { return evaluate(v); }, opt_.limits.max_tensor_elements, rank0_, {}};
+            c.max_loop_iterations = opt_.max_loop_iterations;
             c.empty_ins.resize(size_t(n.input_size()));
             c.empty_types.resize(size_t(n.input_size()));
             for (const std::string& in : n.input()) {

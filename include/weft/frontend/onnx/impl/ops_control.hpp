@@ -2,8 +2,8 @@
 // constants) becomes the chosen branch's nodes, one decided by the inputs' values computes
 // both branches and selects; Loop with a constant trip count and a condition the importer can
 // evaluate is unrolled, and so is Scan over its inputs' (static) length. A loop decided by
-// the inputs' values is refused (UnsupportedError): weft's modules run a fixed list of
-// kernels.
+// the inputs' values is unrolled to LoadOptions::max_loop_iterations, each iteration kept
+// where it runs, with a run-time check that no run needs more.
 #pragma once
 #include "weft/frontend/onnx/impl/ops_common.hpp"
 
@@ -33,6 +33,49 @@ inline bool evaluated_truth(Ctx& c, Value v) {
     return buffer_floats(b)[0] != 0;
 }
 
+// v as a bool of shape [1] (ONNX conditions may be of any type: nonzero is true).
+inline Value truth_of(Ctx& c, Value v) {
+    if (c.g.type(v).size() != 1) malformed("the condition must hold one value, got " + graph::shape_str(c.g.type(v).shape));
+    if (c.shape(v) != std::vector<int64_t>{1}) v = c.g.reshape(v, {1}, c.fresh("condition"));
+    return c.dtype(v).is_bool() ? v : c.add("not_equal", {v, c.scalar(0, c.dtype(v), "zero")});
+}
+
+// The conjunction of the defined flags (undefined: none is).
+inline Value all_of(Ctx& c, std::vector<Value> flags) {
+    Value r;
+    for (Value f : flags)
+        if (f.defined()) r = r.defined() ? c.add("logical_and", {r, f}) : f;
+    return r;
+}
+
+// How many iterations a loop that the inputs' values decide may unroll: the user's bound.
+// `why` (the importer's message on the value that decides it) leads the refusals, so that
+// the input to freeze (LoadOptions::constant_inputs) is named.
+inline int64_t dynamic_iterations(Ctx& c, int64_t scans, const std::string& why) {
+    const std::string reason = why.starts_with("weft: onnx: ") ? why.substr(12) : why;
+    if (scans > 0)
+        unsupported(reason + "; a Loop with scan outputs needs its iterations known at import (their length would "
+                    "be decided at run time)");
+    if (c.max_loop_iterations <= 0)
+        unsupported(reason + "; for a Loop whose trip count or condition the inputs' values decide, set "
+                    "onnx::LoadOptions::max_loop_iterations to the most iterations it may run");
+    if (c.max_loop_iterations > kMaxUnrolledIterations)
+        unsupported("onnx::LoadOptions::max_loop_iterations " + std::to_string(c.max_loop_iterations) +
+                    " is more than weft unrolls (" + std::to_string(kMaxUnrolledIterations) + ")");
+    return c.max_loop_iterations;
+}
+
+// A loop-carried value after an iteration that runs where `runs` holds (always: undefined).
+inline Value kept_where(Ctx& c, Value runs, Value next, Value before, size_t k) {
+    if (!runs.defined()) return next;
+    if (c.type(next) != c.type(before))
+        unsupported("a Loop whose number of iterations the inputs' values decide and whose loop-carried value " +
+                    std::to_string(k) + " changes from " + c.type(before).str() + " to " + c.type(next).str());
+    Value y = c.g.where(runs, next, before, c.fresh("carried"));
+    if (c.is_scalar(next) && c.is_scalar(before)) c.mark_scalar(y);
+    return y;
+}
+
 }  // namespace control_detail
 
 // If: a condition known at import takes its branch alone. One that depends on the inputs'
@@ -56,9 +99,7 @@ inline std::vector<Value> convert_if(Ctx& c) {
     }
     if (take) return checked(c.inline_graph(*take ? then_branch : else_branch, {}));
     Value cond = c.in(0);
-    if (c.g.type(cond).shape != std::vector<int64_t>{1})
-        malformed("the condition must hold one value, got " + graph::shape_str(c.g.type(cond).shape));
-    if (!c.dtype(cond).is_bool()) cond = c.add("not_equal", {cond, c.scalar(0, c.dtype(cond), "zero")});
+    cond = truth_of(c, cond);
     std::vector<Value> a = checked(c.inline_graph(then_branch, {})), b = checked(c.inline_graph(else_branch, {}));
     std::vector<Value> outs;
     for (size_t k = 0; k < a.size(); ++k) {
@@ -76,29 +117,67 @@ inline std::vector<Value> convert_if(Ctx& c) {
 }
 
 // Loop(M, cond, v...): body(iteration, cond, v...) -> (cond, v..., scan outputs...), unrolled;
-// the scan outputs of the iterations stacked along a new first axis.
+// the scan outputs of the iterations stacked along a new first axis. Where the inputs' values
+// decide how many iterations run (a trip count M or a condition computed from them), the
+// loop unrolls LoadOptions::max_loop_iterations times and iteration i's results replace the
+// loop-carried values only where it runs (a bool the graph computes: the last one ran, the
+// condition holds, i < M); a run that would need more iterations fails its run-time check.
 inline std::vector<Value> convert_loop(Ctx& c) {
     using namespace control_detail;
     const pb::GraphProto& body = graph_attr(c, "body");
     if (!c.has(0) && !c.has(1)) unsupported("a Loop without a trip count or a condition (it would not end)");
-    const int64_t trips = c.has(0) ? c.const_ints(0, "the trip count M").at(0) : kMaxUnrolledIterations + 1;
-    bool go = c.has(1) ? constant_truth(c, 1, "the condition") : true;
+    // What is known at import: the trip count and the condition, each a value or a graph value.
+    // `why`: what first made it the inputs' values' (the importer's message, naming the input).
+    std::optional<int64_t> trips;
+    Value dynamic_trips;
+    std::string why;
+    if (!c.has(0)) trips = std::numeric_limits<int64_t>::max();
+    else try {
+        trips = c.const_ints(0, "the trip count M").at(0);
+    } catch (const UnsupportedError& e) {
+        dynamic_trips = c.in(0);
+        why = e.what();
+    }
+    std::optional<bool> go = true;
+    Value cond;
+    if (c.has(1)) try {
+        go = constant_truth(c, 1, "the condition");
+    } catch (const UnsupportedError& e) {
+        go.reset();
+        cond = truth_of(c, c.in(1));
+        if (why.empty()) why = e.what();
+    }
     std::vector<Value> carried;
     for (size_t k = 2; k < c.n_in(); ++k) carried.push_back(c.in(k));
     const int64_t scans = int64_t(body.output_size()) - 1 - int64_t(carried.size());
     if (scans < 0 || body.input_size() != int64_t(carried.size()) + 2)
         malformed("the body's inputs and outputs do not fit " + std::to_string(carried.size()) + " loop-carried values");
     std::vector<std::vector<Value>> stacked(static_cast<size_t>(scans), std::vector<Value>{});
-    for (int64_t i = 0; go && i < trips; ++i) {
+    Value ran;  // whether the last iteration ran, where the inputs' values decide it
+    for (int64_t i = 0;; ++i) {
+        if ((go && !*go) || (trips && i >= *trips)) break;
+        Value index = c.mark_scalar(c.constant(int64_buffer({i}, {1}), "iteration"));
+        Value runs = all_of(c, {ran, cond, dynamic_trips.defined() ? c.add("less", {index, dynamic_trips}) : Value{}});
+        if (runs.defined() && i >= dynamic_iterations(c, scans, why)) {
+            c.g.check_at_run(runs, "the Loop '" + c.node.name() + "' needs more than " + std::to_string(i) +
+                                       " iterations on these inputs (onnx::LoadOptions::max_loop_iterations)");
+            break;
+        }
         if (i >= kMaxUnrolledIterations)
             unsupported("a Loop of more than " + std::to_string(kMaxUnrolledIterations) + " iterations (weft unrolls loops)");
-        std::vector<Value> bound{c.mark_scalar(c.constant(int64_buffer({i}, {1}), "iteration")),
-                                 c.mark_scalar(c.constant(filled_buffer(DataType::bool_(), {1}, 1), "condition"))};
+        std::vector<Value> bound{index, cond.defined() ? cond : c.mark_scalar(c.scalar(1, DataType::bool_(), "condition"))};
         bound.insert(bound.end(), carried.begin(), carried.end());
         std::vector<Value> outs = c.inline_graph(body, bound);
-        go = evaluated_truth(c, outs[0]);
-        for (size_t k = 0; k < carried.size(); ++k) carried[k] = outs[1 + k];
+        for (size_t k = 0; k < carried.size(); ++k) carried[k] = kept_where(c, runs, outs[1 + k], carried[k], k);
         for (int64_t s = 0; s < scans; ++s) stacked[size_t(s)].push_back(outs[1 + carried.size() + size_t(s)]);
+        if (!cond.defined()) try {  // (once the inputs' values decide it, they go on to)
+            go = evaluated_truth(c, outs[0]);
+        } catch (const UnsupportedError& e) {
+            go.reset();
+            if (why.empty()) why = e.what();
+        }
+        if (!go) cond = truth_of(c, outs[0]);
+        ran = runs;
     }
     std::vector<Value> results;
     for (size_t k = 0; k < carried.size(); ++k) results.push_back(renamed(c, carried[k], c.out(int(k))));
