@@ -132,3 +132,61 @@ TEST_CASE("build: a run-time check throws its message after a run whose flag is 
     CHECK_THROWS_WITH_AS(m.profile(1), doctest::Contains("x reached the limit"), Error);
     CHECK_THROWS_WITH_AS(m.run_debug(), doctest::Contains("x reached the limit"), Error);
 }
+
+TEST_CASE("build: kernels only one branch of a where on a flag needs run only when it is taken") {
+    // y = c ? relu(x w1^T) : x w2^T, z = c ? 0 : x w3^T; `shared` is read by a branch and as
+    // an output: it always runs.
+    const int64_t M = 8, K = 16, N = 12;
+    auto x = Buffer<float>::random({M, K}, -1, 1, 1);
+    auto w1 = Buffer<float>::random({N, K}, -1, 1, 2), w2 = Buffer<float>::random({N, K}, -1, 1, 3);
+    graph::Graph g;
+    graph::Value xv = g.input("x", {M, K});
+    graph::Value c = g.input("c", {1}, DataType::bool_());
+    graph::Value a = g.relu(g.dense(xv, g.constant("w1", w1)), "a");
+    graph::Value b = g.dense(xv, g.constant("w2", w2), "b");
+    g.output(g.where(c, a, b, "y"), "y");
+    graph::Value only_else = g.dense(xv, g.constant("w3", w2), "only_else");
+    g.output(g.where(c, g.constant("zero", Buffer<float>({1})), only_else, "z"), "z");
+    graph::Value shared = g.dense(xv, g.constant("w4", w1), "shared");
+    g.output(shared, "shared");
+    g.output(g.where(c, shared, only_else, "t"), "t");
+    auto product = [&](const Buffer<float>& w, int64_t i, int64_t j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += double(x(i, k)) * w(j, k);
+        return s;
+    };
+    graph::Module m = graph::build(g, Target::host(), {.eliminate_common_subexpressions = false});
+    std::map<std::string, std::pair<int, bool>> conditions;  // kernel root -> condition
+    for (const graph::KernelInfo& k : m.kernels())
+        conditions[m.graph().node(k.nodes.back()).name] = {k.condition, k.condition_value};
+    const int flag = m.graph().find("c")->id;
+    CHECK(conditions.at("a") == std::pair<int, bool>{flag, true});
+    CHECK(conditions.at("b") == std::pair<int, bool>{flag, false});
+    CHECK(conditions.at("only_else") == std::pair<int, bool>{flag, false});
+    CHECK(conditions.at("shared").first == -1);
+    graph::Module loaded = graph::load_module_from_memory(graph::save_to_memory(m));
+    for (graph::Module* mod : {&m, &loaded})
+        for (bool taken : {true, false, true}) {
+            CAPTURE(taken);
+            Buffer<bool> cv({1});
+            cv(0) = taken;
+            mod->set_input("x", x);
+            mod->set_input("c", cv);
+            mod->run();
+            Buffer<float> y(mod->get_output("y")), z(mod->get_output("z"));
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t j = 0; j < N; ++j) {
+                    const double want = taken ? std::max(product(w1, i, j), 0.0) : product(w2, i, j);
+                    CHECK(y(i, j) == doctest::Approx(want).epsilon(1e-5));
+                    CHECK(z(i, j) == doctest::Approx(taken ? 0.0 : product(w2, i, j)).epsilon(1e-5));
+                }
+            // Only the branch taken ran; run_debug checks the kernels that run.
+            graph::ProfileReport p = mod->profile(2);
+            for (const graph::KernelTiming& t : p.kernels) {
+                const std::string root = mod->graph().node(t.nodes.back()).name;
+                if (root == "a") CHECK(t.runs == (taken ? 2 : 0));
+                if (root == "b" || root == "only_else") CHECK(t.runs == (taken ? 0 : 2));
+            }
+            CHECK(mod->run_debug().ok);
+        }
+}

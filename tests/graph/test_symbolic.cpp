@@ -35,6 +35,11 @@ void check_sizes(const graph::Graph& g, const std::string& symbol, const std::ve
         fixed.run();
         CHECK(m.get_output(0).shape() == fixed.get_output(0).shape());
         CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
+        // run_debug at this size: every kernel against its nodes compiled for it.
+        const graph::DebugReport debug = m.run_debug();
+        CHECK(debug.ok);
+        CHECK(debug.kernels_checked == int(m.kernels().size()));
+        CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
     }
 }
 
@@ -139,5 +144,6 @@ TEST_CASE("a symbolic length in a batch_matmul's rows and columns (attention's s
         }
         CHECK(m.get_output(0).shape() == std::vector<int64_t>{4, seq, seq});
         CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
+        CHECK(m.run_debug().ok);  // (from 64 on, the large-size variant's kernels)
     }
 }

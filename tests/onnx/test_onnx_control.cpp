@@ -91,7 +91,7 @@ TEST_CASE("onnx If: a condition computed from constants picks its branch at impo
     CHECK(!frozen.find("else_y"));  // only the branch taken
 }
 
-TEST_CASE("onnx If: a condition the inputs decide runs both branches and selects, per run") {
+TEST_CASE("onnx If: a condition the inputs decide selects a branch per run, the other skipped") {
     Model m = if_model({}, true);
     graph::Module mod = graph::build(m.load());
     Buffer<float> x = Buffer<float>::random({3}, -1.f, 1.f, 2);
@@ -104,7 +104,15 @@ TEST_CASE("onnx If: a condition the inputs decide runs both branches and selects
         mod.run();
         Buffer<float> y = Buffer<float>(mod.get_output(0)).copy();
         for (int i = 0; i < 3; ++i) CHECK(y.data()[i] == (cond ? x.data()[i] * 2 : x.data()[i] + 10));
+        // Each branch is a kernel of its own that runs only when taken.
+        for (const graph::KernelTiming& t : mod.profile(1).kernels) {
+            const graph::KernelInfo& k = mod.kernels()[size_t(t.index)];
+            CHECK(t.runs == (k.condition < 0 || k.condition_value == cond ? 1 : 0));
+        }
     }
+    int branches = 0;
+    for (const graph::KernelInfo& k : mod.kernels()) branches += k.condition >= 0;
+    CHECK(branches == 2);
     // Branches whose outputs differ in shape cannot be selected between: refused, saying why.
     Model bad = if_model({}, true);
     auto* else_branch = bad.g->mutable_node(0)->mutable_attribute(1)->mutable_g();
@@ -223,8 +231,26 @@ TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bo
                 CHECK(y(0) == want[0]);
                 CHECK(y(1) == want[1]);
             }
-        // A run that needs a ninth iteration fails, naming the bound; the next one is fine.
+        // Iterations past the loop's end are skipped: their kernels wait on the flag that
+        // says whether the iteration runs (KernelInfo::condition), which is false there.
+        int guarded = 0;
+        for (const graph::KernelInfo& k : mod.kernels()) guarded += k.condition >= 0;
+        CHECK(guarded >= 8);
+        int skipped = 0;
+        for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;  // (the last limit: 8)
+        CHECK(skipped == 0);
         Buffer<float> l({1});
+        l(0) = 1.f;  // one iteration
+        mod.set_input("limit", l);
+        if (with_trips) {
+            Buffer<int64_t> m({1});
+            m(0) = 8;
+            mod.set_input("M", m);
+        }
+        for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;
+        CHECK(skipped >= 7);
+        CHECK(Buffer<float>(mod.get_output(0))(0) == while_reference(x.data(), 1.f, 100).first[0]);
+        // A run that needs a ninth iteration fails, naming the bound; the next one is fine.
         l(0) = 1000.f;
         mod.set_input("limit", l);
         if (with_trips) {

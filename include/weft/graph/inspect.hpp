@@ -25,6 +25,7 @@ struct KernelTiming {
     std::vector<int> nodes;  // the graph nodes it computes
     double mean_ms = 0, min_ms = 0;
     double share = 0;  // mean_ms / the sum of every kernel's mean_ms
+    int runs = 0;      // of the repeats, how many ran it (fewer: its branch was not taken: KernelInfo::condition)
 };
 
 struct ProfileReport {

@@ -78,6 +78,11 @@ struct KernelInfo {
     std::string workload;    // its tuning task's workload key ("" for a group without a master)
     bool tunable = false;    // its schedule has choices (a tuning task: graph::extract_tasks)
     bool tuned = false;      // built with a tuning record's config (BuildOptions::records, or pre-tuned)
+    // A kernel only a branch needs (the then or else input of a `where` on a one-element
+    // condition: an If the inputs decide, an iteration of a Loop they decide) runs only when
+    // the bool node `condition` is `condition_value`; -1: it always runs. (CPU modules.)
+    int condition = -1;
+    bool condition_value = true;
 };
 
 namespace detail {

@@ -389,7 +389,8 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     if (arena_bytes < 0 || arena_bytes > unshared)
         r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
                                       "intermediates together (", unshared, ")"));
-    const detail::PlanRequests planned = detail::plan_requests(g, st->kernels, st->arg_ids, true);
+    detail::assign_guards(*st);
+    const detail::PlanRequests planned = detail::plan_requests(g, st->kernels, st->arg_ids, true, st->guards);
     const MemoryPlan plan = detail::read_memory_plan(r, *st, new_id, planned, arena_bytes);
     if (!r.done()) r.fail("bytes follow the memory plan");
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(arena_bytes, 1)});

@@ -86,9 +86,16 @@ DebugReport Module::run_debug(const DebugOptions& options) {
                "(graph::build(g, Target::host(), options)) and call run_debug there, or compare this module's "
                "get_output_host() with the CPU module's outputs");
     s.check_allocated("run_debug");
-    WEFT_CHECK(s.symbolic.empty(), "graph::Module::run_debug: this module has symbolic dimensions; debug the graph "
-               "built at one size (graph::build(g.instantiate(values)))");
     const Graph& g = s.graph;
+    // With symbolic dimensions, at the sizes of the inputs set: each node's reference is
+    // compiled for those sizes (constant extents).
+    std::optional<detail::SymbolicShapes> fixed;
+    if (!s.symbolic.empty()) {
+        detail::symbol_values_of_inputs(s, s.requested_values);
+        detail::bind_symbols(s, s.requested_values);
+        fixed = s.symbolic.at_values(s.symbol_values);
+    }
+    auto shape_of = [&](int id) { return fixed ? fixed->shape_at(g, id, s.symbol_values) : g.node(id).type.shape; };
     DebugReport report;
     auto differs = [&](double got, double want) {
         if (std::isnan(got) || std::isnan(want)) return std::isnan(got) != std::isnan(want);
@@ -96,6 +103,7 @@ DebugReport Module::run_debug(const DebugOptions& options) {
         return std::abs(got - want) > options.atol + options.rtol * std::abs(want);
     };
     for (size_t k = 0; k < s.kernels.size(); ++k) {
+        if (!s.needed(k)) continue;  // a branch not taken (graph/impl/guards.hpp)
         const FusedGroup& group = s.groups[k];
         // The buffers the group reads from outside itself, copied before the kernel runs (an
         // in-place kernel overwrites one of them).
@@ -104,14 +112,14 @@ DebugReport Module::run_debug(const DebugOptions& options) {
             for (Value v : g.node(id).inputs)
                 if (std::find(group.nodes.begin(), group.nodes.end(), v.id) == group.nodes.end() && !ref.count(v.id))
                     ref[v.id] = debug_detail::copy_of(s.values[size_t(v.id)]);
-        s.kernels[k].call(std::span<const KernelArgValue>(s.args[k].data(), s.args[k].size()));
+        s.run_kernel(k);
         ++report.kernels_checked;
         // The group's nodes one by one.
         for (int id : group.nodes) {
             OpPattern p = op_def(g.node(id).op).pattern;
             FusedGroup single{{id}, int(p) >= int(OpPattern::CommReduce) ? id : -1, p};
-            detail::CompiledGroup c = detail::compile_group(g, single, s.target);
-            ref[id] = BufferRef::allocate(g.node(id).type.dtype, g.node(id).type.shape);
+            detail::CompiledGroup c = detail::compile_group(g, single, s.target, {}, fixed ? &*fixed : nullptr);
+            ref[id] = BufferRef::allocate(g.node(id).type.dtype, shape_of(id));
             std::vector<KernelArgValue> args;
             for (int a : c.args) args.emplace_back(ref.at(a));
             c.kernel.call(std::span<const KernelArgValue>(args.data(), args.size()));

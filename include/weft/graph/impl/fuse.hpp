@@ -7,6 +7,7 @@
 #include <set>
 
 #include "weft/graph/fuse.hpp"
+#include "weft/graph/impl/guards.hpp"
 
 namespace weft::graph {
 
@@ -39,11 +40,15 @@ struct ForwardGraph {
             order.push_back(id);
             OpPattern p = op_def(node.op).pattern;
             pattern[size_t(id)] = p;
-            for (Value v : node.inputs) {
+            const bool selects = detail::selects_on_flag(g, node);
+            for (size_t k = 0; k < node.inputs.size(); ++k) {
+                const Value v = node.inputs[k];
                 if (!g.node(v).is_op()) continue;
                 // A broadcast op reading an input of its own output's shape reads it element-wise.
                 OpPattern edge = p;
                 if (p == OpPattern::Broadcast && g.type(v).shape == node.type.shape) edge = OpPattern::ElemWise;
+                // A branch of a where on a flag stays out of the where's kernel: it may be skipped.
+                if (selects && k > 0) edge = OpPattern::Opaque;
                 users[size_t(v.id)].push_back({id, edge});
             }
         }

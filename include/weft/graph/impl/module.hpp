@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "weft/graph/impl/compile_group.hpp"
+#include "weft/graph/impl/guards.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/pass.hpp"
@@ -53,6 +54,9 @@ struct Module::State {
     std::vector<Kernel> large;
     std::vector<std::vector<int>> large_args;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
+    // Per kernel (a CPU module's; empty: every kernel runs): the condition under which its
+    // output is needed (graph/impl/guards.hpp), read before it runs.
+    std::vector<detail::KernelGuard> guards;
     // run()'s reading of the symbols: (input index, axis, symbol index) per symbolic axis, and
     // the values read (kept, so that a run allocates nothing).
     struct SymbolSource {
@@ -63,8 +67,15 @@ struct Module::State {
     std::vector<SymbolSource> symbol_sources;
     std::vector<int64_t> requested_values;
 
-    // Runs kernel k (once, or once per sample).
+    // Whether kernel k's guard lets it run now (its branch is taken).
+    bool needed(size_t k) const {
+        if (guards.empty() || guards[k].flag < 0) return true;
+        return *static_cast<const bool*>(values[size_t(guards[k].flag)].data()) == guards[k].when;
+    }
+
+    // Runs kernel k (once, or once per sample) unless its branch is not taken.
     void run_kernel(size_t k) const {
+        if (!needed(k)) return;
         if (!calls.empty() && !calls[k].empty()) {
             for (const Call& c : calls[k]) c.kernel->call(std::span<const KernelArgValue>(c.args.data(), c.args.size()));
             return;
@@ -121,7 +132,8 @@ struct PlanRequests {
 };
 
 inline PlanRequests plan_requests(const Graph& g, const std::vector<Kernel>& kernels,
-                                  const std::vector<std::vector<int>>& arg_ids, bool in_place) {
+                                  const std::vector<std::vector<int>>& arg_ids, bool in_place,
+                                  const std::vector<KernelGuard>& guards) {
     const int steps = int(arg_ids.size());
     PlanRequests p;
     p.request_of.assign(size_t(g.size()), -1);
@@ -138,6 +150,9 @@ inline PlanRequests plan_requests(const Graph& g, const std::vector<Kernel>& ker
         for (int id : arg_ids[size_t(k)])
             if (id >= 0)  // not a symbol's value (graph/impl/symbolic.hpp)
                 if (BufferRequest* r = request(id)) r->last = std::max(r->last, k);
+    for (int k = 0; k < int(guards.size()); ++k)  // a guard's flag is read before its kernel
+        if (guards[size_t(k)].flag >= 0)
+            if (BufferRequest* r = request(guards[size_t(k)].flag)) r->last = std::max(r->last, k);
     for (auto& [name, v] : g.outputs())
         if (BufferRequest* r = request(v.id)) r->last = steps;  // read after the run
     if (!in_place) return p;
@@ -221,6 +236,17 @@ int64_t Module::memory_operator_bytes() const {
 }
 
 namespace detail {
+
+// Which kernels run only when their branch is taken (graph/impl/guards.hpp), in guards and
+// each KernelInfo; a CUDA module runs every kernel (its conditions are on the device).
+inline void assign_guards(ModuleAccess::State& st) {
+    if (st.device.is_cuda()) return;
+    st.guards = kernel_guards(st.graph, st.groups);
+    for (size_t k = 0; k < st.guards.size(); ++k) {
+        st.infos[k].condition = st.guards[k].flag;
+        st.infos[k].condition_value = st.guards[k].when;
+    }
+}
 
 // Each kernel's arguments: its buffers' views (values[]) and the symbols' current values.
 inline void make_argument_lists(ModuleAccess::State& st) {
@@ -550,7 +576,9 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     // Storage: inputs and constants have their own; each group's output is planned.
     detail::ModuleAccess::store_inputs_and_constants(*st);
     const int steps = int(st->groups.size());
-    const auto [requests, request_of] = detail::plan_requests(g, st->kernels, arg_ids, options.plan_memory);
+    detail::assign_guards(*st);
+    const auto [requests, request_of] =
+        detail::plan_requests(g, st->kernels, arg_ids, options.plan_memory, st->guards);
     MemoryPlan plan;
     if (options.plan_memory) {
         plan = plan_memory(requests);

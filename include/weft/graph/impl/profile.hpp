@@ -51,9 +51,11 @@ ProfileReport Module::profile(int repeats) {
     wait();
     const size_t n = s.kernels.size();
     std::vector<double> total(n, 0.0), best(n, 1e300);
+    std::vector<int> runs(n, 0);
     double run_total = 0;
     for (int r = 0; r < repeats; ++r) {
         for (size_t k = 0; k < n; ++k) {
+            runs[k] += s.needed(k);
             auto t0 = clock::now();
             s.run_kernel(k);
             wait();
@@ -71,7 +73,7 @@ ProfileReport Module::profile(int repeats) {
     report.run_ms = run_total / repeats;
     for (size_t k = 0; k < n; ++k) {
         const KernelInfo& info = s.infos[k];
-        report.kernels.push_back({int(k), info.name, info.nodes, total[k] / repeats, best[k], 0.0});
+        report.kernels.push_back({int(k), info.name, info.nodes, total[k] / repeats, best[k], 0.0, runs[k]});
         report.kernels_ms += total[k] / repeats;
     }
     for (KernelTiming& k : report.kernels) k.share = report.kernels_ms > 0 ? k.mean_ms / report.kernels_ms : 0.0;

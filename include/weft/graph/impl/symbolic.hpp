@@ -110,10 +110,14 @@ struct SymbolicShapes {
     // The same shapes with symbol `s` at `count` (the others at their max), every extent a
     // constant: a kernel for `count` samples of a group that runs on them in turn.
     SymbolicShapes at_samples(size_t s, int64_t count) const {
-        SymbolicShapes r = *this;
         std::vector<int64_t> values;
         for (const Symbol& sym : symbols) values.push_back(sym.max);
         values[s] = count;
+        return at_values(values);
+    }
+    // The same shapes with the symbols at `values`, every extent a constant.
+    SymbolicShapes at_values(const std::vector<int64_t>& values) const {
+        SymbolicShapes r = *this;
         for (int id = 0; id < int(dims.size()); ++id)
             for (SymbolicDim& d : r.dims[size_t(id)]) d.terms = {{0u, d.eval(values)}};
         for (auto& per_node : r.attrs)

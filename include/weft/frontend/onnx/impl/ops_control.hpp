@@ -1,6 +1,6 @@
 // The ONNX importer's control flow: If with a condition that is a constant (or computed from
-// constants) becomes the chosen branch's nodes, one decided by the inputs' values computes
-// both branches and selects; Loop with a constant trip count and a condition the importer can
+// constants) becomes the chosen branch's nodes, one decided by the inputs' values becomes
+// both branches and a select, of which a module runs the branch taken (graph/impl/guards.hpp); Loop with a constant trip count and a condition the importer can
 // evaluate is unrolled, and so is Scan over its inputs' (static) length. A loop decided by
 // the inputs' values is unrolled to LoadOptions::max_loop_iterations, each iteration kept
 // where it runs, with a run-time check that no run needs more.
@@ -79,9 +79,10 @@ inline Value kept_where(Ctx& c, Value runs, Value next, Value before, size_t k) 
 }  // namespace control_detail
 
 // If: a condition known at import takes its branch alone. One that depends on the inputs'
-// values computes both branches and selects each output (where): branches are free of side
-// effects, so this is If's meaning, at the cost of running both; it needs the branches'
-// outputs to agree in shape and dtype (a module's shapes are fixed when it is built).
+// values imports both branches and selects each output (where on the condition): branches
+// are free of side effects, so this is If's meaning, and a module runs only the branch taken
+// (the kernels only a branch reads wait on the condition: graph/impl/guards.hpp). It needs
+// the branches' outputs to agree in shape and dtype (a module's shapes are fixed when built).
 inline std::vector<Value> convert_if(Ctx& c) {
     using namespace control_detail;
     const pb::GraphProto& then_branch = graph_attr(c, "then_branch");
@@ -108,7 +109,7 @@ inline std::vector<Value> convert_if(Ctx& c) {
         if (ta != tb)
             unsupported("an If whose condition depends on the inputs' values and whose branches give output " +
                         std::to_string(k) + " as " + ta.str() + " and " + tb.str() +
-                        " (both branches are computed and one selected: their outputs must agree)");
+                        " (both branches are compiled and one selected per run: their outputs must agree)");
         Value y = c.g.where(cond, a[k], b[k], c.out(int(k)));
         if (c.rank0.count(a[k].id) && c.rank0.count(b[k].id)) c.mark_scalar(y);
         outs.push_back(y);
@@ -157,7 +158,12 @@ inline std::vector<Value> convert_loop(Ctx& c) {
     for (int64_t i = 0;; ++i) {
         if ((go && !*go) || (trips && i >= *trips)) break;
         Value index = c.mark_scalar(c.constant(int64_buffer({i}, {1}), "iteration"));
-        Value runs = all_of(c, {ran, cond, dynamic_trips.defined() ? c.add("less", {index, dynamic_trips}) : Value{}});
+        // Whether iteration i runs: the last one ran (a where on it, so that a module skips
+        // the test with the iteration: graph/impl/guards.hpp), the condition holds, i < M.
+        Value runs = all_of(c, {cond, dynamic_trips.defined() ? c.add("less", {index, dynamic_trips}) : Value{}});
+        if (ran.defined())
+            runs = runs.defined() ? c.g.where(ran, runs, c.scalar(0, DataType::bool_(), "stopped"), c.fresh("runs")) : ran;
+        if (runs.defined()) c.mark_scalar(runs);
         if (runs.defined() && i >= dynamic_iterations(c, scans, why)) {
             c.g.check_at_run(runs, "the Loop '" + c.node.name() + "' needs more than " + std::to_string(i) +
                                        " iterations on these inputs (onnx::LoadOptions::max_loop_iterations)");
@@ -165,7 +171,8 @@ inline std::vector<Value> convert_loop(Ctx& c) {
         }
         if (i >= kMaxUnrolledIterations)
             unsupported("a Loop of more than " + std::to_string(kMaxUnrolledIterations) + " iterations (weft unrolls loops)");
-        std::vector<Value> bound{index, cond.defined() ? cond : c.mark_scalar(c.scalar(1, DataType::bool_(), "condition"))};
+        // (Where it runs, its condition is true; where it does not, its results are dropped.)
+        std::vector<Value> bound{index, runs.defined() ? runs : c.mark_scalar(c.scalar(1, DataType::bool_(), "condition"))};
         bound.insert(bound.end(), carried.begin(), carried.end());
         std::vector<Value> outs = c.inline_graph(body, bound);
         for (size_t k = 0; k < carried.size(); ++k) carried[k] = kept_where(c, runs, outs[1 + k], carried[k], k);
