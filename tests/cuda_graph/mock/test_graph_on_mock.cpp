@@ -31,7 +31,8 @@ using weft_mock::launches;
 using weft_mock::live_allocations;
 using weft_mock::mock_function;
 
-// The kernels the hook runs, by their PTX (a module's kernels may share a name: "relu").
+// The kernels the hook runs, by their PTX and launch shape (a module's kernels may share a
+// name, "relu", and identical code launched over different grids).
 struct Emulated {
     const Kernel* kernel;
     std::unique_ptr<weft_cuda_test::EmulatedKernel> emulator;
@@ -39,8 +40,14 @@ struct Emulated {
 std::map<std::string, Emulated> g_emulated;
 int g_emulated_launches = 0;
 
+std::string launch_key(const std::string& ptx, const unsigned* grid, const unsigned* block) {
+    std::string key = ptx;
+    for (int d = 0; d < 3; ++d) key += " " + std::to_string(grid[d]) + "x" + std::to_string(block[d]);
+    return key;
+}
+
 bool run_emulated(const char* name, const char* ptx, const unsigned* grid, const unsigned* block, void** params) {
-    auto it = g_emulated.find(ptx);
+    auto it = g_emulated.find(launch_key(ptx, grid, block));
     if (it == g_emulated.end()) return false;
     CHECK(it->second.kernel->module()->device_code()->kernel_name == name);
     const ir::PrimFunc& f = it->second.kernel->signature();
@@ -72,13 +79,21 @@ bool run_emulated(const char* name, const char* ptx, const unsigned* grid, const
 bool add_emulators(const graph::Module& m) {
     for (const Kernel& k : m.compiled_kernels()) {
         const DeviceCode& dc = *k.module()->device_code();
-        if (g_emulated.count(dc.ptx)) continue;  // the same kernel twice (the kernel cache's)
+        unsigned grid[3], block[3];
+        for (int d = 0; d < 3; ++d) {
+            int64_t gv = 0, bv = 0;
+            REQUIRE(ir::as_const_int(dc.grid[size_t(d)], &gv));
+            REQUIRE(ir::as_const_int(dc.block[size_t(d)], &bv));
+            grid[d] = unsigned(gv), block[d] = unsigned(bv);
+        }
+        const std::string key = launch_key(dc.ptx, grid, block);
+        if (g_emulated.count(key)) continue;  // the same kernel twice (the kernel cache's)
         auto e = std::make_unique<weft_cuda_test::EmulatedKernel>(dc, k.signature());
         if (!e->ok()) {
             MESSAGE("skipped: " << e->why());
             return false;
         }
-        g_emulated[dc.ptx] = {&k, std::move(e)};
+        g_emulated[key] = {&k, std::move(e)};
     }
     mock_function<void (*)(bool (*)(const char*, const char*, const unsigned*, const unsigned*, void**))>(
         "weft_mock_set_launch_hook")(run_emulated);

@@ -207,7 +207,10 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
         if (symbolic) shape = symbolic->shape_expr(g, v.id);
         else
             for (int64_t d : n.type.shape) shape.push_back(make_int(d));
-        Tensor p = placeholder(shape, n.type.dtype, n.name);
+        // Named by position, not by node: identical groups (a loop's unrolled iterations, a
+        // network's repeated blocks) lower to the same function, which the kernel cache
+        // compiles once. KernelInfo keeps the nodes' names.
+        Tensor p = placeholder(shape, n.type.dtype, "in" + std::to_string(args.size()));
         tensors[v.id] = p;
         args.emplace_back(p);
         result.arg_ids.push_back(v.id);
