@@ -57,7 +57,10 @@ struct BuildOptions {
     int cuda_device = 0;  // the device (Device::cuda(n)) a module built for Target::cuda() runs on
     // Called before each kernel is compiled, with its index (from 0), the number of
     // kernels and its name ("conv2d_nchwc_add_relu"): progress for tools (weftc).
+    // From the thread that starts the kernel, one call at a time.
     std::function<void(int index, int count, const std::string& name)> progress;
+    // Threads that compile the kernels side by side (0: weft's thread count, num_threads()).
+    int compile_threads = 0;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the

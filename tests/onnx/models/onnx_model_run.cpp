@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
     std::string model, out_dir;
     onnx::LoadOptions opts;
     std::map<std::string, std::string> input_files;
+    graph::BuildOptions build_options;
     std::map<std::string, int64_t> run_at;  // --at: the symbols' values for the runs
     std::vector<int> threads;
     double min_time = 1.0;
@@ -130,6 +131,8 @@ int main(int argc, char** argv) {
             } else if (a == "--symbol") {  // kept symbolic, bounded by V; run at --at's value
                 auto [n, v] = split_eq(next());
                 opts.symbols.push_back({n, std::stoll(v)});
+            } else if (a == "--compile-threads") {  // BuildOptions::compile_threads
+                build_options.compile_threads = std::stoi(next());
             } else if (a == "--max-loop-iterations") {
                 opts.max_loop_iterations = std::stoll(next());
             } else if (a == "--at") {
@@ -155,7 +158,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
-                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] "
+                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;
@@ -182,7 +185,7 @@ int main(int argc, char** argv) {
         KernelCache& cache = KernelCache::global();
         uint64_t misses = cache.misses();
         t0 = Clock::now();
-        graph::Module m = graph::build(g);
+        graph::Module m = graph::build(g, Target::host(), build_options);
         double cold_ms = ms_since(t0);
         uint64_t compiled = cache.misses() - misses;
         double jit_ms = 0;
@@ -196,7 +199,7 @@ int main(int argc, char** argv) {
             warm_load_ms = ms_since(t0);
             misses = cache.misses();
             t0 = Clock::now();
-            graph::Module m2 = graph::build(g2);
+            graph::Module m2 = graph::build(g2, Target::host(), build_options);
             warm_ms = ms_since(t0);
             warm_compiled = cache.misses() - misses;
         }

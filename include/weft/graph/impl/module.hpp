@@ -5,13 +5,17 @@
 #pragma once
 #include <array>
 #include <cstring>
+#include <atomic>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/guards.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/pass.hpp"
+#include "weft/runtime/thread_pool.hpp"
 
 namespace weft::graph {
 
@@ -482,6 +486,48 @@ void Module::run() {
 }
 
 namespace detail {
+// Compiles `count` groups, `compile(k, info)` each, on BuildOptions::compile_threads threads
+// (0: weft's thread count): lowering, topi's schedules and LLVM are safe to run side by side,
+// and the kernel cache compiles a kernel two groups share once. `progress` is called in
+// turn (under a lock), before each group, in the order the groups start. The first group's
+// error (in group order) is the one thrown.
+inline std::vector<CompiledGroup> compile_groups(
+    size_t count, const BuildOptions& options, const std::function<std::string(size_t)>& name_of,
+    const std::function<CompiledGroup(size_t, KernelInfo&)>& compile, std::vector<KernelInfo>& infos) {
+    WEFT_CHECK(options.compile_threads >= 0, "graph::build: BuildOptions::compile_threads must not be negative, got ",
+               options.compile_threads);
+    std::vector<CompiledGroup> results(count);
+    infos.assign(count, KernelInfo{});
+    std::vector<std::exception_ptr> errors(count);
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex progress_lock;
+    int started = 0;
+    auto work = [&] {
+        for (size_t k; !failed.load() && (k = next.fetch_add(1)) < count;) {
+            if (options.progress) {
+                std::lock_guard<std::mutex> hold(progress_lock);
+                options.progress(started++, int(count), name_of(k));
+            }
+            try {
+                results[k] = compile(k, infos[k]);
+            } catch (...) {
+                errors[k] = std::current_exception();
+                failed.store(true);
+            }
+        }
+    };
+    const int wanted = options.compile_threads > 0 ? options.compile_threads : ::weft::num_threads();
+    const size_t threads = std::min(count, size_t(std::max(1, wanted)));
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+    return results;
+}
+
 // build()'s passes for this target (a GPU keeps NCHW: graph/pass.hpp), returning the
 // nodes' order.
 inline std::vector<int> run_passes(Graph& g, const Target& target, const BuildOptions& options) {
@@ -538,34 +584,42 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     }
     const detail::SymbolicShapes* symbolic = st->symbolic.empty() ? nullptr : &st->symbolic;
 
-    // Compile every group, with its tuning record's config where there is one.
+    // Compile every group, with its tuning record's config where there is one, on several
+    // threads (detail::compile_groups).
     std::shared_ptr<const autotune::Records> records = detail::tuning_records(options);
+    std::vector<detail::CompiledGroup> compiled = detail::compile_groups(
+        st->groups.size(), options,
+        [&](size_t k) { return group_name(g, st->groups[k]); },
+        [&](size_t k, KernelInfo& info) {
+            const FusedGroup& group = st->groups[k];
+            const std::string workload = detail::group_workload(g, group);
+            std::optional<Config> tuned;
+            if (records && !workload.empty()) tuned = records->best_config(target, workload);
+            bool pretuned = false;
+            if (!tuned && options.pretuned_records && !workload.empty()) {
+                tuned = autotune::pretuned_records().best_config(target, workload);
+                pretuned = tuned.has_value();
+            }
+            ConfigSpace space;  // learnt while compiling
+            detail::CompiledGroup c;
+            try {
+                c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic);
+            } catch (const Error&) {
+                // weft's own records never fail a build: one that no longer fits its template
+                // (a knob's candidates changed since it was measured, or a symbolic extent)
+                // gives way to the default.
+                if (!pretuned && !(symbolic && tuned)) throw;
+                tuned.reset();
+                space = ConfigSpace();
+                c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic);
+            }
+            info = {group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
+                    !workload.empty() && space.size() > 1, tuned.has_value()};
+            return c;
+        },
+        st->infos);
     std::vector<std::vector<int>> arg_ids;
-    for (const FusedGroup& group : st->groups) {
-        if (options.progress) options.progress(int(arg_ids.size()), int(st->groups.size()), group_name(g, group));
-        const std::string workload = detail::group_workload(g, group);
-        std::optional<Config> tuned;
-        if (records && !workload.empty()) tuned = records->best_config(target, workload);
-        bool pretuned = false;
-        if (!tuned && options.pretuned_records && !workload.empty()) {
-            tuned = autotune::pretuned_records().best_config(target, workload);
-            pretuned = tuned.has_value();
-        }
-        ConfigSpace space;  // learnt while compiling
-        detail::CompiledGroup c;
-        try {
-            c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic);
-        } catch (const Error&) {
-            // weft's own records never fail a build: one that no longer fits its template
-            // (a knob's candidates changed since it was measured, or a symbolic extent)
-            // gives way to the default.
-            if (!pretuned && !(symbolic && tuned)) throw;
-            tuned.reset();
-            space = ConfigSpace();
-            c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic);
-        }
-        st->infos.push_back({group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
-                             !workload.empty() && space.size() > 1, tuned.has_value()});
+    for (detail::CompiledGroup& c : compiled) {
         st->kernels.push_back(std::move(c.kernel));
         st->samples.push_back(c.samples);
         st->large.push_back(std::move(c.large));
