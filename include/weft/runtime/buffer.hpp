@@ -75,6 +75,9 @@ public:
     static std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape);
 
 protected:
+    // allocate(), without the zero fill where `zero` is false (a copy's destination, which
+    // the copy fills at once: one pass over new memory instead of two).
+    static BufferRef allocate_storage(DataType dtype, std::vector<int64_t> shape, Device device, bool zero);
     // Offset in elements of the element at `index` (one entry per dimension), with
     // bounds checks. Used by Buffer<T>::operator().
     int64_t offset_of(const int64_t* index, int count) const;

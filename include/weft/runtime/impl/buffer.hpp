@@ -54,6 +54,10 @@ BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std
 }
 
 BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape, Device device) {
+    return allocate_storage(dtype, std::move(shape), device, true);
+}
+
+BufferRef BufferRef::allocate_storage(DataType dtype, std::vector<int64_t> shape, Device device, bool zero) {
     int64_t size = checked_size(shape);
     WEFT_CHECK(size <= INT64_MAX / dtype.bytes(), "buffer shape ", shape_string(shape), " needs more bytes than fit in int64");
     int64_t bytes = size * dtype.bytes();
@@ -67,7 +71,7 @@ BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape, Device
     void* p = weft_runtime_alloc(bytes);
     if (!p) detail::throw_user_error(detail::concat("out of memory allocating a buffer of ", bytes, " bytes (shape ",
                                                     shape_string(shape), ")"));
-    std::memset(p, 0, static_cast<size_t>(bytes));
+    if (zero) std::memset(p, 0, static_cast<size_t>(bytes));
     BufferRef b(p, dtype, std::move(shape));
     b.storage_ = std::shared_ptr<void>(p, weft_runtime_free);
     return b;
@@ -160,7 +164,7 @@ void copy_host_strided(const BufferRef& dst, const BufferRef& src) {
 
 BufferRef BufferRef::copy_to(Device device) const {
     WEFT_CHECK(defined(), "copy_to(Device::", device.str(), ") of an undefined (default-constructed) buffer");
-    BufferRef out = allocate(dtype_, shape_, device);
+    BufferRef out = allocate_storage(dtype_, shape_, device, false);
     out.copy_from(*this);
     return out;
 }

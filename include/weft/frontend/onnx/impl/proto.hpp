@@ -237,14 +237,15 @@ inline BufferRef tensor_to_buffer(const pb::TensorProto& t, int64_t limit, const
         if (have != n) count_error(have);
     }
     if (n == 0) return BufferRef();  // weft's buffers are never empty: an undefined one stands for it
-    BufferRef b = BufferRef::allocate(dt, dims);
-    char* out = static_cast<char*>(b.data());
-    if (t.has_raw_data()) {
-        std::memcpy(out, t.raw_data().data(), size_t(n * bytes));
+    if (t.has_raw_data()) {  // (copy_to: one pass over the new memory, no zero fill first)
+        BufferRef b = BufferRef(const_cast<char*>(t.raw_data().data()), dt, dims).copy_to(Device::cpu());
+        char* out = static_cast<char*>(b.data());
         if (dt.is_bool())
             for (int64_t i = 0; i < n; ++i) out[i] = out[i] != 0;
         return b;
     }
+    BufferRef b = BufferRef::allocate(dt, dims);
+    char* out = static_cast<char*>(b.data());
     auto copy = [&](const auto& field, auto tag) {
         using T = decltype(tag);
         if (int64_t(field.size()) != n) count_error(int64_t(field.size()));
