@@ -190,3 +190,27 @@ TEST_CASE("build: kernels only one branch of a where on a flag needs run only wh
             CHECK(mod->run_debug().ok);
         }
 }
+
+TEST_CASE("build: Module::build_phases says where the build's time went, step by step") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 8});
+    g.output(g.relu(g.dense(x, g.constant("w", Buffer<float>::random({6, 8}, -1, 1, 1)))), "y");
+    graph::Module m = graph::build(g);
+    std::vector<std::string> names;
+    double total = 0;
+    for (const graph::BuildPhase& p : m.build_phases()) {
+        CHECK(p.ms >= 0);
+        names.push_back(p.name);
+        total += p.name.starts_with("  ") ? 0 : p.ms;
+    }
+    const std::vector<std::string> in_order = {"pass eliminate_dead_code", "pass fold_constants", "fuse",
+                                               "compile kernels", "  schedules", "  lowering", "  LLVM",
+                                               "plan memory and allocate"};
+    size_t at = 0;
+    for (const std::string& n : names)
+        if (at < in_order.size() && n == in_order[at]) ++at;
+    CHECK(at == in_order.size());  // each of them, in this order
+    CHECK(total > 0);
+    // A loaded module was not built: no phases.
+    CHECK(graph::load_module_from_memory(graph::save_to_memory(m)).build_phases().empty());
+}

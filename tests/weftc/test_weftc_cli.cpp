@@ -126,6 +126,12 @@ TEST_CASE("weftc compile then run matches the model run in memory") {
     REQUIRE(c.status == 0);
     CHECK(c.out.find("wrote") != std::string::npos);
     CHECK(c.err.find("compiling kernel 1/") != std::string::npos);  // progress
+    // --time-phases: the import, the passes, the kernels' compile and the plan, each timed.
+    Result timed = run_weftc(s, "compile " + (s / "model.onnx") + " -o " + (s / "timed.weft") + " --quiet --time-phases");
+    REQUIRE(timed.status == 0);
+    for (const char* phase : {"import (onnx::load)", "pass fold_constants", "fuse", "compile kernels", "  LLVM",
+                              "plan memory and allocate", "save", "total"})
+        CHECK_MESSAGE(timed.out.find(phase) != std::string::npos, phase);
 
     Result r = run_weftc(s, "run " + (s / "model.weft") + " --inputs " + (s / "in.npz") + " --output " + (s / "out.npz") +
                             " --print-time --repeat 3");

@@ -51,7 +51,7 @@ int compile_for_cuda(const std::string& model, std::string out, ModelOptions o) 
 }
 
 int cmd_compile(const std::vector<std::string>& args) {
-    CommandLine cl = parse("compile", args, joined(kModelValueOptions, {"--output"}), kModelFlags);
+    CommandLine cl = parse("compile", args, joined(kModelValueOptions, {"--output"}), joined(kModelFlags, {"--time-phases"}));
     if (cl.help) {
         std::printf("%s%s", kCompileHelp, kModelOptionsHelp);
         return 0;
@@ -76,7 +76,9 @@ int cmd_compile(const std::vector<std::string>& args) {
     for (auto& sym : o.load.symbols) shapes += (shapes.empty() ? "" : " ") + sym.name + "<=" + std::to_string(sym.max);
     if (!shapes.empty()) meta["shapes"] = shapes;
     if (threads > 0) meta["threads"] = std::to_string(threads);
+    const auto save_start = Clock::now();
     graph::save(m.module, out, meta);
+    const double save_ms = ms_since(save_start);
     int64_t weights = 0;
     for (const graph::Node& n : m.module.graph().nodes())
         if (n.is_constant()) weights += n.type.bytes();
@@ -84,6 +86,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     auto size = std::filesystem::file_size(out, ec);
     std::printf("wrote %s: %zu kernels, %s (weights %s), compiled in %.2f s\n", out.c_str(), m.module.kernels().size(),
                 mb(int64_t(size)).c_str(), mb(weights).c_str(), m.build_ms / 1000);
+    if (cl.flags.count("--time-phases")) print_phases(m, save_ms);
     return 0;
 }
 

@@ -88,6 +88,13 @@ struct KernelInfo {
     bool condition_value = true;
 };
 
+// Where graph::build's time went, one step: "pass fold_constants", "fuse", "compile kernels",
+// ... (Module::build_phases).
+struct BuildPhase {
+    std::string name;
+    double ms = 0;
+};
+
 namespace detail {
 struct ModuleAccess;  // graph/artifact.hpp's saving and loading: a module's parts
 }
@@ -145,6 +152,14 @@ public:
     // One buffer per operator output of the compiled graph: what running its operators one
     // by one, without fusion or reuse, would allocate.
     int64_t memory_operator_bytes() const;
+    // How long build() took, step by step, in order: each graph pass ("pass fold_constants",
+    // which runs the constant subgraph's kernels), "fuse", "symbolic dimensions" (with
+    // symbols), "compile kernels" (wall time, on BuildOptions::compile_threads threads), then
+    // the time its threads spent in "  schedules" (topi's computes and schedules), "  lowering"
+    // and "  LLVM" (optimization and code generation, or the kernel cache's answer), summed
+    // over the threads, and "plan memory and allocate". Empty for a module graph::load_module
+    // made. `weftc compile --time-phases` prints them.
+    const std::vector<BuildPhase>& build_phases() const;
 
     // ---- profiling and debugging (graph/inspect.hpp) ------------------------------------
     // Runs the module `repeats` times after one warm-up run, timing every kernel on its own

@@ -35,8 +35,8 @@ public:
     // The pass names in order: "eliminate_dead_code -> fold_constants" ("(no passes)" if none).
     std::string str() const;
     // Applies every pass in order. A pass that changes the outputs' names or types is an
-    // internal error naming it.
-    Graph run(const Graph& g) const;
+    // internal error naming it. With `phases`, appends each pass's time ("pass <name>").
+    Graph run(const Graph& g, std::vector<BuildPhase>* phases = nullptr) const;
 
 private:
     std::vector<Pass> passes_;

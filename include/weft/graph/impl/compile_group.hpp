@@ -4,6 +4,8 @@
 // a CUDA target the schedules are the GPU ones (OpDef::gpu_schedule, topi::cuda), and the
 // kernel is CUDA C compiled by NVRTC: no device is needed.
 #pragma once
+#include <chrono>
+#include <atomic>
 #include <limits>
 #include <map>
 
@@ -139,10 +141,39 @@ inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const S
     return f;
 }
 
+// Where compile_group's time goes, summed over the threads that compile (build()'s phases:
+// Module::build_phases).
+struct CompileClock {
+    std::atomic<int64_t> schedule_ns{0}, lower_ns{0}, llvm_ns{0};
+};
+
+// Adds the time from its construction to its end to *into (nothing without one).
+class ClockSpan {
+public:
+    explicit ClockSpan(std::atomic<int64_t>* into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+    ~ClockSpan() {
+        if (into_)
+            into_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_)
+                                 .count());
+    }
+    ClockSpan(const ClockSpan&) = delete;
+    ClockSpan& operator=(const ClockSpan&) = delete;
+
+private:
+    std::atomic<int64_t>* into_;
+    std::chrono::steady_clock::time_point start_;
+};
+
 // The group's schedule lowered and compiled.
 inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
-                              const std::vector<Argument>& args, const Target& target) {
-    return build(lower_group(g, group, s, args, target), target);
+                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr) {
+    ir::PrimFunc f;
+    {
+        ClockSpan span(clock ? &clock->lower_ns : nullptr);
+        f = lower_group(g, group, s, args, target);
+    }
+    ClockSpan span(clock ? &clock->llvm_ns : nullptr);
+    return build(f, target);
 }
 
 // The workload key of a group's tuning task: its master's operator, input types and
@@ -269,22 +300,28 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
 }
 
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
-                                   const Config& config = {}, const SymbolicShapes* symbolic = nullptr) {
+                                   const Config& config = {}, const SymbolicShapes* symbolic = nullptr,
+                                   CompileClock* clock = nullptr) {
     CompiledGroup result;
+    auto scheduled = [&](const SymbolicShapes* shapes) {
+        ClockSpan span(clock ? &clock->schedule_ns : nullptr);
+        return schedule_group(g, group, target, config, shapes);
+    };
+    auto compiled = [&](const ScheduledGroup& sg) { return lower_and_build(g, group, sg.schedule, sg.args, target, clock); };
     ScheduledGroup sg;
     try {
-        sg = schedule_group(g, group, target, config, symbolic);
+        sg = scheduled(symbolic);
     } catch (const Error&) {
         // Operators that need constant extents (a convolution's) may still run per sample.
         const int s = symbolic ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
         if (s < 0) throw;
         result.samples = {s, 1, 0};
         const SymbolicShapes one = kernel_shapes(*symbolic, result.samples);
-        sg = schedule_group(g, group, target, config, &one);
+        sg = scheduled(&one);
         for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
             if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
         result.args = sg.arg_ids;
-        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
+        result.kernel = compiled(sg);
         return result;
     }
     // A GEMM-like group over a symbolic row count (samples of a symbol): one kernel that
@@ -300,8 +337,8 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         if (fits) {
             result.samples = {rows, 0, kAssumedSamples};
             const SymbolicShapes many = kernel_shapes(*symbolic, result.samples);
-            ScheduledGroup whole = schedule_group(g, group, target, config, &many);
-            result.kernel = lower_and_build(g, group, whole.schedule, whole.args, target);
+            ScheduledGroup whole = scheduled(&many);
+            result.kernel = compiled(whole);
             result.args = std::move(whole.arg_ids);
             return result;
         }
@@ -311,19 +348,19 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         bool any = false;
         for (int id : sg.arg_ids) any |= id < 0 && symbolic->symbols[size_t(-1 - id)].max >= kAssumedExtent;
         if (any) {
-            ScheduledGroup wide = schedule_group(g, group, target, config, &large);
-            result.large = lower_and_build(g, group, wide.schedule, wide.args, target);
+            ScheduledGroup wide = scheduled(&large);
+            result.large = compiled(wide);
             result.large_args = std::move(wide.arg_ids);
         }
     }
     result.args = std::move(sg.arg_ids);
     if (!target.is_cuda()) {
-        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
+        result.kernel = compiled(sg);
         return result;
     }
     // Lowering and NVRTC errors (a tile over the shared-memory limit, ...) name the kernel.
     try {
-        result.kernel = lower_and_build(g, group, sg.schedule, sg.args, target);
+        result.kernel = compiled(sg);
     } catch (const Error& e) {
         ::weft::detail::rethrow_with_context(e, "graph::build for " + target.str() + ": kernel '" +
                                                     group_name(g, group) + "'");

@@ -4,6 +4,7 @@
 // constants copied once at build; run() launches on the module's stream.
 #pragma once
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <atomic>
 #include <mutex>
@@ -61,6 +62,7 @@ struct Module::State {
     // Per kernel (a CPU module's; empty: every kernel runs): the condition under which its
     // output is needed (graph/impl/guards.hpp), read before it runs.
     std::vector<detail::KernelGuard> guards;
+    std::vector<BuildPhase> phases;  // build()'s steps and their times (Module::build_phases)
     // run()'s reading of the symbols: (input index, axis, symbol index) per symbolic axis, and
     // the values read (kept, so that a run allocates nothing).
     struct SymbolSource {
@@ -231,6 +233,7 @@ const std::vector<Kernel>& Module::compiled_kernels() const { return state().ker
 const Target& Module::target() const { return state().target; }
 Device Module::device() const { return state().device; }
 int64_t Module::memory_bytes() const { return state().arena_bytes; }
+const std::vector<BuildPhase>& Module::build_phases() const { return state().phases; }
 int64_t Module::memory_naive_bytes() const { return state().naive_bytes; }
 int64_t Module::memory_operator_bytes() const {
     int64_t total = 0;
@@ -530,20 +533,30 @@ inline std::vector<CompiledGroup> compile_groups(
 
 // build()'s passes for this target (a GPU keeps NCHW: graph/pass.hpp), returning the
 // nodes' order.
-inline std::vector<int> run_passes(Graph& g, const Target& target, const BuildOptions& options) {
+inline std::vector<int> run_passes(Graph& g, const Target& target, const BuildOptions& options,
+                                   std::vector<BuildPhase>* phases = nullptr) {
     g.check();
-    g = default_pipeline(options, target).run(g);
+    g = default_pipeline(options, target).run(g, phases);
     return g.check();
+}
+
+// Milliseconds since t0.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // build()'s first steps, shared with graph::tune: the passes rewrite g in place, then its
 // nodes are fused into groups.
-inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options) {
-    std::vector<int> order = run_passes(g, target, options);
+inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options,
+                                                   std::vector<BuildPhase>* phases = nullptr) {
+    std::vector<int> order = run_passes(g, target, options, phases);
     WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
     WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
                "got ", options.max_fused_expression);
-    return fuse_ops(g, order, options.fuse, options.max_fused_expression);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<FusedGroup> groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
+    if (phases) phases->push_back({"fuse", ms_since(t0)});
+    return groups;
 }
 
 // BuildOptions::records, else the file of BuildOptions::records_file or of the
@@ -573,7 +586,9 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                    ". To compile every kernel and plan memory without a device, set BuildOptions::allocate = false");
     }
     Graph& g = st->graph;
-    st->groups = detail::run_passes_and_fuse(g, target, options);
+    std::vector<BuildPhase>& phases = st->phases;
+    st->groups = detail::run_passes_and_fuse(g, target, options, &phases);
+    auto t0 = std::chrono::steady_clock::now();
     if (!graph.symbols().empty()) {
         WEFT_CHECK(!target.is_cuda(), "graph::build: symbolic dimensions are supported on the CPU only; give the "
                    "symbols fixed values to build for ", target.str());
@@ -583,6 +598,9 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         });
     }
     const detail::SymbolicShapes* symbolic = st->symbolic.empty() ? nullptr : &st->symbolic;
+    if (symbolic) phases.push_back({"symbolic dimensions", detail::ms_since(t0)});
+    t0 = std::chrono::steady_clock::now();
+    detail::CompileClock clock;
 
     // Compile every group, with its tuning record's config where there is one, on several
     // threads (detail::compile_groups).
@@ -603,7 +621,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
             ConfigSpace space;  // learnt while compiling
             detail::CompiledGroup c;
             try {
-                c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic);
+                c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic,
+                                          &clock);
             } catch (const Error&) {
                 // weft's own records never fail a build: one that no longer fits its template
                 // (a knob's candidates changed since it was measured, or a symbolic extent)
@@ -611,13 +630,18 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
                 if (!pretuned && !(symbolic && tuned)) throw;
                 tuned.reset();
                 space = ConfigSpace();
-                c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic);
+                c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic, &clock);
             }
             info = {group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
                     !workload.empty() && space.size() > 1, tuned.has_value()};
             return c;
         },
         st->infos);
+    phases.push_back({"compile kernels", detail::ms_since(t0)});
+    for (auto [name, ns] : {std::pair{"  schedules", &clock.schedule_ns}, std::pair{"  lowering", &clock.lower_ns},
+                            std::pair{"  LLVM", &clock.llvm_ns}})
+        phases.push_back({name, double(ns->load()) / 1e6});
+    t0 = std::chrono::steady_clock::now();
     std::vector<std::vector<int>> arg_ids;
     for (detail::CompiledGroup& c : compiled) {
         st->kernels.push_back(std::move(c.kernel));
@@ -647,7 +671,10 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     st->arena_bytes = plan.arena_bytes;
     detail::ModuleAccess::store_outputs(*st);
     st->arg_ids = std::move(arg_ids);
-    if (!st->allocated) return Module(std::move(st));
+    if (!st->allocated) {
+        phases.push_back({"plan memory", detail::ms_since(t0)});
+        return Module(std::move(st));
+    }
     // One allocation for all intermediates, on the module's device; each planned tensor a
     // view at its offset (pointer arithmetic only: a device pointer is never dereferenced).
     st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(plan.arena_bytes, 1)}, st->device);
@@ -661,6 +688,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     if (st->device.is_cuda()) st->stream = cuda::Stream::create(st->device);
     // The argument lists, built once: run() allocates nothing (unless the symbols change).
     detail::bind_storage(*st);
+    phases.push_back({"plan memory and allocate", detail::ms_since(t0)});
     return Module(std::move(st));
 }
 

@@ -2,6 +2,7 @@
 // share: the order they walk a graph in, use counts, and GraphRewriter, which builds the
 // rewritten graph node by node.
 #pragma once
+#include <chrono>
 #include <set>
 
 #include "weft/graph/pass.hpp"
@@ -110,10 +111,14 @@ std::string PassPipeline::str() const {
     return s;
 }
 
-Graph PassPipeline::run(const Graph& g) const {
+Graph PassPipeline::run(const Graph& g, std::vector<BuildPhase>* phases) const {
     Graph cur = g;
     for (const Pass& p : passes_) {
+        const auto t0 = std::chrono::steady_clock::now();
         Graph next = p.function(cur);
+        if (phases)
+            phases->push_back(
+                {"pass " + p.name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
         const auto &before = cur.outputs(), &after = next.outputs();
         WEFT_ICHECK(before.size() == after.size(), "graph pass '", p.name, "' changed the number of outputs");
         for (size_t i = 0; i < before.size(); ++i)

@@ -38,9 +38,7 @@ ProfileReport Module::profile(int repeats) {
     WEFT_CHECK(repeats > 0, "graph::Module::profile: repeats must be positive, got ", repeats);
     State& s = state();
     using clock = std::chrono::steady_clock;
-    auto ms_since = [](clock::time_point t0) {
-        return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-    };
+    using detail::ms_since;
     // A CUDA module's kernels return at launch: wait for each, so the time is the kernel's.
     auto wait = [&s] {
         if (s.device.is_cuda()) s.stream.synchronize();

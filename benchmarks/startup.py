@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Start-up: how long until a model can run, weft against ONNX Runtime and OpenVINO, in one run.
+
+    /usr/bin/python3 models/export.py                  # once: models/out/*.onnx
+    python3 benchmarks/startup.py [--models resnet50,mobilenet_v2] [--rounds 3]
+
+For each model and round, alternating: weft in a fresh process (tests/onnx_model_run
+--no-warm: onnx::load, then graph::build), cold (no disk kernel cache: every kernel
+JIT-compiled) and warm (WEFT_KERNEL_CACHE_DIR filled by an earlier process: the kernels
+come from disk; the import, the passes and the plan are redone), ONNX Runtime's
+InferenceSession(path) (graph optimizations on, 1 intra-op thread) and OpenVINO's
+core.compile_model(path, "CPU") in this process (each the median of 3). Medians over the
+rounds; the ratios weft / peer (< 1: weft starts sooner). ORT and OpenVINO come from PyPI:
+the script re-runs itself with models/.venv/bin/python, then /root/venv/bin/python, when
+this Python lacks them; a missing peer's columns say "-".
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def reexec_with_peers():
+    for py in (os.path.join(ROOT, "models", ".venv", "bin", "python"), "/root/venv/bin/python"):
+        if os.path.exists(py) and os.path.abspath(sys.executable) != py and not os.environ.get("WEFT_NO_REEXEC"):
+            os.environ["WEFT_NO_REEXEC"] = "1"
+            os.execv(py, [py] + sys.argv)
+
+
+try:
+    import onnxruntime as ort
+except ImportError:
+    reexec_with_peers()
+    ort = None
+try:
+    import openvino as ov
+except ImportError:
+    ov = None
+
+
+def weft_build(tool, path, extra, cache_dir=None):
+    env = dict(os.environ)
+    env.pop("WEFT_KERNEL_CACHE_DIR", None)
+    if cache_dir:
+        env["WEFT_KERNEL_CACHE_DIR"] = cache_dir
+    out = subprocess.run([tool, path, "--no-warm"] + extra, capture_output=True, text=True, env=env)
+    line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "{}"
+    r = json.loads(line)
+    if "error" in r or "cold_build_ms" not in r:
+        raise RuntimeError(f"{path}: {r.get('error', out.stderr.strip()[-300:])}")
+    return r
+
+
+def median_of(f, n=3):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def ort_session_ms(path):
+    if ort is None:
+        return None
+    o = ort.SessionOptions()
+    o.intra_op_num_threads = 1
+    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return median_of(lambda: ort.InferenceSession(path, o, providers=["CPUExecutionProvider"]))
+
+
+def openvino_compile_ms(path):
+    if ov is None:
+        return None
+    core = ov.Core()
+    return median_of(lambda: core.compile_model(path, "CPU"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="resnet50,resnet18,mobilenet_v2,transformer,deeplabv3_mobilenet")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dir", default=os.path.join(ROOT, "models", "out"))
+    ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
+    print("| model | kernels | weft cold ms | weft warm ms | ORT session ms | OpenVINO compile ms | cold / ORT | "
+          "warm / ORT | cold / OpenVINO |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in [m for m in args.models.split(",") if m]:
+        entry = manifest[name]
+        path = os.path.join(args.dir, entry["file"])
+        extra = [a for sym, v in entry.get("dim_values", {}).items() for a in ("--dim", f"{sym}={v}")]
+        if "max_loop_iterations" in entry:
+            extra += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
+        cold, warm, ort_ms, ov_ms, kernels = [], [], [], [], 0
+        with tempfile.TemporaryDirectory() as cache:
+            weft_build(args.tool, path, extra, cache)  # fills the disk cache (untimed)
+            for _ in range(args.rounds):
+                r = weft_build(args.tool, path, extra)
+                cold.append(r["load_ms"] + r["cold_build_ms"])
+                kernels = r["kernels"]
+                r = weft_build(args.tool, path, extra, cache)
+                warm.append(r["load_ms"] + r["cold_build_ms"])
+                ort_ms.append(ort_session_ms(path))
+                ov_ms.append(openvino_compile_ms(path))
+        med = lambda xs: statistics.median(xs) if xs and xs[0] is not None else None
+        c, w, o, v = med(cold), med(warm), med(ort_ms), med(ov_ms)
+        fmt = lambda x: "-" if x is None else f"{x:.0f}"
+        ratio = lambda a, b: "-" if a is None or b is None else f"{a / b:.1f}"
+        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(w)} | {fmt(o)} | {fmt(v)} | {ratio(c, o)} | {ratio(w, o)} | "
+              f"{ratio(c, v)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
