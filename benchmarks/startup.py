@@ -21,21 +21,31 @@ ROOT = os.path.dirname(HERE)
 
 
 def reexec_with_peers():
-    for py in (os.path.join(ROOT, "models", ".venv", "bin", "python"), "/root/venv/bin/python"):
-        if os.path.exists(py) and os.path.abspath(sys.executable) != py and not os.environ.get("WEFT_NO_REEXEC"):
-            os.environ["WEFT_NO_REEXEC"] = "1"
-            os.execv(py, [py] + sys.argv)
+    """Runs this script again with a Python that has both peers (else ONNX Runtime alone)."""
+    if os.environ.get("WEFT_NO_REEXEC"):
+        return
+    candidates = [py for py in (os.path.join(ROOT, "models", ".venv", "bin", "python"), "/root/venv/bin/python")
+                  if os.path.exists(py) and os.path.abspath(sys.executable) != py]
+    for imports in ("import onnxruntime, openvino", "import onnxruntime"):
+        for py in candidates:
+            if subprocess.run([py, "-c", imports], capture_output=True).returncode == 0:
+                os.environ["WEFT_NO_REEXEC"] = "1"
+                os.execv(py, [py] + sys.argv)
 
 
 try:
     import onnxruntime as ort
-except ImportError:
-    reexec_with_peers()
-    ort = None
-try:
     import openvino as ov
 except ImportError:
-    ov = None
+    reexec_with_peers()
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    try:
+        import openvino as ov
+    except ImportError:
+        ov = None
 
 
 def weft_build(tool, path, extra, cache_dir=None):
