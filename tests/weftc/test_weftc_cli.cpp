@@ -493,3 +493,25 @@ TEST_CASE("weftc compile --symbol keeps a batch symbolic; run takes inputs of an
     check_one_line_error(run_weftc(s, "compile " + (s / "model.onnx") + " --symbol batch"), "compile --symbol batch", 2,
                          "bad --symbol");
 }
+
+TEST_CASE("weftc info lists a module's run-time checks apart from its outputs; run stops on one") {
+    Scratch s("checks");
+    Buffer<float> ten({1});
+    ten(0) = 10.f;
+    graph::Graph g;
+    graph::Value x = g.input("x", {3});
+    g.output(g.relu(x), "y");
+    g.check_at_run(g.add_node("greater", {g.max(x, {0}, true), g.constant("ten", ten)}), "x is over ten");
+    graph::save(graph::build(g), s / "checked.weft");
+    Result info = run_weftc(s, "info " + (s / "checked.weft"));
+    REQUIRE(info.status == 0);
+    const size_t checks = info.out.find("run-time checks");
+    CHECK(checks != std::string::npos);
+    CHECK(info.out.find("x is over ten", checks) != std::string::npos);
+    CHECK(info.out.find("weft.check") == std::string::npos);  // not listed as an output
+    Buffer<float> big = Buffer<float>::random({3}, 11.f, 12.f, 1);
+    weftc::save_npz(s / "big.npz", {{"x", big}});
+    Result r = run_weftc(s, "run " + (s / "checked.weft") + " --inputs " + (s / "big.npz"));
+    CHECK(r.status != 0);
+    CHECK(r.err.find("x is over ten") != std::string::npos);
+}

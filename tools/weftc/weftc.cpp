@@ -184,7 +184,15 @@ void print_module(const graph::Module& m, bool with_records = false) {
     for (int i = 0; i < m.num_inputs(); ++i)
         std::printf("    %s: %s\n", m.input_names()[size_t(i)].c_str(), type_str(m.input(i)).c_str());
     std::printf("  outputs:\n");
-    for (auto& [name, v] : g.outputs()) std::printf("    %s: %s\n", name.c_str(), g.type(v).str().c_str());
+    std::vector<std::string> checks;  // run-time checks (graph::Graph::check_at_run), listed apart
+    for (auto& [name, v] : g.outputs()) {
+        if (name.starts_with(graph::kRunCheckPrefix)) checks.push_back(name.substr(graph::kRunCheckPrefix.size()));
+        else std::printf("    %s: %s\n", name.c_str(), g.type(v).str().c_str());
+    }
+    if (!checks.empty()) {
+        std::printf("  run-time checks (a run whose data fails one is an error):\n");
+        for (const std::string& c : checks) std::printf("    %s\n", c.c_str());
+    }
     if (!m.symbols().empty()) {  // (the shapes above are at each symbol's max)
         std::printf("  symbolic dimensions (any value in the bounds; shapes above at the max):\n");
         for (const graph::Symbol& sym : m.symbols()) {
@@ -232,7 +240,7 @@ void print_module(const graph::Module& m, bool with_records = false) {
 }
 
 int cmd_info(const std::vector<std::string>& args) {
-    CommandLine cl = parse("info", args, {"--input-shape", "--dim", "--max-file-size", "--records", "--threads"},
+    CommandLine cl = parse("info", args, {"--input-shape", "--dim", "--symbol", "--max-loop-iterations", "--max-file-size", "--records", "--threads"},
                            joined(kModelFlags, {"--no-compile"}));
     if (cl.help) {
         std::printf("%s%s", kInfoHelp, kModelOptionsHelp);

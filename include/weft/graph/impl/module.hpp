@@ -492,8 +492,8 @@ namespace detail {
 // Compiles `count` groups, `compile(k, info)` each, on BuildOptions::compile_threads threads
 // (0: weft's thread count): lowering, topi's schedules and LLVM are safe to run side by side,
 // and the kernel cache compiles a kernel two groups share once. `progress` is called in
-// turn (under a lock), before each group, in the order the groups start. The first group's
-// error (in group order) is the one thrown.
+// turn (under a lock), before each group, in the order the groups start. After an error no
+// group starts; of the groups that failed, the first in group order's error is thrown.
 inline std::vector<CompiledGroup> compile_groups(
     size_t count, const BuildOptions& options, const std::function<std::string(size_t)>& name_of,
     const std::function<CompiledGroup(size_t, KernelInfo&)>& compile, std::vector<KernelInfo>& infos) {
