@@ -515,3 +515,18 @@ TEST_CASE("weftc info lists a module's run-time checks apart from its outputs; r
     CHECK(r.status != 0);
     CHECK(r.err.find("x is over ten") != std::string::npos);
 }
+
+TEST_CASE("weftc info marks the kernels that run only when their branch is taken") {
+    Scratch s("branches");
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 8});
+    graph::Value c = g.input("use_a", {1}, DataType::bool_());
+    graph::Value a = g.dense(x, g.constant("wa", Buffer<float>::random({8, 8}, -1, 1, 1)), "branch_a");
+    graph::Value b = g.dense(x, g.constant("wb", Buffer<float>::random({8, 8}, -1, 1, 2)), "branch_b");
+    g.output(g.where(c, a, b), "y");
+    graph::save(graph::build(g), s / "branches.weft");
+    Result info = run_weftc(s, "info " + (s / "branches.weft"));
+    REQUIRE(info.status == 0);
+    CHECK(info.out.find("branch_a  [runs when use_a is true]") != std::string::npos);
+    CHECK(info.out.find("branch_b  [runs when use_a is false]") != std::string::npos);
+}

@@ -221,9 +221,14 @@ void print_module(const graph::Module& m, bool with_records = false) {
         const graph::Node& root = g.node(info.nodes.back());
         std::string nodes;
         for (int id : info.nodes) nodes += (nodes.empty() ? "" : ", ") + g.node(id).name;
-        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s%s\n", k, info.name.c_str(), root.type.str().c_str(),
+        // A kernel only one branch needs runs when its condition is (graph.md, "Branches").
+        const std::string when = info.condition < 0 ? ""
+                                                    : "  [runs when " + g.node(info.condition).name + " is " +
+                                                          (info.condition_value ? "true" : "false") + "]";
+        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s%s%s\n", k, info.name.c_str(), root.type.str().c_str(),
                     info.nodes.size(), info.nodes.size() == 1 ? "" : "s", nodes.c_str(),
-                    !with_records || !info.tunable ? "" : info.tuned ? "  [tuned]" : "  [default: no record]");
+                    !with_records || !info.tunable ? "" : info.tuned ? "  [tuned]" : "  [default: no record]",
+                    when.c_str());
     }
     if (with_records) {
         int tasks = 0, tuned = 0;
