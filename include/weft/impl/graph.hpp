@@ -3,6 +3,7 @@
 #pragma once
 #include "weft/graph/graph.hpp"
 #include "weft/graph/impl/artifact.hpp"
+#include "weft/graph/impl/build.hpp"
 #include "weft/graph/impl/builder.hpp"
 #include "weft/graph/impl/fuse.hpp"
 #include "weft/graph/impl/graph.hpp"

@@ -6,17 +6,13 @@
 #include <array>
 #include <chrono>
 #include <cstring>
-#include <atomic>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/guards.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/pass.hpp"
-#include "weft/runtime/thread_pool.hpp"
 
 namespace weft::graph {
 
@@ -108,6 +104,11 @@ struct Module::State {
 };
 
 namespace detail {
+
+// Milliseconds since t0 (build()'s phases, profile()).
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline int index_of(const std::vector<std::string>& names, const std::string& name, const char* what) {
     for (size_t i = 0; i < names.size(); ++i)
@@ -486,210 +487,6 @@ void Module::run() {
     }
     for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
     s.enforce_checks();
-}
-
-namespace detail {
-// Compiles `count` groups, `compile(k, info)` each, on BuildOptions::compile_threads threads
-// (0: weft's thread count): lowering, topi's schedules and LLVM are safe to run side by side,
-// and the kernel cache compiles a kernel two groups share once. `progress` is called in
-// turn (under a lock), before each group, in the order the groups start. After an error no
-// group starts; of the groups that failed, the first in group order's error is thrown.
-inline std::vector<CompiledGroup> compile_groups(
-    size_t count, const BuildOptions& options, const std::function<std::string(size_t)>& name_of,
-    const std::function<CompiledGroup(size_t, KernelInfo&)>& compile, std::vector<KernelInfo>& infos) {
-    WEFT_CHECK(options.compile_threads >= 0, "graph::build: BuildOptions::compile_threads must not be negative, got ",
-               options.compile_threads);
-    std::vector<CompiledGroup> results(count);
-    infos.assign(count, KernelInfo{});
-    std::vector<std::exception_ptr> errors(count);
-    std::atomic<size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::mutex progress_lock;
-    int started = 0;
-    auto work = [&] {
-        for (size_t k; !failed.load() && (k = next.fetch_add(1)) < count;) {
-            if (options.progress) {
-                std::lock_guard<std::mutex> hold(progress_lock);
-                options.progress(started++, int(count), name_of(k));
-            }
-            try {
-                results[k] = compile(k, infos[k]);
-            } catch (...) {
-                errors[k] = std::current_exception();
-                failed.store(true);
-            }
-        }
-    };
-    const int wanted = options.compile_threads > 0 ? options.compile_threads : ::weft::num_threads();
-    const size_t threads = std::min(count, size_t(std::max(1, wanted)));
-    std::vector<std::thread> helpers;
-    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-    work();
-    for (std::thread& t : helpers) t.join();
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
-    return results;
-}
-
-// build()'s passes for this target (a GPU keeps NCHW: graph/pass.hpp), returning the
-// nodes' order.
-inline std::vector<int> run_passes(Graph& g, const Target& target, const BuildOptions& options,
-                                   std::vector<BuildPhase>* phases = nullptr) {
-    g.check();
-    g = default_pipeline(options, target).run(g, phases);
-    return g.check();
-}
-
-// Milliseconds since t0.
-inline double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// build()'s first steps, shared with graph::tune: the passes rewrite g in place, then its
-// nodes are fused into groups.
-inline std::vector<FusedGroup> run_passes_and_fuse(Graph& g, const Target& target, const BuildOptions& options,
-                                                   std::vector<BuildPhase>* phases = nullptr) {
-    std::vector<int> order = run_passes(g, target, options, phases);
-    WEFT_CHECK(!g.outputs().empty(), "graph::build: the graph has no outputs (mark them with Graph::output)");
-    WEFT_CHECK(options.max_fused_expression >= 1, "graph::build: BuildOptions::max_fused_expression must be at least 1, "
-               "got ", options.max_fused_expression);
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<FusedGroup> groups = fuse_ops(g, order, options.fuse, options.max_fused_expression);
-    if (phases) phases->push_back({"fuse", ms_since(t0)});
-    return groups;
-}
-
-// BuildOptions::records, else the file of BuildOptions::records_file or of the
-// WEFT_TUNING_RECORDS environment variable, else none.
-inline std::shared_ptr<const autotune::Records> tuning_records(const BuildOptions& options) {
-    if (options.records) return options.records;
-    std::string path = options.records_file;
-    if (path.empty())
-        if (const char* env = std::getenv("WEFT_TUNING_RECORDS")) path = env;
-    if (path.empty()) return nullptr;
-    return std::make_shared<const autotune::Records>(autotune::Records::load(path));
-}
-}  // namespace detail
-
-Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
-    auto st = std::make_shared<Module::State>();
-    st->graph = graph;
-    st->target = target;
-    st->allocated = options.allocate;
-    if (target.is_cuda()) {
-        st->device = Device::cuda(options.cuda_device);
-        // Before the (long) compile: a module that is to run needs its device.
-        WEFT_CHECK(!options.allocate || options.cuda_device < cuda::device_count(), "no CUDA device: graph::build(g, ",
-                   target.str(), ") allocates the module's storage on ", st->device.str(), ", but ",
-                   cuda::device_count() == 0 ? cuda::unavailable_reason()
-                                             : "there are only " + std::to_string(cuda::device_count()) + " device(s)",
-                   ". To compile every kernel and plan memory without a device, set BuildOptions::allocate = false");
-    }
-    Graph& g = st->graph;
-    std::vector<BuildPhase>& phases = st->phases;
-    st->groups = detail::run_passes_and_fuse(g, target, options, &phases);
-    auto t0 = std::chrono::steady_clock::now();
-    if (!graph.symbols().empty()) {
-        WEFT_CHECK(!target.is_cuda(), "graph::build: symbolic dimensions are supported on the CPU only; give the "
-                   "symbols fixed values to build for ", target.str());
-        st->symbolic = detail::analyze_symbols(graph, g, [&](Graph x) {
-            detail::run_passes(x, target, options);
-            return x;
-        });
-    }
-    const detail::SymbolicShapes* symbolic = st->symbolic.empty() ? nullptr : &st->symbolic;
-    if (symbolic) phases.push_back({"symbolic dimensions", detail::ms_since(t0)});
-    t0 = std::chrono::steady_clock::now();
-    detail::CompileClock clock;
-
-    // Compile every group, with its tuning record's config where there is one, on several
-    // threads (detail::compile_groups).
-    std::shared_ptr<const autotune::Records> records = detail::tuning_records(options);
-    std::vector<detail::CompiledGroup> compiled = detail::compile_groups(
-        st->groups.size(), options,
-        [&](size_t k) { return group_name(g, st->groups[k]); },
-        [&](size_t k, KernelInfo& info) {
-            const FusedGroup& group = st->groups[k];
-            const std::string workload = detail::group_workload(g, group);
-            std::optional<Config> tuned;
-            if (records && !workload.empty()) tuned = records->best_config(target, workload);
-            bool pretuned = false;
-            if (!tuned && options.pretuned_records && !workload.empty()) {
-                tuned = autotune::pretuned_records().best_config(target, workload);
-                pretuned = tuned.has_value();
-            }
-            ConfigSpace space;  // learnt while compiling
-            detail::CompiledGroup c;
-            try {
-                c = detail::compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic,
-                                          &clock);
-            } catch (const Error&) {
-                // weft's own records never fail a build: one that no longer fits its template
-                // (a knob's candidates changed since it was measured, or a symbolic extent)
-                // gives way to the default.
-                if (!pretuned && !(symbolic && tuned)) throw;
-                tuned.reset();
-                space = ConfigSpace();
-                c = detail::compile_group(g, group, target, Config{}.recording_into(&space), symbolic, &clock);
-            }
-            info = {group_name(g, group), group.nodes, group.master, c.kernel.compile_ms(), workload,
-                    !workload.empty() && space.size() > 1, tuned.has_value()};
-            return c;
-        },
-        st->infos);
-    phases.push_back({"compile kernels", detail::ms_since(t0)});
-    for (auto [name, ns] : {std::pair{"  schedules", &clock.schedule_ns}, std::pair{"  lowering", &clock.lower_ns},
-                            std::pair{"  LLVM", &clock.llvm_ns}})
-        phases.push_back({name, double(ns->load()) / 1e6});
-    t0 = std::chrono::steady_clock::now();
-    std::vector<std::vector<int>> arg_ids;
-    for (detail::CompiledGroup& c : compiled) {
-        st->kernels.push_back(std::move(c.kernel));
-        st->samples.push_back(c.samples);
-        st->large.push_back(std::move(c.large));
-        st->large_args.push_back(std::move(c.large_args));
-        arg_ids.push_back(std::move(c.args));
-    }
-
-    // Storage: inputs and constants have their own; each group's output is planned.
-    detail::ModuleAccess::store_inputs_and_constants(*st);
-    const int steps = int(st->groups.size());
-    detail::assign_guards(*st);
-    const auto [requests, request_of] =
-        detail::plan_requests(g, st->kernels, arg_ids, options.plan_memory, st->guards);
-    MemoryPlan plan;
-    if (options.plan_memory) {
-        plan = plan_memory(requests);
-    } else {  // one buffer each, end to end
-        for (auto& r : requests) {
-            plan.offsets.push_back(plan.arena_bytes);
-            plan.arena_bytes += (r.bytes + 63) / 64 * 64;
-        }
-        plan.naive_bytes = plan.arena_bytes;
-    }
-    st->naive_bytes = plan.naive_bytes;
-    st->arena_bytes = plan.arena_bytes;
-    detail::ModuleAccess::store_outputs(*st);
-    st->arg_ids = std::move(arg_ids);
-    if (!st->allocated) {
-        phases.push_back({"plan memory", detail::ms_since(t0)});
-        return Module(std::move(st));
-    }
-    // One allocation for all intermediates, on the module's device; each planned tensor a
-    // view at its offset (pointer arithmetic only: a device pointer is never dereferenced).
-    st->arena = BufferRef::allocate(DataType::uint(8), {std::max<int64_t>(plan.arena_bytes, 1)}, st->device);
-    for (int id = 0; id < g.size(); ++id) {
-        int r = request_of[size_t(id)];
-        if (r < 0) continue;
-        const Node& n = g.node(id);
-        st->values[size_t(id)] = BufferRef(static_cast<char*>(st->arena.data()) + plan.offsets[size_t(r)], n.type.dtype,
-                                           n.type.shape, {}, st->device);
-    }
-    if (st->device.is_cuda()) st->stream = cuda::Stream::create(st->device);
-    // The argument lists, built once: run() allocates nothing (unless the symbols change).
-    detail::bind_storage(*st);
-    phases.push_back({"plan memory and allocate", detail::ms_since(t0)});
-    return Module(std::move(st));
 }
 
 }  // namespace weft::graph

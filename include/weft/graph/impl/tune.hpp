@@ -14,7 +14,7 @@
 
 #include "weft/autotune/features.hpp"
 #include "weft/graph/impl/compile_group.hpp"
-#include "weft/graph/impl/module.hpp"
+#include "weft/graph/impl/build.hpp"
 #include "weft/graph/tune.hpp"
 #include "weft/runtime/cuda/cuda.hpp"
 
