@@ -115,6 +115,9 @@ TEST_CASE("build: a run-time check throws its message after a run whose flag is 
     graph::Value over = g.add_node("greater", {g.max(x, {0}, true), limit});
     g.check_at_run(over, "x reached the limit");
     CHECK_THROWS_WITH_AS(g.check_at_run(x, "not a flag"), doctest::Contains("a bool flag of one element"), Error);
+    // (Also a plain output named like one: the module would read its first byte as the flag.)
+    CHECK_THROWS_WITH_AS(g.output(x, std::string(graph::kRunCheckPrefix) + "x"),
+                         doctest::Contains("a bool flag of one element, not float32[4]"), Error);
     REQUIRE(g.outputs().size() == 2);  // the graph keeps it as an output ...
     graph::Module m = graph::build(g);
     CHECK(m.num_outputs() == 1);  // ... the module lists only y

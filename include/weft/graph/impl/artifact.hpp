@@ -301,7 +301,11 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         std::string name = r.str("an output");
         int id = r.i32("an output");
         if (id < 0 || size_t(id) >= count) r.fail(::weft::detail::concat("output '", name, "' is node ", id));
-        g.output(Value{new_id[size_t(id)]}, name);
+        try {
+            g.output(Value{new_id[size_t(id)]}, name);
+        } catch (const Error& e) {  // a name twice, or a run-time check that is not one bool
+            r.fail(::weft::detail::unprefixed(e.what()));
+        }
     }
     if (g.outputs().empty()) r.fail("the graph has no outputs");
     const detail::SymbolicShapes symbolic = detail::read_symbolic(r, g, new_id);
@@ -407,12 +411,8 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
     st->symbolic = symbolic;
     st->samples = std::move(runs);
     detail::bind_storage(*st);
-    for (auto& [name, v] : g.outputs()) {
+    for (auto& [name, v] : g.outputs())
         if (!st->values[size_t(v.id)].defined()) r.fail("output '" + name + "' has no storage");
-        const TensorType& t = g.node(v.id).type;
-        if (name.starts_with(kRunCheckPrefix) && !(t.dtype.is_bool() && t.size() == 1))
-            r.fail("the run-time check '" + name + "' is " + t.str() + ", not one bool");
-    }
     detail::ModuleAccess::store_outputs(*st);
     if (metadata) *metadata = std::move(meta);
     return detail::ModuleAccess::make(std::move(st));

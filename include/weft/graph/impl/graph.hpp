@@ -326,15 +326,14 @@ void Graph::output(Value v, std::string name) {
     for (auto& [taken, value] : outputs_)
         WEFT_CHECK(taken != name, "graph: two outputs named '", name, "' (%", value.id, " and %", v.id,
                    "); give each output its own name");
+    // A run-time check (check_at_run) is read as one bool by the module that runs it.
+    WEFT_CHECK(!name.starts_with(kRunCheckPrefix) || (n.type.dtype.is_bool() && n.type.size() == 1),
+               "graph: the output '", name, "' is a run-time check (its name starts with '", kRunCheckPrefix,
+               "'), which takes a bool flag of one element, not ", n.type.str());
     outputs_.emplace_back(std::move(name), v);
 }
 
-void Graph::check_at_run(Value flag, const std::string& message) {
-    const TensorType& t = node(own(flag, "check_at_run()")).type;
-    WEFT_CHECK(t.dtype.is_bool() && t.size() == 1, "graph: check_at_run takes a bool flag of one element, got ",
-               t.str(), " (", message, ")");
-    output(flag, std::string(kRunCheckPrefix) + message);
-}
+void Graph::check_at_run(Value flag, const std::string& message) { output(flag, std::string(kRunCheckPrefix) + message); }
 
 std::vector<Value> Graph::inputs() const {
     std::vector<Value> r;
