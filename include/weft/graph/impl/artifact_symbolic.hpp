@@ -267,7 +267,6 @@ inline void write_large_variant(ArtifactWriter& w, const Kernel& large) {
     w.str(object.bytes);
 }
 
-
 inline Kernel read_large_variant(ArtifactReader& r, const Graph& g, const SymbolicShapes& sym,
                                  const std::vector<int>& arg_ids, const Target& target) {
     if (r.u8("a kernel's large-size variant") == 0) return Kernel();
@@ -276,8 +275,11 @@ inline Kernel read_large_variant(ArtifactReader& r, const Graph& g, const Symbol
     f.fast_math = r.u8("a large-size variant") != 0;
     if (r.count("a large-size variant", 16) != arg_ids.size())
         r.fail("kernel '" + f.name + "': its large-size variant does not take the kernel's arguments");
-    const SymbolicShapes shapes = large_variant_shapes(sym, arg_ids);
-    for (size_t a = 0; a < arg_ids.size(); ++a) f.args.push_back(read_kernel_arg(r, g, sym, shapes, arg_ids, a, f.name));
+    const std::optional<SymbolicShapes> shapes = large_variant_shapes(sym, arg_ids);
+    if (!shapes)
+        r.fail("kernel '" + f.name + "' has a large-size variant, but no symbol it takes reaches " +
+               std::to_string(kAssumedExtent));
+    for (size_t a = 0; a < arg_ids.size(); ++a) f.args.push_back(read_kernel_arg(r, g, sym, *shapes, arg_ids, a, f.name));
     const uint64_t hash = r.pod<uint64_t>("a large-size variant's object hash");
     std::shared_ptr<const KernelModule> module = read_object_code(r, f.name, hash, target);
     return Kernel(std::move(module), std::move(f));

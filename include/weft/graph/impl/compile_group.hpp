@@ -8,6 +8,7 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "weft/autotune/sketch.hpp"
 #include "weft/codegen/build.hpp"
@@ -68,12 +69,12 @@ inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& 
 }
 
 // The shapes a large-size variant was compiled for: each symbol it takes at least
-// kAssumedExtent where its bounds reach that far.
-inline SymbolicShapes large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
-    SymbolicShapes large = sym;
+// kAssumedExtent where its bounds reach that far; none where no bound does (no variant).
+inline std::optional<SymbolicShapes> large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
+    std::optional<SymbolicShapes> large;
     for (int id : arg_ids)
         if (id < 0 && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
-            large = large.at_least(size_t(-1 - id), kAssumedExtent);
+            large = (large ? *large : sym).at_least(size_t(-1 - id), kAssumedExtent);
     return large;
 }
 
@@ -343,16 +344,12 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
             return result;
         }
     }
-    if (gemm_like) {
-        const SymbolicShapes large = large_variant_shapes(*symbolic, sg.arg_ids);
-        bool any = false;
-        for (int id : sg.arg_ids) any |= id < 0 && symbolic->symbols[size_t(-1 - id)].max >= kAssumedExtent;
-        if (any) {
-            ScheduledGroup wide = scheduled(&large);
+    if (gemm_like)
+        if (const std::optional<SymbolicShapes> large = large_variant_shapes(*symbolic, sg.arg_ids)) {
+            ScheduledGroup wide = scheduled(&*large);
             result.large = compiled(wide);
             result.large_args = std::move(wide.arg_ids);
         }
-    }
     result.args = std::move(sg.arg_ids);
     if (!target.is_cuda()) {
         result.kernel = compiled(sg);
