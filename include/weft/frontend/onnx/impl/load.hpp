@@ -11,13 +11,6 @@
 
 namespace weft::onnx::detail {
 
-// "weft: onnx: msg" -> "msg" (messages are re-prefixed with the node).
-inline std::string strip_prefix(std::string m) {
-    for (const char* p : {"weft: onnx: ", "weft: "})
-        if (m.rfind(p, 0) == 0) m = m.substr(std::strlen(p));
-    return m;
-}
-
 inline BufferRef copy_buffer(const BufferRef& b) {
     WEFT_ICHECK(b.is_compact(), "copy_buffer of a strided buffer");
     BufferRef r = BufferRef::allocate(b.dtype(), b.shape());

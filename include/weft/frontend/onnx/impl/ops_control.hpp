@@ -1,6 +1,7 @@
 // The ONNX importer's control flow: If with a condition that is a constant (or computed from
-// constants) becomes the chosen branch's nodes, one decided by the inputs' values becomes
-// both branches and a select, of which a module runs the branch taken (graph/impl/guards.hpp); Loop with a constant trip count and a condition the importer can
+// constants) becomes the chosen branch's nodes; one decided by the inputs' values becomes
+// both branches and a select, of which a module runs the branch taken
+// (graph/impl/guards.hpp). Loop with a constant trip count and a condition the importer can
 // evaluate is unrolled, and so is Scan over its inputs' (static) length. A loop decided by
 // the inputs' values is unrolled to LoadOptions::max_loop_iterations, each iteration kept
 // where it runs, with a run-time check that no run needs more.
@@ -52,7 +53,7 @@ inline Value all_of(Ctx& c, std::vector<Value> flags) {
 // `why` (the importer's message on the value that decides it) leads the refusals, so that
 // the input to freeze (LoadOptions::constant_inputs) is named.
 inline int64_t dynamic_iterations(Ctx& c, int64_t scans, const std::string& why) {
-    const std::string reason = why.starts_with("weft: onnx: ") ? why.substr(12) : why;
+    const std::string reason = strip_prefix(why);
     if (scans > 0)
         unsupported(reason + "; a Loop with scan outputs needs its iterations known at import (their length would "
                     "be decided at run time)");

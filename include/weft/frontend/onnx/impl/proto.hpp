@@ -21,6 +21,13 @@ namespace pb = ::ONNX_NAMESPACE;
 [[noreturn]] inline void unsupported(const std::string& msg) { throw UnsupportedError("weft: onnx: " + msg); }
 [[noreturn]] inline void malformed(const std::string& msg) { throw Error("weft: onnx: " + msg); }
 
+// "weft: onnx: msg" -> "msg" (messages are re-prefixed with the node).
+inline std::string strip_prefix(std::string m) {
+    for (const char* p : {"weft: onnx: ", "weft: "})
+        if (m.rfind(p, 0) == 0) m = m.substr(std::strlen(p));
+    return m;
+}
+
 inline const char* elem_type_name(int t) {
     switch (t) {
         case pb::TensorProto::FLOAT: return "float32";
