@@ -85,4 +85,22 @@ inline std::string kernel_names(const graph::Module& m) {
     return s;
 }
 
+// Attention's scores over a symbolic length `seq` (up to max_seq): q [batch, seq, dim] times
+// k [batch, dim, seq] (graph inputs "q" and "k").
+inline graph::Value symbolic_attention_scores(graph::Graph& g, int64_t batch, int64_t max_seq, int64_t dim) {
+    graph::Value q = g.input("q", {batch, max_seq, dim}), k = g.input("k", {batch, dim, max_seq});
+    g.set_symbolic(q, 1, {"seq", max_seq});
+    g.set_symbolic(k, 2, {"seq", max_seq});
+    return g.batch_matmul(q, k);
+}
+
+// Sets inputs "q" and "k" of each module and runs it.
+inline void run_attention(std::initializer_list<graph::Module*> modules, const BufferRef& q, const BufferRef& k) {
+    for (graph::Module* m : modules) {
+        m->set_input("q", q);
+        m->set_input("k", k);
+        m->run();
+    }
+}
+
 }  // namespace graph_check

@@ -16,6 +16,7 @@
 #include <weft/weft.hpp>
 
 #include "artifact_edit.hpp"
+#include "graph/graph_check.hpp"
 
 using namespace weft;
 using artifact_edit::fix_checksum;
@@ -478,21 +479,14 @@ TEST_CASE("artifact: a module with symbolic dimensions is saved and loaded, and 
 
 TEST_CASE("artifact: a symbolic module's large-size variants (attention over 64+) are saved and run") {
     graph::Graph g;
-    graph::Value q = g.input("q", {2, 80, 8}), k = g.input("k", {2, 8, 80});
-    g.set_symbolic(q, 1, {"seq", 80});
-    g.set_symbolic(k, 2, {"seq", 80});
-    g.output(g.batch_matmul(q, k), "scores");
+    g.output(graph_check::symbolic_attention_scores(g, 2, 80, 8), "scores");
     graph::Module m = graph::build(g);
     const std::string bytes = graph::save_to_memory(m);
     graph::Module r = graph::load_module_from_memory(bytes);
     for (int64_t seq : {5, 64, 80}) {
         CAPTURE(seq);
         auto qv = Buffer<float>::random({2, seq, 8}, -1, 1, uint64_t(seq)), kv = Buffer<float>::random({2, 8, seq}, -1, 1, 9);
-        for (graph::Module* mod : {&m, &r}) {
-            mod->set_input("q", qv);
-            mod->set_input("k", kv);
-            mod->run();
-        }
+        graph_check::run_attention({&m, &r}, qv, kv);
         CHECK(same_bytes(m.get_output("scores"), r.get_output("scores")));
         // and against naive loops
         const float* got = static_cast<const float*>(r.get_output("scores").data());
