@@ -1,24 +1,29 @@
 #!/usr/bin/env python3
 """Symbolic dimensions against fixed sizes, in one run on one machine.
 
-    /usr/bin/python3 models/export.py --only resnet18_dynamic,lstm_tagger,gru_stateful
+    /usr/bin/python3 models/export.py --only resnet18_dynamic,lstm_tagger,gru_stateful,bert_encoder,squeezenet1_1_dynamic
     /usr/bin/python3 benchmarks/symbolic_shapes.py [--tool build/tests/onnx_model_run] [--runs 5]
 
-For each model, symbol and size: onnx_model_run builds the model once with the symbol kept
+For each model, symbols and size: onnx_model_run builds the model once with the symbols kept
 symbolic (onnx::LoadOptions::symbols, bounded by the max below) and runs it at the size,
 and builds it again with the size fixed (LoadOptions::dim_values); the two alternate
 --runs times (fresh processes, 1 thread). Prints the median latencies, their ratio
-(symbolic / fixed: > 1 is slower), the build times and the largest difference of the
-outputs (the same random inputs), as a markdown table for benchmarks/RESULTS.md.
+(symbolic / fixed: > 1 is slower), the build times, the symbolic module's first run (which
+compiles the kernels compiled per size, KernelInfo::per_size, at a size not the max) and the
+largest difference of the outputs (the same random inputs), as a markdown table for
+benchmarks/RESULTS.md.
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = [  # model, symbol, max, sizes
-    ("resnet18_dynamic", "batch", 4, [1, 2, 4]),
-    ("lstm_tagger", "seq", 100, [10, 50, 100]),
-    ("gru_stateful", "seq", 64, [8, 32, 64]),
-    ("bert_encoder", "seq", 128, [16, 64, 128]),
+CASES = [  # model, {symbol: max}, sizes (one value per symbol), other dimensions fixed
+    ("resnet18_dynamic", {"batch": 4}, [(1,), (2,), (4,)], {}),
+    ("lstm_tagger", {"seq": 100}, [(10,), (50,), (100,)], {}),
+    ("gru_stateful", {"seq": 64}, [(8,), (32,), (64,)], {}),
+    ("bert_encoder", {"seq": 128}, [(16,), (64,), (128,)], {}),
+    # An image size: strided convolutions make extents no sum of products of the symbols, so
+    # the kernels are compiled per size, at the first run there (first run / fixed build).
+    ("squeezenet1_1_dynamic", {"height": 224, "width": 224}, [(224, 224), (160, 192), (96, 128)], {"batch": 1}),
 ]
 
 
@@ -77,32 +82,41 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     print(f"CPU: {cpu_name()}, 1 thread, {args.runs} alternating runs each (medians)\n")
-    print("| model | symbol (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s | max diff |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| model | symbols (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s "
+          "| symbolic first run s | max diff |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, symbol, top, sizes in CASES:
+        for name, tops, sizes, others in CASES:
             model = os.path.join(args.models, name + ".onnx")
             if not os.path.exists(model):
                 print(f"| {name} | (not exported: models/export.py --only {name}) |")
                 continue
+            pinned = [a for sym, v in others.items() for a in ("--dim", f"{sym}={v}")]
             for size in sizes:
-                fixed, symbolic, build_f, build_s = [], [], [], []
+                values = dict(zip(tops, size))
+                fixed, symbolic, build_f, build_s, first = [], [], [], [], []
                 a, b = os.path.join(tmp, "fixed"), os.path.join(tmp, "symbolic")
                 for d in (a, b):
                     os.makedirs(d, exist_ok=True)
-                extra = int64_inputs(name, size, tmp)
+                extra = int64_inputs(name, size[0], tmp) + pinned
+                at_fixed = [x for sym, v in values.items() for x in ("--dim", f"{sym}={v}")]
+                at_symbolic = [x for sym, v in values.items()
+                               for x in ("--symbol", f"{sym}={tops[sym]}", "--at", f"{sym}={v}")]
                 for _ in range(args.runs):
-                    f = run(args.tool, model, ["--dim", f"{symbol}={size}"] + extra, a)
-                    s = run(args.tool, model, ["--symbol", f"{symbol}={top}", "--at", f"{symbol}={size}"] + extra, b)
+                    f = run(args.tool, model, at_fixed + extra, a)
+                    s = run(args.tool, model, at_symbolic + extra, b)
                     fixed.append(f["latency_ms"]["1"]["median"])
                     symbolic.append(s["latency_ms"]["1"]["median"])
                     build_f.append(f["cold_build_ms"] / 1000)
                     build_s.append(s["cold_build_ms"] / 1000)
+                    first.append(s["first_run_ms"] / 1000)
                 oa, ob = outputs(a), outputs(b)
                 diff = max(max((abs(x - y) for x, y in zip(oa[k], ob[k])), default=0.0) for k in oa)
                 mf, ms = statistics.median(fixed), statistics.median(symbolic)
-                print(f"| {name} | {symbol} ({top}) | {size} | {mf:.3f} | {ms:.3f} | {ms / mf:.2f} | "
-                      f"{statistics.median(build_f):.2f} / {statistics.median(build_s):.2f} | {diff:.1e} |", flush=True)
+                symbols = ", ".join(f"{sym} ({top})" for sym, top in tops.items())
+                print(f"| {name} | {symbols} | {'x'.join(map(str, size))} | {mf:.3f} | {ms:.3f} | {ms / mf:.2f} | "
+                      f"{statistics.median(build_f):.2f} / {statistics.median(build_s):.2f} | "
+                      f"{statistics.median(first):.2f} | {diff:.1e} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ the latency (median of run()s, at least --min-time seconds after warm-up) at 1 a
 threads, weft's and ORT's (intra-op threads 1 and 2), and the ratio ORT / weft (> 1: weft
 is faster); build times next to ORT's session creation (median of 3, 1 thread).
 
---check compares outputs only, for the small models (the MLP, the transformer layer and
-SqueezeNet at 1x3x64x64 through its symbolic batch and image size), and prints "skipped: ..."
-(exit 0) when the models or onnxruntime are missing.
+--check compares outputs only, for the small models (the MLP, the transformer layer,
+SqueezeNet at 1x3x64x64 through its symbolic batch and image size, ...), and SqueezeNet built
+once with its batch, height and width kept symbolic, run at three sizes (CHECK_SYMBOLIC);
+it prints "skipped: ..." (exit 0) when the models or onnxruntime are missing.
 
 ONNX Runtime comes from PyPI (pip install onnxruntime); when this Python lacks it, the
 script re-runs itself with models/.venv/bin/python if that exists (a venv made with
@@ -39,6 +40,12 @@ except ImportError as e:
     sys.exit(0)
 
 CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic", "gru_stateful", "bert_encoder", "iterative_refiner"]
+# --check also runs these built once with their symbols kept symbolic (bounded by the max) at
+# each size: SqueezeNet's image height and width, whose convolutions are compiled per size.
+CHECK_SYMBOLIC = {"squeezenet1_1_dynamic": ({"batch": 2, "height": 96, "width": 96},
+                                            [{"batch": 1, "height": 64, "width": 64},
+                                             {"batch": 2, "height": 57, "width": 80},
+                                             {"batch": 1, "height": 96, "width": 96}])}
 TOLERANCE = 1e-4
 
 
@@ -98,11 +105,15 @@ def time_runs(fn, min_time, min_runs=10):
     return {"median": t[len(t) // 2], "min": t[0]}
 
 
-def run_model(name, entry, args, tool, work):
+def run_model(name, entry, args, tool, work, symbolic=None):
+    """symbolic: (each symbol's max, the values to run at): built once with the symbols kept
+    symbolic, run at those values; else built for the manifest's values."""
     path = os.path.join(args.dir, entry["file"])
     overrides = {}
     if args.check and name == "squeezenet1_1_dynamic":
         overrides = {"batch": 1, "height": 64, "width": 64}
+    if symbolic:
+        overrides = symbolic[1]
     rng = np.random.default_rng(20240601)
     feed, symbols = {}, {}
     cmd = [tool, path, "--out", os.path.join(work, name)]
@@ -116,7 +127,7 @@ def run_model(name, entry, args, tool, work):
         x.tofile(in_file)
         cmd += ["--input", f"{spec['name']}={in_file}"]
     for sym, v in symbols.items():
-        cmd += ["--dim", f"{sym}={v}"]
+        cmd += ["--symbol", f"{sym}={symbolic[0][sym]}", "--at", f"{sym}={v}"] if symbolic else ["--dim", f"{sym}={v}"]
     if "max_loop_iterations" in entry:
         cmd += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
     r = {"model": name, "shape": ", ".join("x".join(map(str, x.shape)) for x in feed.values())}
@@ -257,20 +268,24 @@ def main():
     state = machine_state()
     failed = []
     results = []
+    runs = [(n, n, None) for n in names]
+    if args.check:
+        runs += [(n + " (symbolic)", n, (maxes, values)) for n, (maxes, sizes) in CHECK_SYMBOLIC.items()
+                 if n in names for values in sizes]
     with tempfile.TemporaryDirectory(prefix="weft-models-") as work:
-        for n in names:
-            r = run_model(n, manifest[n], args, tool, work)
+        for label, n, symbolic in runs:
+            r = run_model(n, manifest[n], args, tool, work, symbolic)
             r["opset"] = manifest[n]["opset"]
             results.append(r)
             w = r["weft"]
             if "error" in w:
-                print(f"{n}: weft error: {w['error']}", flush=True)
-                failed.append(n)
+                print(f"{label}: weft error: {w['error']}", flush=True)
+                failed.append(label)
                 continue
             ok = r["max_rel"] <= TOLERANCE
             if not ok:
-                failed.append(n)
-            line = (f"{n} {r['shape']}: max rel err {r['max_rel']:.2e} "
+                failed.append(label)
+            line = (f"{label} {r['shape']}: max rel err {r['max_rel']:.2e} "
                     f"({'ok' if ok else 'MISMATCH'}); weft load {w['load_ms']:.0f} ms + build cold "
                     f"{w['cold_build_ms']:.0f} ms ({w['kernels']} kernels)")
             if not args.check:

@@ -46,6 +46,20 @@ inline double max_error(const std::vector<float>& a, const std::vector<float>& b
     return worst;
 }
 
+// A float32 buffer of `shape`, uniform in [-1, 1).
+inline Buffer<float> random_buffer(std::vector<int64_t> shape, uint64_t seed) {
+    return Buffer<float>::random(shape, -1.f, 1.f, seed);
+}
+
+// max |a - b| over the elements of two float32 buffers of one shape.
+inline double max_difference(const BufferRef& a, const BufferRef& b) {
+    REQUIRE(a.shape() == b.shape());
+    const float *p = static_cast<const float*>(a.data()), *q = static_cast<const float*>(b.data());
+    double worst = 0;
+    for (int64_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(p[i] - q[i])));
+    return worst;
+}
+
 // The build options of tests that count the kernels or bytes of NCHW convolutions: the
 // layout pass (blocked tensors, layout transforms) off, fusion as asked.
 inline graph::BuildOptions nchw(bool fuse = true) {

@@ -22,6 +22,22 @@ std::vector<float> random_values(size_t n, uint64_t seed) {
     return v;
 }
 
+// `module` (built once with symbols) against `fixed` (built for the values set) on input
+// "x" = x: every output equal to 1e-6.
+void check_against_fixed(graph::Module& module, graph::Module& fixed, const BufferRef& x) {
+    module.set_input("x", x);
+    fixed.set_input("x", x);
+    module.run();
+    fixed.run();
+    for (int o = 0; o < fixed.num_outputs(); ++o) {
+        CAPTURE(o);
+        const BufferRef &got = module.get_output(o), &want = fixed.get_output(o);
+        REQUIRE(got.shape() == want.shape());
+        for (int64_t i = 0; i < got.size(); ++i)
+            CHECK(std::abs(static_cast<const float*>(got.data())[i] - static_cast<const float*>(want.data())[i]) < 1e-6);
+    }
+}
+
 // X [seq, 1, 4] -> LSTM (hidden 3) -> Y [seq, 1, 1, 3] reshaped to [seq, 3] by a shape
 // computed from X's (Shape, Gather, Concat: folded at import, so the reshape's attribute
 // changes with seq), plus Y_h and the last step of Y by a Slice that starts at seq - 1.
@@ -67,18 +83,7 @@ TEST_CASE("onnx: a symbolic sequence length: an LSTM model compiled once runs at
         std::vector<float> v = random_values(size_t(seq * 4), uint64_t(10 + seq));
         std::copy(v.begin(), v.end(), x.begin());
         graph::Module fixed = graph::build(m.load({.dim_values = {{"seq", seq}}}));
-        module.set_input("x", x);
-        fixed.set_input("x", x);
-        module.run();
-        fixed.run();
-        for (int o = 0; o < 3; ++o) {
-            CAPTURE(o);
-            const BufferRef &got = module.get_output(o), &want = fixed.get_output(o);
-            REQUIRE(got.shape() == want.shape());
-            for (int64_t i = 0; i < got.size(); ++i)
-                CHECK(std::abs(static_cast<const float*>(got.data())[i] - static_cast<const float*>(want.data())[i]) <
-                      1e-6);
-        }
+        check_against_fixed(module, fixed, x);
         CHECK(module.get_output("rows").shape() == std::vector<int64_t>{seq, 3});
     }
 }
@@ -145,5 +150,65 @@ TEST_CASE("onnx: a symbolic length of token ids gathered from an embedding table
             for (int64_t c = 0; c < 3; ++c)
                 CHECK(static_cast<const float*>(y.data())[t * 3 + c] == table[size_t(row * 3 + c)]);
         }
+    }
+}
+
+namespace {
+
+// A detector's shape (DBNet's, in miniature): x [1, 3, height, width] -> strided Conv, Conv,
+// Resize x2 (scales), a 1x1 Conv, Sigmoid -> "prob", and "full": prob resized back to the
+// input's height and width by sizes computed from Shape(x) (Slice, Concat).
+Model detector_model() {
+    Model m(13);
+    m.input("x", {1, 3, -1, -1});
+    auto* dims = m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    dims->mutable_dim(2)->set_dim_param("height");
+    dims->mutable_dim(3)->set_dim_param("width");
+    m.initializer("w1", {8, 3, 3, 3}, random_values(8 * 27, 21));
+    m.initializer("b1", {8}, random_values(8, 22));
+    m.initializer("w2", {8, 8, 3, 3}, random_values(8 * 72, 23));
+    m.initializer("w3", {1, 8, 1, 1}, random_values(8, 24));
+    pb::NodeProto& c1 = m.node("Conv", {"x", "w1", "b1"}, {"c1"});
+    set_ints(c1, "strides", {2, 2});
+    set_ints(c1, "pads", {1, 1, 1, 1});
+    m.node("Relu", {"c1"}, {"r1"});
+    set_ints(m.node("Conv", {"r1", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
+    m.node("Relu", {"c2"}, {"r2"});
+    m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+    m.initializer("no_roi", {0}, {});
+    m.node("Resize", {"r2", "no_roi", "scales"}, {"up"});
+    m.node("Conv", {"up", "w3"}, {"logits"});
+    m.node("Sigmoid", {"logits"}, {"prob"});
+    m.node("Shape", {"x"}, {"x_shape"});
+    m.initializer_i64("from", {1}, {2});
+    m.initializer_i64("to", {1}, {4});
+    m.node("Slice", {"x_shape", "from", "to"}, {"hw"});
+    m.initializer_i64("one_one", {2}, {1, 1});
+    set_int(m.node("Concat", {"one_one", "hw"}, {"full_size"}), "axis", 0);
+    m.node("Resize", {"prob", "no_roi", "", "full_size"}, {"full"});
+    m.output("prob");
+    m.output("full");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: a symbolic image height and width: a detector compiled once runs at three sizes") {
+    Model m = detector_model();
+    graph::Graph g = m.load({.symbols = {{"height", 64}, {"width", 64}}});
+    REQUIRE(g.symbols().size() == 2);
+    graph::Module module = graph::build(g);
+    int per_size = 0;
+    for (const graph::KernelInfo& k : module.kernels()) per_size += k.per_size;
+    CHECK(per_size >= 2);  // the strided convolution's output is no sum of products of the sizes
+    for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {40, 56}, {33, 17}, {64, 64}, {33, 17}}) {
+        CAPTURE(h);
+        CAPTURE(w);
+        Buffer<float> x({1, 3, h, w});
+        std::vector<float> v = random_values(size_t(3 * h * w), uint64_t(h * 1000 + w));
+        std::copy(v.begin(), v.end(), x.begin());
+        graph::Module fixed = graph::build(m.load({.dim_values = {{"height", h}, {"width", w}}}));
+        check_against_fixed(module, fixed, x);
+        CHECK(module.get_output("full").shape() == std::vector<int64_t>{1, 1, h, w});
     }
 }

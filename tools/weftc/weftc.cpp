@@ -225,10 +225,12 @@ void print_module(const graph::Module& m, bool with_records = false) {
         const std::string when = info.condition < 0 ? ""
                                                     : "  [runs when " + g.node(info.condition).name + " is " +
                                                           (info.condition_value ? "true" : "false") + "]";
-        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s%s%s\n", k, info.name.c_str(), root.type.str().c_str(),
+        // Compiled again at each size it runs at (graph.md, "Symbolic dimensions").
+        const char* per_size = info.per_size ? "  [compiled per size]" : "";
+        std::printf("  %3zu %-32s -> %-28s %zu node%s: %s%s%s%s\n", k, info.name.c_str(), root.type.str().c_str(),
                     info.nodes.size(), info.nodes.size() == 1 ? "" : "s", nodes.c_str(),
                     !with_records || !info.tunable ? "" : info.tuned ? "  [tuned]" : "  [default: no record]",
-                    when.c_str());
+                    when.c_str(), per_size);
     }
     if (with_records) {
         int tasks = 0, tuned = 0;

@@ -86,7 +86,16 @@ struct KernelInfo {
     // the bool node `condition` is `condition_value`; -1: it always runs. (CPU modules.)
     int condition = -1;
     bool condition_value = true;
+    // With symbolic dimensions: compiled for each size the module runs at, when it first
+    // runs there (a convolution over a symbolic image size; docs/graph.md, "Symbolic
+    // dimensions"), not once over symbolic extents.
+    bool per_size = false;
 };
+
+// The sets of symbol values a module keeps per-size kernels for (KernelInfo::per_size),
+// besides the max, the most recently used: a model run at ever new image sizes compiles
+// again past these, but its memory stays bounded.
+inline constexpr size_t kMaxKeptSizes = 8;
 
 // Where graph::build's time went, one step: "pass fold_constants", "fuse", "compile kernels",
 // ... (Module::build_phases).

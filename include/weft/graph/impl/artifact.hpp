@@ -41,6 +41,16 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     WEFT_CHECK(!s.target.is_cuda(), "graph::save: this module was built for ", s.target.str(),
                "; artifacts hold CPU object code only. Save a module built for the CPU (Target::host()), or keep "
                "the graph (or ONNX model) and call graph::build(g, Target::cuda()) where it runs");
+    // Kernels compiled per size need the graph the module was built from at each new size,
+    // which an artifact does not hold.
+    if (!s.per_size.empty()) {
+        std::string names;
+        for (const Symbol& sym : s.symbolic.symbols) names += (names.empty() ? "'" : ", '") + sym.name + "'";
+        ::weft::detail::throw_user_error(
+            "graph::save: this module compiles some kernels per size of its symbols " + names +
+            " (a convolution over a symbolic image size), which needs the model at each new size; an artifact holds "
+            "compiled kernels only. Give those symbols fixed values (weftc compile --input-shape) to save it");
+    }
     const Graph& g = s.graph;
     detail::ArtifactWriter w;
     w.str("weft");

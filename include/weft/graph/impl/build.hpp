@@ -91,12 +91,13 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
 // cache compiles a kernel two groups share once. `progress` is called one call at a time,
 // before each group, in the order the groups start. After an error no group starts; of the
 // groups that failed, the first in group order's error is thrown.
-inline std::vector<GroupBuild> compile_groups(const ModuleAccess::State& st, const BuildOptions& options,
+inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vector<FusedGroup>& groups,
+                                              const Target& target, const BuildOptions& options,
                                               const SymbolicShapes* symbolic, CompileClock& clock) {
     WEFT_CHECK(options.compile_threads >= 0, "graph::build: BuildOptions::compile_threads must not be negative, got ",
                options.compile_threads);
     const std::shared_ptr<const autotune::Records> records = tuning_records(options);
-    const size_t count = st.groups.size();
+    const size_t count = groups.size();
     std::vector<GroupBuild> results(count);
     std::vector<std::exception_ptr> errors(count);
     std::atomic<size_t> next{0};
@@ -107,11 +108,10 @@ inline std::vector<GroupBuild> compile_groups(const ModuleAccess::State& st, con
         for (size_t k; !failed.load() && (k = next.fetch_add(1)) < count;) {
             if (options.progress) {
                 std::lock_guard<std::mutex> hold(progress_lock);
-                options.progress(started++, int(count), group_name(st.graph, st.groups[k]));
+                options.progress(started++, int(count), group_name(graph, groups[k]));
             }
             try {
-                results[k] = compile_with_records(st.graph, st.groups[k], st.target, options, records.get(), symbolic,
-                                                  &clock);
+                results[k] = compile_with_records(graph, groups[k], target, options, records.get(), symbolic, &clock);
             } catch (...) {
                 errors[k] = std::current_exception();
                 failed.store(true);
@@ -138,7 +138,77 @@ inline void keep_compiled(ModuleAccess::State& st, std::vector<GroupBuild> built
         st.large.push_back(std::move(b.compiled.large));
         st.large_args.push_back(std::move(b.compiled.large_args));
         st.arg_ids.push_back(std::move(b.compiled.args));
+        st.per_size.push_back(b.compiled.per_size);
+        st.infos.back().per_size = b.compiled.per_size;
     }
+    if (std::find(st.per_size.begin(), st.per_size.end(), true) == st.per_size.end()) st.per_size.clear();
+}
+
+// The kernels compiled per size (CompiledGroup::per_size) at the symbols' `values`: the
+// graph made there (`source` instantiated, then the same passes), checked against the
+// compiled one (the same nodes; every shape build() fitted as fitted), and its per-size
+// groups compiled (the kernel cache serves sizes met before, in this process or on disk).
+inline std::string values_str(const SymbolicShapes& sym, const std::vector<int64_t>& values) {
+    std::string at;
+    for (size_t s = 0; s < sym.symbols.size(); ++s)
+        at += (at.empty() ? "" : ", ") + sym.symbols[s].name + " = " + std::to_string(values[s]);
+    return at;
+}
+
+// The graph `source` at the symbols' `values`, after build()'s passes.
+inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, const Target& target,
+                             const BuildOptions& options, const std::vector<int64_t>& values) {
+    std::map<std::string, int64_t> named;
+    for (size_t s = 0; s < sym.symbols.size(); ++s) named[sym.symbols[s].name] = values[s];
+    Graph g;
+    try {
+        g = source.instantiate(named);
+        run_passes(g, target, options);
+    } catch (const Error& e) {
+        ::weft::detail::rethrow_with_context(e, "graph::Module::run: making the graph at " + values_str(sym, values));
+    }
+    return g;
+}
+
+inline SizeKernels compile_at_values(const ModuleAccess::State& st, const Graph& g, const BuildOptions& options,
+                                     const std::vector<int64_t>& values) {
+    const SymbolicShapes& sym = st.symbolic;
+    const std::string at = values_str(sym, values);
+    std::vector<bool> attrs_vary(size_t(g.size()), false), per_size = sym.per_size;
+    match_structure(st.graph, g, at, attrs_vary, per_size);
+    SizeKernels r;
+    r.values = values;
+    r.kernels.resize(st.kernels.size());
+    r.shapes.resize(size_t(g.size()));
+    r.constants.resize(size_t(g.size()));
+    for (int id = 0; id < g.size(); ++id) {
+        const Node& n = g.node(id);
+        if (sym.is_per_size(id)) {
+            r.shapes[size_t(id)] = n.type.shape;
+            if (n.is_constant()) r.constants[size_t(id)] = n.value;
+            continue;
+        }
+        const std::vector<int64_t> fitted = sym.shape_at(st.graph, id, values);
+        WEFT_CHECK(!per_size[size_t(id)] && n.type.shape == fitted, "graph::Module::run: at ", at, ", ", describe(n),
+                   " is ", n.type.str(), (per_size[size_t(id)] ? " with other data" : ""),
+                   ", not what graph::build found at other sizes (", TensorType{fitted, n.type.dtype}.str(),
+                   "): give the symbols fixed values, or bounds that keep the graph alike");
+    }
+    std::vector<FusedGroup> groups;
+    std::vector<size_t> which;
+    for (size_t k = 0; k < st.per_size.size(); ++k)
+        if (st.per_size[k]) {
+            groups.push_back(st.groups[k]);
+            which.push_back(k);
+        }
+    CompileClock clock;
+    std::vector<GroupBuild> built = compile_groups(g, groups, st.target, options, nullptr, clock);
+    for (size_t i = 0; i < which.size(); ++i) {
+        WEFT_ICHECK(built[i].compiled.args == st.arg_ids[which[i]], "graph::Module::run: the kernel of '",
+                    st.infos[which[i]].name, "' at ", at, " takes other arguments than at the symbols' max");
+        r.kernels[which[i]] = std::move(built[i].compiled.kernel);
+    }
+    return r;
 }
 
 // Storage: inputs and constants have their own; each group's output is planned (shared
@@ -210,8 +280,20 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
 
     t0 = std::chrono::steady_clock::now();
     detail::CompileClock clock;
-    detail::keep_compiled(*st,
-                          detail::compile_groups(*st, options, st->symbolic.empty() ? nullptr : &st->symbolic, clock));
+    detail::keep_compiled(*st, detail::compile_groups(st->graph, st->groups, target, options,
+                                                      st->symbolic.empty() ? nullptr : &st->symbolic, clock));
+    if (!st->per_size.empty()) {
+        // (The module keeps the graph it was given, to make the graph at other sizes; the
+        // callbacks it was built with are not called again.)
+        BuildOptions again = options;
+        again.progress = nullptr;
+        st->graph_at = [source = graph, again, sym = &st->symbolic, target](const std::vector<int64_t>& values) {
+            return detail::graph_at_values(*sym, source, target, again, values);
+        };
+        st->compile_at = [again](const Module::State& s, const std::vector<int64_t>& values) {
+            return detail::compile_at_values(s, s.graph_at(values), again, values);
+        };
+    }
     phases.push_back({"compile kernels", detail::ms_since(t0)});
     for (auto [name, ns] : {std::pair{"  schedules", &clock.schedule_ns}, std::pair{"  lowering", &clock.lower_ns},
                             std::pair{"  LLVM", &clock.llvm_ns}})

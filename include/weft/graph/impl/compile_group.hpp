@@ -46,6 +46,20 @@ struct CompiledGroup {
     // symbol it uses at least kAssumedExtent, run where they are.
     Kernel large;
     std::vector<int> large_args;
+    // With symbolic dimensions: compiled per size (its group reads or writes a node of
+    // SymbolicShapes::per_size, or its operators need constant extents and it cannot run per
+    // sample). `kernel` is the one at the symbols' max, with constant extents; the module
+    // compiles the others when it first runs at a size (graph/impl/size_kernels.hpp).
+    bool per_size = false;
+};
+
+// The kernels compiled per size (CompiledGroup::per_size) at one set of the symbols' values,
+// and what the module's views need there.
+struct SizeKernels {
+    std::vector<int64_t> values;
+    std::vector<Kernel> kernels;               // per kernel of the module: undefined where not per size
+    std::vector<std::vector<int64_t>> shapes;  // per node: a per-size node's shape here (else empty)
+    std::vector<BufferRef> constants;          // per node: a per-size constant's data here (else undefined)
 };
 
 // Where a GEMM's rows and columns are symbolic, tiles the lowering proves full need the
@@ -309,18 +323,35 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         return schedule_group(g, group, target, config, shapes);
     };
     auto compiled = [&](const ScheduledGroup& sg) { return lower_and_build(g, group, sg.schedule, sg.args, target, clock); };
+    // Per size: the kernel at the symbols' max (constant extents) now, the others as the
+    // module meets their sizes.
+    auto per_size = [&] {
+        ScheduledGroup at_max = scheduled(nullptr);
+        result = CompiledGroup{};
+        result.per_size = true;
+        result.args = at_max.arg_ids;
+        result.kernel = compiled(at_max);
+        return result;
+    };
+    if (symbolic && symbolic->any_per_size(g, group.nodes)) return per_size();
     ScheduledGroup sg;
     try {
         sg = scheduled(symbolic);
     } catch (const Error&) {
-        // Operators that need constant extents (a convolution's) may still run per sample.
-        const int s = symbolic ? per_sample_symbol(g, *symbolic, group.nodes) : -1;
-        if (s < 0) throw;
+        if (!symbolic || !config.empty()) throw;
+        // Operators that need constant extents (a convolution's) may still run per sample,
+        // else per size.
+        const int s = per_sample_symbol(g, *symbolic, group.nodes);
+        if (s < 0) return per_size();
         result.samples = {s, 1, 0};
         const SymbolicShapes one = kernel_shapes(*symbolic, result.samples);
-        sg = scheduled(&one);
+        try {
+            sg = scheduled(&one);
+        } catch (const Error&) {
+            return per_size();
+        }
         for (int id : sg.arg_ids)  // the group's inputs too: one sample of each, or the whole
-            if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) throw;
+            if (symbolic->is_symbolic(id) && per_sample_symbol(g, *symbolic, {id}) != s) return per_size();
         result.args = sg.arg_ids;
         result.kernel = compiled(sg);
         return result;

@@ -95,7 +95,17 @@ DebugReport Module::run_debug(const DebugOptions& options) {
         detail::bind_symbols(s, s.requested_values);
         fixed = s.symbolic.at_values(s.symbol_values);
     }
-    auto shape_of = [&](int id) { return fixed ? fixed->shape_at(g, id, s.symbol_values) : g.node(id).type.shape; };
+    // Where kernels are compiled per size, the references are compiled from the graph made at
+    // these sizes (its nodes are the module's).
+    std::optional<Graph> made;
+    if (s.bound_sizes) {
+        made = s.graph_at(s.symbol_values);
+        fixed.reset();
+    }
+    const Graph& ref_graph = made ? *made : g;
+    auto shape_of = [&](int id) {
+        return fixed ? fixed->shape_at(g, id, s.symbol_values) : ref_graph.node(id).type.shape;
+    };
     DebugReport report;
     auto differs = [&](double got, double want) {
         if (std::isnan(got) || std::isnan(want)) return std::isnan(got) != std::isnan(want);
@@ -118,7 +128,7 @@ DebugReport Module::run_debug(const DebugOptions& options) {
         for (int id : group.nodes) {
             OpPattern p = op_def(g.node(id).op).pattern;
             FusedGroup single{{id}, int(p) >= int(OpPattern::CommReduce) ? id : -1, p};
-            detail::CompiledGroup c = detail::compile_group(g, single, s.target, {}, fixed ? &*fixed : nullptr);
+            detail::CompiledGroup c = detail::compile_group(ref_graph, single, s.target, {}, fixed ? &*fixed : nullptr);
             ref[id] = BufferRef::allocate(g.node(id).type.dtype, shape_of(id));
             std::vector<KernelArgValue> args;
             for (int a : c.args) args.emplace_back(ref.at(a));

@@ -6,6 +6,8 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <list>
 #include <optional>
 
 #include "weft/graph/impl/compile_group.hpp"
@@ -55,6 +57,14 @@ struct Module::State {
     std::vector<Kernel> large;
     std::vector<std::vector<int>> large_args;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
+    // Per kernel: compiled per size (CompiledGroup::per_size; empty: none is). kernels[k] is
+    // the one at the symbols' max; `sizes` holds those at other values, the most recently
+    // used first (at most kMaxKeptSizes), made by `compile_at` (graph/impl/size_kernels.hpp).
+    std::vector<bool> per_size;
+    std::list<detail::SizeKernels> sizes;
+    std::function<detail::SizeKernels(const State&, const std::vector<int64_t>& values)> compile_at;
+    std::function<Graph(const std::vector<int64_t>& values)> graph_at;  // the compiled graph made at `values`
+    const detail::SizeKernels* bound_sizes = nullptr;  // at symbol_values (null: at the max)
     // Per kernel (a CPU module's; empty: every kernel runs): the condition under which its
     // output is needed (graph/impl/guards.hpp), read before it runs.
     std::vector<detail::KernelGuard> guards;
@@ -323,6 +333,23 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         }
         st.calls[k].push_back(std::move(call));
     }
+    // The kernels compiled per size, at the current values (the max: kernels[k] itself).
+    if (st.bound_sizes)
+        for (size_t k = 0; k < st.per_size.size(); ++k)
+            if (st.per_size[k]) st.calls[k].push_back({&st.bound_sizes->kernels[k], {}, st.args[k]});
+}
+
+// The per-size kernels at `values` (not the max): kept from an earlier run there, else
+// compiled now; the last kMaxKeptSizes sets are kept, the most recently used first.
+inline const SizeKernels& kernels_at(ModuleAccess::State& st, const std::vector<int64_t>& values) {
+    for (auto it = st.sizes.begin(); it != st.sizes.end(); ++it)
+        if (it->values == values) {
+            st.sizes.splice(st.sizes.begin(), st.sizes, it);
+            return st.sizes.front();
+        }
+    st.sizes.push_front(st.compile_at(st, values));
+    if (st.sizes.size() > kMaxKeptSizes) st.sizes.pop_back();
+    return st.sizes.front();
 }
 
 // Where the symbols are read from at run time: each symbolic axis of an input the compiled
@@ -361,16 +388,27 @@ inline void symbol_values_of_inputs(const ModuleAccess::State& st, std::vector<i
 inline void bind_symbols(ModuleAccess::State& st, const std::vector<int64_t>& values) {
     if (values == st.symbol_values) return;
     const Graph& g = st.graph;
+    bool at_max = true;
+    for (size_t s = 0; s < values.size(); ++s) at_max &= values[s] == st.symbolic.symbols[s].max;
+    const SizeKernels* sizes = st.per_size.empty() || at_max ? nullptr : &kernels_at(st, values);
     for (int id = 0; id < g.size(); ++id) {
-        if (!st.symbolic.is_symbolic(id) || !st.storage[size_t(id)].defined()) continue;
+        const bool per_size = st.symbolic.is_per_size(id);
+        if ((!st.symbolic.is_symbolic(id) && !per_size) || !st.storage[size_t(id)].defined()) continue;
+        if (per_size && g.node(id).is_constant()) {  // the data the graph has at these values
+            st.values[size_t(id)] = sizes ? sizes->constants[size_t(id)] : st.storage[size_t(id)];
+            continue;
+        }
         const BufferRef& full = st.storage[size_t(id)];
-        std::vector<int64_t> shape = st.symbolic.shape_at(g, id, values);
+        std::vector<int64_t> shape = !per_size ? st.symbolic.shape_at(g, id, values)
+                                     : sizes   ? sizes->shapes[size_t(id)]
+                                               : g.node(id).type.shape;
         const TensorType t{shape, full.dtype()}, planned{full.shape(), full.dtype()};
         WEFT_CHECK(t.bytes() <= planned.bytes(), "graph::Module::run: ", describe(g.node(id)), " needs ", t.str(),
                    " at these sizes, more than the ", planned.str(), " planned at the symbols' max");
         st.values[size_t(id)] = BufferRef(full.data(), full.dtype(), std::move(shape), {}, st.device);
     }
     st.symbol_values = values;
+    st.bound_sizes = sizes;
     make_argument_lists(st);
 }
 

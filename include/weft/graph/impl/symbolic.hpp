@@ -2,16 +2,18 @@
 // nodes depend on the symbols, and how. build() makes the graph again at other values of the
 // symbols (Graph::instantiate, then the same passes) and fits every dimension as a
 // multilinear function of them (batch, seq, batch * seq * 64, seq + 1): one set of values
-// per subset of the symbols determines it, and one more set checks it. A dimension that is
-// no such function (a strided convolution over a symbolic length), a graph whose structure
-// or constants change with the values, or an attribute that changes in an operator that
-// cannot take its output shape from elsewhere is refused, naming the node: a module never
-// runs a kernel at a size it was not built for.
+// per subset of the symbols determines it, and one more set checks it. A node with a
+// dimension that is no such function (a strided convolution over an image size), or a
+// constant whose data changes with the values (weights packed for a convolution's width), is
+// marked per size: its kernels are compiled for each set of values the module runs at
+// (graph/impl/size_kernels.hpp). A graph whose structure changes with the values is refused,
+// naming the node: a module never runs a kernel at a size it was not built for.
 #pragma once
 #include <bit>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "weft/graph/graph.hpp"
 #include "weft/graph/op_registry.hpp"
@@ -80,14 +82,29 @@ struct SymbolicShapes {
     std::vector<bool> attrs_vary;                // per node: its attributes change with the symbols
     // Per node: its integer attributes that change with the symbols, entry by entry.
     std::vector<std::map<std::string, std::vector<SymbolicDim>>> attrs;
+    // Per node: its shape (or attributes) is no sum of products of the symbols, or it is a
+    // constant whose data changes with them: known only in the graph made at the values
+    // (dims[] empty). The kernels that read or write it are compiled per size.
+    std::vector<bool> per_size;
 
     bool empty() const { return symbols.empty(); }
     bool is_symbolic(int node) const { return !dims[size_t(node)].empty(); }
+    bool is_per_size(int node) const { return !per_size.empty() && per_size[size_t(node)]; }
     // Whether node `node` depends on the symbols: its shape, an input's or its attributes.
     bool touches(const Graph& g, int node) const {
-        if (is_symbolic(node) || attrs_vary[size_t(node)]) return true;
+        if (is_symbolic(node) || is_per_size(node) || attrs_vary[size_t(node)]) return true;
         for (Value v : g.node(node).inputs)
-            if (is_symbolic(v.id)) return true;
+            if (is_symbolic(v.id) || is_per_size(v.id)) return true;
+        return false;
+    }
+    // Whether any of `nodes` or their inputs is per size (a group that reads or writes one
+    // has kernels per size).
+    bool any_per_size(const Graph& g, const std::vector<int>& nodes) const {
+        for (int id : nodes) {
+            if (is_per_size(id)) return true;
+            for (Value v : g.node(id).inputs)
+                if (is_per_size(v.id)) return true;
+        }
         return false;
     }
     // Node `node`'s shape in the tensor language (the symbols' Vars where it depends on them).
@@ -175,9 +192,10 @@ inline bool same_or_prefix(const Node& a, const Node& b) {
 }
 
 // Compares the compiled graph `g` with `other` (the same after the passes at other values):
-// the same nodes, inputs, dtypes, ranks and constants; marks the nodes whose attributes differ.
-inline void match_structure(const Graph& g, const Graph& other, const std::string& at,
-                            std::vector<bool>& attrs_vary) {
+// the same nodes, inputs, dtypes and ranks; marks the nodes whose attributes differ, and the
+// constants whose data differs (other than by a prefix) as per size.
+inline void match_structure(const Graph& g, const Graph& other, const std::string& at, std::vector<bool>& attrs_vary,
+                            std::vector<bool>& per_size) {
     auto refuse = [&](const std::string& what) {
         ::weft::detail::throw_user_error("graph::build: symbolic dimensions: " + what + " (with the symbols at " + at +
                                          "); a module cannot follow a graph whose structure changes with the symbols: "
@@ -193,8 +211,7 @@ inline void match_structure(const Graph& g, const Graph& other, const std::strin
             if (a.inputs[k].id != b.inputs[k].id) refuse(describe(a) + " reads another input " + std::to_string(k));
         if (a.type.dtype != b.type.dtype || a.type.shape.size() != b.type.shape.size())
             refuse(describe(a) + " has the type " + b.type.str() + ", not of the kind of " + a.type.str());
-        if (a.is_constant() && !same_or_prefix(a, b))
-            refuse("the constant " + describe(a) + " depends on the symbols' values");
+        if (a.is_constant() && !same_or_prefix(a, b)) per_size[size_t(i)] = true;
         if (!(a.attrs == b.attrs)) attrs_vary[size_t(i)] = true;
     }
     if (g.outputs().size() != other.outputs().size()) refuse("the outputs differ");
@@ -233,6 +250,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     };
     const int n = compiled.size();
     r.attrs_vary.assign(size_t(n), false);
+    r.per_size.assign(size_t(n), false);
     // at[p]: the compiled graph at probe p, where bit s of p puts symbol s at its fit value
     // (`compiled` itself where every symbol stays at its max).
     const size_t probes = size_t(1) << k;
@@ -252,11 +270,12 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         if (v == max_values) continue;  // a symbol without another value
         made.push_back(graph_at(v));
         at[p] = &made.back();
-        match_structure(compiled, made.back(), at_str(v), r.attrs_vary);
+        match_structure(compiled, made.back(), at_str(v), r.attrs_vary, r.per_size);
     }
     auto shape = [&](size_t p, int i) -> const std::vector<int64_t>& { return at[p]->node(i).type.shape; };
-    // Fit: along each symbol, a value at max and at fit give slope and intercept.
-    auto fit = [&](std::vector<int64_t> c, const std::string& what) {
+    // Fit: along each symbol, a value at max and at fit give slope and intercept; none where
+    // the slope is no integer.
+    auto fit = [&](std::vector<int64_t> c) -> std::optional<SymbolicDim> {
         for (size_t s = 0; s < k; ++s) {
             const int64_t hi = r.symbols[s].max, lo = probe[s].fit;
             for (size_t p = 0; p < probes; ++p) {
@@ -264,9 +283,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
                 const int64_t at_hi = c[p], at_lo = c[p | size_t(1) << s];
                 int64_t slope = 0;
                 if (lo >= 0) {
-                    WEFT_CHECK((at_hi - at_lo) % (hi - lo) == 0, "graph::build: symbolic dimensions: ", what,
-                               " is not a linear function of '", r.symbols[s].name, "' (", at_hi, " at ", hi, ", ",
-                               at_lo, " at ", lo, ")");
+                    if ((at_hi - at_lo) % (hi - lo) != 0) return std::nullopt;
                     slope = (at_hi - at_lo) / (hi - lo);
                 }
                 c[p] = at_hi - slope * hi;      // the intercept, without symbol s
@@ -287,10 +304,11 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         for (size_t d = 0; varies && d < rank; ++d) {
             std::vector<int64_t> c(probes);
             for (size_t p = 0; p < probes; ++p) c[p] = shape(p, i)[d];
-            r.dims[size_t(i)].push_back(
-                fit(std::move(c), describe(compiled.node(i)) + ": its dimension " + std::to_string(d)));
+            if (std::optional<SymbolicDim> dim = fit(std::move(c))) r.dims[size_t(i)].push_back(std::move(*dim));
+            else r.per_size[size_t(i)] = true;
         }
-        if (!r.attrs_vary[size_t(i)]) continue;
+        if (r.per_size[size_t(i)]) r.dims[size_t(i)].clear();
+        if (!r.attrs_vary[size_t(i)] || r.per_size[size_t(i)]) continue;
         // Integer attributes that change (a slice's starts and ends) are fitted the same way.
         for (auto& [key, value] : compiled.node(i).attrs.items()) {
             std::vector<std::vector<int64_t>> entries_at(probes);
@@ -303,12 +321,20 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
             bool same = true;
             for (size_t p = 1; p < probes; ++p) same &= entries_at[p] == entries_at[0];
             if (same || entries_at[0].empty()) continue;
-            std::vector<SymbolicDim>& entries = r.attrs[size_t(i)][key];
+            std::vector<SymbolicDim> entries;
             for (size_t e = 0; e < entries_at[0].size(); ++e) {
                 std::vector<int64_t> c(probes);
-                for (size_t p = 0; p < probes; ++p) c[p] = entries_at[p].at(e);
-                entries.push_back(fit(std::move(c), describe(compiled.node(i)) + ": its attribute '" + key + "'"));
+                for (size_t p = 0; p < probes && e < entries_at[p].size(); ++p) c[p] = entries_at[p][e];
+                std::optional<SymbolicDim> dim = fit(std::move(c));
+                if (!dim) break;
+                entries.push_back(std::move(*dim));
             }
+            if (entries.size() != entries_at[0].size()) r.per_size[size_t(i)] = true;
+            else r.attrs[size_t(i)][key] = std::move(entries);
+        }
+        if (r.per_size[size_t(i)]) {
+            r.dims[size_t(i)].clear();
+            r.attrs[size_t(i)].clear();
         }
     }
     // Check at third values, where the bounds have them.
@@ -321,21 +347,21 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         }
     if (any_check) {
         Graph g = graph_at(check);
-        match_structure(compiled, g, at_str(check), r.attrs_vary);
+        const std::vector<bool> varied = r.attrs_vary;
+        match_structure(compiled, g, at_str(check), r.attrs_vary, r.per_size);
         for (int i = 0; i < n; ++i) {
-            const std::vector<int64_t>& actual = g.node(i).type.shape;
+            if (r.per_size[size_t(i)]) continue;
+            bool fits = r.attrs_vary[size_t(i)] == varied[size_t(i)] &&
+                        g.node(i).type.shape == r.shape_at(compiled, i, check);
             for (auto& [key, entries] : r.attrs[size_t(i)]) {
-                const std::vector<int64_t> actual_attr = int_entries(g.node(i).attrs.items().at(key));
                 std::vector<int64_t> fitted_attr;
                 for (const SymbolicDim& d : entries) fitted_attr.push_back(d.eval(check));
-                WEFT_CHECK(actual_attr == fitted_attr, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
-                           ": its attribute '", key, "' is ", shape_str(actual_attr), " at ", at_str(check),
-                           ", which is no sum of products of the symbols; give the symbols fixed values instead");
+                fits &= int_entries(g.node(i).attrs.items().at(key)) == fitted_attr;
             }
-            std::vector<int64_t> fitted = r.shape_at(compiled, i, check);
-            WEFT_CHECK(actual == fitted, "graph::build: symbolic dimensions: ", describe(compiled.node(i)),
-                       " has the shape ", shape_str(actual), " at ", at_str(check), ", which is no sum of products of "
-                       "the symbols (fitted: ", shape_str(fitted), "); give the symbols fixed values instead");
+            if (fits) continue;
+            r.per_size[size_t(i)] = true;
+            r.dims[size_t(i)].clear();
+            r.attrs[size_t(i)].clear();
         }
     }
     return r;
