@@ -80,13 +80,17 @@ def main():
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
     ap.add_argument("--models", default=os.path.join(ROOT, "models", "out"))
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated models (default: every case)")
     args = ap.parse_args()
+    only = [m for m in args.only.split(",") if m]
     print(f"CPU: {cpu_name()}, 1 thread, {args.runs} alternating runs each (medians)\n")
     print("| model | symbols (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s "
           "| symbolic first run s | max diff |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, tops, sizes, others in CASES:
+            if only and name not in only:
+                continue
             model = os.path.join(args.models, name + ".onnx")
             if not os.path.exists(model):
                 print(f"| {name} | (not exported: models/export.py --only {name}) |")
