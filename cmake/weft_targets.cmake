@@ -1,8 +1,18 @@
-# Defines weft::weft from WEFT_INCLUDE_DIR and WEFT_SOURCE_DIR. Used both by the source
-# tree (add_subdirectory) and by the installed package (find_package), so a user's project
-# compiles weft's implementation exactly once, in its own build, with its own flags.
+# Defines weft's libraries from WEFT_INCLUDE_DIR and WEFT_SOURCE_DIR, for the source tree and
+# add_subdirectory: weft::weft (the compiler, runtime, operators and graph layer) and, where
+# libonnx-dev is, weft::onnx (the ONNX importer, linked only by those who use it). The
+# installed package carries these libraries built (cmake/weft_install.cmake), so a
+# find_package(weft) project compiles only its own files.
 if(TARGET weft::weft)
   return()
+endif()
+
+# Static libraries by default; WEFT_SHARED_LIBS builds them shared (libweft_core.so, ...).
+option(WEFT_SHARED_LIBS "Build weft's libraries as shared libraries" OFF)
+if(WEFT_SHARED_LIBS)
+  set(_weft_library_type SHARED)
+else()
+  set(_weft_library_type STATIC)
 endif()
 
 find_package(LLVM 19.1 CONFIG REQUIRED HINTS /usr/lib/llvm-19/lib/cmake/llvm)
@@ -12,12 +22,13 @@ find_package(nlohmann_json 3 REQUIRED)
 
 # The IR, schedule and lowering code, and the CUDA runtime (no LLVM or CUDA headers: it
 # loads libcuda with dlopen, so it builds and runs on every machine; compiles in seconds).
-add_library(weft_core STATIC ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp
+add_library(weft_core ${_weft_library_type} ${WEFT_SOURCE_DIR}/weft_core.cpp ${WEFT_SOURCE_DIR}/weft_lower.cpp
             ${WEFT_SOURCE_DIR}/weft_cuda_runtime.cpp)
 target_compile_features(weft_core PUBLIC cxx_std_20)
-target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}>)
-target_link_libraries(weft_core PRIVATE nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
-set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_include_directories(weft_core PUBLIC $<BUILD_INTERFACE:${WEFT_INCLUDE_DIR}> $<INSTALL_INTERFACE:include>)
+# (header-only: nothing of it is linked, so the installed package does not need it)
+target_link_libraries(weft_core PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> ${CMAKE_DL_LIBS})
+set_target_properties(weft_core PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME core)
 
 # The CUDA backend's compiler half (CUDA C generation, NVRTC opened with dlopen): no CUDA
 # header or library is needed to build it. WEFT_CUDA (ON when CMake finds the toolkit) bakes
@@ -39,24 +50,24 @@ endif()
 
 # The LLVM backend, split in two translation units so that an edit to IR emission does not
 # recompile the JIT and optimizer set-up (each LLVM-including TU costs ~13 s here).
-add_library(weft_llvm STATIC ${WEFT_SOURCE_DIR}/weft_llvm_emit.cpp ${WEFT_SOURCE_DIR}/weft_llvm_jit.cpp)
+add_library(weft_llvm ${_weft_library_type} ${WEFT_SOURCE_DIR}/weft_llvm_emit.cpp ${WEFT_SOURCE_DIR}/weft_llvm_jit.cpp)
 target_link_libraries(weft_llvm PUBLIC weft_core PRIVATE LLVM)
 target_include_directories(weft_llvm SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS})
 target_compile_definitions(weft_llvm PRIVATE ${LLVM_DEFINITIONS})
-set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set_target_properties(weft_llvm PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME llvm)
 
 # The operator inventory (topi/): compute definitions and default CPU schedules, one
 # translation unit per group of operators.
-add_library(weft_topi STATIC ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
+add_library(weft_topi ${_weft_library_type} ${WEFT_SOURCE_DIR}/weft_topi_linalg.cpp ${WEFT_SOURCE_DIR}/weft_topi_conv.cpp
             ${WEFT_SOURCE_DIR}/weft_topi_nn.cpp ${WEFT_SOURCE_DIR}/weft_topi_x86.cpp
             ${WEFT_SOURCE_DIR}/weft_topi_transform.cpp ${WEFT_SOURCE_DIR}/weft_topi_cuda.cpp)
 target_link_libraries(weft_topi PUBLIC weft_core)
-set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set_target_properties(weft_topi PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME topi)
 
 # The graph layer (graph/): Graph IR, operators, fusion, memory planning, executor.
-add_library(weft_graph STATIC ${WEFT_SOURCE_DIR}/weft_graph.cpp ${WEFT_SOURCE_DIR}/weft_autotune.cpp)
+add_library(weft_graph ${_weft_library_type} ${WEFT_SOURCE_DIR}/weft_graph.cpp ${WEFT_SOURCE_DIR}/weft_autotune.cpp)
 target_link_libraries(weft_graph PUBLIC weft_topi weft_core)
-set_target_properties(weft_graph PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set_target_properties(weft_graph PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME graph)
 
 # The ONNX importer (frontend/onnx/): Debian's libonnx-dev protobuf classes (libonnx_proto) and
 # libprotobuf, used only inside weft_onnx's implementation. Built when both are found.
@@ -73,20 +84,22 @@ if(WEFT_ONNX)
   if(NOT _weft_onnx_default)
     message(FATAL_ERROR "WEFT_ONNX is ON but the ONNX protobuf headers/library (libonnx-dev) or protobuf (libprotobuf-dev) were not found")
   endif()
-  add_library(weft_onnx STATIC ${WEFT_SOURCE_DIR}/weft_onnx.cpp)
-  target_link_libraries(weft_onnx PUBLIC weft_graph PRIVATE ${WEFT_ONNX_PROTO_LIBRARY} protobuf::libprotobuf)
-  target_include_directories(weft_onnx SYSTEM PRIVATE ${WEFT_ONNX_INCLUDE_DIR})
-  target_compile_definitions(weft_onnx PRIVATE ONNX_ML=1 ONNX_NAMESPACE=onnx)
-  set_target_properties(weft_onnx PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endif()
 
 add_library(weft INTERFACE)
 target_link_libraries(weft INTERFACE weft_graph weft_topi weft_llvm weft_core Threads::Threads ${CMAKE_DL_LIBS})
-if(TARGET weft_onnx)
-  target_link_libraries(weft INTERFACE weft_onnx)
-endif()
 target_compile_features(weft INTERFACE cxx_std_20)
 add_library(weft::weft ALIAS weft)
+
+# weft::onnx: the importer and everything weft::weft has.
+if(WEFT_ONNX)
+  add_library(weft_onnx ${_weft_library_type} ${WEFT_SOURCE_DIR}/weft_onnx.cpp)
+  target_link_libraries(weft_onnx PUBLIC weft PRIVATE ${WEFT_ONNX_PROTO_LIBRARY} protobuf::libprotobuf)
+  target_include_directories(weft_onnx SYSTEM PRIVATE ${WEFT_ONNX_INCLUDE_DIR})
+  target_compile_definitions(weft_onnx PRIVATE ONNX_ML=1 ONNX_NAMESPACE=onnx)
+  set_target_properties(weft_onnx PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME onnx)
+  add_library(weft::onnx ALIAS weft_onnx)
+endif()
 
 # weft_rpc (weft/rpc/rpc.hpp): the RPC device pool for tuning on other machines, where gRPC is
 # (Debian's libgrpc++-dev and protobuf-compiler-grpc). Its gRPC code is generated here from
