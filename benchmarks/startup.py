@@ -7,7 +7,9 @@
 For each model and round, alternating: weft in a fresh process (tests/onnx_model_run
 --no-warm: onnx::load, then graph::build), cold (no disk kernel cache: every kernel
 JIT-compiled) and warm (WEFT_KERNEL_CACHE_DIR filled by an earlier process: the kernels
-come from disk; the import, the passes and the plan are redone), ONNX Runtime's
+come from disk; the import, the passes and the plan are redone), cached (weftc run
+--cache-dir: onnx::compile loads the module an earlier process kept, no import and no
+compile, --threads 1), ONNX Runtime's
 InferenceSession(path) (graph optimizations on, 1 intra-op thread) and OpenVINO's
 core.compile_model(path, "CPU") in this process (each the median of 3). Medians over the
 rounds; the ratios weft / peer (< 1: weft starts sooner). ORT and OpenVINO come from PyPI:
@@ -61,6 +63,20 @@ def weft_build(tool, path, extra, cache_dir=None):
     return r
 
 
+def weft_cached_ms(weftc, path, extra, cache_dir):
+    """weftc run MODEL.onnx --cache-dir: onnx::compile loading the module an earlier process
+    kept there (no import, no compile); the "compile" time it prints, in ms."""
+    env = dict(os.environ)
+    env.pop("WEFT_KERNEL_CACHE_DIR", None)
+    env.pop("WEFT_MODEL_CACHE_DIR", None)
+    out = subprocess.run([weftc, "run", path, "--cache-dir", cache_dir, "--print-time", "--quiet", "--threads", "1"]
+                         + extra, capture_output=True, text=True, env=env)
+    for line in out.stdout.splitlines():
+        if line.startswith("compile "):
+            return float(line.split()[1])
+    raise RuntimeError(f"{path}: weftc run: {out.stderr.strip()[-300:]}")
+
+
 def median_of(f, n=3):
     times = []
     for _ in range(n):
@@ -92,34 +108,37 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", default=os.path.join(ROOT, "models", "out"))
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
+    ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
-    print("| model | kernels | weft cold ms | weft warm ms | ORT session ms | OpenVINO compile ms | cold / ORT | "
-          "warm / ORT | cold / OpenVINO |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | kernels | weft cold ms | weft warm ms | weft cached ms | ORT session ms | OpenVINO compile ms | "
+          "cold / ORT | warm / ORT | cached / ORT | cold / OpenVINO |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in [m for m in args.models.split(",") if m]:
         entry = manifest[name]
         path = os.path.join(args.dir, entry["file"])
         extra = [a for sym, v in entry.get("dim_values", {}).items() for a in ("--dim", f"{sym}={v}")]
         if "max_loop_iterations" in entry:
             extra += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
-        cold, warm, ort_ms, ov_ms, kernels = [], [], [], [], 0
-        with tempfile.TemporaryDirectory() as cache:
+        cold, warm, cached, ort_ms, ov_ms, kernels = [], [], [], [], [], 0
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as models:
             weft_build(args.tool, path, extra, cache)  # fills the disk cache (untimed)
+            weft_cached_ms(args.weftc, path, extra, models)  # keeps the module (untimed)
             for _ in range(args.rounds):
                 r = weft_build(args.tool, path, extra)
                 cold.append(r["load_ms"] + r["cold_build_ms"])
                 kernels = r["kernels"]
                 r = weft_build(args.tool, path, extra, cache)
                 warm.append(r["load_ms"] + r["cold_build_ms"])
+                cached.append(weft_cached_ms(args.weftc, path, extra, models))
                 ort_ms.append(ort_session_ms(path))
                 ov_ms.append(openvino_compile_ms(path))
         med = lambda xs: statistics.median(xs) if xs and xs[0] is not None else None
-        c, w, o, v = med(cold), med(warm), med(ort_ms), med(ov_ms)
+        c, w, k, o, v = med(cold), med(warm), med(cached), med(ort_ms), med(ov_ms)
         fmt = lambda x: "-" if x is None else f"{x:.0f}"
-        ratio = lambda a, b: "-" if a is None or b is None else f"{a / b:.1f}"
-        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(w)} | {fmt(o)} | {fmt(v)} | {ratio(c, o)} | {ratio(w, o)} | "
-              f"{ratio(c, v)} |", flush=True)
+        ratio = lambda a, b: "-" if a is None or b is None else (f"{a / b:.1f}" if a / b >= 0.95 else f"{a / b:.2f}")
+        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(w)} | {fmt(k)} | {fmt(o)} | {fmt(v)} | {ratio(c, o)} | "
+              f"{ratio(w, o)} | {ratio(k, o)} | {ratio(c, v)} |", flush=True)
 
 
 if __name__ == "__main__":

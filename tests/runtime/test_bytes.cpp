@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "weft/runtime/bytes.hpp"
@@ -82,5 +85,78 @@ TEST_CASE("bytes: read_file_limited reads a file up to its limit and no further"
     CHECK(std::filesystem::file_size("/proc/self/maps") == 0);
     CHECK(!read_file_limited("/proc/self/maps", 1 << 30, "test", "").empty());
     refused("/proc/self/maps", 16, "larger than the limit of 16 bytes");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("bytes: hash64 changes with every bit and every length") {
+    using weft::detail::hash64;
+    std::string s(100, '\0');
+    for (size_t i = 0; i < s.size(); ++i) s[i] = char(i * 37 + 11);
+    const uint64_t h = hash64(s);
+    CHECK(hash64(std::string(s)) == h);
+    std::set<uint64_t> seen{h};
+    for (size_t i = 0; i < s.size(); ++i)
+        for (int bit = 0; bit < 8; ++bit) {
+            std::string t = s;
+            t[i] = char(t[i] ^ (1 << bit));
+            seen.insert(hash64(t));
+        }
+    CHECK(seen.size() == 1 + s.size() * 8);  // every flip gives its own hash
+    std::set<uint64_t> prefixes;
+    for (size_t n = 0; n <= s.size(); ++n) prefixes.insert(hash64(std::string_view(s).substr(0, n)));
+    CHECK(prefixes.size() == s.size() + 1);
+    // Zeros of different lengths differ too (the length is mixed in).
+    CHECK(hash64(std::string(64, '\0')) != hash64(std::string(65, '\0')));
+}
+
+TEST_CASE("bytes: aligned byte strings start at the alignment from the base, and truncation is nothing") {
+    weft::detail::ByteWriter w;
+    w.u8(7);
+    w.aligned_bytes("abcdef", 6, 64, 32);
+    w.u8(9);
+    w.aligned_bytes("xyz", 3, 16, 32);
+    const std::string out = w.out();
+    CHECK((32 + out.find("abcdef")) % 64 == 0);
+    CHECK((32 + out.find("xyz")) % 16 == 0);
+    weft::detail::ByteReader r(out);
+    CHECK(r.pod<uint8_t>() == 7);
+    CHECK(r.aligned_bytes(64, 32) == std::string_view("abcdef"));
+    CHECK(r.pod<uint8_t>() == 9);
+    CHECK(r.aligned_bytes(16, 32) == std::string_view("xyz"));
+    CHECK(r.done());
+    for (size_t cut = 1; cut < out.size(); ++cut) {  // every truncation: nothing, never a read past the end
+        weft::detail::ByteReader t(std::string_view(out).substr(0, cut));
+        t.pod<uint8_t>();
+        std::optional<std::string_view> a = t.aligned_bytes(64, 32);
+        if (!a) {
+            CHECK(t.position() == 1);
+            continue;
+        }
+        t.pod<uint8_t>();
+        CHECK(!t.aligned_bytes(16, 32));
+    }
+}
+
+TEST_CASE("bytes: FileBytes maps a regular file, reads a /proc file, and refuses what read_file_limited refuses") {
+    using weft::detail::FileBytes;
+    const std::string dir = std::filesystem::temp_directory_path() / ("weft_filebytes_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string file = dir + "/ten.bin";
+    { std::ofstream(file, std::ios::binary) << "0123456789"; }
+    std::shared_ptr<const FileBytes> f = FileBytes::open(file, 10, "test", "");
+    CHECK(f->bytes() == "0123456789");
+    // Replaced by rename and removed: the bytes stay what they were.
+    CHECK(weft::detail::write_file_replacing(file, "abc").empty());
+    std::filesystem::remove(file);
+    CHECK(f->bytes() == "0123456789");
+    { std::ofstream(file, std::ios::binary) << "0123456789"; }
+    CHECK_THROWS_WITH_AS(FileBytes::open(file, 9, "test", "TestOptions::max"),
+                         doctest::Contains("larger than the limit of 9 bytes (TestOptions::max)"), weft::Error);
+    CHECK_THROWS_WITH_AS(FileBytes::open(dir, 10, "test", ""), doctest::Contains("it is a directory"), weft::Error);
+    CHECK_THROWS_WITH_AS(FileBytes::open("/dev/zero", 10, "test", ""), doctest::Contains("a character device"),
+                         weft::Error);
+    CHECK(!FileBytes::open("/proc/self/maps", 1 << 30, "test", "")->bytes().empty());
+    { std::ofstream(dir + "/empty.bin", std::ios::binary); }
+    CHECK(FileBytes::open(dir + "/empty.bin", 10, "test", "")->bytes().empty());
     std::filesystem::remove_all(dir);
 }

@@ -197,6 +197,35 @@ TEST_CASE("artifact: save and load_module through a file, unfused and NCHW too")
     CHECK_FALSE(graph::is_artifact_file(path));
 }
 
+TEST_CASE("artifact: a loaded module views its file's constants and runs on after the file is replaced") {
+    graph::Module m = graph::build(small_net());
+    feed(m);
+    m.run();
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("weft_artifact_map_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "net.weft").string();
+    graph::save(m, path);
+    graph::Module r = graph::load_module(path);
+    // Saved again over it (a rename: the mapping keeps the old file), then removed.
+    graph::Graph other = small_net();
+    graph::save(graph::build(other, Target::host(), {.fuse = false}), path);
+    std::filesystem::remove(path);
+    feed(r);
+    r.run();
+    for (int i = 0; i < m.num_outputs(); ++i) CHECK(same_bytes(r.get_output(i), m.get_output(i)));
+    // save leaves no temporary file behind.
+    CHECK(std::filesystem::is_empty(dir));
+    std::filesystem::remove_all(dir);
+    // Every constant sits at a multiple of 64 bytes in the file (the loader views it in place).
+    const std::string bytes = graph::save_to_memory(m);
+    for (const graph::Node& n : m.graph().nodes()) {
+        if (!n.is_constant()) continue;
+        const size_t at = bytes.find(std::string_view(static_cast<const char*>(n.value.data()), size_t(n.value.size_bytes())));
+        REQUIRE(at != std::string::npos);
+        CHECK(at % 64 == 0);
+    }
+}
+
 TEST_CASE("artifact: a wrong magic or version or a truncated or corrupt file is refused") {
     graph::Module m = graph::build(small_net());
     const std::string good = graph::save_to_memory(m);

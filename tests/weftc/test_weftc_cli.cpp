@@ -156,6 +156,23 @@ TEST_CASE("weftc compile then run matches the model run in memory") {
     REQUIRE(o.status == 0);
     check_close(weftc::load_npy(s / "out.npy"), m.get_output("y"));
 
+    // --cache-dir (and WEFT_MODEL_CACHE_DIR): the first run compiles and keeps the module, the
+    // next loads it (no "compiling" progress) and gives the same outputs.
+    for (const std::string how : {"--cache-dir " + (s / "cache"), std::string()}) {
+        const std::string env = how.empty() ? "WEFT_MODEL_CACHE_DIR=" + (s / "envcache") : "";
+        const std::string run = "run " + (s / "model.onnx") + " --inputs " + (s / "in.npz") + " --output " +
+                                (s / "cached.npy") + " " + how;
+        Result first = run_weftc(s, run, 0, env);
+        INFO(first.err);
+        REQUIRE(first.status == 0);
+        CHECK(first.err.find("compiling kernel") != std::string::npos);
+        Result second = run_weftc(s, run, 0, env);
+        REQUIRE(second.status == 0);
+        CHECK(second.err.find("compiling") == std::string::npos);
+        check_close(weftc::load_npy(s / "cached.npy"), m.get_output("y"));
+        CHECK(!fs::is_empty(how.empty() ? s / "envcache" : s / "cache"));
+    }
+
     // Random inputs when none are given, saved with --save-inputs; a summary without --output.
     Result rnd = run_weftc(s, "run " + (s / "model.weft") + " --seed 7 --save-inputs " + (s / "rnd.npz"));
     INFO(rnd.err);

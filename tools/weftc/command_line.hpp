@@ -76,6 +76,9 @@ model options (for .onnx models):
   --no-pretuned                  ignore weft's pre-tuned records (used by default for kernels
                                  without a record of --records, where this CPU and thread
                                  count are the ones they were measured on)
+  --cache-dir DIR                keep the compiled module in DIR (default: the directory
+                                 WEFT_MODEL_CACHE_DIR names, else none): the next run of the
+                                 same model with the same options loads it, compiling nothing
 
 file options:
   --max-file-size SIZE           refuse a model, artifact or input file larger than SIZE bytes
@@ -294,7 +297,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const 
 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
                                                             "--target", "--max-file-size", "--records",
-                                                            "--max-loop-iterations"};
+                                                            "--max-loop-iterations", "--cache-dir"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

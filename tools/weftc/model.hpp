@@ -18,6 +18,7 @@ struct ModelOptions {
     int64_t max_file_bytes = graph::kDefaultMaxArtifactBytes;
     std::string records;             // --records: tuning records applied when compiling
     bool pretuned = true;            // false: --no-pretuned
+    std::string cache_dir;           // --cache-dir (onnx::CompileOptions::cache_dir)
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -57,6 +58,7 @@ inline ModelOptions model_options(const CommandLine& cl) {
     o.records = value_or(cl, "--records");
     o.pretuned = !cl.flags.count("--no-pretuned");
     o.any_onnx_option = o.any_onnx_option || !o.records.empty() || !o.pretuned;
+    o.cache_dir = value_or(cl, "--cache-dir");
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -110,21 +112,24 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
     } else {
-        graph::Graph g;
+        weft::onnx::CompileOptions c{.load = o.load, .target = o.target, .cache_dir = o.cache_dir};
+        c.build.fuse = o.fuse;
+        c.build.progress = progress_printer(o.quiet);
+        c.build.allocate = o.allocate;
+        c.build.records_file = o.records;
+        c.build.pretuned_records = o.pretuned;
         try {
-            g = weft::onnx::load(path, o.load);
+            if (!c.cache_dir.empty() || std::getenv("WEFT_MODEL_CACHE_DIR")) {
+                m.module = weft::onnx::compile(path, c);  // loaded from the cache, or built and kept
+            } else {
+                graph::Graph g = weft::onnx::load(path, o.load);
+                m.import_ms = ms_since(start);
+                m.module = graph::build(g, o.target, c.build);
+            }
         } catch (const weft::onnx::UnsupportedError&) {
             check_supported(path, o.load);  // every operator it lacks, in one message (a second read)
             throw;
         }
-        m.import_ms = ms_since(start);
-        graph::BuildOptions b;
-        b.fuse = o.fuse;
-        b.progress = progress_printer(o.quiet);
-        b.allocate = o.allocate;
-        b.records_file = o.records;
-        b.pretuned_records = o.pretuned;
-        m.module = graph::build(g, o.target, b);
     }
     m.build_ms = ms_since(start);
     return m;

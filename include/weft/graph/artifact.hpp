@@ -16,8 +16,8 @@
 // and rebuilds the module around it; the kernel cache and the compiler are not involved.
 //
 // Layout (little-endian): a 32-byte header -- the magic "WEFTMODL", the format version
-// (uint32), reserved (uint32), the payload's size (uint64) and its FNV-1a 64 checksum
-// (uint64) -- then the payload. A file with another magic or version, a truncated file, a
+// (uint32), reserved (uint32), the payload's size (uint64) and its checksum
+// (uint64, artifact_checksum) -- then the payload, each constant's data 64-byte aligned. A file with another magic or version, a truncated file, a
 // checksum that does not match or contents that do not fit together is a weft::Error that
 // says so; the loader never reads past its input or trusts a count it has not checked.
 // An artifact runs only on a CPU with every feature it was compiled for (checked on load).
@@ -38,6 +38,9 @@
 namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
+// 8: the checksum is hash64 (at memory speed: FNV-1a's byte loop dominated loading), and
+// each constant's data starts at a multiple of 64 bytes in the file (load_module maps
+// the file and views the constants in place);
 // 7: symbolic dimensions (the symbols, each node's extents as functions of them, each
 // kernel's SampleRun and large-size variant; a symbolic module's kernels take the symbols
 // as scalars);
@@ -46,7 +49,7 @@ inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 // work per iteration); 4: each kernel stores its object code's hash; 3: kernel arguments say
 // which is written and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64
 // (1 used a wrong offset basis).
-inline constexpr uint32_t kArtifactVersion = 7;
+inline constexpr uint32_t kArtifactVersion = 8;
 // The most dimensions a tensor of an artifact has: save refuses more, so load reads whatever
 // save wrote (graph::Limits::max_rank's default is the same).
 inline constexpr size_t kArtifactMaxRank = 16;
@@ -86,7 +89,7 @@ std::vector<Placement> memory_placements(const Module& m);
 // Does the file start with the artifact magic? (false for a missing or short file)
 bool is_artifact_file(const std::string& path);
 
-// The checksum of the header: FNV-1a, 64 bits, over the payload.
+// The checksum of the header: weft::detail::hash64 over the payload.
 uint64_t artifact_checksum(std::string_view payload);
 
 }  // namespace weft::graph

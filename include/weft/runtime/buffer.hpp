@@ -31,6 +31,10 @@
 
 namespace weft {
 
+// Allocations of this many bytes and more are 2 MiB aligned and asked to be backed by
+// transparent huge pages (BufferRef::allocate, kernels' heap buffers).
+inline constexpr int64_t kHugePageBytes = int64_t(2) << 20;
+
 class BufferRef {
 public:
     // An undefined buffer (no data); defined() is false.
@@ -39,6 +43,9 @@ public:
     // `device` says where the memory is (a CUdeviceptr for a CUDA device).
     BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
               Device device = Device::cpu());
+    // A view of `of`'s memory that `owner` keeps alive (a mapped file, an object holding the
+    // data): every copy of the view shares `owner`, which is released with the last one.
+    BufferRef(std::shared_ptr<const void> owner, const BufferRef& of);
     // Owning, zero-filled, compact storage on `device` (64-byte aligned on the host; from 2 MiB
     // on, 2 MiB aligned and backed by transparent huge pages where the system allows).
     static BufferRef allocate(DataType dtype, std::vector<int64_t> shape, Device device = Device::cpu());
@@ -58,7 +65,8 @@ public:
     int64_t size_bytes() const { return size_ * dtype_.bytes(); }
     // Row-major with no gaps: the strides are those compact_strides(shape()) gives.
     bool is_compact() const;
-    // True when this buffer allocated its memory (copies of it share that memory).
+    // True when this buffer allocated its memory or holds its owner (copies of it share
+    // that memory).
     bool owns_memory() const { return storage_ != nullptr; }
     // The kernel-ABI view of this buffer; its pointers stay valid while this buffer lives.
     WeftTensorArg tensor_arg() const;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "weft/graph/graph.hpp"
+#include "weft/graph/module.hpp"
 #include "weft/ir/error.hpp"
 #include "weft/runtime/buffer.hpp"
 
@@ -83,6 +84,26 @@ graph::Graph load(const std::string& path, const LoadOptions& options = {});
 // The same from the bytes of a model.
 graph::Graph load_from_memory(const void* data, size_t size, const LoadOptions& options = {});
 graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& options = {});
+
+// onnx::compile's options: how to import, how to build, for what, and where compiled
+// modules are kept between processes.
+struct CompileOptions {
+    LoadOptions load;
+    graph::BuildOptions build;
+    Target target = Target::host();
+    // A directory of compiled modules (graph::save's artifacts), one per model file (its
+    // bytes), options, target, thread count and build of weft: compile() loads the module
+    // from there when it holds one (no import and no compile: a warm start) and saves it
+    // there after a build. "": the directory the environment variable WEFT_MODEL_CACHE_DIR
+    // names, else none. Modules that cannot be saved (kernels compiled per size, a CUDA
+    // target, BuildOptions::allocate off) are built every time.
+    std::string cache_dir;
+};
+
+// The .onnx file at `path` imported (options.load) and built (graph::build with
+// options.target and options.build), or its module loaded from options.cache_dir.
+//   graph::Module m = onnx::compile("resnet50.onnx", {.cache_dir = "/var/cache/app/weft"});
+graph::Module compile(const std::string& path, const CompileOptions& options = {});
 
 // A serialized TensorProto (the .pb files of ONNX's test data) as an owning, compact
 // buffer; `name`, when given, receives the tensor's name. A rank-0 tensor has shape [].

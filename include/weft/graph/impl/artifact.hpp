@@ -16,7 +16,7 @@
 
 namespace weft::graph {
 
-uint64_t artifact_checksum(std::string_view payload) { return ::weft::detail::fnv1a64(payload); }
+uint64_t artifact_checksum(std::string_view payload) { return ::weft::detail::hash64(payload); }
 
 std::vector<Placement> memory_placements(const Module& m) {
     const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);
@@ -53,6 +53,7 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     }
     const Graph& g = s.graph;
     detail::ArtifactWriter w;
+    w.out().assign(kArtifactHeaderBytes, '\0');  // the header, filled in at the end
     w.str("weft");
     w.u32(uint32_t(metadata.size()));
     for (auto& [k, v] : metadata) {
@@ -83,7 +84,9 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.shape(n.type.shape);
         if (n.is_constant()) {
             WEFT_ICHECK(n.value.defined() && n.value.is_compact(), "constant ", n.name, " has no compact data");
-            w.bytes(n.value.data(), size_t(n.value.size_bytes()));
+            // At a multiple of 64 bytes in the file: a loader that maps it views the data
+            // in place, aligned as the kernels' buffers are.
+            w.aligned_bytes(n.value.data(), size_t(n.value.size_bytes()), 64, 0);
         }
     }
     w.u32(uint32_t(g.outputs().size()));
@@ -156,23 +159,23 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.i64(p.offset);
     }
 
-    std::string file(kArtifactMagic, 8);
-    auto put = [&](auto v) { file.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
-    put(kArtifactVersion);
-    put(uint32_t(0));
-    put(uint64_t(w.out().size()));
-    put(artifact_checksum(w.out()));
-    file += w.out();
-    return file;
+    std::string& file = w.out();
+    const std::string_view payload = std::string_view(file).substr(kArtifactHeaderBytes);
+    const uint64_t size = payload.size(), checksum = artifact_checksum(payload);
+    const uint32_t version = kArtifactVersion, reserved = 0;
+    std::memcpy(file.data(), kArtifactMagic, 8);
+    std::memcpy(file.data() + 8, &version, 4);
+    std::memcpy(file.data() + 12, &reserved, 4);
+    std::memcpy(file.data() + 16, &size, 8);
+    std::memcpy(file.data() + 24, &checksum, 8);
+    return std::move(file);
 }
 
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata) {
-    std::string bytes = save_to_memory(m, metadata);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    WEFT_CHECK(out.good(), "graph::save: cannot open '", path, "' for writing");
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.close();
-    WEFT_CHECK(out.good(), "graph::save: writing '", path, "' failed");
+    // Written beside and renamed over `path`: a process that loaded the file before keeps
+    // its mapping (load_module's constants view it), and a reader never sees half a file.
+    const std::string failed = ::weft::detail::write_file_replacing(path, save_to_memory(m, metadata));
+    WEFT_CHECK(failed.empty(), "graph::save: ", failed);
 }
 
 bool is_artifact_file(const std::string& path) {
@@ -181,13 +184,26 @@ bool is_artifact_file(const std::string& path) {
     return in.read(magic, 8) && std::memcmp(magic, kArtifactMagic, 8) == 0;
 }
 
+namespace detail {
+Module load_module_from(std::string_view bytes, ArtifactMetadata* metadata, const std::string& source,
+                        const std::shared_ptr<const void>& owner);
+}
+
 Module load_module(const std::string& path, ArtifactMetadata* metadata, int64_t max_file_bytes) {
-    std::string bytes = ::weft::detail::read_file_limited(path, max_file_bytes, "graph::load_module",
-                                                          "the max_file_bytes argument of graph::load_module");
-    return load_module_from_memory(bytes, metadata, path);
+    // Mapped, not copied: the constants view the file's pages (64-byte aligned in it).
+    std::shared_ptr<const ::weft::detail::FileBytes> file = ::weft::detail::FileBytes::open(
+        path, max_file_bytes, "graph::load_module", "the max_file_bytes argument of graph::load_module");
+    return detail::load_module_from(file->bytes(), metadata, path, file);
 }
 
 Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadata, const std::string& source) {
+    return detail::load_module_from(bytes, metadata, source, nullptr);
+}
+
+// The loader; with an `owner` that keeps `bytes` alive, constants view them instead of
+// being copied.
+Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metadata, const std::string& source,
+                                const std::shared_ptr<const void>& owner) {
     auto fail = [&](const std::string& why) {
         ::weft::detail::throw_user_error("graph::load_module: '" + source + "' is not a valid weft artifact: " + why);
     };
@@ -260,7 +276,7 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
         n.type.dtype = r.dtype("a node's type");
         n.type.shape = r.shape("a node's type");
         if (n.op == "constant") {
-            n.data = r.bytes("a constant's data");
+            n.data = r.aligned_bytes("a constant's data");
             if (int64_t(n.data.size()) != n.type.bytes())
                 r.fail(::weft::detail::concat("constant '", n.name, "' has ", n.data.size(), " bytes of data for ",
                                               n.type.str()));
@@ -287,7 +303,12 @@ Module load_module_from_memory(std::string_view bytes, ArtifactMetadata* metadat
             if (n.op == "input") {
                 v = g.input(n.name, n.type.shape, n.type.dtype);
             } else if (n.op == "constant") {
-                v = g.constant(n.name, BufferRef(const_cast<char*>(n.data.data()), n.type.dtype, n.type.shape));
+                BufferRef data(const_cast<char*>(n.data.data()), n.type.dtype, n.type.shape);
+                // A view of the mapped file where it is aligned as kernels' buffers are, else
+                // a copy. (Weights read from the file's 4 KiB pages ran as fast as copies in
+                // huge pages: benchmarks/RESULTS.md, "Start-up from an artifact".)
+                const bool view = owner && reinterpret_cast<uintptr_t>(n.data.data()) % 64 == 0;
+                v = view ? g.constant_shared(n.name, BufferRef(owner, data)) : g.constant(n.name, data);
             } else {
                 std::vector<Value> ins;
                 for (int in : n.inputs) ins.push_back(Value{new_id[size_t(in)]});

@@ -67,6 +67,12 @@ public:
         return *v;
     }
     std::string str(const char* what) { return std::string(bytes(what)); }
+    // What ArtifactWriter::aligned_bytes wrote at 64 bytes from the file's start.
+    std::string_view aligned_bytes(const char* what) {
+        std::optional<std::string_view> v = in_.aligned_bytes(64, kArtifactHeaderBytes);
+        if (!v) truncated(what);
+        return *v;
+    }
     DataType dtype(const char* what) {
         uint8_t code = u8(what), bits = u8(what);
         uint16_t lanes = pod<uint16_t>(what);

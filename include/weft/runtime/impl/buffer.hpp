@@ -53,6 +53,11 @@ BufferRef::BufferRef(void* data, DataType dtype, std::vector<int64_t> shape, std
                strides_.size(), " strides ", shape_string(strides_), "; pass one stride (in elements) per dimension");
 }
 
+BufferRef::BufferRef(std::shared_ptr<const void> owner, const BufferRef& of) : BufferRef(of) {
+    WEFT_CHECK(owner != nullptr, "BufferRef(owner, view): the owner is null");
+    storage_ = std::const_pointer_cast<void>(std::move(owner));
+}
+
 BufferRef BufferRef::allocate(DataType dtype, std::vector<int64_t> shape, Device device) {
     return allocate_storage(dtype, std::move(shape), device, true);
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "weft/runtime/buffer.hpp"
 #include "weft/runtime/c_runtime.hpp"
 
 namespace weft::runtime::detail {
@@ -51,7 +52,7 @@ void weft_runtime_set_error(const char* message) {
 // on topi's softmax 4096x1024, 1 thread: best of 200 calls 1.44-1.47 ms with huge pages
 // against 1.51-2.14 on 4 KiB pages (four processes each).
 void* weft_runtime_alloc(int64_t bytes) {
-    constexpr int64_t kAlign = 64, kHugePage = int64_t(2) << 20;
+    constexpr int64_t kAlign = 64, kHugePage = ::weft::kHugePageBytes;
     if (bytes < 0) {
         weft_runtime_set_error("weft: a kernel asked for a negative allocation size");
         return nullptr;

@@ -93,22 +93,8 @@ inline void write_disk_kernel(const std::filesystem::path& directory, const Disk
     out.str(k.object);
     out.str(k.ir);
     out.pod(k.compile_ms);
-    const std::string& bytes = out.out();
-    const std::filesystem::path final_path = directory / disk_file_name(k.key);
-    std::filesystem::path temporary = final_path;
-    temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}());
-    {
-        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-        if (!file) return;
-        file.write(bytes.data(), std::streamsize(bytes.size()));
-        if (!file.flush()) {
-            file.close();
-            std::filesystem::remove(temporary, ec);
-            return;
-        }
-    }
-    std::filesystem::rename(temporary, final_path, ec);
-    if (ec) std::filesystem::remove(temporary, ec);
+    // (A directory that cannot be written only costs the next process the compile.)
+    ::weft::detail::write_file_replacing(directory / disk_file_name(k.key), out.out());
 }
 
 }  // namespace weft::codegen::detail

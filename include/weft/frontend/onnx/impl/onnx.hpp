@@ -3,3 +3,4 @@
 // ONNX_NAMESPACE=onnx); nothing else includes it.
 #pragma once
 #include "weft/frontend/onnx/impl/load.hpp"
+#include "weft/frontend/onnx/impl/compile.hpp"
