@@ -98,6 +98,12 @@ struct OpDef {
     // Made only by the graph passes (the blocked layout's operators), never by a user's
     // graph or an importer: a failure inside one is reported as a bug in a rewrite.
     bool made_by_passes = false;
+    // The output computed on the host from constant inputs, without compiling a kernel:
+    // fold_constants uses it for operators that only move data (a weight packing, a
+    // transpose, a reshape), which must give exactly what `compute` gives. Its arguments: the
+    // inputs (compact host buffers), the attributes and the inferred output type. Empty: the
+    // constant is folded by a compiled kernel.
+    std::function<BufferRef(const std::vector<BufferRef>&, const Attrs&, const TensorType&)> evaluate;
 };
 
 // The operator called `name`; weft::Error "unknown operator" when there is none.

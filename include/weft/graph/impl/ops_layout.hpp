@@ -3,6 +3,7 @@
 // pack_conv2d_weight (OIHW -> the blocked weight layout, folded at build time when the
 // weight is a constant) and conv2d_nchwc (topi's blocked convolution, depthwise included).
 #pragma once
+#include "weft/graph/impl/host_evaluate.hpp"
 #include "weft/graph/impl/op_helpers.hpp"
 #include "weft/graph/impl/ops_nn.hpp"
 #include "weft/topi/conv.hpp"
@@ -103,9 +104,9 @@ inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& o
 inline void register_layout_ops() {
     using P = OpPattern;
     register_op({.name = "layout_transform", .pattern = P::Injective, .infer = infer_layout_transform,
-                 .compute = compute_layout_transform, .made_by_passes = true});
+                 .compute = compute_layout_transform, .made_by_passes = true, .evaluate = host::layout_transform});
     register_op({.name = "pack_conv2d_weight", .pattern = P::Injective, .infer = infer_pack_weight,
-                 .compute = compute_pack_weight, .made_by_passes = true});
+                 .compute = compute_pack_weight, .made_by_passes = true, .evaluate = host::pack_conv2d_weight});
     register_op({.name = "conv2d_nchwc", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_conv2d_nchwc, .compute = compute_conv2d_nchwc, .schedule = schedule_conv2d_nchwc,
                  .made_by_passes = true});

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "weft/graph/impl/host_evaluate.hpp"
 #include "weft/graph/impl/op_helpers.hpp"
 #include "weft/ir/arith/simplify.hpp"
 #include "weft/topi/topi.hpp"
@@ -191,18 +192,19 @@ inline void register_transform_ops() {
     };
     register_op({.name = "reshape", .pattern = P::Injective, .infer = infer_shaped<reshape_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::reshape(in[0], a.get_ints("shape")); },
-                 .compute_to_shape = to_shape});
+                 .compute_to_shape = to_shape, .evaluate = host::same_elements});
     register_op({.name = "flatten", .pattern = P::Injective, .infer = infer_shaped<flatten_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::flatten(in[0], a.get_int("axis", 1)); },
-                 .compute_to_shape = to_shape});
+                 .compute_to_shape = to_shape, .evaluate = host::same_elements});
     register_op({.name = "squeeze", .pattern = P::Injective, .infer = infer_shaped<squeeze_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::squeeze(in[0], a.get_ints("axes", {})); },
-                 .compute_to_shape = to_shape});
+                 .compute_to_shape = to_shape, .evaluate = host::same_elements});
     register_op({.name = "unsqueeze", .pattern = P::Injective, .infer = infer_shaped<unsqueeze_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::unsqueeze(in[0], a.get_ints("axes")); },
-                 .compute_to_shape = to_shape});
+                 .compute_to_shape = to_shape, .evaluate = host::same_elements});
     register_op({.name = "transpose", .pattern = P::Injective, .infer = infer_shaped<transpose_shape>,
-                 .compute = [](In in, const Attrs& a) { return topi::transpose(in[0], a.get_ints("perm", {})); }});
+                 .compute = [](In in, const Attrs& a) { return topi::transpose(in[0], a.get_ints("perm", {})); },
+                 .evaluate = host::transpose});
     register_op({.name = "slice", .pattern = P::Injective, .infer = infer_shaped<slice_shape>,
                  .compute = [](In in, const Attrs& a) {
                      return topi::slice(in[0], a.get_ints("starts"), a.get_ints("ends"), a.get_ints("axes", {}),

@@ -1,7 +1,12 @@
-// Definition of graph/pass.hpp's fold_constants: the constant part of the graph is one
-// small graph, built with graph::build (passes off) and run once; the values the rest of
-// the graph reads become constants.
+// Definition of graph/pass.hpp's fold_constants: the constant part of the graph is
+// evaluated and the values the rest of the graph reads become constants. Operators that
+// only move data (OpDef::evaluate: weight packings, transposes, reshapes) are evaluated on
+// the host; the rest of the part is one small graph, built with graph::build (passes off)
+// and run once. Compiling a kernel per distinct weight shape was most of a CNN's folding
+// (benchmarks/RESULTS.md, "Start-up: constants folded on the host").
 #pragma once
+#include <algorithm>
+
 #include "weft/graph/impl/passes_pipeline.hpp"
 
 namespace weft::graph {
@@ -22,17 +27,39 @@ Graph fold_constants(const Graph& g) {
     }
     for (auto& [name, v] : g.outputs()) read_outside[size_t(v.id)] = true;
 
-    // The constant part as a graph of its own; its outputs: the foldable nodes read outside it.
+    // On the host: each foldable node whose operator has an evaluate and whose inputs are
+    // constants or evaluated here already (in order, so a chain is evaluated whole).
+    std::vector<BufferRef> value(size_t(g.size()));
+    for (int id = 0; id < g.size(); ++id)
+        if (g.node(id).is_constant()) value[size_t(id)] = g.node(id).value;
+    for (int id : order) {
+        const Node& n = g.node(id);
+        if (!foldable[size_t(id)]) continue;
+        const OpDef& def = op_def(n.op);
+        if (!def.evaluate) continue;
+        std::vector<BufferRef> in;
+        for (Value v : n.inputs) in.push_back(value[size_t(v.id)]);
+        if (std::any_of(in.begin(), in.end(), [](const BufferRef& b) { return !b.defined(); })) continue;
+        try {
+            value[size_t(id)] = def.evaluate(in, n.attrs, n.type);
+        } catch (const Error& e) {
+            ::weft::detail::rethrow_with_context(e, "graph pass 'fold_constants': evaluating " + describe(n));
+        }
+    }
+
+    // The rest of the constant part as a graph of its own (host values as its constants); its
+    // outputs: its nodes the rest of the graph reads.
     Graph part;
     part.set_limits(g.limits());
     std::vector<Value> in_part(size_t(g.size()));
     std::vector<int> results;
     for (int id : order) {
-        if (!foldable[size_t(id)]) continue;
+        if (!foldable[size_t(id)] || value[size_t(id)].defined()) continue;
         const Node& n = g.node(id);
         std::vector<Value> in;
         for (Value v : n.inputs) {
-            if (!in_part[size_t(v.id)].defined()) in_part[size_t(v.id)] = part.constant_shared(g.node(v).name, g.node(v).value);
+            if (!in_part[size_t(v.id)].defined())  // a constant, or a value evaluated on the host
+                in_part[size_t(v.id)] = part.constant_shared(g.node(v).name, value[size_t(v.id)]);
             in.push_back(in_part[size_t(v.id)]);
         }
         in_part[size_t(id)] = part.add_node(n.op, std::move(in), n.attrs, n.name);
@@ -41,16 +68,20 @@ Graph fold_constants(const Graph& g) {
             results.push_back(id);
         }
     }
-    if (results.empty()) return g;
+    bool any_folded = !results.empty();
+    for (int id : order) any_folded |= foldable[size_t(id)] && read_outside[size_t(id)] && value[size_t(id)].defined();
+    if (!any_folded) return g;
 
-    BuildOptions off{.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
-                     .fold_constants = false, .fold_scale_axis = false, .simplify_operators = false};
     Module m;
-    try {
-        m = build(part, Target::host(), off);
-        m.run();
-    } catch (const Error& e) {
-        ::weft::detail::rethrow_with_context(e, "graph pass 'fold_constants': evaluating the constant subgraph");
+    if (!results.empty()) {
+        BuildOptions off{.eliminate_dead_code = false, .eliminate_common_subexpressions = false,
+                         .fold_constants = false, .fold_scale_axis = false, .simplify_operators = false};
+        try {
+            m = build(part, Target::host(), off);
+            m.run();
+        } catch (const Error& e) {
+            ::weft::detail::rethrow_with_context(e, "graph pass 'fold_constants': evaluating the constant subgraph");
+        }
     }
     std::vector<int> result_of(size_t(g.size()), -1);
     for (size_t k = 0; k < results.size(); ++k) result_of[size_t(results[k])] = int(k);
@@ -61,6 +92,8 @@ Graph fold_constants(const Graph& g) {
             r.copy(id);
         } else if (result_of[size_t(id)] >= 0) {
             r.set(id, r.out().constant(g.node(id).name, m.get_output(result_of[size_t(id)])));
+        } else if (read_outside[size_t(id)] && value[size_t(id)].defined()) {
+            r.set(id, r.out().constant_shared(g.node(id).name, value[size_t(id)]));
         }
     }
     return r.finish();

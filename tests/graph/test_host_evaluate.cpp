@@ -1,0 +1,110 @@
+// OpDef::evaluate (graph/impl/host_evaluate.hpp): operators that only move data give on the
+// host exactly what their compiled computation gives, for several dtypes, with and without
+// the zero padding of a last partial block; fold_constants uses them and compiles no
+// kernel for a constant part made of them, and mixes them with compiled folding.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include <weft/codegen/llvm/codegen_llvm.hpp>
+
+#include "graph/graph_check.hpp"
+#include "weft/graph/op_registry.hpp"
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+// Random contents of any dtype (raw bytes: what moves is compared bit for bit).
+BufferRef random_bytes(DataType dtype, std::vector<int64_t> shape, uint64_t seed) {
+    BufferRef b = BufferRef::allocate(dtype, std::move(shape));
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    auto* p = static_cast<unsigned char*>(b.data());
+    for (int64_t i = 0; i < b.size_bytes(); ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = static_cast<unsigned char>(s >> 56);
+    }
+    if (dtype == DataType::bool_())
+        for (int64_t i = 0; i < b.size_bytes(); ++i) p[i] &= 1;
+    return b;
+}
+
+// `op` with `attrs` on x: evaluate on the host against the operator compiled (a graph of
+// one node, built without passes).
+void check_op(const std::string& op, const graph::Attrs& attrs, const BufferRef& x) {
+    CAPTURE(op);
+    CAPTURE(attrs.str());
+    CAPTURE(x.dtype().str());
+    graph::Graph g;
+    graph::Value in = g.input("x", x.shape(), x.dtype());
+    graph::Value y = g.add_node(op, {in}, attrs, "y");
+    g.output(y, "y");
+    graph::Module m = graph::build(g, Target::host(), {.fold_constants = false, .convert_layout = false});
+    m.set_input("x", x);
+    m.run();
+    const graph::OpDef& def = graph::op_def(op);
+    REQUIRE(def.evaluate);
+    BufferRef host = def.evaluate({x}, attrs, g.type(y));
+    const BufferRef& want = m.get_output("y");
+    REQUIRE(host.shape() == want.shape());
+    REQUIRE(host.dtype() == want.dtype());
+    CHECK(std::memcmp(host.data(), want.data(), size_t(want.size_bytes())) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("host evaluation of weight packings, layout transforms, transposes and reshapes matches their kernels") {
+    uint64_t seed = 1;
+    for (DataType t : {DataType::float_(32), DataType::int_(64), DataType::uint(8), DataType::float_(16)}) {
+        check_op("transpose", {{"perm", std::vector<int64_t>{2, 0, 1}}}, random_bytes(t, {3, 4, 5}, seed++));
+        check_op("transpose", {}, random_bytes(t, {2, 3, 1, 4}, seed++));  // reversed
+        check_op("transpose", {{"perm", std::vector<int64_t>{0, 1}}}, random_bytes(t, {7, 9}, seed++));
+        check_op("reshape", {{"shape", std::vector<int64_t>{4, -1}}}, random_bytes(t, {2, 6, 2}, seed++));
+        check_op("flatten", {{"axis", int64_t(2)}}, random_bytes(t, {2, 3, 4, 5}, seed++));
+        check_op("squeeze", {{"axes", std::vector<int64_t>{1}}}, random_bytes(t, {3, 1, 4}, seed++));
+        check_op("unsqueeze", {{"axes", std::vector<int64_t>{0, 3}}}, random_bytes(t, {3, 4}, seed++));
+        if (!t.is_float()) continue;  // (the blocked layout's operators are for float data)
+        // Packed conv weights: blocks dividing the channels, last blocks filled up with zeros.
+        check_op("pack_conv2d_weight", {{"ic_bn", int64_t(4)}, {"oc_bn", int64_t(8)}}, random_bytes(t, {16, 8, 3, 3}, seed++));
+        check_op("pack_conv2d_weight", {{"ic_bn", int64_t(2)}, {"oc_bn", int64_t(4)}}, random_bytes(t, {10, 3, 1, 2}, seed++));
+        check_op("pack_conv2d_weight", {{"ic_bn", int64_t(16)}, {"oc_bn", int64_t(16)}}, random_bytes(t, {5, 3, 7, 7}, seed++));
+        check_op("pack_conv2d_weight", {{"oc_bn", int64_t(4)}, {"depthwise", int64_t(1)}},
+                 random_bytes(t, {10, 1, 3, 3}, seed++));
+        // NCHW <-> NCHW[b]c, a partial last block both ways.
+        check_op("layout_transform", {{"to", std::string("NCHWc")}, {"block", int64_t(4)}}, random_bytes(t, {2, 6, 3, 5}, seed++));
+        check_op("layout_transform", {{"to", std::string("NCHWc")}, {"block", int64_t(8)}}, random_bytes(t, {1, 16, 2, 2}, seed++));
+        check_op("layout_transform", {{"to", std::string("NCHW")}, {"channels", int64_t(6)}}, random_bytes(t, {2, 2, 3, 5, 4}, seed++));
+    }
+    check_op("transpose", {{"perm", std::vector<int64_t>{1, 0}}}, random_bytes(DataType::bool_(), {5, 3}, seed++));
+}
+
+TEST_CASE("fold_constants packs a CNN's weights on the host, compiling no kernel, and mixes in compiled folding") {
+    // The blocked layout's weight packings (and a transposed dense weight) are the constant part.
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 8, 10, 10});
+    graph::Value c = g.relu(g.conv2d(x, g.constant("w1", graph_check::random_buffer({16, 8, 3, 3}, 1)), {.pad = 1}));
+    c = g.conv2d(c, g.constant("w2", graph_check::random_buffer({12, 16, 1, 1}, 2)));
+    g.output(g.dense(g.flatten(g.global_avg_pool2d(c)), g.constant("w3", graph_check::random_buffer({5, 12}, 3))), "y");
+    const graph::Graph passes = graph::convert_conv_layout(graph::simplify_operators(g), Target::host());
+    const uint64_t compiles = codegen::compile_llvm_count();
+    graph::Graph folded = graph::fold_constants(passes);
+    CHECK(codegen::compile_llvm_count() == compiles);
+    int packed = 0;
+    for (const graph::Node& n : folded.nodes()) packed += n.is_constant() && n.name.find(".packed") != std::string::npos;
+    CHECK(packed == 2);
+
+    // A constant part with an operator that has no host evaluation (exp), between host ones.
+    graph::Graph h;
+    graph::Value in = h.input("in", {4, 3});
+    graph::Value k = h.transpose(h.constant("k", graph_check::random_buffer({3, 4}, 4)));        // host
+    k = h.reshape(h.exp(k), {4, 3});                                                             // compiled, then host
+    h.output(h.add(in, k), "out");
+    graph::Module with = graph::build(h), without = graph::build(h, Target::host(), {.fold_constants = false});
+    const BufferRef data = graph_check::random_buffer({4, 3}, 5);
+    with.set_input("in", data);
+    without.set_input("in", data);
+    with.run();
+    without.run();
+    CHECK(graph_check::max_difference(with.get_output("out"), without.get_output("out")) < 1e-6);
+}
