@@ -101,6 +101,16 @@ if(WEFT_ONNX)
   add_library(weft::onnx ALIAS weft_onnx)
 endif()
 
+# Shared, each library finds the others beside it once installed (a program linked with
+# --as-needed may not list them itself).
+if(WEFT_SHARED_LIBS)
+  foreach(_weft_lib weft_core weft_llvm weft_topi weft_graph weft_onnx)
+    if(TARGET ${_weft_lib})
+      set_target_properties(${_weft_lib} PROPERTIES INSTALL_RPATH "$ORIGIN")
+    endif()
+  endforeach()
+endif()
+
 # weft_rpc (weft/rpc/rpc.hpp): the RPC device pool for tuning on other machines, where gRPC is
 # (Debian's libgrpc++-dev and protobuf-compiler-grpc). Its gRPC code is generated here from
 # src/rpc/weft_rpc.proto and stays inside the library.

@@ -143,6 +143,13 @@ struct SymbolicAxis {
 };
 
 class Graph;
+namespace detail {
+// A topological order of n nodes given each one's inputs (node ids), the smallest ready id
+// first, so that nodes stored in order keep it; nodes on (or behind) a cycle are left out.
+// Graph::check and the artifact loader order nodes with it.
+std::vector<int> smallest_first_order(const std::vector<std::vector<int>>& inputs);
+}  // namespace detail
+
 // The graph at other values of its symbols (by name). The default re-infers every node from
 // the inputs' new shapes; an importer that folded shape arithmetic into attributes and
 // constants builds the graph again (onnx::load does).

@@ -26,7 +26,12 @@ struct MemoryPlan {
 };
 
 // Offsets for the requests, each aligned to `alignment` bytes.
-MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
+// The plan's alignment of every tensor in the arena (a cache line, AVX-512's widest load).
+inline constexpr int64_t kPlanAlignment = 64;
+// `bytes` rounded up to the plan's alignment.
+inline int64_t planned_bytes(int64_t bytes) { return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
+
+MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = kPlanAlignment);
 
 // Whether no two requests that are live at the same step share a byte (except an in-place
 // pair at the same offset) and every request fits in the arena: what the property tests

@@ -282,21 +282,14 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
                                               n.type.str()));
         }
     }
-    // Kahn's algorithm, smallest id first (a graph stored in order keeps it).
-    std::vector<int> pending(count, 0), new_id(count, -1);
-    std::vector<std::vector<int>> readers(count);
-    for (size_t i = 0; i < count; ++i)
-        for (int in : saved[i].inputs) {
-            ++pending[i];
-            readers[size_t(in)].push_back(int(i));
-        }
-    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-    for (size_t i = 0; i < count; ++i)
-        if (pending[i] == 0) ready.push(int(i));
+    // In an order where every node follows its inputs (a graph stored in order keeps it).
+    std::vector<std::vector<int>> inputs_of(count);
+    for (size_t i = 0; i < count; ++i) inputs_of[i] = saved[i].inputs;
+    const std::vector<int> order = smallest_first_order(inputs_of);
+    if (order.size() != count) r.fail("the graph has a cycle");
+    std::vector<int> new_id(count, -1);
     Graph& g = st->graph;
-    while (!ready.empty()) {
-        int id = ready.top();
-        ready.pop();
+    for (int id : order) {
         SavedNode& n = saved[size_t(id)];
         Value v;
         try {
@@ -320,10 +313,7 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
         if (g.type(v) != n.type)
             r.fail("node '" + n.name + "' is saved as " + n.type.str() + " but its operator gives " + g.type(v).str());
         new_id[size_t(id)] = v.id;
-        for (int reader : readers[size_t(id)])
-            if (--pending[size_t(reader)] == 0) ready.push(reader);
     }
-    if (g.size() != int(count)) r.fail("the graph has a cycle");
     auto map_ids = [&](std::vector<int> ids) {
         for (int& id : ids) id = new_id[size_t(id)];
         return ids;
@@ -418,9 +408,7 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
     // Storage: inputs their own, constants the graph's, the rest the arena as planned.
     int64_t arena_bytes = r.i64("the memory plan");
     st->naive_bytes = r.i64("the memory plan");
-    int64_t unshared = 0;  // one buffer per operator: no plan needs more
-    for (const Node& n : g.nodes())
-        if (n.is_op()) unshared += (n.type.bytes() + 63) / 64 * 64;
+    const int64_t unshared = detail::operator_bytes(g);  // one buffer per operator: no plan needs more
     if (arena_bytes < 0 || arena_bytes > unshared)
         r.fail(::weft::detail::concat("the memory plan's arena of ", arena_bytes, " bytes is larger than all ",
                                       "intermediates together (", unshared, ")"));

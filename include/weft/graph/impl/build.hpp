@@ -226,7 +226,7 @@ inline void plan_and_allocate(ModuleAccess::State& st, const BuildOptions& optio
     } else {  // one buffer each, end to end
         for (auto& r : requests) {
             plan.offsets.push_back(plan.arena_bytes);
-            plan.arena_bytes += (r.bytes + 63) / 64 * 64;
+            plan.arena_bytes += planned_bytes(r.bytes);
         }
         plan.naive_bytes = plan.arena_bytes;
     }

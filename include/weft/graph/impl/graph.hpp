@@ -362,27 +362,20 @@ bool Graph::is_ordered() const {
     return true;
 }
 
-std::vector<int> Graph::check() {
-    const int n = size();
-    // Kahn's algorithm over the edges; what is left over lies on (or behind) a cycle.
-    std::vector<int> pending(size_t(n), 0);
-    std::vector<std::vector<int>> users(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        const Node& node_i = nodes_[size_t(i)];
-        WEFT_CHECK(!node_i.is_op() || find_op(node_i.op), describe(node_i), ": unknown operator '", node_i.op, "'");
-        for (size_t k = 0; k < node_i.inputs.size(); ++k) {
-            Value v = node_i.inputs[k];
-            WEFT_CHECK(v.id >= 0 && v.id < n, describe(node_i), ": input ", k, " is missing (%", v.id,
-                       " is not a node of this graph)");
-            ++pending[size_t(i)];
-            users[size_t(v.id)].push_back(i);
+namespace detail {
+std::vector<int> smallest_first_order(const std::vector<std::vector<int>>& inputs) {
+    const size_t n = inputs.size();
+    std::vector<int> pending(n, 0);
+    std::vector<std::vector<int>> users(n);
+    for (size_t i = 0; i < n; ++i)
+        for (int in : inputs[i]) {
+            ++pending[i];
+            users[size_t(in)].push_back(int(i));
         }
-    }
-    // The smallest ready id first: a graph stored in topological order keeps its order.
     std::vector<int> order;
     std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-    for (int i = 0; i < n; ++i)
-        if (!pending[size_t(i)]) ready.push(i);
+    for (size_t i = 0; i < n; ++i)
+        if (!pending[i]) ready.push(int(i));
     while (!ready.empty()) {
         int i = ready.top();
         ready.pop();
@@ -390,10 +383,30 @@ std::vector<int> Graph::check() {
         for (int u : users[size_t(i)])
             if (--pending[size_t(u)] == 0) ready.push(u);
     }
+    return order;
+}
+}  // namespace detail
+
+std::vector<int> Graph::check() {
+    const int n = size();
+    std::vector<std::vector<int>> inputs(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const Node& node_i = nodes_[size_t(i)];
+        WEFT_CHECK(!node_i.is_op() || find_op(node_i.op), describe(node_i), ": unknown operator '", node_i.op, "'");
+        for (size_t k = 0; k < node_i.inputs.size(); ++k) {
+            Value v = node_i.inputs[k];
+            WEFT_CHECK(v.id >= 0 && v.id < n, describe(node_i), ": input ", k, " is missing (%", v.id,
+                       " is not a node of this graph)");
+            inputs[size_t(i)].push_back(v.id);
+        }
+    }
+    // What the order leaves out lies on (or behind) a cycle.
+    std::vector<int> order = detail::smallest_first_order(inputs);
     if (int(order.size()) != n) {
-        int on_cycle = -1;
-        for (int i = 0; i < n && on_cycle < 0; ++i)
-            if (pending[size_t(i)]) on_cycle = i;
+        std::vector<bool> ordered(size_t(n), false);
+        for (int i : order) ordered[size_t(i)] = true;
+        int on_cycle = 0;
+        while (ordered[size_t(on_cycle)]) ++on_cycle;
         ::weft::detail::throw_user_error("graph: " + describe(nodes_[size_t(on_cycle)]) +
                                          " is on a cycle (it depends on its own output)");
     }

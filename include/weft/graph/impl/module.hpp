@@ -115,6 +115,15 @@ struct Module::State {
 
 namespace detail {
 
+// One buffer per operator node, each rounded up to the plan's alignment: what no memory
+// plan exceeds (Module::memory_operator_bytes; the artifact loader's bound on an arena).
+inline int64_t operator_bytes(const Graph& g) {
+    int64_t total = 0;
+    for (const Node& n : g.nodes())
+        if (n.is_op()) total += planned_bytes(n.type.bytes());
+    return total;
+}
+
 // Milliseconds since t0 (build()'s phases, profile()).
 inline double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -246,12 +255,7 @@ Device Module::device() const { return state().device; }
 int64_t Module::memory_bytes() const { return state().arena_bytes; }
 const std::vector<BuildPhase>& Module::build_phases() const { return state().phases; }
 int64_t Module::memory_naive_bytes() const { return state().naive_bytes; }
-int64_t Module::memory_operator_bytes() const {
-    int64_t total = 0;
-    for (const Node& n : state().graph.nodes())
-        if (n.is_op()) total += (n.type.bytes() + 63) / 64 * 64;
-    return total;
-}
+int64_t Module::memory_operator_bytes() const { return detail::operator_bytes(state().graph); }
 
 namespace detail {
 
