@@ -28,6 +28,8 @@
 #include <vector>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
+#include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -199,9 +201,16 @@ private:
         WEFT_CHECK(bool(builder), "LLVM does not support this host for JIT compilation: ",
                    message_of(builder.takeError()));
         builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+        // Materialization (compiling, linking) on the thread that asks for a symbol: LLJIT's
+        // own choice with concurrent compilation, a thread pool, started a thread per object
+        // an artifact links (benchmarks/RESULTS.md, "Start-up from an artifact").
+        auto process = llvm::orc::SelfExecutorProcessControl::Create(
+            nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
+        WEFT_CHECK(bool(process), "could not set up LLVM's ORC JIT: ", message_of(process.takeError()));
         // Concurrent compilation: kernels are built from any thread, and LLJIT's default
         // compiler shares one TargetMachine between them (found by the concurrency test).
         auto jit = llvm::orc::LLJITBuilder()
+                       .setExecutionSession(std::make_unique<llvm::orc::ExecutionSession>(std::move(*process)))
                        .setJITTargetMachineBuilder(std::move(*builder))
                        .setSupportConcurrentCompilation(true)
                        .create();
