@@ -84,8 +84,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
 }  // namespace detail
 
 graph::Module compile(const std::string& path, const CompileOptions& options) {
-    std::shared_ptr<const ::weft::detail::FileBytes> file = ::weft::detail::FileBytes::open(
-        path, options.load.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
+    std::shared_ptr<const ::weft::detail::FileBytes> file = detail::read_model_file(path, options.load);
     const std::string dir = detail::model_cache_dir(options);
     const std::optional<std::string> key =
         dir.empty() ? std::nullopt : detail::model_cache_key(file->bytes(), options);

@@ -19,8 +19,10 @@ inline BufferRef copy_buffer(const BufferRef& b) {
 }
 
 // The bytes of an .onnx (or TensorProto) file, up to options.max_file_bytes.
-inline std::string read_model_file(const std::string& path, const LoadOptions& options) {
-    return ::weft::detail::read_file_limited(path, options.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
+// The file's bytes, mapped (no copy) where it is a regular file.
+inline std::shared_ptr<const ::weft::detail::FileBytes> read_model_file(const std::string& path,
+                                                                         const LoadOptions& options) {
+    return ::weft::detail::FileBytes::open(path, options.max_file_bytes, "onnx", "LoadOptions::max_file_bytes");
 }
 
 inline void parse_model(pb::ModelProto& m, const void* data, size_t size, const std::string& what) {
@@ -467,9 +469,9 @@ graph::Graph load_from_memory(const std::string& bytes, const LoadOptions& optio
 }
 
 graph::Graph load(const std::string& path, const LoadOptions& options) {
-    std::string bytes = detail::read_model_file(path, options);
+    const std::shared_ptr<const ::weft::detail::FileBytes> file = detail::read_model_file(path, options);
     try {
-        return load_from_memory(bytes, options);
+        return load_from_memory(file->bytes().data(), file->bytes().size(), options);
     } catch (const Error& e) {  // the same kind (user, unsupported, internal), the file named
         e.rethrow_with(std::string(e.what()) + " (in '" + path + "')");
     }
@@ -484,12 +486,13 @@ BufferRef load_tensor_from_memory(const void* data, size_t size, std::string* na
 }
 
 BufferRef load_tensor(const std::string& path, std::string* name) {
-    std::string bytes = detail::read_model_file(path, LoadOptions{});
-    return load_tensor_from_memory(bytes.data(), bytes.size(), name);
+    const std::shared_ptr<const ::weft::detail::FileBytes> file = detail::read_model_file(path, LoadOptions{});
+    return load_tensor_from_memory(file->bytes().data(), file->bytes().size(), name);
 }
 
 ModelInfo inspect(const std::string& path, const LoadOptions& options) {
-    std::string bytes = detail::read_model_file(path, options);
+    const std::shared_ptr<const ::weft::detail::FileBytes> file = detail::read_model_file(path, options);
+    const std::string_view bytes = file->bytes();
     detail::pb::ModelProto m;
     detail::parse_model(m, bytes.data(), bytes.size(), "'" + path + "'");
     ModelInfo info;
