@@ -1,10 +1,15 @@
-// OpDef::evaluate for the operators that only move data, so that fold_constants computes a
-// network's constant part (weights packed for the blocked layout, transposed, reshaped)
-// on the host instead of compiling a kernel for each distinct shape. Each gives exactly
-// what the operator's compute gives: the same elements moved, zeros where it pads.
+// OpDef::evaluate for the operators that only move data, and for the integer arithmetic of
+// shapes, so that fold_constants computes a network's constant part (weights packed for the
+// blocked layout, transposed, reshaped; an importer's Shape -> Gather -> Mul -> Concat)
+// on the host instead of compiling a kernel for each. Each gives exactly what the
+// operator's compute gives; one that cannot for its inputs' dtypes returns an undefined
+// buffer, and the node is compiled instead.
 #pragma once
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "weft/graph/graph.hpp"
 #include "weft/topi/transform.hpp"
@@ -123,6 +128,139 @@ inline BufferRef layout_transform(const std::vector<BufferRef>& in, const Attrs&
                     }
     });
     return r;
+}
+
+// gather: out[o, j, i] = data[o, wrap(indices[j]), i], an index wrapped once from the end
+// and clamped into the axis (topi::gather's wrap_index).
+inline BufferRef gather(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+    const BufferRef &data = in[0], &indices = in[1];
+    const std::vector<int64_t>& ds = data.shape();
+    const int64_t rank = int64_t(ds.size()), axis = a.get_int("axis", 0) < 0 ? a.get_int("axis", 0) + rank
+                                                                               : a.get_int("axis", 0);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= ds[size_t(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= ds[size_t(d)];
+    const int64_t n = ds[size_t(axis)], count = indices.size();
+    std::vector<int64_t> k(static_cast<size_t>(count));
+    for (int64_t j = 0; j < count; ++j) {
+        int64_t v = indices.dtype() == DataType::int_(32) ? static_cast<const int32_t*>(indices.data())[j]
+                                                           : static_cast<const int64_t*>(indices.data())[j];
+        if (v < 0) v += n;
+        k[size_t(j)] = std::clamp<int64_t>(v, 0, n - 1);
+    }
+    BufferRef r = output_of(out);
+    const int64_t bytes = data.dtype().bytes() * inner;
+    const char* src = static_cast<const char*>(data.data());
+    char* dst = static_cast<char*>(r.data());
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < count; ++j)
+            std::memcpy(dst + (o * count + j) * bytes, src + (o * n + k[size_t(j)]) * bytes, size_t(bytes));
+    return r;
+}
+
+// concat: each input's slab of every outer index in turn.
+inline BufferRef concat(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+    const int64_t rank = int64_t(out.shape.size()), axis = a.get_int("axis") < 0 ? a.get_int("axis") + rank
+                                                                                 : a.get_int("axis");
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= out.shape[size_t(d)];
+    BufferRef r = output_of(out);
+    char* dst = static_cast<char*>(r.data());
+    for (int64_t o = 0; o < outer; ++o)
+        for (const BufferRef& x : in) {
+            const int64_t slab = x.size_bytes() / std::max<int64_t>(outer, 1);
+            std::memcpy(dst, static_cast<const char*>(x.data()) + o * slab, size_t(slab));
+            dst += slab;
+        }
+    return r;
+}
+
+// Calls f.template operator()<T>() for the C++ type of an integer or float dtype; false for
+// another (bool, float16, ...).
+template <class F>
+bool with_number(DataType t, F&& f) {
+    if (t == DataType::int_(64)) return f.template operator()<int64_t>(), true;
+    if (t == DataType::int_(32)) return f.template operator()<int32_t>(), true;
+    if (t == DataType::int_(16)) return f.template operator()<int16_t>(), true;
+    if (t == DataType::int_(8)) return f.template operator()<int8_t>(), true;
+    if (t == DataType::uint(64)) return f.template operator()<uint64_t>(), true;
+    if (t == DataType::uint(32)) return f.template operator()<uint32_t>(), true;
+    if (t == DataType::uint(16)) return f.template operator()<uint16_t>(), true;
+    if (t == DataType::uint(8)) return f.template operator()<uint8_t>(), true;
+    if (t == DataType::float_(32)) return f.template operator()<float>(), true;
+    if (t == DataType::float_(64)) return f.template operator()<double>(), true;
+    return false;
+}
+
+// cast between integer dtypes, and from an integer to float32 or float64 (C++'s conversions
+// are LLVM's trunc, sext / zext and sitofp / uitofp, rounding alike); undefined (compiled
+// instead) otherwise: from a float, to or from bool or a 16-bit float.
+inline BufferRef cast(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef& x = in[0];
+    const auto integer = [](DataType t) { return t.is_int() || t.is_uint(); };
+    if (!integer(x.dtype()) || !(integer(out.dtype) || out.dtype.is_float())) return {};
+    BufferRef r = output_of(out);
+    bool done = false;
+    with_number(x.dtype(), [&]<class From>() {
+        done = with_number(out.dtype, [&]<class To>() {
+            const From* src = static_cast<const From*>(x.data());
+            To* dst = static_cast<To*>(r.data());
+            for (int64_t i = 0, n = x.size(); i < n; ++i) dst[i] = static_cast<To>(src[i]);
+        });
+    });
+    return done ? r : BufferRef();
+}
+
+// add, sub, mul, div with broadcasting (numpy's, the shapes right-aligned) on the integer
+// types and float32 / float64: integers wrap around and divide toward zero, a division by
+// zero giving 0 (topi's div_e and codegen's guarded truncdiv); floats as IEEE (fast math off).
+template <char Op>
+BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef &x = in[0], &y = in[1];
+    if (x.dtype() != y.dtype() || x.dtype() != out.dtype) return {};
+    const size_t rank = out.shape.size();
+    // Each input's stride per output dimension (0 where it broadcasts).
+    auto strides_of = [&](const BufferRef& b) {
+        std::vector<int64_t> s(rank, 0);
+        const std::vector<int64_t> compact = BufferRef::compact_strides(b.shape());
+        const size_t skip = rank - b.shape().size();
+        for (size_t d = 0; d < b.shape().size(); ++d)
+            if (b.shape()[d] != 1) s[skip + d] = compact[d];
+        return s;
+    };
+    const std::vector<int64_t> sx = strides_of(x), sy = strides_of(y);
+    BufferRef r = output_of(out);
+    const bool done = with_number(x.dtype(), [&]<class T>() {
+        const T* a = static_cast<const T*>(x.data());
+        const T* b = static_cast<const T*>(y.data());
+        T* dst = static_cast<T*>(r.data());
+        std::vector<int64_t> index(rank, 0);
+        int64_t ox = 0, oy = 0;
+        for (int64_t i = 0, n = r.size(); i < n; ++i) {
+            const T u = a[ox], v = b[oy];
+            if constexpr (std::is_integral_v<T>) {
+                using U = std::make_unsigned_t<T>;
+                if constexpr (Op == '+') dst[i] = T(U(u) + U(v));
+                if constexpr (Op == '-') dst[i] = T(U(u) - U(v));
+                if constexpr (Op == '*') dst[i] = T(U(u) * U(v));
+                if constexpr (Op == '/') dst[i] = v == 0 || (v == -1 && u == std::numeric_limits<T>::min()) ? T(0) : T(u / v);
+            } else {
+                if constexpr (Op == '+') dst[i] = u + v;
+                if constexpr (Op == '-') dst[i] = u - v;
+                if constexpr (Op == '*') dst[i] = u * v;
+                if constexpr (Op == '/') dst[i] = u / v;
+            }
+            for (size_t d = rank; d-- > 0;) {
+                ox += sx[d];
+                oy += sy[d];
+                if (++index[d] < out.shape[d]) break;
+                ox -= sx[d] * out.shape[d];
+                oy -= sy[d] * out.shape[d];
+                index[d] = 0;
+            }
+        }
+    });
+    return done ? r : BufferRef();
 }
 
 }  // namespace weft::graph::ops::host

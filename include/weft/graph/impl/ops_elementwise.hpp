@@ -1,6 +1,7 @@
 // The graph's element-wise operators: broadcasting binary arithmetic and the unary
 // activations and math functions, each a topi compute.
 #pragma once
+#include "weft/graph/impl/host_evaluate.hpp"
 #include "weft/graph/impl/op_helpers.hpp"
 #include "weft/topi/topi.hpp"
 
@@ -64,19 +65,24 @@ inline void register_elementwise_ops() {
     using Binary = Tensor (*)(const Tensor&, const Tensor&);
     using Infer = TensorType (*)(const std::vector<TensorType>&, const Attrs&);
     // Equal shapes make an element-wise op; different ones broadcast.
-    auto binary_as = [](const char* name, Binary f, Infer infer) {
+    using Evaluate = decltype(OpDef::evaluate);
+    auto binary_as = [](const char* name, Binary f, Infer infer, Evaluate evaluate = {}) {
         register_op({.name = name, .pattern = P::Broadcast, .min_inputs = 2, .max_inputs = 2, .infer = infer,
-                     .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0], in[1]); }});
+                     .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0], in[1]); },
+                     .evaluate = std::move(evaluate)});
     };
-    auto binary = [&](const char* name, Binary f) { binary_as(name, f, infer_broadcast); };
+    auto binary = [&](const char* name, Binary f, Evaluate evaluate = {}) {
+        binary_as(name, f, infer_broadcast, std::move(evaluate));
+    };
     auto unary_as = [](const char* name, Tensor (*f)(const Tensor&), Infer infer) {
         register_op({.name = name, .pattern = P::ElemWise, .infer = infer,
                      .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0]); }});
     };
-    binary("add", topi::add);
-    binary("sub", topi::sub);
-    binary("mul", topi::mul);
-    binary("div", topi::div);
+    // (Shapes' arithmetic is folded on the host: an importer's Shape -> Gather -> Mul -> Concat.)
+    binary("add", topi::add, host::arithmetic<'+'>);
+    binary("sub", topi::sub, host::arithmetic<'-'>);
+    binary("mul", topi::mul, host::arithmetic<'*'>);
+    binary("div", topi::div, host::arithmetic<'/'>);
     binary("pow", topi::pow);
     binary("maximum", topi::maximum);
     binary("minimum", topi::minimum);

@@ -219,12 +219,12 @@ inline void register_transform_ops() {
     register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,
                  .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); },
-                 .compute_to_shape = concat_to_shape});
+                 .compute_to_shape = concat_to_shape, .evaluate = host::concat});
     register_op({.name = "tile", .pattern = P::Injective, .infer = infer_shaped<tile_shape>,
                  .compute = [](In in, const Attrs& a) { return topi::tile(in[0], a.get_ints("repeats")); }});
     register_op({.name = "gather", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2, .infer = infer_gather,
                  .compute = [](In in, const Attrs& a) { return topi::gather(in[0], in[1], a.get_int("axis", 0)); },
-                 .compute_to_shape = gather_to_shape});
+                 .compute_to_shape = gather_to_shape, .evaluate = host::gather});
     register_op({.name = "gather_elements", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 2,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
@@ -324,7 +324,8 @@ inline void register_transform_ops() {
     register_op({.name = "cast", .pattern = P::ElemWise,
                  .infer = [](const std::vector<TensorType>& in,
                              const Attrs& a) { return TensorType{in[0].shape, cast_dtype(a)}; },
-                 .compute = [](In in, const Attrs& a) { return topi::cast(in[0], cast_dtype(a)); }});
+                 .compute = [](In in, const Attrs& a) { return topi::cast(in[0], cast_dtype(a)); },
+                 .evaluate = host::cast});
     register_op({.name = "bitcast", .pattern = P::ElemWise,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {
