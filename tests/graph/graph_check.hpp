@@ -60,6 +60,26 @@ inline double max_difference(const BufferRef& a, const BufferRef& b) {
     return worst;
 }
 
+// `m`, a module with symbolic dimensions built once from `g`, at the symbols' `values`
+// (input 0 of `input_shape`, random from `seed`) against a module built for those values:
+// the same output 0 to `tolerance`, and run_debug there checking every kernel.
+inline void check_symbolic_at(graph::Module& m, const graph::Graph& g, const std::map<std::string, int64_t>& values,
+                              const std::vector<int64_t>& input_shape, uint64_t seed, double tolerance) {
+    graph::Module fixed = graph::build(g.instantiate(values));
+    auto x = random_buffer(input_shape, seed);
+    m.set_input(0, x);
+    fixed.set_input(0, x);
+    m.run();
+    fixed.run();
+    REQUIRE(m.get_output(0).shape() == fixed.get_output(0).shape());
+    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < tolerance);
+    // run_debug at these sizes: every kernel against its nodes compiled for them.
+    const graph::DebugReport debug = m.run_debug();
+    CHECK(debug.ok);
+    CHECK(debug.kernels_checked == int(m.kernels().size()));
+    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < tolerance);
+}
+
 // The build options of tests that count the kernels or bytes of NCHW convolutions: the
 // layout pass (blocked tensors, layout transforms) off, fusion as asked.
 inline graph::BuildOptions nchw(bool fuse = true) {

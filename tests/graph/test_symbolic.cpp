@@ -21,19 +21,7 @@ void check_sizes(const graph::Graph& g, const std::string& symbol, const std::ve
     graph::Module m = graph::build(g);
     for (int64_t size : sizes) {
         CAPTURE(size);
-        graph::Module fixed = graph::build(g.instantiate({{symbol, size}}));
-        auto x = random_buffer(input_shape(size), uint64_t(size));
-        m.set_input(0, x);
-        fixed.set_input(0, x);
-        m.run();
-        fixed.run();
-        CHECK(m.get_output(0).shape() == fixed.get_output(0).shape());
-        CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
-        // run_debug at this size: every kernel against its nodes compiled for it.
-        const graph::DebugReport debug = m.run_debug();
-        CHECK(debug.ok);
-        CHECK(debug.kernels_checked == int(m.kernels().size()));
-        CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-5);
+        graph_check::check_symbolic_at(m, g, {{symbol, size}}, input_shape(size), uint64_t(size), 1e-5);
     }
 }
 

@@ -14,7 +14,6 @@ using namespace weft;
 
 namespace {
 
-using graph_check::max_difference;
 using graph_check::random_buffer;
 
 int per_size_kernels(const graph::Module& m) {
@@ -23,20 +22,14 @@ int per_size_kernels(const graph::Module& m) {
     return count;
 }
 
-// `m` (built once) at `values` against a module built for them, and run_debug there.
-void check_at(graph::Module& m, const graph::Graph& g, const std::map<std::string, int64_t>& values,
-              const std::vector<int64_t>& input_shape, uint64_t seed) {
-    graph::Module fixed = graph::build(g.instantiate(values));
-    auto x = random_buffer(input_shape, seed);
-    m.set_input(0, x);
-    fixed.set_input(0, x);
-    m.run();
-    fixed.run();
-    REQUIRE(m.get_output(0).shape() == fixed.get_output(0).shape());
-    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-4);
-    const graph::DebugReport debug = m.run_debug();
-    CHECK(debug.ok);
-    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < 1e-4);
+// x [1, channels, 1, len] with len symbolic up to `max`, a convolution of stride `stride`:
+// its output length, (len - 3) / stride + 1, is no sum of products of len.
+graph::Graph conv_over_length(int64_t max, int64_t channels, int64_t stride, uint64_t seed) {
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, channels, 1, max});
+    g.set_symbolic(x, 3, {"len", max, 4});
+    g.output(g.conv2d(x, g.constant("w", random_buffer({channels, channels, 1, 3}, seed)), {.stride = stride}), "y");
+    return g;
 }
 
 }  // namespace
@@ -50,7 +43,7 @@ TEST_CASE("a strided convolution over a symbolic length compiles per size and ma
     CHECK(per_size_kernels(m) >= 1);
     for (int64_t len : {40, 7, 22, 7, 4, 40}) {
         CAPTURE(len);
-        check_at(m, g, {{"len", len}}, {1, 2, 1, len}, uint64_t(len));
+        graph_check::check_symbolic_at(m, g, {{"len", len}}, {1, 2, 1, len}, uint64_t(len), 1e-4);
         CHECK(m.get_output(0).shape() == std::vector<int64_t>{1, 2, 1, (len - 3) / 3 + 1});
     }
 }
@@ -74,16 +67,13 @@ TEST_CASE("a CNN over a symbolic image height and width: strided convs, pooling,
     for (auto [h, w] : sizes) {
         CAPTURE(h);
         CAPTURE(w);
-        check_at(m, g, {{"height", h}, {"width", w}}, {1, 3, h, w}, uint64_t(h * 100 + w));
+        graph_check::check_symbolic_at(m, g, {{"height", h}, {"width", w}}, {1, 3, h, w}, uint64_t(h * 100 + w), 1e-4);
         CHECK(m.get_output(0).shape() == std::vector<int64_t>{1, 10});
     }
 }
 
 TEST_CASE("a module that compiles per size keeps the last sizes' kernels and stays right past them") {
-    graph::Graph g;
-    graph::Value x = g.input("x", {1, 4, 1, 48});
-    g.set_symbolic(x, 3, {"len", 48, 4});
-    g.output(g.conv2d(x, g.constant("w", random_buffer({4, 4, 1, 3}, 7)), {.stride = 2}), "y");
+    const graph::Graph g = conv_over_length(48, 4, 2, 7);
     graph::Module m = graph::build(g);
     // More distinct sizes than a module keeps (graph::kMaxKeptSizes), then the first again.
     std::vector<int64_t> lengths;
@@ -92,16 +82,12 @@ TEST_CASE("a module that compiles per size keeps the last sizes' kernels and sta
     lengths.push_back(lengths[lengths.size() - 2]);
     for (int64_t len : lengths) {
         CAPTURE(len);
-        check_at(m, g, {{"len", len}}, {1, 4, 1, len}, uint64_t(len));
+        graph_check::check_symbolic_at(m, g, {{"len", len}}, {1, 4, 1, len}, uint64_t(len), 1e-4);
     }
 }
 
 TEST_CASE("a module that compiles per size cannot be saved as an artifact, and says why") {
-    graph::Graph g;
-    graph::Value x = g.input("x", {1, 2, 1, 40});
-    g.set_symbolic(x, 3, {"len", 40, 4});
-    g.output(g.conv2d(x, g.constant("w", random_buffer({2, 2, 1, 3}, 3)), {.stride = 3}), "y");
-    graph::Module m = graph::build(g);
+    graph::Module m = graph::build(conv_over_length(40, 2, 3, 3));
     CHECK_THROWS_WITH_AS(graph::save_to_memory(m), doctest::Contains("compiles some kernels per size of its symbols 'len'"),
                          Error);
 }

@@ -143,6 +143,14 @@ inline uint64_t hash64(std::string_view data) {
     return h ^ (h >> 32);
 }
 
+// v as 16 lowercase hex digits (a hash in a file name or a key).
+inline std::string hex64(uint64_t v) {
+    static const char* digits = "0123456789abcdef";
+    std::string s(16, '0');
+    for (int i = 15; i >= 0; --i, v >>= 4) s[size_t(i)] = digits[v & 15];
+    return s;
+}
+
 // What a file is when weft cannot read it whole ("a directory", "a character device"), or
 // nullptr for one it can: a regular file, or a pipe (bounded by the limit as it is read).
 inline const char* unreadable_file_kind(std::filesystem::file_type type) {

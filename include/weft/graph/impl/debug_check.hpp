@@ -88,19 +88,15 @@ DebugReport Module::run_debug(const DebugOptions& options) {
     s.check_allocated("run_debug");
     const Graph& g = s.graph;
     // With symbolic dimensions, at the sizes of the inputs set: each node's reference is
-    // compiled for those sizes (constant extents).
+    // compiled for those sizes (constant extents), from the graph made at them where kernels
+    // are compiled per size (its nodes are the module's), else from the fitted shapes.
     std::optional<detail::SymbolicShapes> fixed;
+    std::optional<Graph> made;
     if (!s.symbolic.empty()) {
         detail::symbol_values_of_inputs(s, s.requested_values);
         detail::bind_symbols(s, s.requested_values);
-        fixed = s.symbolic.at_values(s.symbol_values);
-    }
-    // Where kernels are compiled per size, the references are compiled from the graph made at
-    // these sizes (its nodes are the module's).
-    std::optional<Graph> made;
-    if (s.bound_sizes) {
-        made = s.graph_at(s.symbol_values);
-        fixed.reset();
+        if (s.bound_sizes) made = s.graph_at(s.symbol_values);
+        else fixed = s.symbolic.at_values(s.symbol_values);
     }
     const Graph& ref_graph = made ? *made : g;
     auto shape_of = [&](int id) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -39,11 +40,11 @@ void with_element(DataType dtype, F&& f) {
 // A compact host buffer of `type`, zero-filled.
 inline BufferRef output_of(const TensorType& type) { return BufferRef::allocate(type.dtype, type.shape); }
 
-// reshape, flatten, squeeze, unsqueeze: the same elements in the same order.
+// reshape, flatten, squeeze, unsqueeze: the same elements in the same order, so the input's
+// storage under the output's shape (kept alive by the view; constants are never written).
 inline BufferRef same_elements(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
-    BufferRef r = output_of(out);
-    std::memcpy(r.data(), in[0].data(), size_t(in[0].size_bytes()));
-    return r;
+    auto input = std::make_shared<const BufferRef>(in[0]);
+    return BufferRef(input, BufferRef(in[0].data(), out.dtype, out.shape));
 }
 
 // transpose: out[i] = in[i permuted back], walked in the output's order.

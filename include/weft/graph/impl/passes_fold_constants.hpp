@@ -26,6 +26,10 @@ Graph fold_constants(const Graph& g) {
             for (Value v : n.inputs) read_outside[size_t(v.id)] = true;
     }
     for (auto& [name, v] : g.outputs()) read_outside[size_t(v.id)] = true;
+    // Nothing to fold unless a foldable node's value is read by the rest of the graph.
+    if (std::none_of(order.begin(), order.end(),
+                     [&](int id) { return foldable[size_t(id)] && read_outside[size_t(id)]; }))
+        return g;
 
     // On the host: each foldable node whose operator has an evaluate and whose inputs are
     // constants or evaluated here already (in order, so a chain is evaluated whole).
@@ -68,10 +72,6 @@ Graph fold_constants(const Graph& g) {
             results.push_back(id);
         }
     }
-    bool any_folded = !results.empty();
-    for (int id : order) any_folded |= foldable[size_t(id)] && read_outside[size_t(id)] && value[size_t(id)].defined();
-    if (!any_folded) return g;
-
     Module m;
     if (!results.empty()) {
         BuildOptions off{.eliminate_dead_code = false, .eliminate_common_subexpressions = false,

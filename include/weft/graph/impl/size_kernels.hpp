@@ -15,13 +15,6 @@ namespace weft::graph::detail {
 // graph made there (`source` instantiated, then the same passes), checked against the
 // compiled one (the same nodes; every shape build() fitted as fitted), and its per-size
 // groups compiled (the kernel cache serves sizes met before, in this process or on disk).
-inline std::string values_str(const SymbolicShapes& sym, const std::vector<int64_t>& values) {
-    std::string at;
-    for (size_t s = 0; s < sym.symbols.size(); ++s)
-        at += (at.empty() ? "" : ", ") + sym.symbols[s].name + " = " + std::to_string(values[s]);
-    return at;
-}
-
 // The graph `source` at the symbols' `values`, after build()'s passes.
 inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, const Target& target,
                              const BuildOptions& options, const std::vector<int64_t>& values) {
@@ -32,7 +25,7 @@ inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, con
         g = source.instantiate(named);
         run_passes(g, target, options);
     } catch (const Error& e) {
-        ::weft::detail::rethrow_with_context(e, "graph::Module::run: making the graph at " + values_str(sym, values));
+        ::weft::detail::rethrow_with_context(e, "graph::Module::run: making the graph at " + values_str(sym.symbols, values));
     }
     return g;
 }
@@ -40,7 +33,7 @@ inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, con
 inline SizeKernels compile_at_values(const ModuleAccess::State& st, const Graph& g, const BuildOptions& options,
                                      const std::vector<int64_t>& values) {
     const SymbolicShapes& sym = st.symbolic;
-    const std::string at = values_str(sym, values);
+    const std::string at = values_str(sym.symbols, values);
     std::vector<bool> attrs_vary(size_t(g.size()), false), per_size = sym.per_size;
     match_structure(st.graph, g, at, attrs_vary, per_size);
     SizeKernels r;

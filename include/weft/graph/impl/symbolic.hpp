@@ -159,6 +159,13 @@ struct SymbolicShapes {
     }
 };
 
+// "batch = 2, seq = 7": the symbols at `values`, for messages.
+inline std::string values_str(const std::vector<Symbol>& symbols, const std::vector<int64_t>& values) {
+    std::string s;
+    for (size_t i = 0; i < symbols.size(); ++i) s += (i ? ", " : "") + symbols[i].name + " = " + std::to_string(values[i]);
+    return s;
+}
+
 // The values build() makes the graph at for symbol s besides its max: `fit` (with max, it
 // determines a linear function) and `check` (a third value that confirms it), both >= 2
 // where the bounds allow (a 1 could broadcast where the max does not), each -1 where the
@@ -232,11 +239,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     }
     std::vector<ProbeValues> probe;
     for (const Symbol& s : r.symbols) probe.push_back(probe_values(s));
-    auto at_str = [&](const std::vector<int64_t>& v) {
-        std::string s;
-        for (size_t i = 0; i < k; ++i) s += (i ? ", " : "") + r.symbols[i].name + " = " + std::to_string(v[i]);
-        return s;
-    };
+    auto at_str = [&](const std::vector<int64_t>& v) { return values_str(r.symbols, v); };
     auto graph_at = [&](const std::vector<int64_t>& v) {
         std::map<std::string, int64_t> values;
         for (size_t i = 0; i < k; ++i) values[r.symbols[i].name] = v[i];

@@ -52,11 +52,7 @@ inline std::string disk_key(const ir::PrimFunc& f, const Target& target) {
 
 // A file name from a hash of the key (the file holds the whole key).
 inline std::string disk_file_name(const std::string& key) {
-    uint64_t h = ::weft::detail::fnv1a64(key);
-    static const char* hex = "0123456789abcdef";
-    std::string name(16, '0');
-    for (int i = 15; i >= 0; --i, h >>= 4) name[size_t(i)] = hex[h & 15];
-    return name + ".weftk";
+    return ::weft::detail::hex64(::weft::detail::fnv1a64(key)) + ".weftk";
 }
 
 // The kernel stored under `key` in `directory`, if a whole file with exactly that key is there.

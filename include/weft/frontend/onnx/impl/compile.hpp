@@ -28,19 +28,13 @@ inline std::string model_cache_dir(const CompileOptions& options) {
     return env ? env : "";
 }
 
-inline std::string hex64(uint64_t v) {
-    std::ostringstream s;
-    s << std::hex << v;
-    return s.str();
-}
-
 // The tuning records a build with `o` uses (graph::build's order: BuildOptions::records,
 // records_file, WEFT_TUNING_RECORDS), as a hash of their text; "" for none.
 inline std::string records_fingerprint(const graph::BuildOptions& o) {
     if (o.records) {
         std::string text;
         for (const autotune::Record& r : o.records->all()) text += r.to_json() + "\n";
-        return "records " + hex64(::weft::detail::hash64(text));
+        return "records " + ::weft::detail::hex64(::weft::detail::hash64(text));
     }
     std::string path = o.records_file;
     if (path.empty())
@@ -48,7 +42,7 @@ inline std::string records_fingerprint(const graph::BuildOptions& o) {
     if (path.empty()) return "";
     const std::string text =
         ::weft::detail::read_file_limited(path, int64_t(1) << 30, "tuning records", "a records file's size (1 GiB)");
-    return "records file " + hex64(::weft::detail::hash64(text));
+    return "records file " + ::weft::detail::hex64(::weft::detail::hash64(text));
 }
 
 // Everything that decides the module compile() builds from `model` with `o`, as text; none
@@ -57,7 +51,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     if (!o.target.is_cpu() || !o.build.allocate) return std::nullopt;
     std::ostringstream k;
     k << "weft model cache 1; artifact format " << graph::kArtifactVersion << "; importer built " << __DATE__ << " "
-      << __TIME__ << "\nmodel " << hex64(::weft::detail::hash64(model)) << " " << model.size() << "\nload";
+      << __TIME__ << "\nmodel " << ::weft::detail::hex64(::weft::detail::hash64(model)) << " " << model.size() << "\nload";
     const LoadOptions& l = o.load;
     for (auto& [name, shape] : l.input_shapes) k << " shape " << name << "=" << graph::shape_str(shape);
     for (auto& [name, v] : l.dim_values) k << " dim " << name << "=" << v;
@@ -65,7 +59,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     for (auto& [name, b] : l.constant_inputs) {
         const BufferRef host = b.copy_to(Device::cpu());
         k << " constant " << name << "=" << host.dtype().str() << graph::shape_str(host.shape()) << ":"
-          << hex64(::weft::detail::hash64({static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
+          << ::weft::detail::hex64(::weft::detail::hash64({static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
     }
     const graph::Limits& lim = l.limits;
     k << " loops " << l.max_loop_iterations << " limits " << lim.max_rank << "," << lim.max_tensor_elements << ","
@@ -90,7 +84,7 @@ graph::Module compile(const std::string& path, const CompileOptions& options) {
         dir.empty() ? std::nullopt : detail::model_cache_key(file->bytes(), options);
     std::filesystem::path cached;
     if (key) {
-        cached = std::filesystem::path(dir) / (detail::hex64(::weft::detail::hash64(*key)) + ".weft");
+        cached = std::filesystem::path(dir) / (::weft::detail::hex64(::weft::detail::hash64(*key)) + ".weft");
         std::error_code ec;
         if (std::filesystem::is_regular_file(cached, ec)) {
             try {
