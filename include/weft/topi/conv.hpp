@@ -153,6 +153,20 @@ Tensor max_pool2d(const Tensor& data, const Pool2dParams& params, const std::str
 Tensor avg_pool2d(const Tensor& data, const Pool2dParams& params, const std::string& name = "avg_pool2d");
 // [N, C, H, W] -> [N, C, 1, 1] ([N, C/x, H, W, x] -> [N, C/x, 1, 1, x]), the mean over H x W.
 Tensor global_avg_pool2d(const Tensor& data, const std::string& name = "global_avg_pool2d");
+// ONNX MaxPool's Indices over NCHW data [N, C, H, W]: where each maximum of
+// `pooled` = max_pool2d(data, params) lies, as an int64 position in the whole input:
+// ((n * C + c) * H + y) * W + x, or with `column_major` ((n * C + c) * W + x) * H + y. A
+// window's first maximum in row-major order wins (ONNX Runtime's choice).
+Tensor max_pool2d_indices(const Tensor& data, const Tensor& pooled, const Pool2dParams& params,
+                          bool column_major = false, const std::string& name = "max_pool2d_indices");
+// ONNX MaxUnpool where `indices` are max_pool2d_indices (row-major) of a max_pool2d with
+// `window` over [N, C, H, W]: values, indices [N, C, OH, OW] -> [N, C, H, W], zeros but
+// values[i] at position indices[i] (the last i in row-major order where several name one).
+// Each output element looks only at the windows that cover it (window.dilation must be 1),
+// so an index outside its window is never found: indices of another kind go through
+// scatter_elements of the flattened tensors instead.
+Tensor max_unpool2d(const Tensor& values, const Tensor& indices, const Pool2dParams& window, int64_t H, int64_t W,
+                    const std::string& name = "max_unpool2d");
 
 void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out);
 inline void schedule_pool2d(Schedule& s, const Tensor& op) { schedule_pool2d(s, op, op); }

@@ -407,6 +407,38 @@ inline void register_nn_ops() {
                                const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
                  .schedule = schedule_of<topi::schedule_pool2d>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_pool2d>});
+    // MaxPool's Indices: inputs the data and its max_pool2d (same attributes), `column_major`.
+    register_op({.name = "max_pool2d_indices", .pattern = P::Opaque, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::max_pool2d_indices(t[0], t[1], pool_params(a),
+                                                             a.get_int("column_major", 0) != 0);
+                         });
+                     },
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a) {
+                         return topi::max_pool2d_indices(in[0], in[1], pool_params(a),
+                                                         a.get_int("column_major", 0) != 0);
+                     },
+                 .schedule = schedule_of<topi::schedule_pool2d>});
+    // MaxUnpool of max_pool2d_indices: inputs values and indices, the pool's attributes and
+    // `size` {H, W} (its input's).
+    register_op({.name = "max_unpool2d", .pattern = P::Opaque, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             const std::vector<int64_t> hw = a.get_ints("size");
+                             WEFT_CHECK(hw.size() == 2, "attribute 'size' must have 2 values {H, W}");
+                             return topi::max_unpool2d(t[0], t[1], pool_params(a), hw[0], hw[1]);
+                         });
+                     },
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a) {
+                         const std::vector<int64_t> hw = a.get_ints("size");
+                         return topi::max_unpool2d(in[0], in[1], pool_params(a), hw.at(0), hw.at(1));
+                     },
+                 .schedule = schedule_of<topi::schedule_pool2d>});
     register_op({.name = "global_avg_pool2d", .pattern = P::OutEWiseFusable, .infer = infer_global_pool,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::global_avg_pool2d(in[0]); },
                  .schedule = schedule_of<topi::schedule_global_pool2d>,

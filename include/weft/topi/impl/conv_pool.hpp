@@ -163,6 +163,85 @@ Tensor global_avg_pool2d(const Tensor& data, const std::string& name) {
     return compute(sh.shape(1, 1), [&](const std::vector<Expr>& i) { return total.at(i) * scale; }, name);
 }
 
+Tensor max_pool2d_indices(const Tensor& data, const Tensor& pooled, const Pool2dParams& p, bool column_major,
+                          const std::string& name) {
+    using namespace conv_detail;
+    const std::string op = "max_pool2d_indices '" + name + "'";
+    WEFT_CHECK(data.ndim() == 4, op, ": the data must be NCHW [N, C, H, W], got ", data.ndim(), " dimensions");
+    const PoolShape sh = check_pool(op, data, p, true);
+    const std::vector<int64_t> ps = const_shape(op, pooled, 4, "pooled [N, C, OH, OW]", true);
+    const std::vector<int64_t> expected{sh.N, sh.C, sh.OH, sh.OW};
+    WEFT_CHECK(ps == expected, op, ": the pooled tensor '", pooled.name(),
+               "' must be the max pool's output [", sh.N, ", ", sh.C, ", ", sh.OH, ", ", sh.OW, "]");
+    check_same_dtype(op, data, pooled);
+    const PoolTaps taps(sh, p);
+    const int64_t plane = sh.H * sh.W;
+    // The first maximum's row-major position in its plane: the least position that holds it.
+    Tensor first = compute(
+        sh.shape(sh.OH, sh.OW),
+        [&](const std::vector<Expr>& i) {
+            const PoolTaps::Tap t = taps.at(i, p, sh);
+            Expr at = t.y * make_int(sh.W) + t.x;
+            Expr hit = pool_read(data, i, t.y, t.x) == pooled.at(i);
+            return min(ir::select(hit, at, make_int(plane)), {taps.rh, taps.rw}, t.counts);
+        },
+        name + ".first");
+    return compute(
+        sh.shape(sh.OH, sh.OW),
+        [&](const std::vector<Expr>& i) {
+            Expr at = first.at(i), base = (i[0] * make_int(sh.C) + i[1]) * make_int(plane);
+            if (!column_major) return base + at;
+            return base + (at % make_int(sh.W)) * make_int(sh.H) + at / make_int(sh.W);
+        },
+        name);
+}
+
+Tensor max_unpool2d(const Tensor& values, const Tensor& indices, const Pool2dParams& w, int64_t H, int64_t W,
+                    const std::string& name) {
+    using namespace conv_detail;
+    const std::string op = "max_unpool2d '" + name + "'";
+    const std::vector<int64_t> v = const_shape(op, values, 4, "values [N, C, OH, OW]", true);
+    const std::vector<int64_t> ix = const_shape(op, indices, 4, "indices [N, C, OH, OW]", true);
+    WEFT_CHECK(indices.dtype() == DataType::int_(64), op, ": the indices '", indices.name(), "' must be int64, not ",
+               indices.dtype().str());
+    WEFT_CHECK(v == ix, op, ": the values '", values.name(), "' and the indices '", indices.name(),
+               "' must have one shape");
+    WEFT_CHECK(w.dilation.h == 1 && w.dilation.w == 1, op, ": the window must not be dilated");
+    const Size2d pooled = pool2d_out_size(H, W, w, op);
+    WEFT_CHECK(pooled.h == v[2] && pooled.w == v[3], op, ": a ", w.kernel.h, "x", w.kernel.w, " window over ", H, "x",
+               W, " makes ", pooled.h, "x", pooled.w, " values, not ", v[2], "x", v[3]);
+    const int64_t N = v[0], C = v[1], OH = v[2], OW = v[3];
+    // The windows that cover a position: at most ceil(kernel / stride) along each axis, the
+    // last of them the one at (position + padding) / stride.
+    auto covering = [](int64_t k, int64_t s, int64_t n) { return std::min((k + s - 1) / s, n); };
+    IterVar rh = reduce_axis(0, covering(w.kernel.h, w.stride.h, OH), "rh");
+    IterVar rw = reduce_axis(0, covering(w.kernel.w, w.stride.w, OW), "rw");
+    auto inside = [](Expr e, int64_t n) { return ir::min(ir::max(e, make_int(0)), make_int(n - 1)); };
+    // The last (row-major) window position whose index names this element, or -1.
+    Tensor last = compute(
+        {N, C, H, W},
+        [&](Expr n, Expr c, Expr y, Expr x) {
+            Expr oh = (y + make_int(w.padding.top)) / make_int(w.stride.h) - rh;
+            Expr ow = (x + make_int(w.padding.left)) / make_int(w.stride.w) - rw;
+            Expr covers = oh >= make_int(0) && oh < make_int(OH) && ow >= make_int(0) && ow < make_int(OW) &&
+                          oh * make_int(w.stride.h) + make_int(w.kernel.h - w.padding.top) > y &&
+                          ow * make_int(w.stride.w) + make_int(w.kernel.w - w.padding.left) > x;
+            Expr ohc = inside(oh, OH), owc = inside(ow, OW);
+            Expr here = ((n * make_int(C) + c) * make_int(H) + y) * make_int(W) + x;
+            return max(ir::select(indices(n, c, ohc, owc) == here, ohc * make_int(OW) + owc, make_int(-1)), {rh, rw},
+                       covers);
+        },
+        name + ".last");
+    return compute(
+        {N, C, H, W},
+        [&](Expr n, Expr c, Expr y, Expr x) {
+            Expr at = last(n, c, y, x), k = ir::max(at, make_int(0));
+            return ir::select(at >= make_int(0), values(n, c, k / make_int(OW), k % make_int(OW)),
+                              ir::make_zero(values.dtype()));
+        },
+        name);
+}
+
 namespace conv_detail {
 // NCHW[x]c: the channel block innermost in the window reduction and in the output, as
 // vectors.

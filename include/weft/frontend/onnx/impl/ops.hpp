@@ -183,6 +183,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Conv"] = {fn(convert_conv)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Max); }};
+    t["MaxUnpool"] = {fn(convert_max_unpool), 9};
     t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Average); }};
     t["LpPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Lp); }, 2};
     t["GlobalAveragePool"] = {[](Ctx& c) { return convert_global_pool(c, false); }};

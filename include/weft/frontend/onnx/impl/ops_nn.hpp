@@ -208,9 +208,11 @@ enum class PoolKind { Max, Average, Lp };
 inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
     const bool is_max = kind == PoolKind::Max;
     const char* name = is_max ? "MaxPool" : kind == PoolKind::Average ? "AveragePool" : "LpPool";
-    if (is_max) c.ignore({"storage_order"});  // the order of the Indices output, which weft does not compute
     Value x = c.in(0);
     Spatial sp = spatial_of(c, x, name, true);
+    const bool indices = is_max && c.wants(1);
+    if (is_max && !indices) c.ignore({"storage_order"});  // the order of the Indices output
+    if (indices && sp.n == 3) unsupported("MaxPool's Indices over 3 spatial dimensions");
     if (!c.dtype(x).is_float() && !(is_max && c.dtype(x).is_integer()))
         unsupported(std::string(name) + " on " + c.dtype(x).str() + " (weft averages floats)");
     std::vector<int64_t> xs = c.shape(x), in(xs.begin() + 2, xs.end());
@@ -250,7 +252,7 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         x = p == 1 ? a : p == 2 ? c.add("mul", {x, x}) : c.add("pow", {a, c.scalar(double(p), t, "p")});
     }
     const char* op = is_max ? "max_pool2d" : "avg_pool2d";
-    Value y;
+    Value y, i;
     if (sp.n == 3) {
         // A box window is separable (the maximum, and the mean with its count, alike): over
         // H and W with D folded into the channels, then over D with H * W as the width.
@@ -278,6 +280,11 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
                 {"count_include_pad", int64_t(include_pad)}};
         const bool last = kind != PoolKind::Lp && !sp.one_d;
         y = c.add(op, {x}, a, last ? c.out() : "");
+        if (indices) {
+            a.set("column_major", c.i("storage_order", 0));
+            i = c.add("max_pool2d_indices", {x, y}, a, sp.one_d ? "" : c.out(1));
+            if (sp.one_d) i = c.add("squeeze", {i}, {{"axes", std::vector<int64_t>{2}}}, c.out(1));
+        }
         if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, kind != PoolKind::Lp ? c.out() : "");
     }
     if (kind == PoolKind::Lp) {
@@ -286,7 +293,72 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
             : p == 2 ? c.add("sqrt", {sum}, {}, c.out())
                      : c.add("pow", {sum, c.scalar(1.0 / double(p), t, "inverse_p")}, {}, c.out());
     }
-    return {y, Value{}};
+    return {y, i};
+}
+
+// MaxUnpool: zeros of the pool's input shape (from X's and the window's), but X's values at the
+// positions I names (row-major), then zeros at the end of each axis up to output_shape (ONNX's
+// reference). Where I is the Indices of a row-major, undilated 2-D MaxPool in this model over
+// that shape, an output element looks only at the windows that cover it (max_unpool2d, the
+// pool's own window); other indices go through scatter_elements over the flattened output,
+// which searches every index per element (refused past 2^32 comparisons).
+inline std::vector<Value> convert_max_unpool(Ctx& c) {
+    Value x = c.in(0), ind = c.in(1);
+    const std::vector<int64_t> xs = c.shape(x);
+    if (xs.size() < 3) malformed("X must have at least 3 dimensions [N, C, ...]");
+    if (c.dtype(ind) != DataType::int_(64)) malformed("the indices must be int64, not " + c.dtype(ind).str());
+    if (c.shape(ind) != xs) malformed("the indices must have X's shape");
+    const size_t n = xs.size() - 2;
+    const std::vector<int64_t> kernel = c.ints("kernel_shape");
+    const std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>(n, 1));
+    const std::vector<int64_t> pads = c.ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (kernel.size() != n || strides.size() != n || pads.size() != 2 * n)
+        malformed("kernel_shape and strides need one value per spatial axis, pads two");
+    std::vector<int64_t> shape = xs;  // the pool's input
+    for (size_t k = 0; k < n; ++k) {
+        if (kernel[k] < 1 || strides[k] < 1 || pads[k] < 0 || pads[k + n] < 0)
+            malformed("kernel_shape and strides must be positive, pads not negative");
+        __int128 e = (__int128(xs[k + 2]) - 1) * strides[k] + kernel[k] - pads[k] - pads[k + n];
+        if (e < 1) unsupported("MaxUnpool to an empty output (weft's tensors cannot be empty)");
+        if (e > std::numeric_limits<int64_t>::max()) malformed("the output's extents do not fit in 64 bits");
+        shape[k + 2] = int64_t(e);
+    }
+    std::vector<int64_t> out = shape;
+    if (c.has(2)) {
+        out = c.const_ints(2, "output_shape");
+        bool fits = out.size() == xs.size() && out[0] == xs[0] && out[1] == xs[1];
+        for (size_t k = 2; fits && k < out.size(); ++k) fits = out[k] >= shape[k];
+        if (!fits)
+            malformed("output_shape " + ::weft::detail::shape_string(out) + " must hold " +
+                      ::weft::detail::shape_string(shape) + " (X's N and C, the pool's input extents or more)");
+    }
+    checked_elements(out, c.limit, "MaxUnpool's output");
+    Value y;
+    const graph::Node& source = c.g.node(ind);
+    if (source.op == "max_pool2d_indices" && source.attrs.get_int("column_major", 0) == 0 &&
+        c.shape(source.inputs.at(0)) == shape) {
+        const std::vector<int64_t> dil = source.attrs.get_ints("dilations", {1, 1});
+        if (std::all_of(dil.begin(), dil.end(), [](int64_t d) { return d == 1; })) {
+            graph::Attrs a = source.attrs;
+            a.set("size", std::vector<int64_t>{shape[2], shape[3]});
+            y = c.add("max_unpool2d", {x, ind}, a, out == shape ? c.out() : "");
+        }
+    }
+    if (!y.defined()) {
+        const int64_t total = product(shape), m = product(xs);
+        if (double(total) * double(m) > 4294967296.0)
+            unsupported("MaxUnpool whose indices are not the Indices of a 2-D MaxPool in this model over " +
+                        ::weft::detail::shape_string(shape) + " (every index searched per element: " +
+                        std::to_string(total) + " x " + std::to_string(m) + " comparisons)");
+        Value zeros = c.constant(filled_buffer(c.dtype(x), {total}, 0), "zeros");
+        Value flat = c.add("scatter_elements", {zeros, reshape(c, ind, {m}), reshape(c, x, {m})},
+                           {{"axis", int64_t(0)}, {"reduction", std::string("none")}});
+        y = reshape(c, flat, shape, out == shape ? c.out() : "");
+    }
+    if (out == shape) return {y};
+    std::vector<int64_t> ends(out.size() * 2, 0);
+    for (size_t k = 0; k < out.size(); ++k) ends[out.size() + k] = out[k] - shape[k];
+    return {c.g.pad(y, ends, 0.0, c.out())};
 }
 
 inline std::vector<Value> convert_global_pool(Ctx& c, bool is_max) {

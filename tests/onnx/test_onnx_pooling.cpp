@@ -1,0 +1,267 @@
+// MaxPool's Indices output and MaxUnpool, against naive references: the windows' first
+// maxima in row- and column-major order, unpooling through the pool's windows (a SegNet
+// decoder) and of indices from anywhere.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "onnx/onnx_model.hpp"
+
+using namespace weft;
+using namespace onnx_test;
+
+namespace {
+
+struct PoolCase {
+    int64_t C, H, W, k, s, pad;
+    int storage_order = 0;
+    int ceil_mode = 0;
+};
+
+// The naive MaxPool over [1, C, H, W]: values and the first maximum's position (ONNX
+// Runtime's rule: a later element wins only when greater), row- or column-major.
+struct PoolRef {
+    int64_t OH = 0, OW = 0;
+    std::vector<float> values;
+    std::vector<int64_t> indices;
+};
+
+int64_t pooled_extent(int64_t n, const PoolCase& p) {
+    const int64_t span = n + 2 * p.pad - p.k;
+    return (p.ceil_mode ? (span + p.s - 1) / p.s : span / p.s) + 1;
+}
+
+PoolRef max_pool_ref(const std::vector<float>& x, const PoolCase& p) {
+    PoolRef r;
+    r.OH = pooled_extent(p.H, p);
+    r.OW = pooled_extent(p.W, p);
+    for (int64_t c = 0; c < p.C; ++c)
+        for (int64_t oy = 0; oy < r.OH; ++oy)
+            for (int64_t ox = 0; ox < r.OW; ++ox) {
+                float best = 0;
+                int64_t by = -1, bx = -1;
+                for (int64_t y = oy * p.s - p.pad; y < oy * p.s - p.pad + p.k; ++y)
+                    for (int64_t xx = ox * p.s - p.pad; xx < ox * p.s - p.pad + p.k; ++xx) {
+                        if (y < 0 || y >= p.H || xx < 0 || xx >= p.W) continue;
+                        const float v = x[size_t((c * p.H + y) * p.W + xx)];
+                        if (by < 0 || v > best) best = v, by = y, bx = xx;
+                    }
+                r.values.push_back(best);
+                r.indices.push_back(c * p.H * p.W + (p.storage_order ? bx * p.H + by : by * p.W + bx));
+            }
+    return r;
+}
+
+std::vector<float> to_vector(const BufferRef& b) {
+    std::vector<float> v(size_t(b.size()));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
+    return v;
+}
+std::vector<int64_t> to_ints(const BufferRef& b) {
+    REQUIRE(b.dtype() == DataType::int_(64));
+    std::vector<int64_t> v(size_t(b.size()));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(int64_t));
+    return v;
+}
+
+// Values with many ties (a few levels), so that the first maximum's rule is what decides.
+Buffer<float> levels(std::vector<int64_t> shape, uint64_t seed) {
+    Buffer<float> b(shape);
+    std::mt19937_64 rng(seed);
+    for (float& v : b) v = float(rng() % 4);
+    return b;
+}
+
+bool has_op(const graph::Graph& g, const std::string& op) {
+    for (int i = 0; i < g.size(); ++i)
+        if (g.node(i).op == op) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: MaxPool's Indices: the first maximum, row- and column-major, padded, overlapping, 1-D") {
+    const std::vector<PoolCase> cases = {
+        {3, 7, 9, 3, 2, 1, 0, 0}, {3, 7, 9, 3, 2, 1, 1, 0}, {2, 8, 6, 2, 2, 0, 0, 0},
+        {2, 8, 6, 2, 2, 0, 1, 0}, {2, 7, 7, 2, 2, 0, 0, 1}, {4, 5, 11, 3, 1, 1, 0, 0}};
+    uint64_t seed = 1;
+    for (const PoolCase& p : cases) {
+        CAPTURE(p.H);
+        CAPTURE(p.k);
+        CAPTURE(p.storage_order);
+        CAPTURE(p.ceil_mode);
+        Model m(12);
+        m.input("x", {1, p.C, p.H, p.W});
+        auto& n = m.node("MaxPool", {"x"}, {"y", "i"});
+        set_ints(n, "kernel_shape", {p.k, p.k});
+        set_ints(n, "strides", {p.s, p.s});
+        set_ints(n, "pads", {p.pad, p.pad, p.pad, p.pad});
+        set_int(n, "storage_order", p.storage_order);
+        set_int(n, "ceil_mode", p.ceil_mode);
+        m.output("y");
+        m.output("i", pb::TensorProto::INT64);
+        graph::Module mod = graph::build(m.load());
+        for (bool ties : {false, true}) {
+            Buffer<float> x = ties ? levels({1, p.C, p.H, p.W}, seed++)
+                                   : Buffer<float>::random({1, p.C, p.H, p.W}, -1.f, 1.f, seed++);
+            const PoolRef want = max_pool_ref(std::vector<float>(x.begin(), x.end()), p);
+            mod.set_input(0, x);
+            mod.run();
+            CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, p.C, want.OH, want.OW});
+            CHECK(to_vector(mod.get_output(0)) == want.values);
+            CHECK(to_ints(mod.get_output(1)) == want.indices);
+        }
+    }
+
+    // 1-D: [N, C, W] pooled as one row.
+    Model m1(12);
+    m1.input("x", {1, 2, 13});
+    auto& n1 = m1.node("MaxPool", {"x"}, {"y", "i"});
+    set_ints(n1, "kernel_shape", {3});
+    set_ints(n1, "strides", {2});
+    set_ints(n1, "pads", {1, 1});
+    m1.output("y");
+    m1.output("i", pb::TensorProto::INT64);
+    graph::Module mod1 = graph::build(m1.load());
+    Buffer<float> x1 = levels({1, 2, 13}, 99);
+    mod1.set_input(0, x1);
+    mod1.run();
+    const PoolRef want1 = max_pool_ref(std::vector<float>(x1.begin(), x1.end()), {2, 1, 13, 3, 2, 1});
+    CHECK(mod1.get_output(1).shape() == std::vector<int64_t>{1, 2, 7});
+    // (The reference pools the one row with a padded 3x3 window: only row 0 is inside.)
+    CHECK(to_ints(mod1.get_output(1)) == want1.indices);
+    CHECK(to_vector(mod1.get_output(0)) == want1.values);
+
+    // 3-D pools run as two 2-D ones: their Indices are refused, naming what.
+    Model m3(12);
+    m3.input("x", {1, 1, 4, 4, 4});
+    auto& n3 = m3.node("MaxPool", {"x"}, {"y", "i"});
+    set_ints(n3, "kernel_shape", {2, 2, 2});
+    m3.output("y");
+    m3.output("i", pb::TensorProto::INT64);
+    CHECK(error_of([&] { m3.load(); }).find("MaxPool's Indices over 3 spatial dimensions") != std::string::npos);
+}
+
+namespace {
+
+// Zeros of [1, C, H, W], values[i] at position indices[i] in order (the last wins), then
+// zeros at the end of each axis up to [1, C, OH2, OW2].
+std::vector<float> unpool_ref(const std::vector<float>& values, const std::vector<int64_t>& indices, int64_t C,
+                              int64_t H, int64_t W, int64_t H2, int64_t W2) {
+    std::vector<float> y(size_t(C * H * W), 0.f), out(size_t(C * H2 * W2), 0.f);
+    for (size_t i = 0; i < values.size(); ++i) y[size_t(indices[i])] = values[i];
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < H; ++r)
+            for (int64_t q = 0; q < W; ++q) out[size_t((c * H2 + r) * W2 + q)] = y[size_t((c * H + r) * W + q)];
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: MaxUnpool through the pool's windows (a SegNet decoder) and of indices from anywhere") {
+    // x -> 1x1 Conv (16 channels: the blocked layout) -> MaxPool with Indices; other values
+    // (a graph input) unpooled at those indices, to the pool's input shape and to a larger
+    // output_shape. Overlapping windows (3x3, stride 2) name some positions twice: the later
+    // window's value wins.
+    // (Sizes whose unpooled shape, (pooled - 1) * stride + kernel - pads, is the pool's input.)
+    const int64_t C = 16;
+    for (const PoolCase& p : {PoolCase{C, 8, 10, 2, 2, 0}, PoolCase{C, 9, 11, 3, 2, 1}}) {
+        CAPTURE(p.k);
+        const int64_t H = p.H, W = p.W;
+        for (bool larger : {false, true}) {
+            CAPTURE(larger);
+            const int64_t OH = pooled_extent(H, p), OW = pooled_extent(W, p);
+            const int64_t H2 = larger ? H + 2 : H, W2 = larger ? W + 1 : W;
+            Model m(11);
+            m.input("x", {1, C, H, W});
+            m.input("v", {1, C, OH, OW});
+            Buffer<float> w = Buffer<float>::random({C, C, 1, 1}, -1.f, 1.f, 3);
+            m.initializer("w", w.shape(), std::vector<float>(w.begin(), w.end()));
+            m.node("Conv", {"x", "w"}, {"c"});
+            auto& pool = m.node("MaxPool", {"c"}, {"p", "i"});
+            set_ints(pool, "kernel_shape", {p.k, p.k});
+            set_ints(pool, "strides", {p.s, p.s});
+            set_ints(pool, "pads", {p.pad, p.pad, p.pad, p.pad});
+            std::vector<std::string> ins = {"v", "i"};
+            if (larger) {
+                m.initializer_i64("shape", {4}, {1, C, H2, W2});
+                ins.push_back("shape");
+            }
+            auto& un = m.node("MaxUnpool", ins, {"y"});
+            set_ints(un, "kernel_shape", {p.k, p.k});
+            set_ints(un, "strides", {p.s, p.s});
+            set_ints(un, "pads", {p.pad, p.pad, p.pad, p.pad});
+            m.output("y");
+            m.output("i", pb::TensorProto::INT64);
+            graph::Graph g = m.load();
+            CHECK(has_op(g, "max_unpool2d"));  // the windows' search, not every index's
+            graph::Module mod = graph::build(g);
+            Buffer<float> x = Buffer<float>::random({1, C, H, W}, -1.f, 1.f, 4);
+            Buffer<float> v = Buffer<float>::random({1, C, OH, OW}, -1.f, 1.f, 5);
+            mod.set_input(0, x);
+            mod.set_input(1, v);
+            mod.run();
+            // The reference unpools at the indices weft computed (checked against the naive
+            // pool in the test above); here the conv's rounding could move a tie.
+            const std::vector<int64_t> idx = to_ints(mod.get_output(1));
+            const std::vector<float> want = unpool_ref(std::vector<float>(v.begin(), v.end()), idx, C, H, W, H2, W2);
+            CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, C, H2, W2});
+            CHECK(to_vector(mod.get_output(0)) == want);
+            // Every index lies in its own plane and window: the windows' search found them all.
+            for (size_t k = 0; k < idx.size(); ++k) CHECK(idx[k] / (H * W) == int64_t(k) / (OH * OW));
+        }
+    }
+
+    // Indices from a graph input: any position (a permutation's first elements, so no two
+    // alike), through the search of every index.
+    const int64_t c = 2, h = 3, w = 4;
+    Model m(11);
+    m.input("v", {1, c, h, w});
+    m.input("i", {1, c, h, w}, pb::TensorProto::INT64);
+    auto& un = m.node("MaxUnpool", {"v", "i"}, {"y"});
+    set_ints(un, "kernel_shape", {3, 3});
+    set_ints(un, "strides", {2, 2});
+    set_ints(un, "pads", {0, 0, 1, 0});
+    m.output("y");
+    graph::Graph g = m.load();
+    CHECK(!has_op(g, "max_unpool2d"));
+    graph::Module mod = graph::build(g);
+    // (in - 1) * stride + kernel - pads: 6 rows (a pad of 1 at the bottom), 9 columns.
+    const int64_t H2 = (h - 1) * 2 + 3 - 1, W2 = (w - 1) * 2 + 3;
+    CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, c, H2, W2});
+    std::vector<int64_t> perm(size_t(c * H2 * W2));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), std::mt19937_64(7));
+    perm.resize(size_t(c * h * w));
+    Buffer<int64_t> ib({1, c, h, w});
+    std::copy(perm.begin(), perm.end(), ib.begin());
+    Buffer<float> v = Buffer<float>::random({1, c, h, w}, -1.f, 1.f, 8);
+    mod.set_input(0, v);
+    mod.set_input(1, ib);
+    mod.run();
+    CHECK(to_vector(mod.get_output(0)) == unpool_ref(std::vector<float>(v.begin(), v.end()), perm, c, H2, W2, H2, W2));
+
+    // Too large for that search: refused, naming why.
+    Model big(11);
+    big.input("v", {1, 64, 128, 128});
+    big.input("i", {1, 64, 128, 128}, pb::TensorProto::INT64);
+    auto& bn = big.node("MaxUnpool", {"v", "i"}, {"y"});
+    set_ints(bn, "kernel_shape", {2, 2});
+    set_ints(bn, "strides", {2, 2});
+    big.output("y");
+    CHECK(error_of([&] { big.load(); }).find("not the Indices of a 2-D MaxPool in this model") != std::string::npos);
+    // An output_shape smaller than the pool's input is malformed.
+    Model small(11);
+    small.input("v", {1, 1, 2, 2});
+    small.input("i", {1, 1, 2, 2}, pb::TensorProto::INT64);
+    small.initializer_i64("shape", {4}, {1, 1, 3, 3});
+    auto& sn = small.node("MaxUnpool", {"v", "i", "shape"}, {"y"});
+    set_ints(sn, "kernel_shape", {2, 2});
+    set_ints(sn, "strides", {2, 2});
+    small.output("y");
+    const std::string small_error = error_of([&] { small.load(); });
+    CHECK_MESSAGE(small_error.find("must hold {1, 1, 4, 4}") != std::string::npos, small_error);
+}
