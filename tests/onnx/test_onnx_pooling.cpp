@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -264,4 +265,140 @@ TEST_CASE("onnx: MaxUnpool through the pool's windows (a SegNet decoder) and of 
     small.output("y");
     const std::string small_error = error_of([&] { small.load(); });
     CHECK_MESSAGE(small_error.find("must hold {1, 1, 4, 4}") != std::string::npos, small_error);
+}
+
+namespace {
+
+struct RoiCase {
+    int64_t oh, ow, ratio;
+    float scale;
+    bool half_pixel, max;
+};
+
+// ONNX's reference RoiAlign (onnx/reference/ops/op_roi_align.py), in double.
+std::vector<float> roi_align_ref(const Buffer<float>& x, const std::vector<float>& rois, const std::vector<int64_t>& batch,
+                                 const RoiCase& p) {
+    const int64_t C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], R = int64_t(batch.size());
+    std::vector<float> out;
+    for (int64_t r = 0; r < R; ++r) {
+        const double off = p.half_pixel ? 0.5 : 0.0;
+        const double sw = rois[size_t(r * 4)] * double(p.scale) - off, sh = rois[size_t(r * 4 + 1)] * double(p.scale) - off;
+        double rw = rois[size_t(r * 4 + 2)] * double(p.scale) - off - sw, rh = rois[size_t(r * 4 + 3)] * double(p.scale) - off - sh;
+        if (!p.half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+        const double bh = rh / double(p.oh), bw = rw / double(p.ow);
+        const int64_t gh = p.ratio > 0 ? p.ratio : int64_t(std::ceil(rh / double(p.oh)));
+        const int64_t gw = p.ratio > 0 ? p.ratio : int64_t(std::ceil(rw / double(p.ow)));
+        const int64_t count = std::max<int64_t>(gh * gw, 1);
+        for (int64_t c = 0; c < C; ++c)
+            for (int64_t ph = 0; ph < p.oh; ++ph)
+                for (int64_t pw = 0; pw < p.ow; ++pw) {
+                    double acc = 0;
+                    bool first = true;
+                    for (int64_t iy = 0; iy < gh; ++iy)
+                        for (int64_t ix = 0; ix < gw; ++ix) {
+                            double y = sh + double(ph) * bh + (double(iy) + 0.5) * bh / double(gh);
+                            double xx = sw + double(pw) * bw + (double(ix) + 0.5) * bw / double(gw);
+                            double w[4] = {0, 0, 0, 0};
+                            int64_t pos[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+                            if (!(y < -1.0 || y > double(H) || xx < -1.0 || xx > double(W))) {
+                                y = std::max(y, 0.0), xx = std::max(xx, 0.0);
+                                int64_t yl = int64_t(y), xl = int64_t(xx), yh, xh;
+                                if (yl >= H - 1) yh = yl = H - 1, y = double(yl);
+                                else yh = yl + 1;
+                                if (xl >= W - 1) xh = xl = W - 1, xx = double(xl);
+                                else xh = xl + 1;
+                                const double ly = y - double(yl), lx = xx - double(xl), hy = 1 - ly, hx = 1 - lx;
+                                w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
+                                int64_t q[4][2] = {{yl, xl}, {yl, xh}, {yh, xl}, {yh, xh}};
+                                std::memcpy(pos, q, sizeof q);
+                            }
+                            double v[4];
+                            for (int k = 0; k < 4; ++k) v[k] = w[k] * double(x(batch[size_t(r)], c, pos[k][0], pos[k][1]));
+                            if (p.max) {
+                                const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+                                acc = first ? m : std::max(acc, m);
+                                first = false;
+                            } else {
+                                acc += v[0] + v[1] + v[2] + v[3];
+                            }
+                        }
+                    out.push_back(float(p.max ? acc : acc / double(count)));
+                }
+    }
+    return out;
+}
+
+graph::Graph roi_align_model(const RoiCase& p, int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int opset) {
+    Model m(opset);
+    m.input("x", {N, C, H, W});
+    m.input("rois", {R, 4});
+    m.input("batch", {R}, pb::TensorProto::INT64);
+    auto& n = m.node("RoiAlign", {"x", "rois", "batch"}, {"y"});
+    set_int(n, "output_height", p.oh);
+    set_int(n, "output_width", p.ow);
+    set_int(n, "sampling_ratio", p.ratio);
+    set_float(n, "spatial_scale", p.scale);
+    set_string(n, "mode", p.max ? "max" : "avg");
+    if (opset >= 16) set_string(n, "coordinate_transformation_mode", p.half_pixel ? "half_pixel" : "output_half_pixel");
+    m.output("y");
+    return m.load();
+}
+
+}  // namespace
+
+TEST_CASE("onnx: RoiAlign: avg and max, both coordinate modes, sample grids from the regions' sizes") {
+    const int64_t N = 2, C = 3, H = 11, W = 13, R = 6;
+    Buffer<float> x = Buffer<float>::random({N, C, H, W}, -1.f, 1.f, 21);
+    // Regions in image coordinates (spatial_scale 0.5): small, large, past the border, empty,
+    // inverted, and one the whole map.
+    const std::vector<float> rois = {2, 3, 9, 8, 0, 0, 25, 21, 18, 15, 27, 24, 4, 4, 4, 4, 10, 12, 3, 2, 0, 0, 26, 22};
+    const std::vector<int64_t> batch = {0, 1, 1, 0, 1, 0};
+    Buffer<float> rb({R, 4});
+    std::copy(rois.begin(), rois.end(), rb.begin());
+    Buffer<int64_t> bb({R});
+    std::copy(batch.begin(), batch.end(), bb.begin());
+    for (const RoiCase& p : {RoiCase{3, 4, 0, 0.5f, true, false}, RoiCase{3, 4, 0, 0.5f, false, false},
+                             RoiCase{2, 2, 2, 0.5f, true, true}, RoiCase{5, 3, 0, 0.5f, true, true},
+                             RoiCase{1, 1, 3, 0.5f, false, false}}) {
+        CAPTURE(p.oh);
+        CAPTURE(p.ratio);
+        CAPTURE(p.half_pixel);
+        CAPTURE(p.max);
+        for (int opset : {10, 16}) {
+            if (opset == 10 && p.half_pixel) continue;  // opset 10 maps as output_half_pixel
+            graph::Module mod = graph::build(roi_align_model(p, N, C, H, W, R, opset));
+            mod.set_input(0, x);
+            mod.set_input(1, rb);
+            mod.set_input(2, bb);
+            mod.run();
+            CHECK(mod.get_output(0).shape() == std::vector<int64_t>{R, C, p.oh, p.ow});
+            const std::vector<float> got = to_vector(mod.get_output(0)), want = roi_align_ref(x, rois, batch, p);
+            REQUIRE(got.size() == want.size());
+            for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) <= 1e-5f + 1e-4f * std::abs(want[k]));
+        }
+    }
+
+    // sampling_ratio 0: a region far larger than the map is an error at run time; NaN
+    // coordinates sample nothing (the loops' extents come from the data) and never read
+    // outside the map.
+    const RoiCase p{2, 2, 0, 1.0f, true, false};
+    graph::Module mod = graph::build(roi_align_model(p, N, C, H, W, 2, 16));
+    Buffer<float> huge({2, 4});
+    const float far[8] = {0, 0, 5, 5, -1e9f, -1e9f, 1e9f, 1e9f};
+    std::copy(far, far + 8, huge.begin());
+    Buffer<int64_t> b2({2});
+    b2(0) = 0, b2(1) = 1;
+    mod.set_input(0, x);
+    mod.set_input(1, huge);
+    mod.set_input(2, b2);
+    const std::string err = error_of([&] { mod.run(); });
+    CHECK_MESSAGE(err.find("a region needs more samples per bin than weft takes") != std::string::npos, err);
+    Buffer<float> nan({2, 4});
+    const float odd[8] = {0, 0, 5, 5, std::nanf(""), 1, 4, std::nanf("")};
+    std::copy(odd, odd + 8, nan.begin());
+    mod.set_input(1, nan);
+    mod.run();
+    const std::vector<float> got = to_vector(mod.get_output(0));
+    const std::vector<float> want = roi_align_ref(x, {0, 0, 5, 5}, {0}, p);
+    for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) <= 1e-5f + 1e-4f * std::abs(want[k]));
 }

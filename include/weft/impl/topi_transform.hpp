@@ -9,5 +9,6 @@
 #include "weft/topi/resize.hpp"
 #include "weft/topi/impl/resize.hpp"
 #include "weft/topi/impl/grid_sample.hpp"
+#include "weft/topi/impl/roi_align.hpp"
 #include "weft/topi/einsum.hpp"
 #include "weft/topi/impl/einsum.hpp"

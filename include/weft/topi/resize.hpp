@@ -47,4 +47,29 @@ struct GridSampleParams {
 };
 Tensor grid_sample(const Tensor& x, const Tensor& grid, const GridSampleParams& params = {});
 
+// ONNX RoiAlign (Mask R-CNN's): each region of interest of x [N, C, H, W] (float) cut into
+// output_height x output_width bins, each bin the average (or mode "max": the largest weighted
+// corner of any sample, ONNX's rule) of a grid of bilinear samples. rois [R, 4] are (x1, y1,
+// x2, y2) in x's dtype, times spatial_scale; batch_indices [R] (integers, clamped to [0, N))
+// name each region's image; the result is [R, C, output_height, output_width]. A bin takes
+// sampling_ratio x sampling_ratio samples, or with sampling_ratio 0 ceil(bin extent) along each
+// axis, per region (the loops' extents come from the data), at most roi_align_max_grid of
+// them: a region that needs more (one spanning more than the map) is an error at run time
+// where the ONNX importer builds it (roi_align_exceeds).
+struct RoiAlignParams {
+    int64_t output_height = 1, output_width = 1;
+    int64_t sampling_ratio = 0;
+    double spatial_scale = 1.0;
+    bool half_pixel = true;  // coordinate_transformation_mode half_pixel; false: output_half_pixel
+    bool max = false;        // mode "max" instead of "avg"
+};
+Tensor roi_align(const Tensor& x, const Tensor& rois, const Tensor& batch_indices, const RoiAlignParams& params = {});
+// The most samples per bin along an axis of `extent` cut into `bins` with sampling_ratio 0:
+// enough for any region inside the map and a bin beyond it.
+inline int64_t roi_align_max_grid(int64_t extent, int64_t bins) { return (extent + bins) / bins + 1; }
+// bool [1]: whether any region needs more samples than roi_align_max_grid (sampling_ratio 0).
+Tensor roi_align_exceeds(const Tensor& x, const Tensor& rois, const RoiAlignParams& params = {});
+// Parallel over (region, channel); a bin's samples summed at the element that divides them.
+void schedule_roi_align(Schedule& s, const Tensor& op, const Tensor& out);
+
 }  // namespace weft::topi

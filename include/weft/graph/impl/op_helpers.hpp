@@ -94,6 +94,12 @@ inline TensorType traced_type(const std::vector<TensorType>& in,
     return {const_shape(y), y.dtype()};
 }
 
+// The OpDef schedule (CPU or GPU) of an operator whose topi schedule takes only (s, op, out).
+template <void (*F)(Schedule&, const Tensor&, const Tensor&)>
+void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
+    F(s, op, out);
+}
+
 // The input type of the same output: element-wise ops.
 inline TensorType same_type(const std::vector<TensorType>& in, const Attrs&) { return in[0]; }
 

@@ -145,12 +145,6 @@ inline void schedule_recurrent_group(Schedule& s, const Tensor& op, const Tensor
     topi::schedule_recurrent(s, op, context.target);
 }
 
-// The OpDef schedule (CPU or GPU) of an operator whose topi schedule takes only (s, op, out).
-template <void (*F)(Schedule&, const Tensor&, const Tensor&)>
-void schedule_of(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&) {
-    F(s, op, out);
-}
-
 // The GPU schedule of an operator whose topi::cuda schedule is a template of (s, op, out, config).
 template <void (*F)(Schedule&, const Tensor&, const Tensor&, const Config&)>
 void gpu_schedule_template(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&, const Attrs&,

@@ -38,6 +38,16 @@ inline topi::GridSampleParams grid_sample_params(const Attrs& a) {
     return {a.get_string("mode", "linear"), a.get_string("padding_mode", "zeros"), a.get_int("align_corners", 0) != 0};
 }
 
+// roi_align's attributes: output_height, output_width (1), sampling_ratio (0), spatial_scale
+// (1.0), mode ("avg" or "max"), half_pixel (1).
+inline topi::RoiAlignParams roi_align_params(const Attrs& a) {
+    const std::string mode = a.get_string("mode", "avg");
+    WEFT_CHECK(mode == "avg" || mode == "max", "attribute 'mode' is \"", mode, "\", not avg or max");
+    return {.output_height = a.get_int("output_height", 1), .output_width = a.get_int("output_width", 1),
+            .sampling_ratio = a.get_int("sampling_ratio", 0), .spatial_scale = a.get_float("spatial_scale", 1.0),
+            .half_pixel = a.get_int("half_pixel", 1) != 0, .max = mode == "max"};
+}
+
 inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType &data = in[0], &indices = in[1];
     WEFT_CHECK(indices.dtype == DataType::int_(32) || indices.dtype == DataType::int_(64),
@@ -307,6 +317,25 @@ inline void register_transform_ops() {
                          });
                      },
                  .compute = [](In in, const Attrs& a) { return topi::grid_sample(in[0], in[1], grid_sample_params(a)); }});
+    // x, rois, batch_indices -> [R, C, output_height, output_width]; roi_align_exceeds (x,
+    // rois -> bool [1]) is its run-time check for sampling_ratio 0.
+    register_op({.name = "roi_align", .pattern = P::Opaque, .min_inputs = 3, .max_inputs = 3,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::roi_align(t[0], t[1], t[2], roi_align_params(a));
+                         });
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::roi_align(in[0], in[1], in[2], roi_align_params(a)); },
+                 .schedule = schedule_of<topi::schedule_roi_align>});
+    register_op({.name = "roi_align_exceeds", .pattern = P::Opaque, .min_inputs = 2, .max_inputs = 2,
+                 .infer =
+                     [](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) {
+                             return topi::roi_align_exceeds(t[0], t[1], roi_align_params(a));
+                         });
+                     },
+                 .compute = [](In in, const Attrs& a) { return topi::roi_align_exceeds(in[0], in[1], roi_align_params(a)); }});
     register_op({.name = "resize", .pattern = P::Injective,
                  .infer =
                      [](const std::vector<TensorType>& in, const Attrs& a) {

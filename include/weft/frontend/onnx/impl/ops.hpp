@@ -252,6 +252,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Hardmax"] = {fn(convert_hardmax)};
     t["Resize"] = {[](Ctx& c) { return convert_resize(c, false); }, 10};
     t["GridSample"] = {fn(convert_grid_sample), 16};
+    t["RoiAlign"] = {fn(convert_roi_align), 10};
     t["DFT"] = {fn(convert_dft), 17};
     t["Col2Im"] = {fn(convert_col2im), 18};
     t["AffineGrid"] = {fn(convert_affine_grid), 20};

@@ -201,6 +201,31 @@ inline std::vector<Value> convert_grid_sample(Ctx& c) {
                   c.out())};
 }
 
+// RoiAlign: opset 10 maps coordinates as output_half_pixel; 16 adds the attribute (default
+// half_pixel). With sampling_ratio 0 a bin's samples follow each region's size, up to
+// topi::roi_align_max_grid: a region that needs more is an error at run time.
+inline std::vector<Value> convert_roi_align(Ctx& c) {
+    Value x = c.in(0), rois = c.in(1), batch = c.in(2);
+    if (c.rank(x) != 4) malformed("X must be [N, C, H, W]");
+    if (!c.dtype(x).is_float()) unsupported("RoiAlign on " + c.dtype(x).str());
+    if (c.dtype(rois) != c.dtype(x)) malformed("the rois must have X's type");
+    const std::string ctm = c.opset >= 16 ? c.s("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+    if (ctm != "half_pixel" && ctm != "output_half_pixel")
+        malformed("unknown coordinate_transformation_mode '" + ctm + "'");
+    const std::string mode = c.s("mode", "avg");
+    if (mode != "avg" && mode != "max") malformed("unknown mode '" + mode + "'");
+    const int64_t ratio = c.i("sampling_ratio", 0);
+    if (ratio < 0) malformed("sampling_ratio must not be negative");
+    graph::Attrs a{{"output_height", c.i("output_height", 1)}, {"output_width", c.i("output_width", 1)},
+                   {"sampling_ratio", ratio}, {"spatial_scale", c.f("spatial_scale", 1.0)},
+                   {"mode", mode}, {"half_pixel", int64_t(ctm == "half_pixel")}};
+    if (ratio == 0)
+        c.g.check_at_run(c.add("roi_align_exceeds", {x, rois}, a),
+                         "RoiAlign '" + c.node.name() + "': a region needs more samples per bin than weft takes " +
+                             "(one spanning more than the feature map and a bin; sampling_ratio 0)");
+    return {c.add("roi_align", {x, rois, batch}, a, c.out())};
+}
+
 inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
     Value x = c.in(0);
     const std::vector<int64_t> in = c.shape(x);
