@@ -6,3 +6,4 @@
 #include "weft/topi/impl/conv_nchw.hpp"
 #include "weft/topi/impl/conv_nchwc.hpp"
 #include "weft/topi/impl/conv_pool.hpp"
+#include "weft/topi/impl/conv_deform.hpp"

@@ -52,6 +52,15 @@ Size2d conv2d_out_size(int64_t H, int64_t W, int64_t KH, int64_t KW, const Conv2
 // Depthwise: weight [C * multiplier, 1, KH, KW], i.e. conv2d_nchw with groups = C.
 Tensor depthwise_conv2d_nchw(const Tensor& data, const Tensor& weight, Conv2dParams params = {},
                              const std::string& name = "depthwise_conv2d_nchw");
+// ONNX DeformConv's sampling (a deformable convolution is this, then a matmul with the
+// weights): x [N, C, H, W] (floats) read at every tap (ky, kx) of a kernel_h x kernel_w window
+// (params' strides, padding, dilation) moved by offset [N, G * 2 * kh * kw, OH, OW] ((dy, dx)
+// per tap; G = offset_group groups of C / G channels), bilinearly with zeros outside, times
+// mask [N, G * kh * kw, OH, OW] where `mask` is defined: [N, C * kh * kw, OH * OW], row
+// (c * kh + ky) * kw + kx, column y * OW + x.
+Tensor deformable_im2col(const Tensor& x, const Tensor& offset, const Tensor& mask, const Conv2dParams& params,
+                         int64_t kernel_h, int64_t kernel_w, int64_t offset_group = 1,
+                         const std::string& name = "deformable_im2col");
 // The usual conv epilogue: out[n, o, y, x] = conv[n, o, y, x] + bias[o] (bias [O]), then
 // max(., 0) if `relu`.
 Tensor bias_add_nchw(const Tensor& conv, const Tensor& bias, bool relu = false, const std::string& name = "bias_add");

@@ -112,6 +112,12 @@ Tensor scatter_elements(const Tensor& data, const Tensor& indices, const Tensor&
 // reductions as scatter_elements (cost: data x the indices' leading elements).
 Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
                   const std::string& reduction = "none");
+// ONNX TensorScatter (a KV cache's update): past [B, ..., S, ...] with update [B, ..., U, ...]
+// (U <= S along `axis`, the same elsewhere) written along `axis` (not 0) from position
+// write_indices[b] (int64 [B]; an undefined Tensor(): 0) of each batch entry b; `circular`
+// wraps the positions modulo S, else positions past S are not written.
+Tensor tensor_scatter(const Tensor& past, const Tensor& update, const Tensor& write_indices, int64_t axis = -2,
+                      bool circular = false);
 
 // The running sum of x along `axis` (ONNX CumSum): element i holds x[0] + ... + x[i], or
 // with `exclusive` x[0] + ... + x[i - 1], and with `reverse` the sums run from the end.

@@ -401,6 +401,20 @@ inline void register_nn_ops() {
                                const Attrs& a) { return topi::avg_pool2d(in[0], pool_params(a)); },
                  .schedule = schedule_of<topi::schedule_pool2d>,
                  .gpu_schedule = schedule_of<topi::cuda::schedule_pool2d>});
+    // DeformConv's sampling: x, offset[, mask]; conv2d's attributes, `kernel` {kh, kw},
+    // `offset_group` (1).
+    auto deformable = [](const std::vector<Tensor>& t, const Attrs& a) {
+        const std::vector<int64_t> k = a.get_ints("kernel");
+        WEFT_CHECK(k.size() == 2, "attribute 'kernel' must have 2 values {h, w}");
+        return topi::deformable_im2col(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), conv2d_params(a), k[0], k[1],
+                                       a.get_int("offset_group", 1));
+    };
+    register_op({.name = "deformable_im2col", .pattern = P::Opaque, .min_inputs = 2, .max_inputs = 3,
+                 .infer =
+                     [deformable](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) { return deformable(t, a); });
+                     },
+                 .compute = [deformable](const std::vector<Tensor>& in, const Attrs& a) { return deformable(in, a); }});
     // MaxPool's Indices: inputs the data and its max_pool2d (same attributes), `column_major`.
     register_op({.name = "max_pool2d_indices", .pattern = P::Opaque, .min_inputs = 2, .max_inputs = 2,
                  .infer =

@@ -285,6 +285,17 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) {
                      return topi::scatter_nd(in[0], in[1], in[2], a.get_string("reduction", "none"));
                  }});
+    // past, update[, write_indices]; `axis` (-2), `circular` (0): ONNX TensorScatter.
+    auto tensor_scatter = [](const std::vector<Tensor>& t, const Attrs& a) {
+        return topi::tensor_scatter(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), a.get_int("axis", -2),
+                                    a.get_int("circular", 0) != 0);
+    };
+    register_op({.name = "tensor_scatter", .pattern = P::Injective, .min_inputs = 2, .max_inputs = 3,
+                 .infer =
+                     [tensor_scatter](const std::vector<TensorType>& in, const Attrs& a) {
+                         return traced_type(in, [&](const std::vector<Tensor>& t) { return tensor_scatter(t, a); });
+                     },
+                 .compute = [tensor_scatter](In in, const Attrs& a) { return tensor_scatter(in, a); }});
     for (auto [name, f] : {std::pair{"cumsum", &topi::cumsum}, std::pair{"cumprod", &topi::cumprod}})
         register_op({.name = name, .pattern = P::Opaque,
                      .infer =

@@ -150,4 +150,38 @@ Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updat
         exprs(ds), [&](const std::vector<Expr>& o) { return combine(data.at(o), acc.at(o), reduction); }, "scatter_nd");
 }
 
+Tensor tensor_scatter(const Tensor& past, const Tensor& update, const Tensor& write_indices, int64_t axis,
+                      bool circular) {
+    const std::vector<int64_t> ps = const_shape(past, "tensor_scatter", "past"), us = const_shape(update, "tensor_scatter", "update");
+    WEFT_CHECK(update.dtype() == past.dtype(), "tensor_scatter: the update '", update.name(), "' is ",
+               update.dtype().str(), " but the cache '", past.name(), "' is ", past.dtype().str());
+    WEFT_CHECK(ps.size() >= 2 && us.size() == ps.size(), "tensor_scatter: the cache ", shape_string(ps),
+               " and the update ", shape_string(us), " need one rank, at least 2");
+    const size_t a = axis_index(axis, ps.size(), "tensor_scatter");
+    WEFT_CHECK(a != 0, "tensor_scatter: the axis must not be the batch (0)");
+    for (size_t d = 0; d < ps.size(); ++d)
+        WEFT_CHECK(d == a ? us[d] <= ps[d] : us[d] == ps[d], "tensor_scatter: the update ", shape_string(us),
+                   " does not fit the cache ", shape_string(ps), " along dimension ", d);
+    if (write_indices.defined()) {
+        const std::vector<int64_t> ws = const_shape(write_indices, "tensor_scatter", "write_indices");
+        WEFT_CHECK(write_indices.dtype() == i64 && ws == std::vector<int64_t>{ps[0]}, "tensor_scatter: write_indices '",
+                   write_indices.name(), "' must be int64 [", ps[0], "]");
+    }
+    const int64_t S = ps[a], U = us[a];
+    return nn_detail::compute_nd(
+        exprs(ps),
+        [&](const std::vector<Expr>& o) {
+            Expr start = write_indices.defined() ? write_indices(o[0]) : make_int(0, i64);
+            Expr d = o[a] - start;
+            // A position's place in the update: wrapped into [0, S) when circular.
+            if (circular) d = ir::select(d % make_int(S, i64) < make_int(0, i64), d % make_int(S, i64) + make_int(S, i64),
+                                         d % make_int(S, i64));
+            Expr hit = d >= make_int(0, i64) && d < make_int(U, i64);
+            std::vector<Expr> u = o;
+            u[a] = ir::min(ir::max(d, make_int(0, i64)), make_int(U - 1, i64));
+            return ir::select(hit, update.at(u), past.at(o));
+        },
+        "tensor_scatter");
+}
+
 }  // namespace weft::topi

@@ -9,6 +9,7 @@
 #include "weft/frontend/onnx/impl/ops_attention.hpp"
 #include "weft/frontend/onnx/impl/ops_control.hpp"
 #include "weft/frontend/onnx/impl/ops_conv_transpose.hpp"
+#include "weft/frontend/onnx/impl/ops_deform_conv.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_norm.hpp"
@@ -184,6 +185,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Max); }};
     t["MaxUnpool"] = {fn(convert_max_unpool), 9};
+    t["DeformConv"] = {fn(convert_deform_conv), 19};
     t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Average); }};
     t["LpPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Lp); }, 2};
     t["GlobalAveragePool"] = {[](Ctx& c) { return convert_global_pool(c, false); }};
@@ -232,6 +234,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["Scatter"] = {fn(convert_scatter_elements), 9};
     t["ScatterND"] = {fn(convert_scatter_nd), 11};
     t["TopK"] = {fn(convert_topk)};
+    t["TensorScatter"] = {fn(convert_tensor_scatter), 24};
     t["Compress"] = {fn(convert_compress), 9};
     t["ReverseSequence"] = {fn(convert_reverse_sequence), 10};
     t["LRN"] = {fn(convert_lrn)};

@@ -336,6 +336,16 @@ inline std::vector<Value> convert_scatter_nd(Ctx& c) {
     return {c.add("scatter_nd", {c.in(0), c.in(1), c.in(2)}, {{"reduction", reduction}}, c.out())};
 }
 
+// TensorScatter (opset 24): a KV cache's update written from write_indices[b] along axis.
+inline std::vector<Value> convert_tensor_scatter(Ctx& c) {
+    const std::string mode = c.s("mode", "linear");
+    if (mode != "linear" && mode != "circular") malformed("unknown mode '" + mode + "'");
+    std::vector<Value> ins{c.in(0), c.in(1)};
+    if (c.has(2)) ins.push_back(c.in(2));
+    return {c.add("tensor_scatter", ins, {{"axis", c.i("axis", -2)}, {"circular", int64_t(mode == "circular")}},
+                  c.out())};
+}
+
 // TopK: the k largest (or smallest) along axis, in order, and their int64 indices; equal
 // values in index order. Each element's rank is the count of elements ahead of it, from a
 // pairwise comparison along the axis ([..., n, n]: fine for the lengths TopK sees in models,

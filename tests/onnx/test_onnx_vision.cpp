@@ -1,6 +1,6 @@
-// MaxPool's Indices output and MaxUnpool, against naive references: the windows' first
-// maxima in row- and column-major order, unpooling through the pool's windows (a SegNet
-// decoder) and of indices from anywhere.
+// Vision operators against naive references: MaxPool's Indices (the windows' first maxima in
+// row- and column-major order), MaxUnpool (through the pool's windows, a SegNet decoder, and of
+// indices from anywhere), RoiAlign (ONNX's reference) and DeformConv.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -401,4 +401,103 @@ TEST_CASE("onnx: RoiAlign: avg and max, both coordinate modes, sample grids from
     const std::vector<float> got = to_vector(mod.get_output(0));
     const std::vector<float> want = roi_align_ref(x, {0, 0, 5, 5}, {0}, p);
     for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) <= 1e-5f + 1e-4f * std::abs(want[k]));
+}
+
+namespace {
+
+// A deformable convolution, naively: each tap sampled bilinearly (zeros outside) where the
+// offsets move it, times the mask, times the weight; plus the bias.
+std::vector<float> deform_conv_ref(const Buffer<float>& x, const Buffer<float>& w, const Buffer<float>& off,
+                                   const Buffer<float>* mask, const Buffer<float>& b, int64_t group, int64_t og,
+                                   int64_t stride, int64_t pad, int64_t dil) {
+    const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+    const int64_t O = w.shape()[0], Cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+    const int64_t OH = off.shape()[2], OW = off.shape()[3];
+    auto at = [&](int64_t n, int64_t c, double y, double xx) {
+        if (!(y > -1 && y < double(H) && xx > -1 && xx < double(W))) return 0.0;
+        const double fy = std::floor(y), fx = std::floor(xx);
+        double s = 0;
+        for (int a = 0; a < 2; ++a)
+            for (int q = 0; q < 2; ++q) {
+                const int64_t yy = int64_t(fy) + a, xq = int64_t(fx) + q;
+                if (yy < 0 || yy >= H || xq < 0 || xq >= W) continue;
+                s += (a ? y - fy : 1 - (y - fy)) * (q ? xx - fx : 1 - (xx - fx)) * double(x(n, c, yy, xq));
+            }
+        return s;
+    };
+    std::vector<float> out;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t y = 0; y < OH; ++y)
+                for (int64_t xo = 0; xo < OW; ++xo) {
+                    double s = b(o);
+                    const int64_t g = o / (O / group);
+                    for (int64_t ci = 0; ci < Cg; ++ci) {
+                        const int64_t c = g * Cg + ci, k = c / (C / og);
+                        for (int64_t ky = 0; ky < kh; ++ky)
+                            for (int64_t kx = 0; kx < kw; ++kx) {
+                                const int64_t tap = ky * kw + kx;
+                                const double py = double(y * stride - pad + ky * dil) + off(n, k * 2 * kh * kw + 2 * tap, y, xo);
+                                const double px = double(xo * stride - pad + kx * dil) + off(n, k * 2 * kh * kw + 2 * tap + 1, y, xo);
+                                const double m = mask ? double((*mask)(n, k * kh * kw + tap, y, xo)) : 1.0;
+                                s += double(w(o, ci, ky, kx)) * m * at(n, c, py, px);
+                            }
+                    }
+                    out.push_back(float(s));
+                }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: DeformConv with groups, offset groups, mask, bias, strides and dilations") {
+    const int64_t N = 2, C = 4, H = 9, W = 8, O = 6, group = 2, og = 2, k = 3, stride = 2, pad = 1, dil = 2;
+    const int64_t OH = (H + 2 * pad - dil * (k - 1) - 1) / stride + 1, OW = (W + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    Buffer<float> x = Buffer<float>::random({N, C, H, W}, -1.f, 1.f, 31);
+    Buffer<float> w = Buffer<float>::random({O, C / group, k, k}, -1.f, 1.f, 32);
+    Buffer<float> b = Buffer<float>::random({O}, -1.f, 1.f, 33);
+    // Offsets up to 3 pixels either way: many taps land between pixels, some outside the map.
+    Buffer<float> off = Buffer<float>::random({N, og * 2 * k * k, OH, OW}, -3.f, 3.f, 34);
+    Buffer<float> mask = Buffer<float>::random({N, og * k * k, OH, OW}, 0.f, 1.f, 35);
+    for (bool with_mask : {false, true}) {
+        CAPTURE(with_mask);
+        Model m(19);
+        m.input("x", {N, C, H, W});
+        m.input("offset", {N, og * 2 * k * k, OH, OW});
+        m.initializer("w", w.shape(), std::vector<float>(w.begin(), w.end()));
+        m.initializer("b", {O}, std::vector<float>(b.begin(), b.end()));
+        std::vector<std::string> ins = {"x", "w", "offset", "b"};
+        if (with_mask) {
+            m.input("mask", {N, og * k * k, OH, OW});
+            ins.push_back("mask");
+        }
+        auto& n = m.node("DeformConv", ins, {"y"});
+        set_int(n, "group", group);
+        set_int(n, "offset_group", og);
+        set_ints(n, "strides", {stride, stride});
+        set_ints(n, "pads", {pad, pad, pad, pad});
+        set_ints(n, "dilations", {dil, dil});
+        m.output("y");
+        graph::Module mod = graph::build(m.load());
+        mod.set_input(0, x);
+        mod.set_input(1, off);
+        if (with_mask) mod.set_input(2, mask);
+        mod.run();
+        CHECK(mod.get_output(0).shape() == std::vector<int64_t>{N, O, OH, OW});
+        const std::vector<float> got = to_vector(mod.get_output(0));
+        const std::vector<float> want = deform_conv_ref(x, w, off, with_mask ? &mask : nullptr, b, group, og, stride, pad, dil);
+        REQUIRE(got.size() == want.size());
+        for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
+        // NaN and huge offsets read nothing outside the map (zeros), the rest unchanged.
+        Buffer<float> odd = off.copy();
+        odd(0, 0, 0, 0) = std::nanf("");
+        odd(1, 1, 1, 1) = 1e30f;
+        odd(1, 2, 0, 1) = -1e30f;
+        mod.set_input(1, odd);
+        mod.run();
+        const std::vector<float> got_odd = to_vector(mod.get_output(0));
+        const std::vector<float> want_odd = deform_conv_ref(x, w, odd, with_mask ? &mask : nullptr, b, group, og, stride, pad, dil);
+        for (size_t i = 0; i < want_odd.size(); ++i)
+            if (!std::isnan(want_odd[i])) CHECK(std::abs(got_odd[i] - want_odd[i]) <= 1e-4f * (1 + std::abs(want_odd[i])));
+    }
 }
