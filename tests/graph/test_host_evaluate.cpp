@@ -71,7 +71,7 @@ BufferRef values(std::vector<int64_t> shape, std::vector<T> v) {
 
 }  // namespace
 
-TEST_CASE("host evaluation of weight packings, layout transforms, transposes and reshapes matches their kernels") {
+TEST_CASE("host evaluation of weight packings, layout transforms, transposes, slices and reshapes matches their kernels") {
     uint64_t seed = 1;
     for (DataType t : {DataType::float_(32), DataType::int_(64), DataType::uint(8), DataType::float_(16)}) {
         check_op("transpose", {{"perm", std::vector<int64_t>{2, 0, 1}}}, random_bytes(t, {3, 4, 5}, seed++));
@@ -81,6 +81,13 @@ TEST_CASE("host evaluation of weight packings, layout transforms, transposes and
         check_op("flatten", {{"axis", int64_t(2)}}, random_bytes(t, {2, 3, 4, 5}, seed++));
         check_op("squeeze", {{"axes", std::vector<int64_t>{1}}}, random_bytes(t, {3, 1, 4}, seed++));
         check_op("unsqueeze", {{"axes", std::vector<int64_t>{0, 3}}}, random_bytes(t, {3, 4}, seed++));
+        // Slices: a conv weight's taps, negative starts and ends, steps both ways, clamping.
+        check_op("slice", {{"starts", std::vector<int64_t>{1, 0}}, {"ends", std::vector<int64_t>{2, 2}},
+                           {"axes", std::vector<int64_t>{2, 3}}},
+                 random_bytes(t, {4, 2, 3, 3}, seed++));
+        check_op("slice", {{"starts", std::vector<int64_t>{-4, 7}}, {"ends", std::vector<int64_t>{100, -9}},
+                           {"steps", std::vector<int64_t>{2, -3}}},
+                 random_bytes(t, {9, 8}, seed++));
         if (!t.is_float()) continue;  // (the blocked layout's operators are for float data)
         // Packed conv weights: blocks dividing the channels, last blocks filled up with zeros.
         check_op("pack_conv2d_weight", {{"ic_bn", int64_t(4)}, {"oc_bn", int64_t(8)}}, random_bytes(t, {16, 8, 3, 3}, seed++));

@@ -159,6 +159,40 @@ TEST_CASE("a rewriting pass shares the constants it keeps instead of copying the
     CHECK(static_cast<const float*>(k.node(c).value.data())[3] == mine(3, 0));
 }
 
+TEST_CASE("simplify_operators cuts a dilated conv's window taps that read only padding") {
+    // 14x14 maps, 3x3 windows: with dilation 24 or 36 (and as much padding) only the middle tap
+    // reads the input, a 1x1 conv; with 12 every tap reads somewhere (kept).
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 8, 14, 14});
+    auto conv = [&](int64_t rate, std::vector<int64_t> pads, const std::string& name) {
+        graph::Value w = g.constant(name + ".w", Buffer<float>::random({4, 8, 3, 3}, -1.f, 1.f, uint64_t(rate)));
+        return g.conv2d(x, w, {.pads = pads, .dilations = {rate, rate}}, name);
+    };
+    graph::Value a = conv(36, {36, 36, 36, 36}, "r36");
+    graph::Value b = conv(24, {24, 24, 24, 24}, "r24");
+    graph::Value c = conv(12, {12, 12, 12, 12}, "r12");
+    graph::Value d = conv(10, {20, 0, 0, 20}, "lopsided");  // top 20: row 0 of taps never reads
+    g.output(g.concat({a, b, c}, 1), "aspp");
+    g.output(d, "d");
+    graph::Graph h = graph::simplify_operators(g);
+    auto attrs = [&](const char* name) { return h.node(*h.find(name)).attrs; };
+    auto weight = [&](const char* name) { return h.type(h.node(*h.find(name)).inputs[1]).shape; };
+    CHECK(weight("r36") == std::vector<int64_t>{4, 8, 1, 1});
+    CHECK(attrs("r36").get_ints("pads") == std::vector<int64_t>{0, 0, 0, 0});
+    CHECK(weight("r24") == std::vector<int64_t>{4, 8, 1, 1});
+    CHECK(weight("r12") == std::vector<int64_t>{4, 8, 3, 3});
+    CHECK(attrs("r12").get_ints("pads") == std::vector<int64_t>{12, 12, 12, 12});
+    // Dilation 10, padding 20 above and right: 14 output rows; tap row 0 reads rows y - 20
+    // (-20..-7, never), so the window starts a row lower with 10 rows of padding above; tap
+    // column 2 reads x + 20 (past 13, never), the right padding shrinks to 10.
+    CHECK(weight("lopsided") == std::vector<int64_t>{4, 8, 2, 2});
+    CHECK(attrs("lopsided").get_ints("pads") == std::vector<int64_t>{10, 0, 0, 10});
+    CHECK(h.type(*h.find("lopsided")).shape == g.type(d).shape);
+    // The same outputs as the whole windows.
+    CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
+    CHECK(max_output_difference(g, {.convert_layout = false}, no_passes()) < 1e-5);
+}
+
 TEST_CASE("simplify_operators turns pow by a constant 2 into x * x and dense with constant weights into matmul") {
     graph::Graph g;
     graph::Value x = g.input("x", {3, 8});

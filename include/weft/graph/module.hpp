@@ -47,7 +47,7 @@ struct BuildOptions {
     bool merge_equal_constants = true;            // ... and constants with equal values
     bool fold_constants = true;                   // evaluate constant subgraphs at build time
     bool fold_scale_axis = true;                  // batch_norm, per-channel mul/add into conv2d/dense
-    bool simplify_operators = true;               // pow(x, 2) -> x*x, dense with constant weights -> matmul
+    bool simplify_operators = true;               // pow(x, 2) -> x*x, dense -> matmul, conv taps on padding cut
     bool convert_layout = true;                   // convolutions in the blocked layout NCHW[x]c (CPU only)
     // Allocate the module's storage (inputs, the arena, the constants' copies) and, for CUDA,
     // its stream. Off: the kernels are compiled and memory is planned, nothing is allocated

@@ -47,6 +47,28 @@ inline BufferRef same_elements(const std::vector<BufferRef>& in, const Attrs&, c
     return BufferRef(input, BufferRef(in[0].data(), out.dtype, out.shape));
 }
 
+// r's elements in order, each x's element at first + sum over d of index[d] * stride[d]: the
+// output walked once, the input offset kept up with it.
+inline void strided_copy(const BufferRef& x, BufferRef& r, int64_t first, const std::vector<int64_t>& stride,
+                         const std::vector<int64_t>& extent) {
+    const size_t rank = stride.size();
+    with_element(x.dtype(), [&]<class E>() {
+        const E* src = static_cast<const E*>(x.data());
+        E* dst = static_cast<E*>(r.data());
+        std::vector<int64_t> index(rank, 0);
+        int64_t offset = first;
+        for (int64_t i = 0, n = r.size(); i < n; ++i) {
+            dst[i] = src[offset];
+            for (size_t d = rank; d-- > 0;) {
+                offset += stride[d];
+                if (++index[d] < extent[d]) break;
+                offset -= stride[d] * extent[d];
+                index[d] = 0;
+            }
+        }
+    });
+}
+
 // transpose: out[i] = in[i permuted back], walked in the output's order.
 inline BufferRef transpose(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
     const BufferRef& x = in[0];
@@ -59,21 +81,26 @@ inline BufferRef transpose(const std::vector<BufferRef>& in, const Attrs& a, con
         stride[d] = in_strides[size_t(perm[d])];
         extent[d] = out.shape[d];
     }
-    with_element(x.dtype(), [&]<class E>() {
-        const E* src = static_cast<const E*>(x.data());
-        E* dst = static_cast<E*>(r.data());
-        std::vector<int64_t> index(rank, 0);
-        int64_t offset = 0;
-        for (int64_t i = 0, n = r.size(); i < n; ++i) {
-            dst[i] = src[offset];
-            for (size_t d = rank; d-- > 0;) {  // the next output index, and the input offset with it
-                offset += stride[d];
-                if (++index[d] < extent[d]) break;
-                offset -= stride[d] * extent[d];
-                index[d] = 0;
-            }
-        }
-    });
+    strided_copy(x, r, 0, stride, extent);
+    return r;
+}
+
+// slice: out[o] = in[start + o * step] per dimension (topi::slice_ranges' normalized ranges).
+inline BufferRef slice(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+    const BufferRef& x = in[0];
+    const std::vector<topi::SliceRange> ranges = topi::slice_ranges(x.shape(), a.get_ints("starts"), a.get_ints("ends"),
+                                                                    a.get_ints("axes", {}), a.get_ints("steps", {}));
+    BufferRef r = output_of(out);
+    const size_t rank = ranges.size();
+    const std::vector<int64_t> in_strides = BufferRef::compact_strides(x.shape());
+    std::vector<int64_t> stride(rank), extent(rank);
+    int64_t first = 0;
+    for (size_t d = 0; d < rank; ++d) {
+        stride[d] = in_strides[d] * ranges[d].step;
+        extent[d] = ranges[d].extent;
+        first += in_strides[d] * ranges[d].start;
+    }
+    strided_copy(x, r, first, stride, extent);
     return r;
 }
 

@@ -220,7 +220,7 @@ inline void register_transform_ops() {
                      return topi::slice(in[0], a.get_ints("starts"), a.get_ints("ends"), a.get_ints("axes", {}),
                                         a.get_ints("steps", {}));
                  },
-                 .compute_to_shape = slice_to_shape});
+                 .compute_to_shape = slice_to_shape, .evaluate = host::slice});
     register_op({.name = "pad", .pattern = P::Injective, .infer = infer_shaped<pad_shape>,
                  .compute = [](In in, const Attrs& a) {
                      return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0),
