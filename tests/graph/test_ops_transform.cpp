@@ -617,6 +617,20 @@ TEST_CASE("graph resize: upsampling by integer factors, nearest (o / factor wher
                      "y");
             check_equal(run(g, {xv}, true)[0], want, 1e-6);
         }
+    // From an extent of 1 (a pooled branch upsampled back), every mode reads the one element:
+    // the same value everywhere along that axis, exactly.
+    auto one = random_f32({1, 2, 1, 1}, 72);
+    for (const char* mode : {"linear", "cubic", "nearest"}) {
+        CAPTURE(mode);
+        graph::Graph g;
+        graph::Value in = g.input("x", {1, 2, 1, 1});
+        g.output(g.add_node("resize", {in}, {{"sizes", std::vector<int64_t>{1, 2, 5, 7}}, {"mode", std::string(mode)}}),
+                 "y");
+        Array o = to_array(one);
+        check_equal(run(g, {one}, true)[0], tabulate({1, 2, 5, 7}, [&](const std::vector<int64_t>& i) {
+                        return o.at({0, i[1], 0, 0});
+                    }), 0);
+    }
 }
 
 TEST_CASE("graph gather_nd: whole indices, partial indices with slices, batch dimensions, negative indices") {

@@ -216,6 +216,35 @@ TEST_CASE("a concat along the channels of inputs blocked alike stays blocked") {
     CHECK(count_ops(m.graph(), "layout_transform") == 2);  // in and out only
 }
 
+TEST_CASE("a concat of mostly blocked inputs blocks its NCHW ones: an ASPP's pooling branch") {
+    // Three conv branches (blocked) and a pooled, upsampled branch (a resize: NCHW) along the
+    // channels, then a 1x1 conv: the upsampled branch is blocked, not the three convs unblocked.
+    graph::Graph g;
+    graph::testing::Weights w(g, 16);
+    graph::Value x = g.input("x", {1, 32, 14, 14});
+    std::vector<graph::Value> branches;
+    for (int k = 0; k < 3; ++k)
+        branches.push_back(g.relu(g.conv2d(x, w.conv_weight("b" + std::to_string(k) + ".w", 32, 32, 1), {}, "b" + std::to_string(k))));
+    graph::Value pooled = g.global_avg_pool2d(x, "pool");
+    graph::Value up = g.add_node("resize", {g.relu(pooled)},
+                                 {{"sizes", std::vector<int64_t>{1, 32, 14, 14}}, {"mode", std::string("linear")}}, "up");
+    branches.push_back(up);
+    graph::Value y = g.conv2d(g.concat(branches, 1, "aspp"), w.conv_weight("project.w", 32, 128, 1), {}, "project");
+    g.output(y, "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(ranks_of(m.graph(), "concat") == std::vector<size_t>{5});
+    // A minority of blocked channels stays NCHW: one 16-channel conv beside a 64-channel input.
+    graph::Graph h;
+    graph::testing::Weights wh(h, 17);
+    graph::Value hx = h.input("x", {1, 16, 7, 7});
+    graph::Value other = h.input("other", {1, 64, 7, 7});
+    h.output(h.concat({h.conv2d(hx, wh.conv_weight("c.w", 16, 16, 3), {.pad = 1}, "c"), other}, 1), "y");
+    graph::Module mh;
+    CHECK(blocked_vs_nchw(h, &mh) < 1e-5);
+    CHECK(ranks_of(mh.graph(), "concat") == std::vector<size_t>{4});
+}
+
 TEST_CASE("a concat of inputs with different blocks or a partial block goes through NCHW") {
     graph::Graph g;
     graph::testing::Weights w(g, 15);

@@ -190,16 +190,26 @@ private:
 
     // A concat along the channels of inputs blocked alike, each a whole number of blocks
     // (SqueezeNet's fire modules, Inception's branches): the concat of the blocked forms
-    // along the block axis is the blocked form of the result, so no layout transform.
+    // along the block axis is the blocked form of the result, so no layout transform. Inputs
+    // in NCHW are converted to the block where the blocked ones hold at least half of the
+    // channels (DeepLabV3's ASPP: four conv branches and an upsampled pooling branch), rather
+    // than every blocked one converted back to NCHW and the result blocked again.
     bool concat(int id) {
         const Graph& g = r_.old();
         const Node& n = g.node(id);
         if (n.type.shape.size() != 4 || normalize_axis(n.attrs.get_int("axis", 0)) != 1) return false;
-        const int64_t b = block_[size_t(n.inputs[0].id)];
+        int64_t b = 0, blocked_channels = 0;
+        for (Value v : n.inputs)
+            if (block_[size_t(v.id)] > 0) {
+                if (b != 0 && block_[size_t(v.id)] != b) return false;
+                b = block_[size_t(v.id)];
+                blocked_channels += g.type(v).shape[1];
+            }
+        if (b == 0 || 2 * blocked_channels < n.type.shape[1]) return false;
         std::vector<Value> in;
         for (Value v : n.inputs) {
-            if (b == 0 || block_[size_t(v.id)] != b || g.type(v).shape[1] % b != 0) return false;
-            in.push_back(blocked_[size_t(v.id)]);
+            if (g.type(v).shape[1] % b != 0) return false;
+            in.push_back(blocked(v.id, b));
         }
         set_blocked(id, r_.out().add_node("concat", std::move(in), {{"axis", int64_t(1)}}, n.name), b);
         return true;

@@ -186,6 +186,11 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                 const double scale = p.scales.empty() ? double(out_shape[d]) / double(in[d]) : p.scales[d];
                 const double start = d < p.roi_start.size() ? p.roi_start[d] : 0.0;
                 const double end = d < p.roi_end.size() ? p.roi_end[d] : 1.0;
+                if (in[d] == 1 && !crop) {  // every tap clamps to the one element, the weights sum to 1
+                    taps[d].index = {ir::make_int(0, o[d].type())};
+                    taps[d].weight = {f(1)};
+                    continue;
+                }
                 if (std::optional<int64_t> factor = integer_upsampling(p, in[d], out_shape[d], scale)) {
                     taps[d].index = {o[d] / ir::make_int(*factor, o[d].type())};
                     taps[d].weight = {f(1)};
