@@ -114,6 +114,46 @@ TEST_CASE("an index b + ramp(0, 1, n) / c repeats a contiguous load instead of g
     }
 }
 
+TEST_CASE("b + ramp / c with broadcasts added and subtracted around it still loads and shuffles") {
+    // C[n i + k] = A[(n / c) i + k / c + 1 - 2 + 3]: a linear upsampling's taps at m - 1 and
+    // m + 1, the offsets as broadcasts on either side of the repeated ramp.
+    for (int c : {2, 8}) {
+        CAPTURE(c);
+        const int n = 16;
+        KernelBuilder kb("repeat_offset");
+        Var A = kb.tensor("A", f32), C = kb.tensor("C", f32);
+        Var i("i");
+        auto splat = [&](Expr v) { return Broadcast::make(v, n); };
+        Expr part = Div::make(Ramp::make(make_int(0), make_int(1), n), splat(make_int(c)));
+        Expr src = Add::make(Sub::make(Add::make(splat(make_int(1)), Add::make(splat(i * make_int(n / c)), part)),
+                                       splat(make_int(2))),
+                             splat(make_int(3)));
+        Expr dst = Ramp::make(i * make_int(n), make_int(1), n);
+        auto f = kb.finish(For::make(i, make_int(0), make_int(5), ForKind::Serial,
+                                     Store::make(C, Load::make(f32.with_lanes(n), A, src), dst)));
+        auto module = codegen::compile_llvm(f, Target::host());
+        auto a = random_floats(size_t(5 * n / c + 2), 7);
+        std::vector<float> out(size_t(5 * n), 0);
+        CHECK(CallArgs().tensor(a).tensor(out).call(module->entry()) == 0);
+        for (size_t j = 0; j < out.size(); ++j) REQUIRE(out[j] == a[j / size_t(c) + 2]);
+        CHECK(module->llvm_ir().find("gather") == std::string::npos);
+    }
+    // A ramp subtracted is no repeated read: gathered (and right).
+    const int n = 16;
+    KernelBuilder kb("repeat_minus");
+    Var A = kb.tensor("A", f32), C = kb.tensor("C", f32);
+    Var i("i");
+    Expr part = Div::make(Ramp::make(make_int(0), make_int(1), n), Broadcast::make(make_int(4), n));
+    Expr src = Sub::make(Broadcast::make(make_int(3), n), part);
+    auto f = kb.finish(For::make(i, make_int(0), make_int(1), ForKind::Serial,
+                                 Store::make(C, Load::make(f32.with_lanes(n), A, src), Ramp::make(make_int(0), make_int(1), n))));
+    auto module = codegen::compile_llvm(f, Target::host());
+    auto a = random_floats(4, 8);
+    std::vector<float> out(size_t(n), 0);
+    CHECK(CallArgs().tensor(a).tensor(out).call(module->entry()) == 0);
+    for (size_t j = 0; j < out.size(); ++j) REQUIRE(out[j] == a[3 - j / 4]);
+}
+
 TEST_CASE("two kernels with the same name coexist") {
     // Same name, different code: y = 2x + z versus y = x - z.
     KernelBuilder kb("same_name");

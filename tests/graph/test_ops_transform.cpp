@@ -592,7 +592,7 @@ TEST_CASE("graph resize: upsampling by integer factors, nearest (o / factor wher
             check_equal(run(g, {xv}, true)[0], want, 0);
         }
     // Linear, half-pixel, by integer factors (the taps from integers): the general formula.
-    for (int64_t f : {2, 3, 4})
+    for (int64_t f : {2, 3, 4, 8, 16})
         for (const char* coords : {"half_pixel", "pytorch_half_pixel"}) {
             CAPTURE(f);
             CAPTURE(coords);

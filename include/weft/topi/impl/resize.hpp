@@ -132,6 +132,27 @@ inline Taps linear_taps_of_factor(Expr o, int64_t s, int64_t n) {
     return t;
 }
 
+// The same along the innermost (vectorized) axis, as three taps m - 1, m, m + 1 around m = o / s
+// with weights that depend only on o mod s: along a vector of outputs the indices are then
+// one element or a few repeated ones (a load and a shuffle, where the taps are inside: loop
+// partitioning peels the border tiles on the likely tests), not a gather per tap. The
+// weights in `wt` (the data's type: no float64 per element).
+inline Taps linear_taps3_of_factor(Expr o, int64_t s, int64_t n, DataType wt) {
+    const DataType it = o.type();
+    Expr m = o / ir::make_int(s, it), q = o % ir::make_int(s, it);
+    Expr d = q * ir::make_int(2, it) + ir::make_int(1 - s, it);  // the coordinate is m + d / 2s
+    auto w = [&](Expr e) { return ir::cast(wt, e) * ir::make_const(wt, 1.0 / double(2 * s)); };
+    Expr zero = ir::make_int(0, it);
+    Expr below = ir::likely(m >= ir::make_int(1, it)), above = ir::likely(m <= ir::make_int(n - 2, it));
+    Taps t;
+    // (Clamped in both branches too: the read checks bound a select by both of its values.)
+    Expr last = ir::make_int(n - 1, it);
+    t.index = {ir::select(below, ir::max(m - ir::make_int(1, it), zero), zero), ir::min(m, last),
+               ir::select(above, ir::min(m + ir::make_int(1, it), last), last)};
+    t.weight = {w(ir::max(zero - d, zero)), w(ir::make_int(2 * s, it) - ir::abs(d)), w(ir::max(d, zero))};
+    return t;
+}
+
 }  // namespace resize_detail
 
 void check_resize_params(const ResizeParams& p) {
@@ -176,6 +197,7 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
     }
     std::vector<Expr> shape;
     for (int64_t e : out_shape) shape.push_back(ir::make_int(e));
+    const DataType weight_type = x.dtype().bits >= 32 ? x.dtype() : DataType::float_(32);
     return nn_detail::compute_nd(
         shape,
         [&](const std::vector<Expr>& o) {
@@ -197,7 +219,9 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                     continue;
                 }
                 if (std::optional<int64_t> factor = integer_linear_upsampling(p, in[d], out_shape[d], scale)) {
-                    taps[d] = linear_taps_of_factor(o[d], *factor, in[d]);
+                    const bool innermost = d + 1 == r && in[d] >= 2;
+                    taps[d] = innermost ? linear_taps3_of_factor(o[d], *factor, in[d], weight_type)
+                                        : linear_taps_of_factor(o[d], *factor, in[d]);
                     continue;
                 }
                 Expr c = source_coordinate(o[d], in[d], double(in[d]) * scale, out_shape[d], scale, start, end,
@@ -213,15 +237,21 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
             std::vector<size_t> pick(r, 0);
             while (true) {
                 std::vector<Expr> idx;
-                Expr w = f(1);
+                Expr w;  // in float64, but for a weight of the data's type (times the others cast)
                 for (size_t d = 0; d < r; ++d) {
                     if (!moves[d]) {
                         idx.push_back(o[d]);
                         continue;
                     }
                     idx.push_back(ir::cast(o[d].type(), taps[d].index[pick[d]]));
-                    w = w * taps[d].weight[pick[d]];
+                    Expr wd = taps[d].weight[pick[d]];
+                    if (w.defined() && w.type() != wd.type()) {
+                        if (w.type() == f64) w = ir::cast(wd.type(), w);
+                        else wd = ir::cast(w.type(), wd);
+                    }
+                    w = w.defined() ? w * wd : wd;
                 }
+                if (!w.defined()) w = f(1);
                 Expr term = p.mode == "nearest" ? x.at(idx) : ir::cast(x.dtype(), w) * x.at(idx);
                 sum = sum.defined() ? sum + term : term;
                 size_t d = 0;  // the next combination, odometer order

@@ -2,10 +2,11 @@
 //
 // A buffer variable is an untyped pointer; the access's type says what an element is. A
 // vector index Ramp(base, 1, n) is one contiguous vector access, Broadcast(i, n) one scalar
-// load splat to n lanes, b + Ramp(0, 1, n) / c a contiguous load and a shuffle (each element
-// c times), and any other vector index a masked gather / scatter.
+// load splat to n lanes, b + Ramp(0, 1, n) / c (b a sum of broadcasts) a contiguous load and
+// a shuffle (each element c times), and any other vector index a masked gather / scatter.
 #pragma once
 #include <algorithm>
+#include <functional>
 
 #include "weft/codegen/llvm/impl/codegen.hpp"
 #include "weft/ir/op.hpp"
@@ -28,26 +29,35 @@ inline bool is_dense_ramp(const ir::Expr& index) {
     return ramp && ir::is_one(ramp->stride);
 }
 
-// An index Broadcast(b) + Ramp(0, 1, n) / Broadcast(c), c > 1 dividing n: each of n / c
-// consecutive elements from b repeated c times (a nearest upsampling's read). Returns b and
-// c, or an undefined b.
+// An index that is a sum of broadcasts (added or subtracted) and one Ramp(0, 1, n) /
+// Broadcast(c), c > 1 dividing n: each of n / c consecutive elements from b (the broadcasts'
+// sum) repeated c times (an upsampling's read, its taps offset by -1 or +1). Returns b and c,
+// or an undefined b.
 inline std::pair<ir::Expr, int64_t> repeated_ramp(const ir::Expr& index) {
-    auto* add = index.as<ir::Add>();
-    if (!add) return {};
-    for (int side = 0; side < 2; ++side) {
-        const ir::Expr& splat = side ? add->b : add->a;
-        auto* base = splat.as<ir::Broadcast>();
-        auto* div = (side ? add->a : add->b).as<ir::Div>();
-        if (!base || !div) continue;
+    ir::Expr base;
+    int64_t c = 0;
+    bool found = false;
+    // Adds the terms of e (negated when `minus`) to base; false for a term of another kind.
+    std::function<bool(const ir::Expr&, bool)> walk = [&](const ir::Expr& e, bool minus) {
+        if (auto* add = e.as<ir::Add>()) return walk(add->a, minus) && walk(add->b, minus);
+        if (auto* sub = e.as<ir::Sub>()) return walk(sub->a, minus) && walk(sub->b, !minus);
+        if (auto* splat = e.as<ir::Broadcast>()) {
+            const ir::Expr v = splat->value;
+            base = !base.defined() ? (minus ? ir::make_zero(v.type()) - v : v) : minus ? base - v : base + v;
+            return true;
+        }
+        auto* div = e.as<ir::Div>();
+        if (!div || minus || found) return false;
         auto* ramp = div->a.as<ir::Ramp>();
         auto* by = div->b.as<ir::Broadcast>();
-        int64_t c = 0;
         if (!ramp || !by || !ir::is_zero(ramp->base) || !ir::is_one(ramp->stride) || !ir::as_const_int(by->value, &c) ||
             c < 2 || ramp->lanes % c != 0)
-            continue;
-        return {base->value, c};
-    }
-    return {};
+            return false;
+        found = true;
+        return true;
+    };
+    if (!walk(index, false) || !found || !base.defined()) return {};
+    return {base, c};
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Load* op) {
