@@ -257,6 +257,8 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["GridSample"] = {fn(convert_grid_sample), 16};
     t["RoiAlign"] = {fn(convert_roi_align), 10};
     t["DFT"] = {fn(convert_dft), 17};
+    t["STFT"] = {fn(convert_stft), 17};
+    t["MelWeightMatrix"] = {fn(convert_mel_weight_matrix), 17};
     t["Col2Im"] = {fn(convert_col2im), 18};
     t["AffineGrid"] = {fn(convert_affine_grid), 20};
     t["Upsample"] = {[](Ctx& c) { return convert_resize(c, true); }, 7};

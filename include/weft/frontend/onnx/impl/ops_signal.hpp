@@ -1,5 +1,6 @@
 // The ONNX importer's signal and geometry operators built on constant maps: DFT (matmuls with
-// cosine and sine matrices), AffineGrid (a constant base grid times theta) and Col2Im (a
+// cosine and sine matrices), STFT (frames gathered, then DFTs), MelWeightMatrix (computed at
+// import), AffineGrid (a constant base grid times theta) and Col2Im (a
 // scatter-add at constant image positions).
 #pragma once
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
@@ -45,19 +46,12 @@ inline std::vector<Value> convert_affine_grid(Ctx& c) {
 // DFT (opsets 17 and 20): the discrete Fourier transform along axis of a real ([..., 1]) or
 // complex ([..., 2]) signal, as matmuls with constant cosine and sine matrices; dft_length
 // pads or cuts the signal, onesided keeps the first N / 2 + 1 frequencies, inverse divides by N.
-inline std::vector<Value> convert_dft(Ctx& c) {
-    Value x = c.in(0);
+// The DFT of x [batch, signal..., 1 or 2] along `axis` (normalized, a signal axis) with
+// dft_length `length` (0: the signal's, or for an inverse one-sided one 2 (n - 1)), named `name`.
+inline Value dft_of(Ctx& c, Value x, int64_t axis, int64_t length, bool inverse, bool onesided, const std::string& name) {
     const std::vector<int64_t> s = c.shape(x);
     const int64_t r = int64_t(s.size());
     const DataType t = c.dtype(x);
-    if (r < 3 || (s.back() != 1 && s.back() != 2) || !t.is_float())
-        malformed("the input must be a float [batch, signal..., 1 or 2], got " + graph::shape_str(s));
-    int64_t axis = 1;
-    if (c.opset >= 20) axis = c.has(2) ? c.const_ints(2, "the axis").at(0) : -2;
-    else axis = c.i("axis", 1);
-    axis = norm_axis(axis, r);
-    if (axis == 0 || axis == r - 1) malformed("the axis must be a signal axis, got " + std::to_string(axis));
-    const bool inverse = c.i("inverse", 0) != 0, onesided = c.i("onesided", 0) != 0;
     // inverse and onesided: numpy's irfft, the half spectrum of a real signal to the signal.
     const bool half_to_real = inverse && onesided;
     // The signal axis next to the complex one: [..., n, 1|2].
@@ -70,7 +64,7 @@ inline std::vector<Value> convert_dft(Ctx& c) {
     for (int64_t d = 0; d < r; ++d) back[size_t(perm[size_t(d)])] = d;
     Value v = c.g.transpose(x, perm, c.fresh("signal_last"));
     const int64_t n = s[size_t(axis)];
-    const int64_t full = c.has(1) ? c.const_ints(1, "dft_length").at(0) : half_to_real ? 2 * (n - 1) : n;
+    const int64_t full = length > 0 ? length : half_to_real ? 2 * (n - 1) : n;
     if (full < 1) malformed("dft_length must be positive, got " + std::to_string(full));
     const int64_t len = half_to_real ? full / 2 + 1 : full;  // the input entries used
     std::vector<int64_t> vs = c.shape(v);
@@ -107,14 +101,94 @@ inline std::vector<Value> convert_dft(Ctx& c) {
     ys[size_t(r - 2)] = out_len;
     if (half_to_real) {  // the real signal alone: [..., N, 1]
         ys.back() = 1;
-        return {c.g.transpose(reshape(c, yr, ys), back, c.out())};
+        return c.g.transpose(reshape(c, yr, ys), back, name);
     }
     Value yi = c.add("matmul", {re, sm});
     if (complex) yi = c.add("add", {yi, c.add("matmul", {im, cm})});
     auto lift = [&](Value p) { return c.add("unsqueeze", {p}, {{"axes", std::vector<int64_t>{2}}}); };
     Value y = c.g.concat({lift(yr), lift(yi)}, 2, c.fresh("complex"));
     ys.back() = 2;
-    return {c.g.transpose(reshape(c, y, ys), back, c.out())};
+    return c.g.transpose(reshape(c, y, ys), back, name);
+}
+
+inline std::vector<Value> convert_dft(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    const int64_t r = int64_t(s.size());
+    if (r < 3 || (s.back() != 1 && s.back() != 2) || !c.dtype(x).is_float())
+        malformed("the input must be a float [batch, signal..., 1 or 2], got " + graph::shape_str(s));
+    int64_t axis = 1;
+    if (c.opset >= 20) axis = c.has(2) ? c.const_ints(2, "the axis").at(0) : -2;
+    else axis = c.i("axis", 1);
+    axis = norm_axis(axis, r);
+    if (axis == 0 || axis == r - 1) malformed("the axis must be a signal axis, got " + std::to_string(axis));
+    const int64_t length = c.has(1) ? c.const_ints(1, "dft_length").at(0) : 0;
+    if (c.has(1) && length < 1) malformed("dft_length must be positive, got " + std::to_string(length));
+    return {dft_of(c, x, axis, length, c.i("inverse", 0) != 0, c.i("onesided", 0) != 0, c.out())};
+}
+
+// STFT (opset 17): frames of frame_length every frame_step along the signal [batch, length, 1 or
+// 2] (a constant gather of positions), times the window, then their DFTs:
+// [batch, frames, bins, 2], bins frame_length / 2 + 1 when onesided (default) else all.
+inline std::vector<Value> convert_stft(Ctx& c) {
+    Value x = c.in(0);
+    const std::vector<int64_t> s = c.shape(x);
+    if (s.size() != 3 || (s[2] != 1 && s[2] != 2) || !c.dtype(x).is_float())
+        malformed("the signal must be a float [batch, length, 1 or 2], got " + graph::shape_str(s));
+    const int64_t step = c.const_ints(1, "frame_step").at(0);
+    const int64_t window = c.has(2) ? c.shape(c.in(2)).at(0) : 0;
+    const int64_t length = c.has(3) ? c.const_ints(3, "frame_length").at(0) : window > 0 ? window : s[1];
+    if (step < 1 || length < 1 || length > s[1])
+        malformed("frame_step " + std::to_string(step) + " and frame_length " + std::to_string(length) +
+                  " must be positive, the frame no longer than the signal's " + std::to_string(s[1]));
+    if (c.has(2) && (c.rank(c.in(2)) != 1 || window != length))
+        malformed("the window must be [frame_length] = [" + std::to_string(length) + "]");
+    const int64_t frames = 1 + (s[1] - length) / step;
+    checked_elements({s[0], frames, length, s[2]}, c.limit, "STFT's frames");
+    std::vector<int64_t> positions;
+    for (int64_t f = 0; f < frames; ++f)
+        for (int64_t j = 0; j < length; ++j) positions.push_back(f * step + j);
+    Value framed = c.add("gather", {x, c.constant(int64_buffer(positions, {frames, length}), "frame_positions")},
+                         {{"axis", int64_t(1)}});  // [batch, frames, length, 1|2]
+    if (c.has(2)) framed = c.add("mul", {framed, reshape(c, c.in(2), {1, 1, length, 1})});
+    return {dft_of(c, framed, 2, length, false, c.i("onesided", 1) != 0, c.out())};
+}
+
+// MelWeightMatrix (opset 17): the [dft_length / 2 + 1, num_mel_bins] triangular filters of a
+// mel filter bank, computed at import from its constant inputs as ONNX's reference does
+// (bin edges on the mel scale, floored to DFT bins).
+inline std::vector<Value> convert_mel_weight_matrix(Ctx& c) {
+    const int64_t mel_bins = c.const_ints(0, "num_mel_bins").at(0), dft = c.const_ints(1, "dft_length").at(0);
+    const int64_t rate = c.const_ints(2, "sample_rate").at(0);
+    const double low = c.const_floats(3, "lower_edge_hertz").at(0), high = c.const_floats(4, "upper_edge_hertz").at(0);
+    if (mel_bins < 1 || dft < 1 || rate < 1 || !std::isfinite(low) || !std::isfinite(high))
+        malformed("num_mel_bins, dft_length and sample_rate must be positive, the edges finite");
+    const int64_t spectrum = dft / 2 + 1;
+    checked_elements({spectrum, mel_bins}, c.limit, "the mel weight matrix");
+    const double low_mel = 2595 * std::log1p(low / 700) / std::log(10.0);
+    const double high_mel = 2595 * std::log1p(high / 700) / std::log(10.0);
+    const double step = (high_mel - low_mel) / double(mel_bins + 2);
+    std::vector<int64_t> edge;
+    for (int64_t i = 0; i < mel_bins + 2; ++i) {
+        const double hz = 700 * std::expm1((double(i) * step + low_mel) / 2595 * std::log(10.0));
+        edge.push_back(int64_t(std::floor(double(dft + 1) * hz / double(rate))));
+    }
+    DataType t = to_dtype(int(c.i("output_datatype", pb::TensorProto::FLOAT)), "output_datatype");
+    if (t.is_float() && t.bits < 32) t = DataType::float_(32);  // (weft holds 16-bit floats as float32)
+    if (t.is_bool() || t.is_bfloat()) unsupported("MelWeightMatrix of " + t.str());
+    BufferRef m = filled_buffer(t, {spectrum, mel_bins}, 0);
+    auto set = [&](int64_t j, int64_t i, double v) {
+        if (j < 0 || j >= spectrum) malformed("a filter's edge " + std::to_string(j) + " lies past the spectrum's bins");
+        set_element(m, j * mel_bins + i, v);
+    };
+    for (int64_t i = 0; i < mel_bins; ++i) {
+        const int64_t left = edge[size_t(i)], centre = edge[size_t(i + 1)], right = edge[size_t(i + 2)];
+        if (centre == left) set(centre, i, 1);
+        else
+            for (int64_t j = left; j <= centre; ++j) set(j, i, double(j - left) / double(centre - left));
+        for (int64_t j = centre; j < right; ++j) set(j, i, double(right - j) / double(right - centre));
+    }
+    return {c.named_constant(0, m)};
 }
 
 // Col2Im (opset 18): the blocks of input [N, C * prod(block), L] added back into an image
