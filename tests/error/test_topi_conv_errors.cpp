@@ -72,8 +72,16 @@ TEST_CASE("conv2d_nchwc: blocks and groups are checked") {
                                   "of the data) but is 4"),
                          weft::Error);
     CHECK_THROWS_WITH_AS(topi::conv2d_nchwc_weight_ic_bn(0, 16, 7, {}), Contains("must be positive"), weft::Error);
+    // Groups of whole blocks: 2 groups of one input block each (weights [O/16, 1, ...]).
+    CHECK_NOTHROW(topi::conv2d_nchwc(X, placeholder({2, 1, 3, 3, 8, 16}, f32, "W"), {.groups = 2}));
     CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 2, 3, 3, 8, 16}, f32, "W"), {.groups = 2}),
-                         Contains("groups must be 1 in the blocked layout (got 2)"), weft::Error);
+                         Contains("dimension 1 (C/weight_ic_bn per group) of 'W' must be 1"), weft::Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({3, 1, 3, 3, 8, 16}, f32, "W"), {.groups = 3}),
+                         Contains("3 groups need the data's 2 input blocks and the weight's 3 output blocks in whole "
+                                  "groups"),
+                         weft::Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc(X, placeholder({2, 1, 3, 3, 8, 16}, f32, "W"), {.groups = 0}),
+                         Contains("groups must be positive"), weft::Error);
     CHECK_THROWS_WITH_AS(topi::depthwise_conv2d_nchwc(X, placeholder({2, 1, 3, 3, 1, 4}, f32, "W")),
                          Contains("dimension 5 (bn) of 'W' must be 8"), weft::Error);
     Tensor conv = topi::conv2d_nchwc(X, placeholder({2, 2, 3, 3, 8, 16}, f32, "W"));

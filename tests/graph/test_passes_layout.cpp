@@ -106,6 +106,34 @@ TEST_CASE("a strided ResNet block and the first 7x7 convolution of 3 channels co
     CHECK(count_ops(m.graph(), "conv2d") == 0);
 }
 
+TEST_CASE("grouped convolutions run blocked, their groups filled up to whole blocks") {
+    // ResNeXt's groups of 4 and 32 channels, RegNet's of 8 over 104 channels (blocks of 8),
+    // groups with twice the outputs of their inputs, after a conv that blocks by 64 (a
+    // re-blocked input): each against the NCHW module; groups of one input channel and two
+    // outputs (8 times the work even in blocks of 8) stay NCHW.
+    struct Case {
+        int64_t C, O, groups, kernel;
+        bool blocked;
+    };
+    for (const Case& k : {Case{128, 128, 32, 3, true}, Case{256, 256, 8, 3, true}, Case{104, 104, 13, 3, true},
+                          Case{64, 128, 8, 1, true}, Case{64, 64, 32, 3, true},
+                          Case{64, 128, 64, 3, false}}) {
+        CAPTURE(k.C);
+        CAPTURE(k.groups);
+        graph::Graph g;
+        graph::testing::Weights w(g, 18);
+        graph::Value x = g.input("x", {1, 16, 10, 9});
+        graph::Value in = g.relu(g.conv2d(x, w.conv_weight("in.w", k.C, 16, 1), {}, "in"));
+        graph::Value y = g.conv2d(in, w.conv_weight("grouped.w", k.O, k.C / k.groups, k.kernel),
+                                  {.stride = 2, .pad = k.kernel / 2, .groups = k.groups}, "grouped");
+        g.output(g.relu(y), "y");
+        graph::Module m;
+        CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+        const graph::Node& grouped = m.graph().node(*m.graph().find("grouped"));
+        CHECK(grouped.op == (k.blocked ? "conv2d_nchwc" : "conv2d"));
+    }
+}
+
 TEST_CASE("grouped convolutions and channel counts no block divides stay in NCHW") {
     graph::Graph g;
     graph::testing::Weights w(g, 4);

@@ -118,7 +118,10 @@ void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& targ
 // input, padded or not, into blocks of wb channels) -> out [N, O/oc_bn, OH, OW, oc_bn].
 // Data holding all its C channels in one block filled up with zeros ([N, 1, H, W, ic_bn],
 // ic_bn > C) takes weights [O/oc_bn, 1, KH, KW, C, oc_bn]: the sum skips the zeros.
-// groups must be 1 (depthwise has its own op). Where
+// groups (params.groups) are groups of whole blocks: output blocks [k OB/G, (k+1) OB/G)
+// read input blocks [k IB/G, (k+1) IB/G) with weight [O/oc_bn, IB/G, KH, KW, ic_bn, oc_bn]
+// (a grouped conv whose weights are filled up to blocks with zeros; depthwise has its own
+// op). Where
 // the taps in the padding are 3% of the work or more, the reduction leaves them out (a
 // where-condition; docs/topi-conv.md#padding-taps-are-left-out).
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& params = {},

@@ -58,7 +58,8 @@ inline Tensor compute_pack_weight(const std::vector<Tensor>& in, const Attrs& a)
 
 // ---- conv2d_nchwc ----------------------------------------------------------------------
 // data [N, C/ic_bn, H, W, ic_bn], packed weight; conv2d's attributes (groups 1, or the
-// channel count with depthwise = 1) -> [N, O/oc_bn, OH, OW, oc_bn].
+// channel count with depthwise = 1), block_groups (1: groups of whole blocks, topi's
+// conv2d_nchwc groups) -> [N, O/oc_bn, OH, OW, oc_bn].
 
 inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
     const TensorType &x = in[0], &w = in[1];
@@ -73,9 +74,13 @@ inline TensorType infer_conv2d_nchwc(const std::vector<TensorType>& in, const At
     } else {
         // The weights' input channel block is the data's or a multiple of it, or the real
         // channels of data that holds them all in one block (topi::conv2d_nchwc).
-        const bool real_channels = x.shape[1] == 1 && w.shape[1] == 1 && w.shape[4] < x.shape[4];
-        WEFT_CHECK(real_channels || (w.shape[4] % x.shape[4] == 0 && w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4]),
-                   "the packed weight ", w.str(), " does not match the data's channel blocks ", x.str());
+        const int64_t G = a.get_int("block_groups", 1);
+        const bool real_channels = G == 1 && x.shape[1] == 1 && w.shape[1] == 1 && w.shape[4] < x.shape[4];
+        WEFT_CHECK(G >= 1 && w.shape[0] % G == 0 &&
+                       (real_channels ||
+                        (w.shape[4] % x.shape[4] == 0 && G * w.shape[1] * w.shape[4] == x.shape[1] * x.shape[4])),
+                   "the packed weight ", w.str(), " does not match the data's channel blocks ", x.str(),
+                   G > 1 ? " in " + std::to_string(G) + " block groups" : "");
     }
     // topi's own output size and window checks (a stride of 0 divided by zero here before).
     const topi::Size2d out = topi::conv2d_out_size(x.shape[2], x.shape[3], w.shape[2], w.shape[3], p);
@@ -91,7 +96,7 @@ inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a
         p.groups = x[1] * x[4];
         return topi::depthwise_conv2d_nchwc(in[0], in[1], p);
     }
-    p.groups = 1;
+    p.groups = a.get_int("block_groups", 1);
     return topi::conv2d_nchwc(in[0], in[1], p);
 }
 

@@ -69,17 +69,24 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     auto d = const_shape(op, data, 5, "data [N, C/ic_bn, H, W, ic_bn]");
     auto w = const_shape(op, weight, 6, "weight [O/oc_bn, C/weight_ic_bn, KH, KW, weight_ic_bn, oc_bn]");
     check_same_dtype(op, data, weight);
-    WEFT_CHECK(p.groups == 1, op, ": groups must be 1 in the blocked layout (got ", p.groups,
-               "); use depthwise_conv2d_nchwc or conv2d_nchw");
+    const int64_t G = p.groups;
+    WEFT_CHECK(G >= 1, op, ": groups must be positive, got ", G);
     // Data whose channels all sit in one block filled up with zero channels (NHWC with the
     // channel stride a whole number of vectors) may take weights of fewer input channels:
     // the sum then runs over the real ones only, not over the zeros.
-    const bool real_channels = d[1] == 1 && w[1] == 1 && w[4] < d[4];
+    const bool real_channels = G == 1 && d[1] == 1 && w[1] == 1 && w[4] < d[4];
     WEFT_CHECK(real_channels || w[4] % d[4] == 0, op, ": dimension 4 (weight_ic_bn) of '", weight.name(),
                "' must be a multiple of ", d[4], " (the input channel block of the data) but is ", w[4]);
+    // Groups of whole blocks: output blocks [k OB / G, (k + 1) OB / G) read input blocks
+    // [k IB / G, (k + 1) IB / G) (a grouped conv whose groups the weights fill up to blocks).
+    WEFT_CHECK(G == 1 || (w[4] == d[4] && d[1] % G == 0 && w[0] % G == 0), op, ": ", G, " groups need the data's ",
+               d[1], " input blocks and the weight's ", w[0], " output blocks in whole groups, and the weight's "
+               "input block (", w[4], ") the data's (", d[4], ")");
     if (!real_channels)
-        check_dim(op, weight, "dimension 1 (C/weight_ic_bn)", w[1], d[1] * d[4] / w[4],
-                  "the data's " + std::to_string(d[1] * d[4]) + " input channels in blocks of " + std::to_string(w[4]));
+        check_dim(op, weight, G > 1 ? "dimension 1 (C/weight_ic_bn per group)" : "dimension 1 (C/weight_ic_bn)", w[1],
+                  d[1] * d[4] / w[4] / G,
+                  "the data's " + std::to_string(d[1] * d[4]) + " input channels in blocks of " + std::to_string(w[4]) +
+                      (G > 1 ? " in " + std::to_string(G) + " groups" : ""));
     const int64_t KH = w[2], KW = w[3], oc_bn = w[5];
     const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
     const int64_t OH = os.h, OW = os.w;
@@ -113,7 +120,8 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
             // oneDNN's kernels do: a tap row's test moves out to the kh loop (one test per
             // row of taps), and loop partitioning splits the tiles of a row and their kw loops
             // so that only the first and last tiles' pixels skip columns of taps.
-            return sum(input(n, ico, py - top, px - left, ici) * weight(ob, ico, kh, kw, ici, o), {ico, kh, kw, ici},
+            Expr block = G == 1 ? Expr(ico) : ob / make_int(w[0] / G) * make_int(w[1]) + ico;
+            return sum(input(n, block, py - top, px - left, ici) * weight(ob, ico, kh, kw, ici, o), {ico, kh, kw, ici},
                        skip_padding ? inside_input(py, px, p.padding, d[2], d[3]) : Expr());
         },
         name);
