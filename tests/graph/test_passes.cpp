@@ -193,6 +193,19 @@ TEST_CASE("simplify_operators cuts a dilated conv's window taps that read only p
     CHECK(max_output_difference(g, {.convert_layout = false}, no_passes()) < 1e-5);
 }
 
+TEST_CASE("simplify_operators drops a pad by zeros and keeps one that shifts") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 4, 6, 6});
+    graph::Value none = g.pad(x, {0, 0, 0, 0, 0, 0, 0, 0}, 0.0, "none");
+    graph::Value shift = g.pad(x, {0, 0, 1, 0, 0, 0, -1, 0}, 0.0, "shift");  // same shape, moved down
+    g.output(g.relu(none, "r"), "y");
+    g.output(shift, "z");
+    graph::Graph h = graph::simplify_operators(g);
+    CHECK(ops_of(h) == Ops{"pad", "relu"});
+    CHECK(h.node(*h.find("r")).inputs[0] == *h.find("x"));
+    CHECK(max_output_difference(g, {}, no_passes()) < 1e-6);
+}
+
 TEST_CASE("simplify_operators turns pow by a constant 2 into x * x and dense with constant weights into matmul") {
     graph::Graph g;
     graph::Value x = g.input("x", {3, 8});

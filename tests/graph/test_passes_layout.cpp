@@ -273,7 +273,28 @@ TEST_CASE("a concat of mostly blocked inputs blocks its NCHW ones: an ASPP's poo
     CHECK(ranks_of(mh.graph(), "concat") == std::vector<size_t>{4});
 }
 
-TEST_CASE("a concat of inputs with different blocks or a partial block goes through NCHW") {
+TEST_CASE("a DenseNet layer stays blocked: concat of blocks 64 and 32, batch norm, relu, conv") {
+    // The block's input (a wide conv's 64-channel blocks) and a 3x3 conv's 32 channels (blocks
+    // of 32) concatenated, then batch norm (constant parameters, no conv to absorb it) and
+    // relu before the next conv, as DenseNet's layers are.
+    graph::Graph g;
+    graph::testing::Weights w(g, 19);
+    graph::Value x = g.input("x", {1, 16, 20, 20});
+    graph::Value stem = g.relu(g.conv2d(x, w.conv_weight("stem.w", 64, 16, 3), {.pad = 1}, "stem"));
+    graph::Value grown = g.conv2d(stem, w.conv_weight("grow.w", 32, 64, 3), {.pad = 1}, "grow");
+    graph::Value cat = g.concat({stem, grown}, 1, "cat");
+    graph::Value y = g.relu(w.batch_norm(cat, 96, "norm"));
+    g.output(g.conv2d(y, w.conv_weight("next.w", 32, 96, 1), {}, "next"), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(ranks_of(m.graph(), "concat") == std::vector<size_t>{5});
+    CHECK(count_ops(m.graph(), "batch_norm") == 0);  // a blocked multiply and add
+    // In, out, and the stem's 64-channel blocks re-blocked by 32 for the concat (through NCHW:
+    // two transforms, fused into the concat's kernel).
+    CHECK(count_ops(m.graph(), "layout_transform") == 4);
+}
+
+TEST_CASE("a concat of different blocks takes the smallest; one with a partial block goes through NCHW") {
     graph::Graph g;
     graph::testing::Weights w(g, 15);
     graph::Value x = g.input("x", {1, 16, 7, 7});
@@ -284,5 +305,5 @@ TEST_CASE("a concat of inputs with different blocks or a partial block goes thro
     g.output(g.concat({b, c}, 1), "bc");
     graph::Module m;
     CHECK(blocked_vs_nchw(g, &m) < 1e-5);
-    CHECK(ranks_of(m.graph(), "concat") == std::vector<size_t>{4, 4});
+    CHECK(ranks_of(m.graph(), "concat") == std::vector<size_t>{5, 4});  // a, b in blocks of 16; 120 channels do not fill them
 }

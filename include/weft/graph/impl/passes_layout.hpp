@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "weft/graph/impl/ops_nn.hpp"
+#include "weft/graph/impl/passes_fold_scale_axis.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
 #include "weft/topi/conv.hpp"
 
@@ -62,6 +63,7 @@ public:
             const Node& n = g.node(id);
             if (n.is_op() && (n.op == "conv2d"     ? conv(id)
                               : n.op == "bias_add" ? bias_add(id)
+                              : n.op == "batch_norm" ? batch_norm(id)
                               : n.op == "concat"   ? concat(id)
                               : is_pool(n.op)      ? pool(id)
                                                    : elementwise(id)))
@@ -220,6 +222,36 @@ private:
         return true;
     }
 
+    // A batch norm of a blocked x with constant parameters (one no conv absorbed: DenseNet's
+    // norm before each conv, after a ReLU's reach): x * scale + shift with the per-channel
+    // scale and shift blocked as bias_add's bias (zeros for the channels that fill up the last
+    // block), so the chain stays blocked.
+    bool batch_norm(int id) {
+        const Graph& g = r_.old();
+        const Node& n = g.node(id);
+        const int x = n.inputs[0].id;
+        const int64_t b = block_[size_t(x)];
+        if (b == 0 || n.type.shape.size() != 4 || !pass_detail::is_f32_or_f64(n.type.dtype)) return false;
+        std::vector<double> p[4];  // gamma, beta, mean, var
+        for (size_t k = 0; k < 4; ++k)
+            if ((p[k] = pass_detail::channel_vector(g.node(n.inputs[k + 1]), n.type)).empty()) return false;
+        const int64_t C = n.type.shape[1], blocks = (C + b - 1) / b;
+        BufferRef scale = BufferRef::allocate(n.type.dtype, {blocks, 1, 1, b});
+        BufferRef shift = BufferRef::allocate(n.type.dtype, {blocks, 1, 1, b});
+        const double eps = n.attrs.get_float("epsilon", 1e-5);
+        for (int64_t c = 0; c < C; ++c) {
+            const double k = p[0][size_t(c)] / std::sqrt(p[3][size_t(c)] + eps);
+            pass_detail::store_element(scale, c, k);
+            pass_detail::store_element(shift, c, p[1][size_t(c)] - p[2][size_t(c)] * k);
+        }
+        Value scaled = r_.out().add_node("mul", {blocked_[size_t(x)], r_.out().constant(r_.fresh_name(n.name + ".scale"), scale)},
+                                         {}, r_.fresh_name(n.name + ".scaled"));
+        set_blocked(id, r_.out().add_node("add", {scaled, r_.out().constant(r_.fresh_name(n.name + ".shift"), shift)}, {},
+                                          n.name),
+                    b);
+        return true;
+    }
+
     static bool is_pool(const std::string& op) {
         return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d";
     }
@@ -246,11 +278,12 @@ private:
         const Graph& g = r_.old();
         const Node& n = g.node(id);
         if (n.type.shape.size() != 4 || normalize_axis(n.attrs.get_int("axis", 0)) != 1) return false;
+        // The smallest block among the inputs (DenseNet's concats mix the 64-channel blocks of
+        // a wide conv with the 32-channel blocks of the 3x3 convs): larger ones are re-blocked.
         int64_t b = 0, blocked_channels = 0;
         for (Value v : n.inputs)
             if (block_[size_t(v.id)] > 0) {
-                if (b != 0 && block_[size_t(v.id)] != b) return false;
-                b = block_[size_t(v.id)];
+                b = b == 0 ? block_[size_t(v.id)] : std::min(b, block_[size_t(v.id)]);
                 blocked_channels += g.type(v).shape[1];
             }
         if (b == 0 || 2 * blocked_channels < n.type.shape[1]) return false;

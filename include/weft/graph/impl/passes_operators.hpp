@@ -1,6 +1,7 @@
 // Definition of graph/pass.hpp's simplify_operators: operators replaced by cheaper ones that
 // compute the same values, whoever built the graph (the ONNX importer, the builder API).
 #pragma once
+#include <algorithm>
 #include <optional>
 
 #include "weft/graph/impl/passes_pipeline.hpp"
@@ -94,6 +95,16 @@ Graph simplify_operators(const Graph& g) {
             r.set(id, r.out().add_node("matmul", {r.mapped(n.inputs[0]), wt}, {}, n.name));
             changed = true;
             continue;
+        }
+        // pad by zero everywhere (exporters put one before an average pool) -> its input: a
+        // node that is no op for the layout pass keeps the chain out of the blocked layout.
+        if (n.op == "pad" && g.type(n.inputs[0]) == n.type) {
+            const std::vector<int64_t> pads = n.attrs.get_ints("pads", {});
+            if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+                r.set(id, r.mapped(n.inputs[0]));
+                changed = true;
+                continue;
+            }
         }
         // conv2d whose outer window taps read only padding at every output (an atrous conv
         // whose rate reaches past the map: DeepLabV3's ASPP over 14x14 with rates 24 and 36 is
