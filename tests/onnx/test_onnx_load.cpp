@@ -335,6 +335,29 @@ TEST_CASE("onnx: Gather with a scalar index drops the axis; BatchNormalization a
             want.push_back((v - gm) / std::sqrt(gm + 1e-5f) * gm + gm);
         }
     check_close(y, want);
+
+    // Training mode with a ratio of 0 (torch's export of Swin's attention dropout) drops
+    // nothing: the identity; with another ratio it is refused.
+    for (float ratio : {0.f, 0.25f}) {
+        Model t(17);
+        t.input("x", {2, 3});
+        t.initializer("ratio", {}, {ratio});
+        t.g->add_initializer()->CopyFrom([] {
+            onnx_test::pb::TensorProto b;
+            b.set_name("training");
+            b.set_data_type(onnx_test::pb::TensorProto::BOOL);
+            b.add_int32_data(1);
+            return b;
+        }());
+        t.node("Dropout", {"x", "ratio", "training"}, {"y"});
+        t.output("y");
+        if (ratio != 0.f) {
+            CHECK(error_of([&] { t.load(); }).find("Dropout in training mode") != std::string::npos);
+            continue;
+        }
+        Buffer<float> tx = rnd({2, 3}, 18);
+        check_close(run(t.load(), {tx})[0], std::vector<float>(tx.begin(), tx.end()), 0);
+    }
 }
 
 namespace {

@@ -288,8 +288,11 @@ inline std::vector<Value> convert_identity(Ctx& c) {
         c.ignore({"ratio", "seed", "is_test"});
         c.ignore_input(1);
     }
+    // Training mode drops at random, but a ratio of 0 drops nothing and scales by 1 (torch
+    // exports Swin's attention dropout so): the identity all the same.
     if (c.node.op_type() == "Dropout" && c.opset >= 12 && c.has(2) &&
-        c.const_ints(2, "training_mode").at(0) != 0)
+        c.const_ints(2, "training_mode").at(0) != 0 &&
+        !(c.has(1) && c.g.node(c.in(1)).is_constant() && c.const_floats(1, "ratio").at(0) == 0.0))
         unsupported("Dropout in training mode");
     if (c.wants(1)) {  // Dropout's mask: all true in inference
         checked_elements(c.shape(c.in(0)), c.limit, "Dropout's mask");
