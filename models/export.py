@@ -189,6 +189,14 @@ MODELS = {
     "bert_encoder": (BertEncoder, [inp("input_ids", [1, 16], {1: "seq"}, "int64", low=0, high=1000),
                                    inp("attention_mask", [1, 16], {1: "seq"}, "int64", pad=5)],
                      ["output"], 14, {"seq": 48}),
+    # Grouped convolutions (ResNeXt's groups of 4 to 32 channels, RegNet's of 8), DenseNet's
+    # concats and batch norms before its convs, Swin's windowed attention (opset 17).
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(), [inp("input", [1, 3, 224, 224])], ["output"],
+                        17, {}),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(), [inp("input", [1, 3, 224, 224])], ["output"],
+                       17, {}),
+    "densenet121": (lambda: torchvision.models.densenet121(), [inp("input", [1, 3, 224, 224])], ["output"], 17, {}),
+    "swin_t": (lambda: torchvision.models.swin_t(), [inp("input", [1, 3, 224, 224])], ["output"], 17, {}),
     # A loop the input's values decide: weft unrolls it to a bound (LoadOptions::max_loop_iterations).
     "iterative_refiner": (lambda: torch.jit.script(IterativeRefiner()), [inp("x", [4, 64])], ["y"], 14, {}),
 }
