@@ -174,3 +174,35 @@ TEST_CASE("onnx hostile: window sizes and strides up to 2^63 - 1 are refused or 
     REQUIRE(y[0].shape() == std::vector<int64_t>{1, 1, 1, 1});
     CHECK(y[0](0, 0, 0, 0) == 5.0f);  // max of x[0:2, 0:2]
 }
+
+TEST_CASE("onnx hostile: RoiAlign, MelWeightMatrix and DeformConv attributes past any limit are refused") {
+    // RoiAlign sampling 2^20 x 2^20 points per bin: refused before it loops 2^40 times.
+    Model r;
+    r.input("x", {1, 2, 8, 8});
+    r.input("rois", {3, 4});
+    r.input("batch", {3}, pb::TensorProto::INT64);
+    set_int(r.node("RoiAlign", {"x", "rois", "batch"}, {"y"}), "sampling_ratio", int64_t(1) << 20);
+    r.output("y");
+    CHECK_THROWS_WITH_AS(r.load(), Contains("RoiAlign's samples"), weft::Error);
+    // MelWeightMatrix with an edge below -700 Hz (no mel value), and one past every bin.
+    for (float low : {-1000.f, 1e30f}) {
+        Model m(17);
+        m.initializer_i64("mels", {}, {8});
+        m.initializer_i64("dft", {}, {64});
+        m.initializer_i64("rate", {}, {16000});
+        m.initializer("low", {}, {low});
+        m.initializer("high", {}, {2e30f});
+        m.node("MelWeightMatrix", {"mels", "dft", "rate", "low", "high"}, {"y"});
+        m.output("y");
+        CHECK_THROWS_AS(m.load(), weft::Error);
+    }
+    // DeformConv whose sampled columns (N x C kh kw x OH OW: 81 times the input's 2^26
+    // elements) pass the 2^32-element limit.
+    Model d(19);
+    d.input("x", {1, 16, 2048, 2048});
+    d.input("offset", {1, 2 * 81, 2048, 2048});
+    d.initializer("w", {2, 16, 9, 9}, std::vector<float>(2 * 16 * 81, 0.1f));
+    set_ints(d.node("DeformConv", {"x", "w", "offset"}, {"y"}), "pads", {4, 4, 4, 4});
+    d.output("y");
+    CHECK_THROWS_WITH_AS(d.load(), Contains("DeformConv's sampled columns"), weft::Error);
+}

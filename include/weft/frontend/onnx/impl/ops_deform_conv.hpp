@@ -26,10 +26,12 @@ inline std::vector<Value> convert_deform_conv(Ctx& c) {
                    {"pads", c.ints("pads", {0, 0, 0, 0})},
                    {"dilations", c.ints("dilations", {1, 1})},
                    {"offset_group", offset_group}};
+    const std::vector<int64_t> os = c.shape(offset);
+    if (os.size() != 4) malformed("the offset must be [N, offset_group * 2 * kH * kW, OH, OW]");
+    checked_elements({xs[0], xs[1], kernel[0], kernel[1], os[2], os[3]}, c.limit, "DeformConv's sampled columns");
     std::vector<Value> ins{x, offset};
     if (c.has(4)) ins.push_back(c.in(4));
     Value cols = c.add("deformable_im2col", ins, a);  // [N, C kh kw, OH OW]
-    const std::vector<int64_t> os = c.shape(offset);
     const int64_t N = xs[0], O = ws[0], per_group = ws[1] * ws[2] * ws[3], OH = os[2], OW = os[3];
     Value grouped = reshape(c, cols, {N, group, per_group, OH * OW});
     Value weights = reshape(c, w, {group, O / group, per_group});

@@ -4,6 +4,7 @@
 // and EyeLike are constants (their shapes depend on values, which must be known).
 #pragma once
 #include "weft/frontend/onnx/impl/ops_common.hpp"
+#include "weft/topi/resize.hpp"
 
 namespace weft::onnx::detail {
 
@@ -203,7 +204,7 @@ inline std::vector<Value> convert_grid_sample(Ctx& c) {
 
 // RoiAlign: opset 10 maps coordinates as output_half_pixel; 16 adds the attribute (default
 // half_pixel). With sampling_ratio 0 a bin's samples follow each region's size, up to
-// topi::roi_align_max_grid: a region that needs more is an error at run time.
+// ::weft::topi::roi_align_max_grid: a region that needs more is an error at run time.
 inline std::vector<Value> convert_roi_align(Ctx& c) {
     Value x = c.in(0), rois = c.in(1), batch = c.in(2);
     if (c.rank(x) != 4) malformed("X must be [N, C, H, W]");
@@ -219,6 +220,13 @@ inline std::vector<Value> convert_roi_align(Ctx& c) {
     graph::Attrs a{{"output_height", c.i("output_height", 1)}, {"output_width", c.i("output_width", 1)},
                    {"sampling_ratio", ratio}, {"spatial_scale", c.f("spatial_scale", 1.0)},
                    {"mode", mode}, {"half_pixel", int64_t(ctm == "half_pixel")}};
+    // The samples every output element takes, bounded as a tensor's elements (a sampling_ratio
+    // of 2^20 would loop 2^40 times per element).
+    const std::vector<int64_t> xs = c.shape(x);
+    const int64_t oh = c.i("output_height", 1), ow = c.i("output_width", 1);
+    const int64_t grid_h = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[2], std::max<int64_t>(oh, 1));
+    const int64_t grid_w = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[3], std::max<int64_t>(ow, 1));
+    checked_elements({c.shape(rois).at(0), xs[1], oh, ow, grid_h, grid_w}, c.limit, "RoiAlign's samples");
     if (ratio == 0)
         c.g.check_at_run(c.add("roi_align_exceeds", {x, rois}, a),
                          "RoiAlign '" + c.node.name() + "': a region needs more samples per bin than weft takes " +

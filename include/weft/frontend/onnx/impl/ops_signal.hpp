@@ -161,8 +161,10 @@ inline std::vector<Value> convert_mel_weight_matrix(Ctx& c) {
     const int64_t mel_bins = c.const_ints(0, "num_mel_bins").at(0), dft = c.const_ints(1, "dft_length").at(0);
     const int64_t rate = c.const_ints(2, "sample_rate").at(0);
     const double low = c.const_floats(3, "lower_edge_hertz").at(0), high = c.const_floats(4, "upper_edge_hertz").at(0);
-    if (mel_bins < 1 || dft < 1 || rate < 1 || !std::isfinite(low) || !std::isfinite(high))
-        malformed("num_mel_bins, dft_length and sample_rate must be positive, the edges finite");
+    // (Edges at or below -700 Hz have no mel value: log1p of -1 or less.)
+    if (mel_bins < 1 || dft < 1 || rate < 1 || !std::isfinite(low) || !std::isfinite(high) || low <= -700 ||
+        high <= -700)
+        malformed("num_mel_bins, dft_length and sample_rate must be positive, the edges finite and above -700 Hz");
     const int64_t spectrum = dft / 2 + 1;
     checked_elements({spectrum, mel_bins}, c.limit, "the mel weight matrix");
     const double low_mel = 2595 * std::log1p(low / 700) / std::log(10.0);
@@ -171,7 +173,9 @@ inline std::vector<Value> convert_mel_weight_matrix(Ctx& c) {
     std::vector<int64_t> edge;
     for (int64_t i = 0; i < mel_bins + 2; ++i) {
         const double hz = 700 * std::expm1((double(i) * step + low_mel) / 2595 * std::log(10.0));
-        edge.push_back(int64_t(std::floor(double(dft + 1) * hz / double(rate))));
+        const double bin = std::floor(double(dft + 1) * hz / double(rate));
+        if (!(std::abs(bin) < 4e18)) malformed("a filter's edge lies past any DFT bin (" + std::to_string(hz) + " Hz)");
+        edge.push_back(int64_t(bin));
     }
     DataType t = to_dtype(int(c.i("output_datatype", pb::TensorProto::FLOAT)), "output_datatype");
     if (t.is_float() && t.bits < 32) t = DataType::float_(32);  // (weft holds 16-bit floats as float32)
