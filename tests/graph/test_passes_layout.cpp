@@ -294,6 +294,23 @@ TEST_CASE("a DenseNet layer stays blocked: concat of blocks 64 and 32, batch nor
     CHECK(count_ops(m.graph(), "layout_transform") == 4);
 }
 
+TEST_CASE("a squeeze-excite block's per-channel scale multiplies the blocked data") {
+    // x * sigmoid(conv(relu(conv(global_avg_pool(x))))): the [1, C, 1, 1] scale is blocked
+    // and broadcast over the pixels, not x converted to NCHW and back.
+    graph::Graph g;
+    graph::testing::Weights w(g, 20);
+    graph::Value x = g.input("x", {1, 16, 12, 12});
+    graph::Value c = g.relu(g.conv2d(x, w.conv_weight("c.w", 64, 16, 3), {.pad = 1}, "c"));
+    graph::Value squeeze = g.relu(g.conv2d(g.global_avg_pool2d(c), w.conv_weight("s.w", 16, 64, 1), {}, "s"));
+    graph::Value scale = g.sigmoid(g.conv2d(squeeze, w.conv_weight("e.w", 64, 16, 1), {}, "e"));
+    graph::Value excited = g.mul(c, scale, "excite");
+    g.output(g.conv2d(excited, w.conv_weight("p.w", 32, 64, 1), {}, "p"), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(ranks_of(m.graph(), "mul") == std::vector<size_t>{5});
+    CHECK(count_ops(m.graph(), "layout_transform") == 2);  // in and out only
+}
+
 TEST_CASE("a concat of different blocks takes the smallest; one with a partial block goes through NCHW") {
     graph::Graph g;
     graph::testing::Weights w(g, 15);

@@ -310,7 +310,12 @@ private:
         if (b == 0 || n.type.shape.size() != 4 || (n.type.shape[1] % b != 0 && !finite_at_zero(n.op))) return false;
         std::vector<Value> in;
         for (Value v : n.inputs) {
-            if (g.type(v).shape != n.type.shape) return false;  // a true broadcast: stay in NCHW
+            // The output's shape, or one value per channel ([N or 1, C, 1, 1]: a squeeze-excite
+            // scale), blocked alike and broadcast over the pixels; any other broadcast stays NCHW.
+            const std::vector<int64_t>& s = g.type(v).shape;
+            const bool per_channel = s.size() == 4 && (s[0] == 1 || s[0] == n.type.shape[0]) &&
+                                     s[1] == n.type.shape[1] && s[2] == 1 && s[3] == 1;
+            if (s != n.type.shape && !per_channel) return false;
             in.push_back(blocked(v.id, b));
         }
         set_blocked(id, r_.out().add_node(n.op, std::move(in), n.attrs, n.name), b);
