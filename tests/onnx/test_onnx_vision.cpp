@@ -501,3 +501,43 @@ TEST_CASE("onnx: DeformConv with groups, offset groups, mask, bias, strides and 
             if (!std::isnan(want_odd[i])) CHECK(std::abs(got_odd[i] - want_odd[i]) <= 1e-4f * (1 + std::abs(want_odd[i])));
     }
 }
+
+TEST_CASE("onnx: AveragePool with ceil_mode and count_include_pad: the divisor counts the pads, not the ceil's extra") {
+    // PyTorch's and ONNX's rule: a window's divisor is its part inside the padded input
+    // (explicit pads included), the extra rows and columns ceil_mode adds past them not.
+    const int64_t C = 2, H = 7, W = 8, k = 3, s = 2, pad = 1;
+    Model m(19);
+    m.input("x", {1, C, H, W});
+    auto& n = m.node("AveragePool", {"x"}, {"y"});
+    set_ints(n, "kernel_shape", {k, k});
+    set_ints(n, "strides", {s, s});
+    set_ints(n, "pads", {pad, pad, pad, pad});
+    set_int(n, "ceil_mode", 1);
+    set_int(n, "count_include_pad", 1);
+    m.output("y");
+    graph::Module mod = graph::build(m.load());
+    Buffer<float> x = Buffer<float>::random({1, C, H, W}, -1.f, 1.f, 61);
+    mod.set_input(0, x);
+    mod.run();
+    auto out = [&](int64_t n_) {  // ceil((n + 2 pad - k) / s) + 1, less one if it starts in the end pad
+        int64_t o = (n_ + 2 * pad - k + s - 1) / s + 1;
+        if ((o - 1) * s >= n_ + pad) --o;
+        return o;
+    };
+    const int64_t OH = out(H), OW = out(W);
+    CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, C, OH, OW});
+    std::vector<float> want;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t oy = 0; oy < OH; ++oy)
+            for (int64_t ox = 0; ox < OW; ++ox) {
+                const int64_t y0 = oy * s - pad, x0 = ox * s - pad;
+                const int64_t y1 = std::min(y0 + k, H + pad), x1 = std::min(x0 + k, W + pad);
+                double sum = 0;
+                for (int64_t y = std::max<int64_t>(y0, 0); y < std::min(y1, H); ++y)
+                    for (int64_t xx = std::max<int64_t>(x0, 0); xx < std::min(x1, W); ++xx) sum += x(0, c, y, xx);
+                want.push_back(float(sum / double((y1 - y0) * (x1 - x0))));
+            }
+    const std::vector<float> got = to_vector(mod.get_output(0));
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-6f);
+}

@@ -227,6 +227,7 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
         // ceil_mode: more padding at the end, as long as the last window starts inside the
         // input or its leading padding (ONNX drops a window that starts in the trailing pad).
         // In 128 bits: the attributes can be anything up to 2^63 - 1.
+        std::vector<int64_t> extra(sp.n, 0);
         for (size_t k = 0; k < sp.n; ++k) {
             const __int128 stride = strides[k], padded = __int128(in[k]) + pads[k] + pads[k + sp.n];
             const __int128 window = __int128(dil[k]) * (kernel[k] - 1) + 1;  // the taps' span
@@ -234,15 +235,30 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
             if (span < 0) continue;  // no window fits: the pooling's own check says so
             __int128 o = (span + stride - 1) / stride + 1;
             if ((o - 1) * stride >= __int128(in[k]) + pads[k]) --o;
-            const __int128 extra = (o - 1) * stride + window - padded;
-            if (extra > 0) {
-                if (include_pad)
-                    unsupported("AveragePool with ceil_mode and count_include_pad where the last window passes the padding");
-                if (pads[k + sp.n] + extra > std::numeric_limits<int64_t>::max())
-                    malformed("ceil_mode makes the end padding larger than 64 bits count");
-                pads[k + sp.n] += int64_t(extra);
-            }
+            const __int128 more = (o - 1) * stride + window - padded;
+            if (more <= 0) continue;
+            if (pads[k + sp.n] + more > std::numeric_limits<int64_t>::max())
+                malformed("ceil_mode makes the end padding larger than 64 bits count");
+            extra[k] = int64_t(more);
         }
+        const bool any = std::any_of(extra.begin(), extra.end(), [](int64_t e) { return e > 0; });
+        if (any && include_pad && kind == PoolKind::Average) {
+            // The divisor counts the explicit padding but not the extra end the last window
+            // passes into (ONNX's and PyTorch's rule): the explicit padding made zeros of the
+            // input, and only the extra counted out (count_include_pad off). (LpPool's sum
+            // takes the extra zeros as they are: its window size times the padded average.)
+            std::vector<int64_t> explicit_pads(2 * (sp.n + 2), 0);
+            for (size_t k = 0; k < sp.n; ++k) {
+                explicit_pads[k + 2] = pads[k];
+                explicit_pads[k + 2 + sp.n + 2] = pads[k + sp.n];
+                pads[k] = pads[k + sp.n] = 0;
+            }
+            x = c.g.pad(x, explicit_pads, 0.0, c.fresh("padded"));
+            xs = c.shape(x);
+            in.assign(xs.begin() + 2, xs.end());
+            include_pad = false;
+        }
+        for (size_t k = 0; k < sp.n; ++k) pads[k + sp.n] += extra[k];
     }
     const DataType t = c.dtype(x);
     const int64_t p = kind == PoolKind::Lp ? c.i("p", 2) : 0;
