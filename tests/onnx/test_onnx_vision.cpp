@@ -541,3 +541,58 @@ TEST_CASE("onnx: AveragePool with ceil_mode and count_include_pad: the divisor c
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-6f);
 }
+
+TEST_CASE("onnx: GridSample bilinear against the definition; NaN, infinite and huge coordinates read nothing") {
+    const int64_t C = 2, H = 5, W = 7, OH = 3, OW = 4;
+    for (const char* padding : {"zeros", "border"}) {
+        CAPTURE(padding);
+        Model m(16);
+        m.input("x", {1, C, H, W});
+        m.input("grid", {1, OH, OW, 2});
+        set_string(m.node("GridSample", {"x", "grid"}, {"y"}), "padding_mode", padding);
+        m.output("y");
+        graph::Module mod = graph::build(m.load());
+        Buffer<float> x = Buffer<float>::random({1, C, H, W}, -1.f, 1.f, 71);
+        Buffer<float> grid = Buffer<float>::random({1, OH, OW, 2}, -1.2f, 1.2f, 72);
+        const bool zeros = std::string(padding) == "zeros";
+        auto sample = [&](int64_t c, double gx, double gy) {  // align_corners 0
+            double px = ((gx + 1) * double(W) - 1) / 2, py = ((gy + 1) * double(H) - 1) / 2;
+            if (!zeros) {
+                if (px < -0.5 || px > double(W) - 0.5) px = std::clamp(px, 0.0, double(W - 1));
+                if (py < -0.5 || py > double(H) - 0.5) py = std::clamp(py, 0.0, double(H - 1));
+            }
+            const double fx = std::floor(px), fy = std::floor(py);
+            double s = 0;
+            for (int a = 0; a < 2; ++a)
+                for (int b = 0; b < 2; ++b) {
+                    int64_t yy = int64_t(fy) + a, xx = int64_t(fx) + b;
+                    const double w = (a ? py - fy : 1 - (py - fy)) * (b ? px - fx : 1 - (px - fx));
+                    if (zeros && (yy < 0 || yy >= H || xx < 0 || xx >= W)) continue;
+                    yy = std::clamp<int64_t>(yy, 0, H - 1), xx = std::clamp<int64_t>(xx, 0, W - 1);
+                    s += w * x(0, c, yy, xx);
+                }
+            return s;
+        };
+        mod.set_input(0, x);
+        mod.set_input(1, grid);
+        mod.run();
+        std::vector<float> got = to_vector(mod.get_output(0));
+        for (int64_t c = 0; c < C; ++c)
+            for (int64_t i = 0; i < OH; ++i)
+                for (int64_t j = 0; j < OW; ++j) {
+                    const double want = sample(c, grid(0, i, j, 0), grid(0, i, j, 1));
+                    CHECK(std::abs(got[size_t((c * OH + i) * OW + j)] - want) <= 1e-5 * (1 + std::abs(want)));
+                }
+        // Coordinates no input holds: with zeros padding they read nothing; any padding, no
+        // read outside the input (ASan's run of this test) and a finite result.
+        const float odd[] = {std::nanf(""), INFINITY, -INFINITY, 1e30f, -1e30f, 3e9f};
+        for (int64_t i = 0; i < OH * OW * 2; ++i) grid.data()[i] = odd[i % 6];
+        mod.set_input(1, grid);
+        mod.run();
+        got = to_vector(mod.get_output(0));
+        for (float v : got) {
+            CHECK(std::isfinite(v));
+            if (zeros) CHECK(v == 0.f);
+        }
+    }
+}
