@@ -10,6 +10,7 @@
 #include "weft/frontend/onnx/impl/ops_control.hpp"
 #include "weft/frontend/onnx/impl/ops_conv_transpose.hpp"
 #include "weft/frontend/onnx/impl/ops_deform_conv.hpp"
+#include "weft/frontend/onnx/impl/ops_det.hpp"
 #include "weft/frontend/onnx/impl/ops_elementwise.hpp"
 #include "weft/frontend/onnx/impl/ops_index.hpp"
 #include "weft/frontend/onnx/impl/ops_norm.hpp"
@@ -186,6 +187,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Max); }};
     t["MaxUnpool"] = {fn(convert_max_unpool), 9};
     t["DeformConv"] = {fn(convert_deform_conv), 19};
+    t["Det"] = {fn(convert_det), 11};
     t["AveragePool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Average); }};
     t["LpPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Lp); }, 2};
     t["GlobalAveragePool"] = {[](Ctx& c) { return convert_global_pool(c, false); }};
