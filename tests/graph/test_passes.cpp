@@ -193,6 +193,28 @@ TEST_CASE("simplify_operators cuts a dilated conv's window taps that read only p
     CHECK(max_output_difference(g, {.convert_layout = false}, no_passes()) < 1e-5);
 }
 
+TEST_CASE("simplify_operators folds a pad by zeros into the average pool after it") {
+    // torch's avg_pool2d(3, stride 1, padding 1) with count_include_pad: Pad, AveragePool.
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 4, 9, 9});
+    graph::Value padded = g.pad(x, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0, "padded");
+    g.output(g.avg_pool2d(padded, {.kernel = 3, .stride = 1}, "pool"), "y");
+    // Kept: a pad by 2 (not zeros), and a pool that pads itself without counting it.
+    graph::Value twos = g.pad(x, {0, 0, 1, 1, 0, 0, 1, 1}, 2.0, "twos");
+    g.output(g.avg_pool2d(twos, {.kernel = 3, .stride = 1}, "pool_twos"), "z");
+    graph::Value own = g.avg_pool2d(g.pad(x, {0, 0, 1, 0, 0, 0, 0, 0}, 0.0, "top"), {.kernel = 3, .stride = 2, .pad = 1},
+                                    "pool_own");
+    g.output(own, "w");
+    graph::Graph h = graph::simplify_operators(g);
+    const graph::Node& pool = h.node(*h.find("pool"));
+    CHECK(h.node(pool.inputs[0]).name == "x");
+    CHECK(pool.attrs.get_ints("pads") == std::vector<int64_t>{1, 1, 1, 1});
+    CHECK(pool.attrs.get_int("count_include_pad", 0) == 1);
+    CHECK(h.node(h.node(*h.find("pool_twos")).inputs[0]).op == "pad");
+    CHECK(h.node(h.node(*h.find("pool_own")).inputs[0]).op == "pad");
+    CHECK(max_output_difference(g, {}, no_passes()) < 1e-6);
+}
+
 TEST_CASE("simplify_operators drops a pad by zeros and keeps one that shifts") {
     graph::Graph g;
     graph::Value x = g.input("x", {1, 4, 6, 6});

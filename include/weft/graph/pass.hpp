@@ -70,7 +70,8 @@ Graph fold_scale_axis(const Graph& g);
 // Replaces operators by cheaper ones that compute the same values: pow(x, 2) by x * x, and
 // dense(x, W) with a constant W by matmul(x, W^T) with W^T a transpose that fold_constants
 // evaluates at build time (matmul reads few rows of x against an operand in place; dense
-// packs W on every run); a pad by zeros is dropped; a conv2d's outer window taps that read
+// packs W on every run); a pad by zeros is dropped, or folded into the average pool after
+// it (the padding counted); a conv2d's outer window taps that read
 // only padding at every output are cut (its constant weight sliced, the padding moved: an
 // atrous conv whose rate reaches past the map is a smaller window).
 Graph simplify_operators(const Graph& g);

@@ -106,6 +106,34 @@ Graph simplify_operators(const Graph& g) {
                 continue;
             }
         }
+        // avg_pool2d of a pad by zeros along H and W (torch exports avg_pool2d with
+        // count_include_pad so: Inception's branches) -> avg_pool2d with that padding counted
+        // (count_include_pad): the same windows, zeros summed, each divided by its size. The
+        // pool stays one operator the layout pass keeps blocked.
+        if (n.op == "avg_pool2d" && n.type.shape.size() == 4) {
+            const Node& pad = g.node(n.inputs[0]);
+            const std::vector<int64_t> pp = pad.op == "pad" ? pad.attrs.get_ints("pads", {}) : std::vector<int64_t>{};
+            const std::vector<int64_t> pool = n.attrs.get_ints("pads", {0, 0, 0, 0});
+            const std::vector<int64_t> kernel = n.attrs.get_ints("kernel", {});
+            const std::vector<int64_t> dil = n.attrs.get_ints("dilations", {1, 1});
+            const bool zeros = pp.size() == 8 && pad.attrs.get_string("mode", "constant") == "constant" &&
+                               pad.attrs.get_float("value", 0.0) == 0.0 && pp[0] == 0 && pp[1] == 0 && pp[4] == 0 &&
+                               pp[5] == 0 && pp[2] >= 0 && pp[3] >= 0 && pp[6] >= 0 && pp[7] >= 0;
+            const bool counted = n.attrs.get_int("count_include_pad", 0) != 0 ||
+                                 std::all_of(pool.begin(), pool.end(), [](int64_t v) { return v == 0; });
+            if (zeros && counted && pool.size() == 4 && kernel.size() == 2 && dil == std::vector<int64_t>{1, 1}) {
+                // {top, left, bottom, right}; every pad smaller than the window (topi's rule).
+                const std::vector<int64_t> all{pool[0] + pp[2], pool[1] + pp[3], pool[2] + pp[6], pool[3] + pp[7]};
+                if (all[0] < kernel[0] && all[2] < kernel[0] && all[1] < kernel[1] && all[3] < kernel[1]) {
+                    Attrs a = n.attrs;
+                    a.set("pads", all);
+                    a.set("count_include_pad", int64_t(1));
+                    r.set(id, r.out().add_node("avg_pool2d", {r.mapped(pad.inputs[0])}, a, n.name));
+                    changed = true;
+                    continue;
+                }
+            }
+        }
         // conv2d whose outer window taps read only padding at every output (an atrous conv
         // whose rate reaches past the map: DeepLabV3's ASPP over 14x14 with rates 24 and 36 is
         // a 1x1 conv) -> the taps that read the input, the weight sliced (folded on the host).
