@@ -117,3 +117,23 @@ TEST_CASE("a symbolic length in a batch_matmul's rows and columns (attention's s
         CHECK(m.run_debug().ok);  // (from 64 on, the large-size variant's kernels)
     }
 }
+
+TEST_CASE("a small batch beside a long sequence: the sequence's large-size variant runs at any batch") {
+    // x [batch <= 3, seq <= 96, 32] -> dense rows batch * seq -> softmax over the features:
+    // the variant compiled for seq >= 64 keeps batch symbolic (its bound never reaches 64), so
+    // it serves every batch from seq 64 on; before, it waited for batch >= 64 too.
+    graph::Graph g;
+    graph::Value x = g.input("x", {3, 96, 32});
+    g.set_symbolic(x, 0, {"batch", 3});
+    g.set_symbolic(x, 1, {"seq", 96});
+    graph::Value rows = g.reshape(x, {-1, 32});
+    graph::Value w = g.constant("w", random_buffer({32, 48}, 5));
+    g.output(g.softmax(g.matmul(rows, w), -1), "y");
+    graph::Module m = graph::build(g);
+    for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 70}, {3, 96}, {2, 64}, {2, 10}}) {
+        CAPTURE(batch);
+        CAPTURE(seq);
+        graph_check::check_symbolic_at(m, g, {{"batch", batch}, {"seq", seq}}, {batch, seq, 32},
+                                       uint64_t(batch * 100 + seq), 1e-5);
+    }
+}

@@ -326,9 +326,12 @@ inline void make_argument_lists(ModuleAccess::State& st) {
     // A kernel with a variant for large sizes, where every symbol it takes is that large.
     for (size_t k = 0; k < st.large.size(); ++k) {
         if (!st.large[k].defined() || !st.calls[k].empty()) continue;
+        // (Only the symbols it was compiled large for: those whose bounds reach kAssumedExtent;
+        // a small batch beside a long sequence stays a symbol of the variant as of the kernel.)
         bool large = true;
         for (int id : st.large_args[k])
-            if (id < 0) large &= st.symbol_values[size_t(-1 - id)] >= kAssumedExtent;
+            if (id < 0 && st.symbolic.symbols[size_t(-1 - id)].max >= kAssumedExtent)
+                large &= st.symbol_values[size_t(-1 - id)] >= kAssumedExtent;
         if (!large) continue;
         ModuleAccess::State::Call call{&st.large[k], {}, {}};
         for (int id : st.large_args[k]) {
