@@ -170,8 +170,8 @@ private:
         if (x.dtype != DataType::float_(32) || G < 2 || C % G || O % G) return false;
         const int64_t ki = C / G, ko = O / G;
         // The block: a whole vector, or half of one where that wastes fewer zeros (groups of 8
-        // in blocks of 8 against 2 groups per block of 16; half-vector blocks ran at 0.8 of
-        // whole ones on a 1000-way conv: docs/graph.md#data-layout-nchwxc).
+        // in blocks of 8 against 2 groups per block of 16), a half-vector block costing a
+        // quarter more (docs/graph.md#data-layout-nchwxc has the measurement).
         const int64_t lanes = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3], {}, 1, target_).ic_bn;
         int64_t b = 0, m = 0;
         for (int64_t candidate : {lanes, lanes / 2}) {
