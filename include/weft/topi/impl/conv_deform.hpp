@@ -2,6 +2,7 @@
 // DeformConv, each column a window's taps moved by the offsets and read bilinearly.
 #pragma once
 #include "weft/topi/impl/conv_checks.hpp"
+#include "weft/topi/impl/nn_detail.hpp"
 
 namespace weft::topi {
 
@@ -43,11 +44,10 @@ Tensor deformable_im2col(const Tensor& x, const Tensor& offset, const Tensor& ma
             Expr g = ch / make_int(C / G);
             Expr dy = offset(n, g * make_int(2 * taps) + tap * make_int(2), y, xo);
             Expr dx = offset(n, g * make_int(2 * taps) + tap * make_int(2) + make_int(1), y, xo);
-            // The sample's position, held within [-2, extent + 1] (what lies past reads zeros
-            // all the same; NaN lands at -2) so that its floor converts to an integer.
+            // The sample's position, within [-2, extent + 1]: what lies past reads zeros all the same.
             auto position = [&](Expr o, int64_t stride, int64_t pad, Expr k, int64_t dil, Expr d, int64_t n_) {
                 Expr v = ir::cast(t, o * make_int(stride) - make_int(pad) + k * make_int(dil)) + d;
-                return ir::select(v > c(-2), ir::select(v < c(double(n_ + 1)), v, c(double(n_ + 1))), c(-2));
+                return nn_detail::clamp_coordinate(v, -2, double(n_ + 1));
             };
             Expr py = position(y, p.stride.h, p.padding.top, ky, p.dilation.h, dy, H);
             Expr px = position(xo, p.stride.w, p.padding.left, kx, p.dilation.w, dx, W);

@@ -57,10 +57,8 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid, const GridSampleParams& 
                 if (p.mode == "nearest") c = ir::roundeven(c);
                 if (p.padding_mode == "border") c = ir::select(c < f(lo) || c > f(hi), ir::min(ir::max(c, f(0)), f(n - 1)), c);
                 if (p.padding_mode == "reflection") c = reflect(c, lo, hi);
-                // Held within [-4, n + 3] (NaN at -4), where the taps of any farther coordinate
-                // fall outside the input all the same: a float past int64 (or NaN) converted to
-                // an index is undefined (LLVM's fptosi gives poison), and the read after it.
-                c = ir::select(c > f(-4), ir::select(c < f(n + 3), c, f(n + 3)), f(-4));
+                // Within [-4, n + 3]: the taps of any farther coordinate fall outside the input.
+                c = nn_detail::clamp_coordinate(c, -4, n + 3);
                 Expr base = ir::floor(c), r = c - base;
                 Expr b = ir::cast(i64, base);
                 if (p.mode == "nearest") {

@@ -103,6 +103,16 @@ inline IterVar innermost_reduce_axis(const Tensor& red) {
     return found;
 }
 
+// A float coordinate from the data held within [lo, hi], NaN at lo, before its floor becomes
+// an index: a float past int64 or NaN converted to an integer is undefined (LLVM's fptosi
+// gives poison), and so is the read after it. The callers pick bounds past which every tap
+// of the coordinate reads the same (nothing, or the edge).
+inline Expr clamp_coordinate(Expr v, double lo, double hi) {
+    const DataType t = v.type();
+    return ir::select(v > ir::make_const(t, lo), ir::select(v < ir::make_const(t, hi), v, ir::make_const(t, hi)),
+                      ir::make_const(t, lo));
+}
+
 inline bool is_output(const Schedule& s, const Tensor& t) {
     for (auto& o : s.outputs())
         if (o.same_as(t.op())) return true;

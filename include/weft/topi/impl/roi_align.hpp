@@ -43,13 +43,9 @@ inline Axis axis_of(const Tensor& rois, Expr r, int first, int64_t bins, int64_t
     if (!p.half_pixel) size = ir::select(size > c(1), size, c(1));
     Expr bin = size / c(double(bins));
     if (p.sampling_ratio > 0) return {start, bin, make_int(p.sampling_ratio)};
-    // ceil(size / bins), in [0, the cap]: NaN and negative sizes give 0 samples, and the cast
-    // never sees a value outside int64's range.
+    // ceil(size / bins), in [0, the cap]: NaN and negative sizes give 0 samples.
     const double cap = double(roi_align_max_grid(extent, bins));
-    Expr g = ir::ceil(size / c(double(bins)));
-    g = ir::select(g > c(0), g, c(0));
-    g = ir::select(g < c(cap), g, c(cap));
-    return {start, bin, ir::cast(i64, g)};
+    return {start, bin, ir::cast(i64, nn_detail::clamp_coordinate(ir::ceil(size / c(double(bins))), 0, cap))};
 }
 
 // Sample `k` of bin `b` along an axis of `extent`: the lower and upper input index and the
@@ -62,8 +58,8 @@ inline Tap tap_of(const Axis& a, Expr b, Expr k, int64_t extent, DataType t) {
     auto c = [&](double v) { return ir::make_const(t, v); };
     Expr pos = a.start + ir::cast(t, b) * a.bin + (ir::cast(t, k) + c(0.5)) * a.bin / ir::cast(t, a.grid);
     Expr outside = pos < c(-1) || pos > c(double(extent));
-    Expr clamped = ir::select(pos > c(0), pos, c(0));
-    Expr low = ir::cast(i64, ir::select(clamped < c(double(extent - 1)), clamped, c(double(extent - 1))));
+    Expr clamped = nn_detail::clamp_coordinate(pos, 0, double(extent - 1));
+    Expr low = ir::cast(i64, clamped);
     Expr edge = low >= make_int(extent - 1);  // the last row: both taps on it, weight 0 above
     Expr high = ir::select(edge, make_int(extent - 1), low + make_int(1));
     Expr frac = ir::select(edge, c(0), clamped - ir::cast(t, low));
