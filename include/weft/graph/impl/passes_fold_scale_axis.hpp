@@ -61,6 +61,23 @@ struct AffineStep {
     std::vector<double> scale, shift;
 };
 
+// A batch_norm's per-channel scale and shift (y = x * scale + shift, its data input 0) from
+// its constant parameters; nullopt where one is no constant of shape [C].
+inline std::optional<AffineStep> batch_norm_affine(const Graph& g, const Node& n) {
+    std::vector<double> p[4];  // gamma, beta, mean, var
+    for (size_t k = 0; k < 4; ++k)
+        if ((p[k] = channel_vector(g.node(n.inputs[k + 1]), n.type)).empty()) return std::nullopt;
+    AffineStep step;
+    const double eps = n.attrs.get_float("epsilon", 1e-5);
+    for (size_t c = 0; c < p[0].size(); ++c) {
+        const double k = p[0][c] / std::sqrt(p[3][c] + eps);
+        step.scale.push_back(k);
+        step.shift.push_back(p[1][c] - p[2][c] * k);
+    }
+    step.data = n.inputs[0].id;
+    return step;
+}
+
 // The step node `id` of g makes when it reads a link of a chain (linked[v]): which input is
 // the data and the per-channel scale and shift; nullopt when it is no such step.
 inline std::optional<AffineStep> affine_step(const Graph& g, int id, const std::vector<int>& anchor_of) {
@@ -70,19 +87,7 @@ inline std::optional<AffineStep> affine_step(const Graph& g, int id, const std::
     auto linked = [&](size_t k) { return k < n.inputs.size() && anchor_of[size_t(n.inputs[k].id)] >= 0; };
     auto constant = [&](size_t k) -> const Node& { return g.node(n.inputs[k]); };
     AffineStep step;
-    if (n.op == "batch_norm" && linked(0)) {
-        std::vector<double> p[4];  // gamma, beta, mean, var
-        for (size_t k = 0; k < 4; ++k)
-            if ((p[k] = channel_vector(constant(k + 1), n.type)).empty()) return std::nullopt;
-        double eps = n.attrs.get_float("epsilon", 1e-5);
-        for (size_t c = 0; c < p[0].size(); ++c) {
-            double k = p[0][c] / std::sqrt(p[3][c] + eps);
-            step.scale.push_back(k);
-            step.shift.push_back(p[1][c] - p[2][c] * k);
-        }
-        step.data = n.inputs[0].id;
-        return step;
-    }
+    if (n.op == "batch_norm" && linked(0)) return batch_norm_affine(g, n);
     if (n.inputs.size() != 2) return std::nullopt;
     if (n.op == "bias_add" && linked(0) && ops::normalize_axis(n.attrs.get_int("axis", 1), n.type.shape.size()) == 1) {
         step.data = 0;

@@ -232,17 +232,14 @@ private:
         const int x = n.inputs[0].id;
         const int64_t b = block_[size_t(x)];
         if (b == 0 || n.type.shape.size() != 4 || !pass_detail::is_f32_or_f64(n.type.dtype)) return false;
-        std::vector<double> p[4];  // gamma, beta, mean, var
-        for (size_t k = 0; k < 4; ++k)
-            if ((p[k] = pass_detail::channel_vector(g.node(n.inputs[k + 1]), n.type)).empty()) return false;
+        const std::optional<pass_detail::AffineStep> affine = pass_detail::batch_norm_affine(g, n);
+        if (!affine) return false;
         const int64_t C = n.type.shape[1], blocks = (C + b - 1) / b;
         BufferRef scale = BufferRef::allocate(n.type.dtype, {blocks, 1, 1, b});
         BufferRef shift = BufferRef::allocate(n.type.dtype, {blocks, 1, 1, b});
-        const double eps = n.attrs.get_float("epsilon", 1e-5);
         for (int64_t c = 0; c < C; ++c) {
-            const double k = p[0][size_t(c)] / std::sqrt(p[3][size_t(c)] + eps);
-            pass_detail::store_element(scale, c, k);
-            pass_detail::store_element(shift, c, p[1][size_t(c)] - p[2][size_t(c)] * k);
+            pass_detail::store_element(scale, c, affine->scale[size_t(c)]);
+            pass_detail::store_element(shift, c, affine->shift[size_t(c)]);
         }
         Value scaled = r_.out().add_node("mul", {blocked_[size_t(x)], r_.out().constant(r_.fresh_name(n.name + ".scale"), scale)},
                                          {}, r_.fresh_name(n.name + ".scaled"));

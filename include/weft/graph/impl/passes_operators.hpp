@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "weft/graph/impl/ops_nn.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
 
 namespace weft::graph {
@@ -48,11 +49,9 @@ inline std::optional<Attrs> trimmed_conv(const Graph& g, const Node& n, TapRange
     const std::vector<int64_t>& x = g.type(n.inputs[0]).shape;
     const std::vector<int64_t>& k = g.type(n.inputs[1]).shape;
     const std::vector<int64_t>& y = n.type.shape;
-    const std::vector<int64_t> s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
-    std::vector<int64_t> p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-    if (s.size() != 2 || d.size() != 2 || p.size() != 4) return std::nullopt;
-    h = reading_taps(x[2], y[2], k[2], s[0], d[0], p[0]);
-    w = reading_taps(x[3], y[3], k[3], s[1], d[1], p[1]);
+    topi::Conv2dParams p = ops::conv2d_params(n.attrs);
+    h = reading_taps(x[2], y[2], k[2], p.stride.h, p.dilation.h, p.padding.top);
+    w = reading_taps(x[3], y[3], k[3], p.stride.w, p.dilation.w, p.padding.left);
     if (h.first > h.last || w.first > w.last) return std::nullopt;
     if (h.first == 0 && h.last == k[2] - 1 && w.first == 0 && w.last == k[3] - 1) return std::nullopt;
     // New padding: before, the taps cut from the front; after, what keeps the output's extent.
@@ -61,9 +60,36 @@ inline std::optional<Attrs> trimmed_conv(const Graph& g, const Node& n, TapRange
         after = (out - 1) * stride + dil * (r.last - r.first) + 1 - in - before;
         return before >= 0 && after >= 0;
     };
-    if (!cut(h, x[2], y[2], s[0], d[0], p[0], p[2]) || !cut(w, x[3], y[3], s[1], d[1], p[1], p[3])) return std::nullopt;
+    if (!cut(h, x[2], y[2], p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom) ||
+        !cut(w, x[3], y[3], p.stride.w, p.dilation.w, p.padding.left, p.padding.right))
+        return std::nullopt;
     Attrs a = n.attrs;
-    a.set("pads", p);
+    a.set("pads", std::vector<int64_t>{p.padding.top, p.padding.left, p.padding.bottom, p.padding.right});
+    return a;
+}
+
+// avg_pool2d of a pad by zeros along H and W only -> the pool's attributes with that padding
+// counted, or nullopt (another pad, a pool that pads without counting it, dilation, or a pad
+// as wide as the window: topi's rule).
+inline std::optional<Attrs> pool_with_pad(const Node& pool, const Node& pad) {
+    if (pad.op != "pad" || pad.attrs.get_string("mode", "constant") != "constant" ||
+        pad.attrs.get_float("value", 0.0) != 0.0)
+        return std::nullopt;
+    const std::vector<int64_t> pp = pad.attrs.get_ints("pads", {});
+    if (pp.size() != 8 || pp[0] || pp[1] || pp[4] || pp[5] || std::any_of(pp.begin(), pp.end(), [](int64_t v) {
+            return v < 0;
+        }))
+        return std::nullopt;
+    topi::Pool2dParams p = ops::pool_params(pool.attrs);
+    if (!p.padding.none() && !p.count_include_pad) return std::nullopt;
+    if (p.dilation.h != 1 || p.dilation.w != 1) return std::nullopt;
+    const std::vector<int64_t> all{p.padding.top + pp[2], p.padding.left + pp[3], p.padding.bottom + pp[6],
+                                   p.padding.right + pp[7]};
+    if (all[0] >= p.kernel.h || all[2] >= p.kernel.h || all[1] >= p.kernel.w || all[3] >= p.kernel.w)
+        return std::nullopt;
+    Attrs a = pool.attrs;
+    a.set("pads", all);
+    a.set("count_include_pad", int64_t(1));
     return a;
 }
 
@@ -110,30 +136,12 @@ Graph simplify_operators(const Graph& g) {
         // count_include_pad so: Inception's branches) -> avg_pool2d with that padding counted
         // (count_include_pad): the same windows, zeros summed, each divided by its size. The
         // pool stays one operator the layout pass keeps blocked.
-        if (n.op == "avg_pool2d" && n.type.shape.size() == 4) {
-            const Node& pad = g.node(n.inputs[0]);
-            const std::vector<int64_t> pp = pad.op == "pad" ? pad.attrs.get_ints("pads", {}) : std::vector<int64_t>{};
-            const std::vector<int64_t> pool = n.attrs.get_ints("pads", {0, 0, 0, 0});
-            const std::vector<int64_t> kernel = n.attrs.get_ints("kernel", {});
-            const std::vector<int64_t> dil = n.attrs.get_ints("dilations", {1, 1});
-            const bool zeros = pp.size() == 8 && pad.attrs.get_string("mode", "constant") == "constant" &&
-                               pad.attrs.get_float("value", 0.0) == 0.0 && pp[0] == 0 && pp[1] == 0 && pp[4] == 0 &&
-                               pp[5] == 0 && pp[2] >= 0 && pp[3] >= 0 && pp[6] >= 0 && pp[7] >= 0;
-            const bool counted = n.attrs.get_int("count_include_pad", 0) != 0 ||
-                                 std::all_of(pool.begin(), pool.end(), [](int64_t v) { return v == 0; });
-            if (zeros && counted && pool.size() == 4 && kernel.size() == 2 && dil == std::vector<int64_t>{1, 1}) {
-                // {top, left, bottom, right}; every pad smaller than the window (topi's rule).
-                const std::vector<int64_t> all{pool[0] + pp[2], pool[1] + pp[3], pool[2] + pp[6], pool[3] + pp[7]};
-                if (all[0] < kernel[0] && all[2] < kernel[0] && all[1] < kernel[1] && all[3] < kernel[1]) {
-                    Attrs a = n.attrs;
-                    a.set("pads", all);
-                    a.set("count_include_pad", int64_t(1));
-                    r.set(id, r.out().add_node("avg_pool2d", {r.mapped(pad.inputs[0])}, a, n.name));
-                    changed = true;
-                    continue;
-                }
+        if (n.op == "avg_pool2d" && n.type.shape.size() == 4)
+            if (std::optional<Attrs> a = pass_detail::pool_with_pad(n, g.node(n.inputs[0]))) {
+                r.set(id, r.out().add_node("avg_pool2d", {r.mapped(g.node(n.inputs[0]).inputs[0])}, *a, n.name));
+                changed = true;
+                continue;
             }
-        }
         // conv2d whose outer window taps read only padding at every output (an atrous conv
         // whose rate reaches past the map: DeepLabV3's ASPP over 14x14 with rates 24 and 36 is
         // a 1x1 conv) -> the taps that read the input, the weight sliced (folded on the host).
