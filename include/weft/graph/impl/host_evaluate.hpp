@@ -6,6 +6,7 @@
 // buffer, and the node is compiled instead.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -47,25 +48,34 @@ inline BufferRef same_elements(const std::vector<BufferRef>& in, const Attrs&, c
     return BufferRef(input, BufferRef(in[0].data(), out.dtype, out.shape));
 }
 
-// r's elements in order, each x's element at first + sum over d of index[d] * stride[d]: the
-// output walked once, the input offset kept up with it.
+// Calls f(i, offsets) for i over the elements of an `extent`-shaped output in row-major
+// order, offsets[k] = first[k] + the sum over d of index[d] * strides[k][d]: the output
+// walked once, each operand's offset kept up with it (0 strides broadcast).
+template <size_t K, class F>
+void walk(const std::vector<int64_t>& extent, std::array<int64_t, K> offsets,
+          const std::array<std::vector<int64_t>, K>& strides, F&& f) {
+    const size_t rank = extent.size();
+    int64_t n = 1;
+    for (int64_t e : extent) n *= e;
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < n; ++i) {
+        f(i, offsets);
+        for (size_t d = rank; d-- > 0;) {
+            for (size_t k = 0; k < K; ++k) offsets[k] += strides[k][d];
+            if (++index[d] < extent[d]) break;
+            for (size_t k = 0; k < K; ++k) offsets[k] -= strides[k][d] * extent[d];
+            index[d] = 0;
+        }
+    }
+}
+
+// r's elements in order, each x's element at first + sum over d of index[d] * stride[d].
 inline void strided_copy(const BufferRef& x, BufferRef& r, int64_t first, const std::vector<int64_t>& stride,
                          const std::vector<int64_t>& extent) {
-    const size_t rank = stride.size();
     with_element(x.dtype(), [&]<class E>() {
         const E* src = static_cast<const E*>(x.data());
         E* dst = static_cast<E*>(r.data());
-        std::vector<int64_t> index(rank, 0);
-        int64_t offset = first;
-        for (int64_t i = 0, n = r.size(); i < n; ++i) {
-            dst[i] = src[offset];
-            for (size_t d = rank; d-- > 0;) {
-                offset += stride[d];
-                if (++index[d] < extent[d]) break;
-                offset -= stride[d] * extent[d];
-                index[d] = 0;
-            }
-        }
+        walk<1>(extent, {first}, {stride}, [&](int64_t i, const std::array<int64_t, 1>& at) { dst[i] = src[at[0]]; });
     });
 }
 
@@ -262,10 +272,8 @@ BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const Tenso
         const T* a = static_cast<const T*>(x.data());
         const T* b = static_cast<const T*>(y.data());
         T* dst = static_cast<T*>(r.data());
-        std::vector<int64_t> index(rank, 0);
-        int64_t ox = 0, oy = 0;
-        for (int64_t i = 0, n = r.size(); i < n; ++i) {
-            const T u = a[ox], v = b[oy];
+        walk<2>(out.shape, {0, 0}, {sx, sy}, [&](int64_t i, const std::array<int64_t, 2>& at) {
+            const T u = a[at[0]], v = b[at[1]];
             if constexpr (std::is_integral_v<T>) {
                 using U = std::make_unsigned_t<T>;
                 if constexpr (Op == '+') dst[i] = T(U(u) + U(v));
@@ -278,15 +286,7 @@ BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const Tenso
                 if constexpr (Op == '*') dst[i] = u * v;
                 if constexpr (Op == '/') dst[i] = u / v;
             }
-            for (size_t d = rank; d-- > 0;) {
-                ox += sx[d];
-                oy += sy[d];
-                if (++index[d] < out.shape[d]) break;
-                ox -= sx[d] * out.shape[d];
-                oy -= sy[d] * out.shape[d];
-                index[d] = 0;
-            }
-        }
+        });
     });
     return done ? r : BufferRef();
 }
