@@ -2,6 +2,8 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,11 +99,25 @@ inline void set_ints(pb::NodeProto& n, const std::string& name, const std::vecto
 
 namespace onnx_test {
 
+// Sets `inputs` (in the module's input order) and runs m once.
+inline void run_on(weft::graph::Module& m, const std::vector<weft::BufferRef>& inputs) {
+    for (size_t k = 0; k < inputs.size(); ++k) m.set_input(int(k), inputs[k]);
+    m.run();
+}
+
+// The elements of host buffer b, whose dtype is T's (std::logic_error otherwise).
+template <class T>
+std::vector<T> values_of(const weft::BufferRef& b) {
+    if (b.dtype() != weft::dtype_of<T>::value) throw std::logic_error("values_of: " + b.dtype().str() + " elements");
+    std::vector<T> v(size_t(b.size()));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+    return v;
+}
+
 // Builds g and runs it on `inputs` (in the graph's input order); copies of the outputs.
 inline std::vector<weft::Buffer<float>> run(const weft::graph::Graph& g, const std::vector<weft::BufferRef>& inputs) {
     weft::graph::Module m = weft::graph::build(g);
-    for (size_t k = 0; k < inputs.size(); ++k) m.set_input(int(k), inputs[k]);
-    m.run();
+    run_on(m, inputs);
     std::vector<weft::Buffer<float>> r;
     for (int k = 0; k < m.num_outputs(); ++k) r.push_back(weft::Buffer<float>(m.get_output(k)).copy());
     return r;

@@ -33,12 +33,9 @@ std::vector<float> run_det(const Buffer<float>& x, std::vector<int64_t> out_shap
     m.node("Det", {"x"}, {"y"});
     m.output("y");
     graph::Module mod = graph::build(m.load());
-    mod.set_input(0, x);
-    mod.run();
+    run_on(mod, {x});
     CHECK(mod.get_output(0).shape() == out_shape);
-    std::vector<float> y(size_t(mod.get_output(0).size()));
-    std::memcpy(y.data(), mod.get_output(0).data(), y.size() * sizeof(float));
-    return y;
+    return values_of<float>(mod.get_output(0));
 }
 
 }  // namespace

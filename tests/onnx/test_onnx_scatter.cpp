@@ -31,10 +31,9 @@ TEST_CASE("onnx: TensorScatter writes each batch entry's update from its index, 
             set_string(n, "mode", circular ? "circular" : "linear");
             m.output("present");
             graph::Module mod = graph::build(m.load());
-            mod.set_input(0, past);
-            mod.set_input(1, upd);
-            if (with_indices) mod.set_input(2, idx);
-            mod.run();
+            std::vector<BufferRef> inputs{past, upd};
+            if (with_indices) inputs.push_back(idx);
+            run_on(mod, inputs);
             Buffer<float> want = past.copy();
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t h = 0; h < Hd; ++h)

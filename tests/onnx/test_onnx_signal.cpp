@@ -12,12 +12,6 @@ using namespace onnx_test;
 
 namespace {
 
-std::vector<float> to_vector(const BufferRef& b) {
-    std::vector<float> v(size_t(b.size()));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
-    return v;
-}
-
 // The naive STFT of x [B, L, c] (c = 1 real, 2 complex): [B, frames, bins, 2].
 std::vector<double> stft_ref(const Buffer<float>& x, int64_t step, int64_t n, const std::vector<float>& window,
                              bool onesided) {
@@ -97,11 +91,10 @@ TEST_CASE("onnx: STFT of real and complex signals, with and without a window, on
                 m.output("y");
                 graph::Module mod = graph::build(m.load());
                 Buffer<float> x = Buffer<float>::random({B, L, channels}, -1.f, 1.f, 51);
-                mod.set_input(0, x);
-                mod.run();
+                run_on(mod, {x});
                 const int64_t frames = 1 + (L - n) / step;
                 CHECK(mod.get_output(0).shape() == std::vector<int64_t>{B, frames, onesided ? n / 2 + 1 : n, 2});
-                check_close(to_vector(mod.get_output(0)),
+                check_close(values_of<float>(mod.get_output(0)),
                             stft_ref(x, step, n, with_window ? window : std::vector<float>{}, onesided), 1e-5);
             }
 }
@@ -129,8 +122,7 @@ TEST_CASE("onnx: a log-mel spectrogram: STFT, power, MelWeightMatrix, log") {
     m.output("y");
     graph::Module mod = graph::build(m.load());
     Buffer<float> x = Buffer<float>::random({1, L, 1}, -1.f, 1.f, 52);
-    mod.set_input(0, x);
-    mod.run();
+    run_on(mod, {x});
     const std::vector<double> spec = stft_ref(x, step, n, {}, true), bank = mel_ref(mels, n, rate, 20.0, 7600.0);
     const int64_t frames = 1 + (L - n) / step, bins = n / 2 + 1;
     std::vector<double> want;
@@ -144,7 +136,7 @@ TEST_CASE("onnx: a log-mel spectrogram: STFT, power, MelWeightMatrix, log") {
             want.push_back(std::log(s + 1e-6));
         }
     CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, frames, mels});
-    const std::vector<float> got = to_vector(mod.get_output(0));
+    const std::vector<float> got = values_of<float>(mod.get_output(0));
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(double(got[i]) - want[i]) <= 1e-4 * (1 + std::abs(want[i])));
 }

@@ -56,18 +56,6 @@ PoolRef max_pool_ref(const std::vector<float>& x, const PoolCase& p) {
     return r;
 }
 
-std::vector<float> to_vector(const BufferRef& b) {
-    std::vector<float> v(size_t(b.size()));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
-    return v;
-}
-std::vector<int64_t> to_ints(const BufferRef& b) {
-    REQUIRE(b.dtype() == DataType::int_(64));
-    std::vector<int64_t> v(size_t(b.size()));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(int64_t));
-    return v;
-}
-
 // Values with many ties (a few levels), so that the first maximum's rule is what decides.
 Buffer<float> levels(std::vector<int64_t> shape, uint64_t seed) {
     Buffer<float> b(shape);
@@ -109,11 +97,10 @@ TEST_CASE("onnx: MaxPool's Indices: the first maximum, row- and column-major, pa
             Buffer<float> x = ties ? levels({1, p.C, p.H, p.W}, seed++)
                                    : Buffer<float>::random({1, p.C, p.H, p.W}, -1.f, 1.f, seed++);
             const PoolRef want = max_pool_ref(std::vector<float>(x.begin(), x.end()), p);
-            mod.set_input(0, x);
-            mod.run();
+            run_on(mod, {x});
             CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, p.C, want.OH, want.OW});
-            CHECK(to_vector(mod.get_output(0)) == want.values);
-            CHECK(to_ints(mod.get_output(1)) == want.indices);
+            CHECK(values_of<float>(mod.get_output(0)) == want.values);
+            CHECK(values_of<int64_t>(mod.get_output(1)) == want.indices);
         }
     }
 
@@ -128,13 +115,12 @@ TEST_CASE("onnx: MaxPool's Indices: the first maximum, row- and column-major, pa
     m1.output("i", pb::TensorProto::INT64);
     graph::Module mod1 = graph::build(m1.load());
     Buffer<float> x1 = levels({1, 2, 13}, 99);
-    mod1.set_input(0, x1);
-    mod1.run();
+    run_on(mod1, {x1});
     const PoolRef want1 = max_pool_ref(std::vector<float>(x1.begin(), x1.end()), {2, 1, 13, 3, 2, 1});
     CHECK(mod1.get_output(1).shape() == std::vector<int64_t>{1, 2, 7});
     // (The reference pools the one row with a padded 3x3 window: only row 0 is inside.)
-    CHECK(to_ints(mod1.get_output(1)) == want1.indices);
-    CHECK(to_vector(mod1.get_output(0)) == want1.values);
+    CHECK(values_of<int64_t>(mod1.get_output(1)) == want1.indices);
+    CHECK(values_of<float>(mod1.get_output(0)) == want1.values);
 
     // 3-D pools run as two 2-D ones: their Indices are refused, naming what.
     Model m3(12);
@@ -202,15 +188,13 @@ TEST_CASE("onnx: MaxUnpool through the pool's windows (a SegNet decoder) and of 
             graph::Module mod = graph::build(g);
             Buffer<float> x = Buffer<float>::random({1, C, H, W}, -1.f, 1.f, 4);
             Buffer<float> v = Buffer<float>::random({1, C, OH, OW}, -1.f, 1.f, 5);
-            mod.set_input(0, x);
-            mod.set_input(1, v);
-            mod.run();
+            run_on(mod, {x, v});
             // The reference unpools at the indices weft computed (checked against the naive
             // pool in the test above); here the conv's rounding could move a tie.
-            const std::vector<int64_t> idx = to_ints(mod.get_output(1));
+            const std::vector<int64_t> idx = values_of<int64_t>(mod.get_output(1));
             const std::vector<float> want = unpool_ref(std::vector<float>(v.begin(), v.end()), idx, C, H, W, H2, W2);
             CHECK(mod.get_output(0).shape() == std::vector<int64_t>{1, C, H2, W2});
-            CHECK(to_vector(mod.get_output(0)) == want);
+            CHECK(values_of<float>(mod.get_output(0)) == want);
             // Every index lies in its own plane and window: the windows' search found them all.
             for (size_t k = 0; k < idx.size(); ++k) CHECK(idx[k] / (H * W) == int64_t(k) / (OH * OW));
         }
@@ -240,10 +224,8 @@ TEST_CASE("onnx: MaxUnpool through the pool's windows (a SegNet decoder) and of 
     Buffer<int64_t> ib({1, c, h, w});
     std::copy(perm.begin(), perm.end(), ib.begin());
     Buffer<float> v = Buffer<float>::random({1, c, h, w}, -1.f, 1.f, 8);
-    mod.set_input(0, v);
-    mod.set_input(1, ib);
-    mod.run();
-    CHECK(to_vector(mod.get_output(0)) == unpool_ref(std::vector<float>(v.begin(), v.end()), perm, c, H2, W2, H2, W2));
+    run_on(mod, {v, ib});
+    CHECK(values_of<float>(mod.get_output(0)) == unpool_ref(std::vector<float>(v.begin(), v.end()), perm, c, H2, W2, H2, W2));
 
     // Too large for that search: refused, naming why.
     Model big(11);
@@ -367,12 +349,9 @@ TEST_CASE("onnx: RoiAlign: avg and max, both coordinate modes, sample grids from
         for (int opset : {10, 16}) {
             if (opset == 10 && p.half_pixel) continue;  // opset 10 maps as output_half_pixel
             graph::Module mod = graph::build(roi_align_model(p, N, C, H, W, R, opset));
-            mod.set_input(0, x);
-            mod.set_input(1, rb);
-            mod.set_input(2, bb);
-            mod.run();
+            run_on(mod, {x, rb, bb});
             CHECK(mod.get_output(0).shape() == std::vector<int64_t>{R, C, p.oh, p.ow});
-            const std::vector<float> got = to_vector(mod.get_output(0)), want = roi_align_ref(x, rois, batch, p);
+            const std::vector<float> got = values_of<float>(mod.get_output(0)), want = roi_align_ref(x, rois, batch, p);
             REQUIRE(got.size() == want.size());
             for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) <= 1e-5f + 1e-4f * std::abs(want[k]));
         }
@@ -398,7 +377,7 @@ TEST_CASE("onnx: RoiAlign: avg and max, both coordinate modes, sample grids from
     std::copy(odd, odd + 8, nan.begin());
     mod.set_input(1, nan);
     mod.run();
-    const std::vector<float> got = to_vector(mod.get_output(0));
+    const std::vector<float> got = values_of<float>(mod.get_output(0));
     const std::vector<float> want = roi_align_ref(x, {0, 0, 5, 5}, {0}, p);
     for (size_t k = 0; k < want.size(); ++k) CHECK(std::abs(got[k] - want[k]) <= 1e-5f + 1e-4f * std::abs(want[k]));
 }
@@ -479,12 +458,11 @@ TEST_CASE("onnx: DeformConv with groups, offset groups, mask, bias, strides and 
         set_ints(n, "dilations", {dil, dil});
         m.output("y");
         graph::Module mod = graph::build(m.load());
-        mod.set_input(0, x);
-        mod.set_input(1, off);
-        if (with_mask) mod.set_input(2, mask);
-        mod.run();
+        std::vector<BufferRef> inputs{x, off};
+        if (with_mask) inputs.push_back(mask);
+        run_on(mod, inputs);
         CHECK(mod.get_output(0).shape() == std::vector<int64_t>{N, O, OH, OW});
-        const std::vector<float> got = to_vector(mod.get_output(0));
+        const std::vector<float> got = values_of<float>(mod.get_output(0));
         const std::vector<float> want = deform_conv_ref(x, w, off, with_mask ? &mask : nullptr, b, group, og, stride, pad, dil);
         REQUIRE(got.size() == want.size());
         for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
@@ -495,7 +473,7 @@ TEST_CASE("onnx: DeformConv with groups, offset groups, mask, bias, strides and 
         odd(1, 2, 0, 1) = -1e30f;
         mod.set_input(1, odd);
         mod.run();
-        const std::vector<float> got_odd = to_vector(mod.get_output(0));
+        const std::vector<float> got_odd = values_of<float>(mod.get_output(0));
         const std::vector<float> want_odd = deform_conv_ref(x, w, odd, with_mask ? &mask : nullptr, b, group, og, stride, pad, dil);
         for (size_t i = 0; i < want_odd.size(); ++i)
             if (!std::isnan(want_odd[i])) CHECK(std::abs(got_odd[i] - want_odd[i]) <= 1e-4f * (1 + std::abs(want_odd[i])));
@@ -517,8 +495,7 @@ TEST_CASE("onnx: AveragePool with ceil_mode and count_include_pad: the divisor c
     m.output("y");
     graph::Module mod = graph::build(m.load());
     Buffer<float> x = Buffer<float>::random({1, C, H, W}, -1.f, 1.f, 61);
-    mod.set_input(0, x);
-    mod.run();
+    run_on(mod, {x});
     auto out = [&](int64_t n_) {  // ceil((n + 2 pad - k) / s) + 1, less one if it starts in the end pad
         int64_t o = (n_ + 2 * pad - k + s - 1) / s + 1;
         if ((o - 1) * s >= n_ + pad) --o;
@@ -537,7 +514,7 @@ TEST_CASE("onnx: AveragePool with ceil_mode and count_include_pad: the divisor c
                     for (int64_t xx = std::max<int64_t>(x0, 0); xx < std::min(x1, W); ++xx) sum += x(0, c, y, xx);
                 want.push_back(float(sum / double((y1 - y0) * (x1 - x0))));
             }
-    const std::vector<float> got = to_vector(mod.get_output(0));
+    const std::vector<float> got = values_of<float>(mod.get_output(0));
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-6f);
 }
@@ -573,10 +550,8 @@ TEST_CASE("onnx: GridSample bilinear against the definition; NaN, infinite and h
                 }
             return s;
         };
-        mod.set_input(0, x);
-        mod.set_input(1, grid);
-        mod.run();
-        std::vector<float> got = to_vector(mod.get_output(0));
+        run_on(mod, {x, grid});
+        std::vector<float> got = values_of<float>(mod.get_output(0));
         for (int64_t c = 0; c < C; ++c)
             for (int64_t i = 0; i < OH; ++i)
                 for (int64_t j = 0; j < OW; ++j) {
@@ -589,7 +564,7 @@ TEST_CASE("onnx: GridSample bilinear against the definition; NaN, infinite and h
         for (int64_t i = 0; i < OH * OW * 2; ++i) grid.data()[i] = odd[i % 6];
         mod.set_input(1, grid);
         mod.run();
-        got = to_vector(mod.get_output(0));
+        got = values_of<float>(mod.get_output(0));
         for (float v : got) {
             CHECK(std::isfinite(v));
             if (zeros) CHECK(v == 0.f);
