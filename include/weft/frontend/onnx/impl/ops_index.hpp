@@ -217,15 +217,16 @@ inline std::vector<Value> convert_roi_align(Ctx& c) {
     if (mode != "avg" && mode != "max") malformed("unknown mode '" + mode + "'");
     const int64_t ratio = c.i("sampling_ratio", 0);
     if (ratio < 0) malformed("sampling_ratio must not be negative");
-    graph::Attrs a{{"output_height", c.i("output_height", 1)}, {"output_width", c.i("output_width", 1)},
-                   {"sampling_ratio", ratio}, {"spatial_scale", c.f("spatial_scale", 1.0)},
-                   {"mode", mode}, {"half_pixel", int64_t(ctm == "half_pixel")}};
+    const int64_t oh = c.i("output_height", 1), ow = c.i("output_width", 1);
+    if (oh < 1 || ow < 1) malformed("output_height and output_width must be positive");
+    graph::Attrs a{{"output_height", oh}, {"output_width", ow}, {"sampling_ratio", ratio},
+                   {"spatial_scale", c.f("spatial_scale", 1.0)}, {"mode", mode},
+                   {"half_pixel", int64_t(ctm == "half_pixel")}};
     // The samples every output element takes, bounded as a tensor's elements (a sampling_ratio
     // of 2^20 would loop 2^40 times per element).
     const std::vector<int64_t> xs = c.shape(x);
-    const int64_t oh = c.i("output_height", 1), ow = c.i("output_width", 1);
-    const int64_t grid_h = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[2], std::max<int64_t>(oh, 1));
-    const int64_t grid_w = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[3], std::max<int64_t>(ow, 1));
+    const int64_t grid_h = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[2], oh);
+    const int64_t grid_w = ratio > 0 ? ratio : ::weft::topi::roi_align_max_grid(xs[3], ow);
     checked_elements({c.shape(rois).at(0), xs[1], oh, ow, grid_h, grid_w}, c.limit, "RoiAlign's samples");
     if (ratio == 0)
         c.g.check_at_run(c.add("roi_align_exceeds", {x, rois}, a),
