@@ -227,6 +227,27 @@ TEST_CASE("onnx: MaxUnpool through the pool's windows (a SegNet decoder) and of 
     run_on(mod, {v, ib});
     CHECK(values_of<float>(mod.get_output(0)) == unpool_ref(std::vector<float>(v.begin(), v.end()), perm, c, H2, W2, H2, W2));
 
+    // The zeros it scatters into are no constant of the output's size: X and I of one element
+    // unpooled by a 4096x4096 window import without a 16M-element constant (and compute).
+    Model wide(11);
+    wide.input("v", {1, 1, 1, 1});
+    wide.input("i", {1, 1, 1, 1}, pb::TensorProto::INT64);
+    set_ints(wide.node("MaxUnpool", {"v", "i"}, {"y"}), "kernel_shape", {4096, 4096});
+    wide.output("y");
+    graph::Graph wg = wide.load();
+    for (const graph::Node& n : wg.nodes())
+        if (n.is_constant()) CHECK(n.type.size() < 1024);
+    graph::Module wm = graph::build(wg);
+    Buffer<float> wv({1, 1, 1, 1});
+    wv(0, 0, 0, 0) = 5.f;
+    Buffer<int64_t> wi({1, 1, 1, 1});
+    wi(0, 0, 0, 0) = 4096 * 7 + 3;
+    run_on(wm, {wv, wi});
+    const std::vector<float> wy = values_of<float>(wm.get_output(0));
+    REQUIRE(wy.size() == size_t(4096 * 4096));
+    for (size_t k = 0; k < wy.size(); ++k)
+        if (wy[k] != (k == size_t(4096 * 7 + 3) ? 5.f : 0.f)) FAIL("element ", k, " is ", wy[k]);
+
     // Too large for that search: refused, naming why.
     Model big(11);
     big.input("v", {1, 64, 128, 128});

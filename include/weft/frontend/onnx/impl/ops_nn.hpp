@@ -366,7 +366,8 @@ inline std::vector<Value> convert_max_unpool(Ctx& c) {
             unsupported("MaxUnpool whose indices are not the Indices of a 2-D MaxPool in this model over " +
                         ::weft::detail::shape_string(shape) + " (every index searched per element: " +
                         std::to_string(total) + " x " + std::to_string(m) + " comparisons)");
-        Value zeros = c.constant(filled_buffer(c.dtype(x), {total}, 0), "zeros");
+        // (Zeros as a tile of one: a constant of the whole output would be that size again.)
+        Value zeros = c.add("tile", {c.scalar(0, c.dtype(x), "zero")}, {{"repeats", std::vector<int64_t>{total}}});
         Value flat = c.add("scatter_elements", {zeros, reshape(c, ind, {m}), reshape(c, x, {m})},
                            {{"axis", int64_t(0)}, {"reduction", std::string("none")}});
         y = reshape(c, flat, shape, out == shape ? c.out() : "");
