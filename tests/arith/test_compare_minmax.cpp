@@ -89,3 +89,20 @@ TEST_CASE("comparisons bound a linear form through its min, max and floor-divisi
     Expr m = max(n, 64);
     CHECK(s(i * 64 + 63 <= m - 1, {{i, Interval(make_int(0), min(m / 64, (m + 63) / 64) - 1)}}) == "true");
 }
+
+TEST_CASE("a size known only to be non-negative keeps its identity in proofs") {
+    // The steady loop of a split by 6 over n rows, as loop partitioning writes it when it
+    // knows n >= 0 (a tensor's dimension): its tiles are whole, so the tile's row count
+    // max(min(i * 6 + 5, n - 1) - i * 6 + 1, 0) is 6. Replacing n by [0, +inf) in the
+    // symbolic bounds lost the n that cancels (the count stayed symbolic: no register tile).
+    Var i("i"), n("n");
+    const Interval size(make_int(0), Expr());
+    const Expr rows = max(min(i * 6 + 5, n - 1) - i * 6 + 1, 0);
+    const Expr steady_end = min(max(n / 6, 0), (n + 5) / 6);
+    CHECK(s(steady_end, {{n, size}}) == "n / 6");
+    CHECK(s(rows, {{n, size}, {i, Interval(make_int(0), steady_end - 1)}}) == "6");
+    CHECK(arith::can_prove(i * 6 + 5 <= n - 1, {{n, size}, {i, Interval(make_int(0), n / 6 - 1)}}));
+    // Not past the steady loop, and not without the sign.
+    CHECK(s(rows, {{n, size}, {i, Interval(make_int(0), (n + 5) / 6 - 1)}}) != "6");
+    CHECK(s(steady_end) != "n / 6");
+}

@@ -34,6 +34,12 @@ struct LowerOptions {
     // Buffer allocates 64-byte aligned storage; a view into the middle of one may not be.
     // 0: no promise beyond the element's size. CPU kernels only (CUDA ignores it).
     int argument_alignment = 0;
+    // Scalar arguments that are sizes (Halide's Param::set_range with a lower bound of 0):
+    // never negative, which the kernel's entry checks (a weft::Error naming the argument) and
+    // the lowering assumes, as it does for a tensor argument's symbolic dimension. A split of
+    // a loop over `n * m` rows then gets whole tiles in its steady state (register tiles of
+    // constant size, unrolled), where without the fact they stay guarded.
+    std::vector<Var> sizes;
     // What the program is lowered for. A CUDA target makes the whole program one GPU kernel
     // (thread bindings, shared/local memory, barriers; see lower/impl/gpu_*.hpp); build()
     // sets it from its target argument.

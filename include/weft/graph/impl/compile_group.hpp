@@ -151,6 +151,8 @@ inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const S
                                 const std::vector<Argument>& args, const Target& target) {
     LowerOptions options;
     options.target = target;
+    for (const Argument& a : args)  // (a graph kernel's scalars are its symbols, sizes >= 1)
+        if (const Var* v = std::get_if<Var>(&a.value)) options.sizes.push_back(*v);
     ir::PrimFunc f = lower(s, args, options);
     check_scratch_buffers(g, group, f);
     return f;

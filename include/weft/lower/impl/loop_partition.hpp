@@ -147,6 +147,7 @@ inline TrueRange true_range(const Expr& cond, const Var& v, const ir::arith::Var
 
 class Partitioner : public ir::IRMutator {
 public:
+    explicit Partitioner(ir::arith::VarRanges facts) : outer_(std::move(facts)) {}
     using IRMutator::mutate;
     Stmt visit_(const ir::For* op, const Stmt& self) override {
         if (op->for_kind == ir::ForKind::ThreadBound) return IRMutator::visit_(op, self);
@@ -234,7 +235,7 @@ private:
         return out;
     }
 
-    ir::arith::VarRanges outer_;  // the enclosing loop pieces' ranges
+    ir::arith::VarRanges outer_;  // the enclosing loop pieces' ranges, and the sizes' signs
 };
 
 // After partitioning, remaining likely() markers are plain conditions.
@@ -249,9 +250,12 @@ public:
 
 }  // namespace partition_detail
 
-inline ir::Stmt loop_partition(const ir::Stmt& s) {
-    partition_detail::Partitioner p;
-    return partition_detail::StripLikely().mutate(ir::arith::simplify(p.mutate(s)));
+// `sizes`: the kernel's symbolic sizes, each in [0, +inf) (arith::size_ranges). Knowing
+// them non-negative, a split's steady loop over a symbolic n ends at n / f, from which the
+// simplifier proves its tiles whole (a register tile of constant rows).
+inline ir::Stmt loop_partition(const ir::Stmt& s, const ir::arith::VarRanges& sizes = {}) {
+    partition_detail::Partitioner p(sizes);
+    return partition_detail::StripLikely().mutate(ir::arith::simplify(p.mutate(s), sizes));
 }
 
 }  // namespace weft::lower_passes

@@ -129,7 +129,8 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     print("storage_flatten", body);
     // 3. Split tails: steady-state loops without guards, guarded tail loops.
     //    Must run before vectorize so the steady state vectorizes.
-    body = loop_partition(body);
+    const ir::arith::VarRanges sizes = size_ranges(f.args, options.sizes);
+    body = loop_partition(body, sizes);
     print("loop_partition", body);
     //    A guard that does not depend on a loop moves out of it (one test per outer iteration).
     body = hoist_loop_invariant_conditions(body);
@@ -147,7 +148,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     body = unroll_loops(body, options.max_unroll);
     print("unroll", body);
     // 6. Simplify the whole program.
-    body = ir::arith::simplify(body);
+    body = ir::arith::simplify(body, sizes);
     print("simplify", body);
     // GPU: double-buffered shared stages get two buffers and a fetch one iteration ahead.
     //    Before storage rewrite, which must see the doubled buffer.
@@ -176,7 +177,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     // 9. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
     for (auto it = read_asserts.rbegin(); it != read_asserts.rend(); ++it)
         body = ir::AssertStmt::make(it->cond, "kernel '" + f.name + "': " + it->message, body);
-    body = make_entry(f.name, f.args, body);
+    body = make_entry(f.name, f.args, body, options.sizes);
     print("make_entry (argument checks)", body);
     f.body = body;
     return f;

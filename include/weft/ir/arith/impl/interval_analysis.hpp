@@ -16,21 +16,31 @@ namespace weft::ir::arith::detail {
 
 using VarSet = std::unordered_set<const VarNode*>;
 
+// Whether an interval only gives a sign (a size n in [0, +inf)): its ends constants or
+// missing, one missing.
+inline bool only_a_sign(const Interval& i) {
+    auto constant_or_missing = [](const Expr& e) { return !e.defined() || e.as<IntImm>(); };
+    return !i.is_bounded() && constant_or_missing(i.min) && constant_or_missing(i.max);
+}
+
 // The variables of e that are in `among` (all of them when `among` is null), each once,
-// in order of first appearance.
-inline std::vector<Var> vars_of(const Expr& e, const RangeEnv* among) {
+// in order of first appearance; with `keep_signs`, not those whose range only gives a sign.
+inline std::vector<Var> vars_of(const Expr& e, const RangeEnv* among, bool keep_signs = false) {
     struct Collector : IRVisitor {
         const RangeEnv* among;
+        bool keep_signs;
         VarSet seen;
         std::vector<Var> found;
-        explicit Collector(const RangeEnv* a) : among(a) {}
+        Collector(const RangeEnv* a, bool k) : among(a), keep_signs(k) {}
         void visit(const Expr& x) override {
             if (!x.defined()) return;
             if (x.kind() != NodeKind::Var) return IRVisitor::visit(x);
             Var v(x.ptr());
-            if ((!among || among->find(v)) && seen.insert(v.node()).second) found.push_back(v);
+            const Interval* range = among ? among->find(v) : nullptr;
+            if (among && (!range || (keep_signs && only_a_sign(*range)))) return;
+            if (seen.insert(v.node()).second) found.push_back(v);
         }
-    } collector(among);
+    } collector(among, keep_signs);
     collector.visit(e);
     return std::move(collector.found);
 }
@@ -238,17 +248,20 @@ private:
     }
 };
 
-inline Interval symbolic_bounds(const Expr& e, RangeEnv& env) {
+// With `keep_signs` (the simplifier's proofs), a variable whose range only gives a sign
+// stands for itself: replaced by [0, +inf), a size n would lose the identity that cancels
+// it (6 * (n / 6) - n <= 0), and the constant ranges of the bounds still use the sign.
+inline Interval symbolic_bounds(const Expr& e, RangeEnv& env, bool keep_signs) {
     // The ranged variables e depends on, directly or through other intervals, and for each
     // the ranged variables its own interval mentions.
-    std::vector<Var> pending = vars_of(e, &env);
+    std::vector<Var> pending = vars_of(e, &env, keep_signs);
     std::unordered_map<const VarNode*, VarSet> depends_on;
     for (size_t k = 0; k < pending.size(); ++k) {
         const Interval* i = env.find(pending[k]);
         VarSet& deps = depends_on[pending[k].node()];
         for (const Expr& end : {i->min, i->max}) {
             if (!end.defined()) continue;
-            for (const Var& u : vars_of(end, &env)) {
+            for (const Var& u : vars_of(end, &env, keep_signs)) {
                 deps.insert(u.node());
                 if (!depends_on.count(u.node()) &&
                     std::none_of(pending.begin(), pending.end(), [&](const Var& p) { return p.same_as(u); }))
@@ -295,7 +308,7 @@ namespace weft::ir::arith {
 Interval bounds_of(const Expr& e, const VarRanges& ranges) {
     detail::RangeEnv env(ranges);
     detail::Simplifier s(env);
-    return detail::symbolic_bounds(s.mutate(e), env);
+    return detail::symbolic_bounds(s.mutate(e), env, false);
 }
 
 Interval interval_union(const Interval& a, const Interval& b) {
@@ -314,7 +327,7 @@ bool const_bounds(const Expr& e, const VarRanges& ranges, int64_t* lo, int64_t* 
     ConstRange r = const_range(simplified, env);
     // Symbolic bounds are tighter when a range has a symbolic end (n - x for x in [0, n - 1]).
     if (!r.has_lo() || !r.has_hi() || env.mentions_symbolic_range(simplified)) {
-        Interval symbolic = symbolic_bounds(simplified, env);
+        Interval symbolic = symbolic_bounds(simplified, env, false);
         i128 v;
         if (symbolic.has_lower() && as_true_const(symbolic.min, &v)) r.lo = std::max(r.lo, v);
         if (symbolic.has_upper() && as_true_const(symbolic.max, &v)) r.hi = std::min(r.hi, v);

@@ -20,7 +20,7 @@
 namespace weft::ir::arith::detail {
 
 // Symbolic bounds of e with the ranges of env (defined in interval_analysis.hpp).
-inline Interval symbolic_bounds(const Expr& e, RangeEnv& env);
+inline Interval symbolic_bounds(const Expr& e, RangeEnv& env, bool keep_signs);
 
 class Simplifier : public IRMutator {
 public:

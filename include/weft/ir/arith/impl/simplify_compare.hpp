@@ -131,7 +131,7 @@ inline std::optional<ConstRange> Simplifier::symbolic_difference_range(const Exp
     Expr diff = to_expr(f);
     if (!env_.mentions_symbolic_range(diff)) return std::nullopt;
     ++symbolic_proof_depth;
-    Interval bounds = symbolic_bounds(diff, env_);
+    Interval bounds = symbolic_bounds(diff, env_, true);
     --symbolic_proof_depth;
     i128 lo, hi;
     ConstRange r;
