@@ -57,6 +57,24 @@ inline Tensor gemm_from_panels(const std::function<Expr(Expr, Expr)>& lhs, const
     return compute({M, N}, [&](Expr i, Expr j) { return sum(lhs(i, k) * P(j / w, k, j % w), {k}); }, name);
 }
 
+// A GEMM over panels of a symbolic width N: the reduction `core` runs over the panels'
+// whole width (the panels are zero past N, so it reads nothing outside them), and this
+// stage crops it to N columns. Its register tiles are then whole in the last, partial
+// panel too (vector code, not a scalar loop over the columns left); only the stores past N
+// are skipped.
+inline Tensor crop_columns(const Tensor& core, const Expr& N, const std::string& name) {
+    std::vector<Expr> shape = core.shape();
+    shape.back() = N;
+    return compute(shape, [&](const std::vector<Expr>& i) { return core.at(i); }, name);
+}
+
+// The columns a GEMM's reduction computes: N, or its panels' whole width where N is
+// symbolic (crop_columns).
+inline Expr core_columns(const Expr& N, int64_t width) {
+    if (N.as<ir::IntImm>()) return N;
+    return ir::arith::simplify((N + make_int(width - 1)) / make_int(width) * make_int(width));
+}
+
 inline Tensor add_bias(const Tensor& core, const Tensor& bias, const std::string& name) {
     return compute(core.shape(), [&](Expr i, Expr j) { return core(i, j) + bias(j); }, name);
 }
@@ -80,7 +98,10 @@ Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name, const T
     }
     Tensor P = detail::pack_panels([&](Expr k, Expr j) { return B(k, j); }, N, K, width, B.dtype(),
                                    name + ".B" + detail::kPackedSuffix);
-    return detail::gemm_from_panels([&](Expr i, Expr k) { return A(i, k); }, P, M, N, K, width, name);
+    const Expr columns = detail::core_columns(N, width);
+    if (columns.same_as(N)) return detail::gemm_from_panels([&](Expr i, Expr k) { return A(i, k); }, P, M, N, K, width, name);
+    Tensor core = detail::gemm_from_panels([&](Expr i, Expr k) { return A(i, k); }, P, M, columns, K, width, name + ".panels");
+    return detail::crop_columns(core, N, name);
 }
 
 Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, const std::string& name, const Target& target,
@@ -163,11 +184,13 @@ Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name, c
     Expr w = make_int(width);
     Tensor P = detail::pack_batched_panels([&](Expr b, Expr kk, Expr j) { return B(b, kk, j); }, bs[0], N, K, width,
                                            B.dtype(), name + ".B" + detail::kPackedSuffix);
-    return compute({batch, M, N},
-                   [&](Expr b, Expr i, Expr j) {
-                       return sum(a_at(b, i, k) * P(b_single ? make_int(0) : b, j / w, k, j % w), {k});
-                   },
-                   name);
+    const Expr columns = detail::core_columns(N, width);
+    Tensor core = compute({batch, M, columns},
+                          [&](Expr b, Expr i, Expr j) {
+                              return sum(a_at(b, i, k) * P(b_single ? make_int(0) : b, j / w, k, j % w), {k});
+                          },
+                          columns.same_as(N) ? name : name + ".panels");
+    return columns.same_as(N) ? core : detail::crop_columns(core, N, name);
 }
 
 }  // namespace weft::topi

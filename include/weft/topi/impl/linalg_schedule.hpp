@@ -127,8 +127,8 @@ inline void schedule_gemm_in_place_tiles(Schedule& s, const GemmParts& g, const 
 inline void schedule_gemm(Schedule& s, const GemmParts& g, const Tensor& op, const Tensor& out, const char* what,
                           bool can_stream, const Target& target, const Config& config) {
     Tensor dst = out.defined() ? out : op;
-    WEFT_CHECK(same_shape(dst, g.core), what, ": the output '", dst.name(), "' must be an element-wise epilogue of '",
-               g.core.name(), "' (shape ", shape_str(g.core), "), got shape ", shape_str(dst));
+    WEFT_CHECK(same_shape(dst, op), what, ": the output '", dst.name(), "' must be an element-wise epilogue of '",
+               op.name(), "' (shape ", shape_str(op), "), got shape ", shape_str(dst));
     if (!op.same_as(g.core) && !op.same_as(dst)) s[op].compute_inline();  // dense's bias, under a later epilogue
     Tensor acc;
     if (dst.same_as(g.core)) {
