@@ -142,6 +142,37 @@ TEST_CASE("topi softmax and layer_norm with a symbolic number of rows") {
     }
 }
 
+TEST_CASE("topi softmax over a symbolic row length: vector statistics, one buffer per thread") {
+    // Attention's scores [b, heads, S, S], softmax over the symbolic sequence S. The
+    // statistics' split by lanes leaves a guard in the factored reduction (rfactor), which
+    // loop partitioning now cuts into a steady loop of whole vectors and a tail (they were a
+    // scalar loop); the row of exponentials, S floats, is allocated once per parallel
+    // iteration, not once per row (a heap allocation and free per row: 7x slower at S = 64).
+    Var b("b"), S("S");
+    Tensor X = placeholder({Expr(b), make_int(2), Expr(S), Expr(S)}, f32, "X");
+    Tensor Y = topi::softmax(X, -1), L = topi::log_softmax(X, -1);
+    Schedule s = create_schedule(Y), sl = create_schedule(L);
+    topi::schedule_softmax(s, Y);
+    topi::schedule_log_softmax(sl, L);
+    const std::string body = lowered(s, {X, Y});
+    CAPTURE(body);
+    CHECK(body.find("let y0 = X[ramp(") != std::string::npos);  // the max over whole vectors of x
+    const size_t parallel = body.find("parallel for"), exp_buffer = body.find("allocate softmax.exp[");
+    REQUIRE(exp_buffer != std::string::npos);
+    CHECK(parallel < exp_buffer);
+    CHECK(body.find("for (", body.find('\n', parallel)) > exp_buffer);  // before the serial row loops
+    Kernel k = build(s, {X, Y}), kl = build(sl, {X, L});
+    for (auto [batch, len] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {1, 16}, {3, 17}, {1, 40}}) {
+        const Shape shape = {batch, 2, len, len};
+        auto x = random_buffer(shape, unsigned(len), -4, 4);
+        Buffer<float> y(shape), l(shape);
+        k(x, y);
+        kl(x, l);
+        check_close(y, ref_softmax(x, shape, 3, false), "softmax over S = " + std::to_string(len), 2e-5, 1e-7);
+        check_close(l, ref_softmax(x, shape, 3, true), "log_softmax over S = " + std::to_string(len), 2e-5, 2e-5);
+    }
+}
+
 TEST_CASE("topi inline exp is within a few ulp of exp, both ways of scaling by 2^n") {
     const int64_t n = 4096;
     Tensor X = placeholder({n}, f32, "x");

@@ -9,6 +9,7 @@
 #include "weft/lower/impl/gpu_kernel.hpp"
 #include "weft/lower/impl/gpu_schedule_check.hpp"
 #include "weft/lower/impl/gpu_thread_sync.hpp"
+#include "weft/lower/impl/hoist_allocations.hpp"
 #include "weft/lower/impl/hoist_conditions.hpp"
 #include "weft/lower/impl/loop_partition.hpp"
 #include "weft/lower/impl/make_entry.hpp"
@@ -170,11 +171,15 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
         f.body = body;
         return f;
     }
-    // 8. Each parallel loop says how much work an iteration does, so the thread pool can run
+    // 8. An allocation of symbolic size leaves the serial loops its size does not depend on
+    //    (one heap allocation, not one per row).
+    body = hoist_allocations(body, sizes);
+    print("hoist_allocations", body);
+    // 9. Each parallel loop says how much work an iteration does, so the thread pool can run
     //    a small one on the calling thread alone. Last: it measures the final loop nest.
     body = annotate_parallel_work(body);
     print("annotate_parallel_work", body);
-    // 9. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
+    // 10. The entry: argument checks and bindings, and the reads' bounds on symbolic shapes.
     for (auto it = read_asserts.rbegin(); it != read_asserts.rend(); ++it)
         body = ir::AssertStmt::make(it->cond, "kernel '" + f.name + "': " + it->message, body);
     body = make_entry(f.name, f.args, body, options.sizes);

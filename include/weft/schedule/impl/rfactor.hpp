@@ -69,7 +69,9 @@ Tensor Schedule::rfactor(const Tensor& t, const IterVar& axis, int factor_axis, 
                   "split it first (e.g. split(k, 16) and rfactor over the inner loop)");
     for (auto& r : op->reduce_axis) to_rf[r.var()] = ir::substitute(info.value.at(r.get()), leaf_to_rf);
     Expr cond = ir::make_const(boolean, 1);
-    for (auto& [c, is_reduce] : info.guards) cond = cond && ir::substitute(c, leaf_to_rf);
+    // likely(): loop partitioning cuts the factored loops into guard-free steady loops (vector
+    // code over a symbolic length) and a guarded tail, as it does a split's own guard.
+    for (auto& [c, is_reduce] : info.guards) cond = cond && ir::likely(ir::substitute(c, leaf_to_rf));
 
     auto* first = op->body[0].as<ir::Reduce>();
     std::vector<Expr> sources;

@@ -98,7 +98,14 @@ inline void combine_lanes_as_tree(Schedule& s, const Tensor& red) {
 inline std::vector<Tensor> rfactor_lanes(Schedule& s, const Tensor& red, const IterVar& k, const Target& target,
                                          int chains = 4) {
     int64_t extent;
-    if (!const_extent(k.dom().extent, &extent)) return {};
+    if (!const_extent(k.dom().extent, &extent)) {
+        // A symbolic length: whole vectors in the split's steady loop (loop partitioning cuts
+        // it from the guarded tail), one chain.
+        auto [ko, ki] = s[red].split(k, vector_lanes(red.dtype(), target));
+        Tensor partial = rfactor_vectorized(s, red, ki);
+        combine_lanes_as_tree(s, red);
+        return {partial};
+    }
     int lanes = vector_lanes(red.dtype(), target);
     while (lanes >= 4 && (extent % lanes != 0 || extent < 2 * lanes)) lanes /= 2;
     if (lanes < 4) return {};
