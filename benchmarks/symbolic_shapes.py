@@ -2,6 +2,7 @@
 """Symbolic dimensions against fixed sizes, in one run on one machine.
 
     /usr/bin/python3 models/export.py --only resnet18_dynamic,lstm_tagger,gru_stateful,bert_encoder,squeezenet1_1_dynamic
+    models/.venv/bin/python models/export.py --only hf_gpt2,hf_bert   # needs transformers (models/export.py)
     /usr/bin/python3 benchmarks/symbolic_shapes.py [--tool build/tests/onnx_model_run] [--runs 5]
 
 For each model, symbols and size: onnx_model_run builds the model once with the symbols kept
@@ -21,26 +22,39 @@ CASES = [  # model, {symbol: max}, sizes (one value per symbol), other dimension
     ("lstm_tagger", {"seq": 100}, [(10,), (50,), (100,)], {}),
     ("gru_stateful", {"seq": 64}, [(8,), (32,), (64,)], {}),
     ("bert_encoder", {"seq": 128}, [(16,), (64,), (128,)], {}),
+    # Hugging Face exports (models/export.py --only hf_gpt2,hf_bert, with transformers): BERT's
+    # batch and sequence both symbolic, so its GEMMs have batch x seq rows.
+    ("hf_gpt2", {"seq": 64}, [(7,), (16,), (40,)], {}),
+    ("hf_bert", {"batch": 4, "seq": 64}, [(1, 12), (2, 30), (4, 50)], {}),
     # An image size: strided convolutions make extents no sum of products of the symbols, so
     # the kernels are compiled per size, at the first run there (first run / fixed build).
     ("squeezenet1_1_dynamic", {"height": 224, "width": 224}, [(224, 224), (160, 192), (96, 128)], {"batch": 1}),
 ]
 
 
-def int64_inputs(name, size, directory):
-    """Files for a model's int64 inputs (onnx_model_run draws float32 ones itself): the BERT
-    encoder's token ids and a padding mask (ones, then 5 zeros)."""
-    if name != "bert_encoder":
-        return []
+# The int64 inputs of the models that have them (onnx_model_run draws float32 ones itself):
+# their names and whether each is a padding mask (ones, then PADDING zeros) or token ids.
+INT64_INPUTS = {
+    "bert_encoder": [("input_ids", False), ("attention_mask", True)],
+    "hf_gpt2": [("ids", False)],
+    "hf_bert": [("ids", False), ("mask", True)],
+}
+PADDING = {"bert_encoder": 5, "hf_bert": 3}
+
+
+def int64_inputs(name, values, directory):
+    """Files for a model's int64 inputs at the symbols' values: [batch, seq] token ids in
+    [0, 1000) and masks, the same for both builds of a size."""
     import array, random
-    rng = random.Random(size)
-    ids = array.array("q", [rng.randrange(1000) for _ in range(size)])
-    mask = array.array("q", [1] * (size - 5) + [0] * 5)
+    batch, seq = values.get("batch", 1), values["seq"] if name in INT64_INPUTS else 0
+    rng = random.Random(batch * 1000 + seq)
     args = []
-    for input_name, values in (("input_ids", ids), ("attention_mask", mask)):
-        path = os.path.join(directory, f"{input_name}_{size}.bin")
+    for input_name, is_mask in INT64_INPUTS.get(name, []):
+        row = [1] * (seq - PADDING[name]) + [0] * PADDING[name] if is_mask else None
+        data = array.array("q", [x for _ in range(batch) for x in (row or [rng.randrange(1000) for _ in range(seq)])])
+        path = os.path.join(directory, f"{input_name}_{batch}x{seq}.bin")
         with open(path, "wb") as f:
-            values.tofile(f)
+            data.tofile(f)
         args += ["--input", f"{input_name}={path}"]
     return args
 
@@ -102,7 +116,7 @@ def main():
                 a, b = os.path.join(tmp, "fixed"), os.path.join(tmp, "symbolic")
                 for d in (a, b):
                     os.makedirs(d, exist_ok=True)
-                extra = int64_inputs(name, size[0], tmp) + pinned
+                extra = int64_inputs(name, values, tmp) + pinned
                 at_fixed = [x for sym, v in values.items() for x in ("--dim", f"{sym}={v}")]
                 at_symbolic = [x for sym, v in values.items()
                                for x in ("--symbol", f"{sym}={tops[sym]}", "--at", f"{sym}={v}")]

@@ -6,6 +6,11 @@ python3-onnx):
 
     /usr/bin/python3 models/export.py [--out models/out] [--only mlp,transformer]
 
+The Hugging Face models (hf_*) need `transformers` besides: in a venv that sees Debian's torch,
+`python3 -m venv --system-site-packages models/.venv && models/.venv/bin/pip install
+'transformers<4.50'`, then `models/.venv/bin/python models/export.py --only hf_gpt2,hf_bert`
+(without it, export.py skips them and says so).
+
 Random weights from a fixed seed, eval mode, batch 1. The files are generated, not committed
 (models/out/ is git-ignored). Writes <out>/<name>.onnx for each model and <out>/manifest.json:
 for each model its inputs (name, shape, dtype, symbolic dimensions by name, how the comparison
@@ -156,6 +161,28 @@ class BertEncoder(torch.nn.Module):
         return x
 
 
+class HuggingFace(torch.nn.Module):
+    """A Hugging Face transformers model (random weights from a small config) returning one
+    tensor: GPT-2's logits, BERT's last hidden state. Needs `transformers` (see main)."""
+
+    def __init__(self, kind):
+        super().__init__()
+        import transformers
+        self.kind = kind
+        if kind == "gpt2":
+            cfg = transformers.GPT2Config(n_layer=2, n_embd=256, n_head=4, vocab_size=1000, n_positions=128)
+            self.m = transformers.GPT2LMHeadModel(cfg)
+        else:
+            cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=256, num_attention_heads=4,
+                                          intermediate_size=512, vocab_size=1000)
+            self.m = transformers.BertModel(cfg)
+
+    def forward(self, ids, mask=None):
+        if self.kind == "gpt2":
+            return self.m(input_ids=ids, use_cache=False).logits
+        return self.m(input_ids=ids, attention_mask=mask).last_hidden_state
+
+
 def inp(name, shape, symbolic=None, dtype="float32", values=None, low=-1.0, high=1.0, pad=0):
     """An input: symbolic {axis: dim name}; the comparison draws uniform [low, high) values
     (integers for integer dtypes), or, with pad, a padding mask: ones then `pad` zeros."""
@@ -197,6 +224,13 @@ MODELS = {
                        17, {}),
     "densenet121": (lambda: torchvision.models.densenet121(), [inp("input", [1, 3, 224, 224])], ["output"], 17, {}),
     "swin_t": (lambda: torchvision.models.swin_t(), [inp("input", [1, 3, 224, 224])], ["output"], 17, {}),
+    # Hugging Face exports (transformers' own modelling code, random weights): GPT-2 with its
+    # sequence symbolic, BERT with batch and sequence symbolic (two symbols in one GEMM's rows).
+    "hf_gpt2": (lambda: HuggingFace("gpt2"), [inp("ids", [1, 16], {1: "seq"}, "int64", low=0, high=1000)],
+                ["logits"], 17, {"seq": 16}),
+    "hf_bert": (lambda: HuggingFace("bert"), [inp("ids", [1, 16], {0: "batch", 1: "seq"}, "int64", low=0, high=1000),
+                                             inp("mask", [1, 16], {0: "batch", 1: "seq"}, "int64", pad=3)],
+                ["h"], 17, {"batch": 2, "seq": 30}),
     # A loop the input's values decide: weft unrolls it to a bound (LoadOptions::max_loop_iterations).
     "iterative_refiner": (lambda: torch.jit.script(IterativeRefiner()), [inp("x", [4, 64])], ["y"], 14, {}),
 }
@@ -246,7 +280,17 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "out"))
     ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
     args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    names = [n for n in args.only.split(",") if n]
+    if not names:
+        names = list(MODELS)
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            skipped = [n for n in names if n.startswith("hf_")]
+            names = [n for n in names if not n.startswith("hf_")]
+            print(f"{', '.join(skipped)}: skipped, they need transformers: python3 -m venv --system-site-packages "
+                  f"models/.venv && models/.venv/bin/pip install 'transformers<4.50', then models/.venv/bin/python "
+                  f"models/export.py --only {','.join(skipped)}", flush=True)
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
     manifest = json.load(open(manifest_path)) if os.path.exists(manifest_path) else {}
