@@ -228,26 +228,31 @@ TEST_CASE("simplify_operators drops a pad by zeros and keeps one that shifts") {
     CHECK(max_output_difference(g, {}, no_passes()) < 1e-6);
 }
 
-TEST_CASE("simplify_operators turns pow by a constant 2 into x * x and dense with constant weights into matmul") {
+TEST_CASE("simplify_operators turns pow by a constant 2 or 3 into products and dense with constant weights into matmul") {
     graph::Graph g;
     graph::Value x = g.input("x", {3, 8});
-    Buffer<float> two({1}), three({1}), twos({2, 1, 1});
+    Buffer<float> two({1}), three({1}), half({1}), twos({2, 1, 1});
     two(0) = 2.f;
     three(0) = 3.f;
+    half(0) = 0.5f;
     for (int64_t i = 0; i < 2; ++i) twos(i, 0, 0) = 2.f;
     graph::Value sq = g.pow(x, g.constant("two", two), "sq");
-    graph::Value cube = g.pow(x, g.constant("three", three), "cube");       // another exponent: kept
+    // (x * x) * x: GPT-2's tanh GELU, whose powf per element cost 20x the whole kernel.
+    graph::Value cube = g.pow(x, g.constant("three", three), "cube");
+    graph::Value root = g.pow(g.mul(x, x, "xx"), g.constant("half", half), "root");  // another exponent: kept
     graph::Value wider = g.pow(x, g.constant("twos", twos), "wider");       // broadcasts x up: kept
     graph::Value w = g.constant("w", Buffer<float>::random({5, 8}, -1.f, 1.f, 3));
-    graph::Value fc = g.dense(g.add(sq, cube, "s"), w, "fc");
+    graph::Value fc = g.dense(g.add(g.add(sq, cube, "s"), root, "t"), w, "fc");
     graph::Value w_in = g.input("w_in", {5, 8});
     g.output(fc, "y");
     g.output(g.dense(x, w_in, "fc_in"), "y_in");  // a weight that is an input: kept
     g.output(wider, "z");
 
     graph::Graph h = graph::simplify_operators(g);
-    CHECK(ops_of(h) == Ops{"mul", "pow", "pow", "add", "transpose", "matmul", "dense"});
+    CHECK(ops_of(h) == Ops{"mul", "mul", "mul", "mul", "pow", "pow", "add", "add", "transpose", "matmul", "dense"});
     CHECK(h.node(*h.find("sq")).op == "mul");  // the rewritten nodes keep their names
+    CHECK(h.node(*h.find("cube")).op == "mul");
+    CHECK(h.node(*h.find("root")).op == "pow");
     CHECK(h.node(*h.find("fc")).op == "matmul");
     // Built with the default pipeline, the transpose is folded into a constant.
     graph::Module m = graph::build(g);
