@@ -107,3 +107,46 @@ TEST_CASE("onnx: CastLike takes the dtype of an empty like; frozen empty inputs 
     r.output("y", pb::TensorProto::INT32);
     CHECK(error_of([&] { r.load({.constant_inputs = {{"like", BufferRef()}}}); }).find("does not fit") != std::string::npos);
 }
+
+TEST_CASE("onnx: Split and Slice may make empty pieces, which Concat leaves out") {
+    // A rotary embedding over the whole head, as ONNX expands it: Split into the part to
+    // rotate and an empty part to pass through, then Concat of the two.
+    Model m(18);
+    m.input("x", {2, 3, 8});
+    m.initializer_i64("sizes", {2}, {8, 0});
+    m.node("Split", {"x", "sizes"}, {"rotate", "pass"});
+    onnx_test::set_int(m.g->mutable_node(0)[0], "axis", 2);
+    m.node("Neg", {"rotate"}, {"rotated"});
+    // Slice of a computed value to nothing (start past the end), also left out.
+    m.initializer_i64("starts", {1}, {9});
+    m.initializer_i64("ends", {1}, {12});
+    m.initializer_i64("axes", {1}, {2});
+    m.node("Slice", {"rotated", "starts", "ends", "axes"}, {"nothing"});
+    m.node("Concat", {"rotated", "pass", "nothing"}, {"y"});
+    onnx_test::set_int(m.g->mutable_node(3)[0], "axis", -1);
+    m.output("y");
+    graph::Module mod = build_of(m);
+    Buffer<float> x = Buffer<float>::random({2, 3, 8}, -1.f, 1.f, 5);
+    mod.set_input("x", x);
+    mod.run();
+    Buffer<float> y = Buffer<float>(mod.get_output(0)).copy();
+    REQUIRE(y.shape() == std::vector<int64_t>{2, 3, 8});
+    for (int64_t i = 0; i < y.size(); ++i) CHECK(y.data()[i] == -x.data()[i]);
+
+    // An empty piece that an operator must read, or that is a graph output, is refused by name.
+    Model r(18);
+    r.input("x", {2, 8});
+    r.initializer_i64("sizes", {2}, {8, 0});
+    r.node("Split", {"x", "sizes"}, {"a", "b"});
+    onnx_test::set_int(r.g->mutable_node(0)[0], "axis", 1);
+    r.node("MatMul", {"a", "b"}, {"y"});
+    r.output("y");
+    CHECK(error_of([&] { r.load(); }).find("input 1 is an empty tensor") != std::string::npos);
+    Model o(18);
+    o.input("x", {2, 8});
+    o.initializer_i64("starts", {1}, {3});
+    o.initializer_i64("ends", {1}, {3});
+    o.node("Slice", {"x", "starts", "ends"}, {"y"});
+    o.output("y");
+    CHECK(error_of([&] { o.load(); }).find("(an empty tensor, which weft's graphs do not output)") != std::string::npos);
+}

@@ -75,7 +75,17 @@ inline std::vector<Value> convert_split(Ctx& c) {
     for (int64_t k = 0; k < n; ++k) {
         int64_t len = sizes[size_t(k)];
         if (len < 0 || start + len > extent) malformed("split sizes exceed the extent " + std::to_string(extent));
-        if (len == 0) unsupported("Split into an empty piece");
+        if (len == 0) {
+            // An empty piece (a rotary embedding over the whole head leaves nothing to pass
+            // through): an empty value of the importer, which a Concat then leaves out.
+            std::vector<int64_t> shape = c.shape(x);
+            shape[size_t(axis)] = 0;
+            c.empty_outs.resize(size_t(n), 0);
+            c.empty_outs[size_t(k)] = 1;
+            c.empty_out_types[size_t(k)] = graph::TensorType{shape, c.dtype(x)};
+            r.push_back(Value{});
+            continue;
+        }
         r.push_back(c.add("slice", {x},
                           {{"starts", std::vector<int64_t>{start}},
                            {"ends", std::vector<int64_t>{start + len}},
@@ -102,6 +112,7 @@ inline std::vector<Value> convert_slice(Ctx& c) {
     // ONNX allows an empty result; weft's tensors cannot be empty, but a constant one is
     // kept aside (shape computations slice shapes to nothing, then concatenate).
     std::vector<int64_t> s = c.shape(x);
+    std::vector<int64_t> empty_shape = s;  // (with a 0 where the result is empty)
     bool empty = false;
     for (size_t k = 0; k < starts.size() && k < ends.size(); ++k) {
         int64_t axis = norm_axis(k < axes.size() ? axes[k] : int64_t(k), int64_t(s.size()));
@@ -110,19 +121,22 @@ inline std::vector<Value> convert_slice(Ctx& c) {
         int64_t b = starts[k], e = ends[k];
         if (b < 0) b += n;
         if (e < 0 && e > std::numeric_limits<int64_t>::min() + n) e += n;
+        bool none = false;
         if (step > 0) {
             b = std::clamp<int64_t>(b, 0, n);
             e = std::clamp<int64_t>(e, 0, n);
-            empty = empty || e <= b;
+            none = e <= b;
         } else {
             b = std::clamp<int64_t>(b, -1, n - 1);
             e = std::clamp<int64_t>(e, -1, n - 1);
-            empty = empty || e >= b;
+            none = e >= b;
         }
+        if (none) empty_shape[size_t(axis)] = 0;
+        empty = empty || none;
     }
-    if (empty) {
-        if (!c.g.node(x).is_constant()) unsupported("a Slice with an empty result (weft's tensors cannot be empty)");
+    if (empty) {  // an empty value of the importer (what reads it decides whether it may)
         c.empty_outs = {1};
+        c.empty_out_types[0] = graph::TensorType{empty_shape, c.dtype(x)};
         return {Value{}};
     }
     return {c.g.slice(x, starts, ends, axes, steps, c.out())};
@@ -197,9 +211,21 @@ inline std::vector<Value> convert_center_crop_pad(Ctx& c) {
 inline std::vector<Value> convert_concat(Ctx& c) {
     std::vector<Value> xs;
     for (size_t k = 0; k < c.n_in(); ++k)
-        if (!c.is_empty(k)) xs.push_back(c.in(k));  // empty constants add nothing
-    if (xs.empty()) malformed("Concat needs at least one non-empty input");
+        if (!c.is_empty(k)) xs.push_back(c.in(k));  // empty values add nothing
     int64_t axis = c.opset < 4 ? c.i("axis", 1) : c.i("axis");
+    if (xs.empty()) {
+        // Empty values only: an empty value, their extents along the axis summed.
+        const graph::TensorType* first = c.n_in() ? c.empty_type(0) : nullptr;
+        if (!first) malformed("Concat needs at least one input whose shape is known");
+        graph::TensorType t = *first;
+        const int64_t a = norm_axis(axis, int64_t(t.shape.size()));
+        for (size_t k = 1; k < c.n_in(); ++k)
+            if (const graph::TensorType* e = c.empty_type(k); e && e->shape.size() == t.shape.size())
+                t.shape[size_t(a)] += e->shape[size_t(a)];
+        c.empty_outs = {1};
+        c.empty_out_types[0] = t;
+        return {Value{}};
+    }
     if (xs.size() == 1) {
         norm_axis(axis, c.rank(xs[0]));
         return {reshape(c, xs[0], c.shape(xs[0]), c.out())};
