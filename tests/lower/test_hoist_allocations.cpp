@@ -1,6 +1,7 @@
 // hoist_allocations: an allocation of symbolic size leaves the serial loops its size does not
 // depend on (its size clamped at 0, as the loop may run no iterations), but not a parallel
-// loop, a branch, or a loop whose variable or lets its size reads; constant sizes stay.
+// loop, a branch, or a loop whose variable or lets its size reads; constant sizes stay; a
+// symbolic size with a constant bound over the loops around it takes the bound.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -57,6 +58,10 @@ TEST_CASE("hoist_allocations: it stops at loops it reads, parallel loops and bra
     // Under a branch: the size may be valid only where the branch runs.
     const ir::Stmt guarded = h.loop(h.i, ir::IfThenElse::make(Expr(h.n) > 3, h.alloc(Expr(h.n) - 4, h.use())));
     CHECK(h.hoisted(guarded) == ir::to_string(guarded));
+    // A size read from memory stays: the loop may write what it reads.
+    Var sizes("sizes", DataType::handle());
+    const ir::Stmt loaded = h.loop(h.i, h.alloc(ir::Load::make(DataType::int_(64), sizes, make_int(0)), h.use()));
+    CHECK(h.hoisted(loaded) == ir::to_string(loaded));
     // A constant size stays where it is (codegen puts a small one on the stack).
     const ir::Stmt constant = h.loop(h.i, h.alloc(make_int(16), h.use()));
     CHECK(h.hoisted(constant) == ir::to_string(constant));
@@ -83,4 +88,19 @@ TEST_CASE("hoist_allocations: a row of symbolic length computed per row is alloc
             for (int64_t b = 0; b < c; ++b) same &= y(a, b) == x(a, b) * 2.0f + 1.0f;
         CHECK(same);
     }
+}
+
+TEST_CASE("hoist_allocations: a symbolic size bounded over its loops takes the constant bound") {
+    HandBuilt h;
+    // The last, partial block of a split by 6 over n rows: i in [n / 6, (n + 5) / 6), its tile
+    // n * 64 - i * 384 floats, at most 5 rows of 64.
+    const Expr n = h.n;
+    const ir::Stmt tail = ir::For::make(h.i, n / 6, (n + 5) / 6 - n / 6, ir::ForKind::Serial,
+                                        h.alloc(n * 64 - Expr(h.i) * 384, h.use()));
+    const std::string out = h.hoisted(tail);
+    CAPTURE(out);
+    CHECK(out.find("allocate buf[float32 * 320]") != std::string::npos);
+    // Unbounded (the steady loop's whole rows of n): stays symbolic.
+    const ir::Stmt rows = h.loop(h.i, h.alloc(n * 64, h.use()));
+    CHECK(h.hoisted(rows).find("allocate buf[float32 * n * 64]") != std::string::npos);
 }

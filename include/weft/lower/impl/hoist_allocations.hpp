@@ -6,12 +6,16 @@
 // iteration. Applied from the innermost loop outwards, an allocation climbs to the outermost
 // serial loop its size does not depend on; it never leaves a parallel loop (each thread needs
 // its own), nor a branch (its size may be valid only where the branch runs), nor a loop
-// whose variables, or the variables of lets inside it, its size reads.
+// whose variables, or the variables of lets inside it, its size reads; a size that reads
+// memory (a data-dependent extent) stays where it is.
 //
 // Hoisted, the allocation is made even when the loop runs no iterations, where its size may
 // be an expression that only the iterations keep non-negative: the size becomes max(e, 0).
 // Constant sizes are left where they are (codegen puts the small ones on the stack once).
+// Then a symbolic size with a constant bound over the loops around it takes the bound
+// (ConstantBounder).
 #pragma once
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -42,10 +46,15 @@ inline std::unordered_set<const ir::Object*> bound_vars(const Stmt& s) {
     return vars;
 }
 
+// Whether a size reads one of `vars`, or memory or a call (a size read from a buffer that
+// the loop writes would change its value if read before the loop).
 inline bool reads_any(const std::vector<Expr>& extents, const std::unordered_set<const ir::Object*>& vars) {
     bool found = false;
     for (const Expr& e : extents)
-        ir::post_order_visit(e, [&](const ir::Object* o) { found |= o->kind == ir::NodeKind::Var && vars.count(o); });
+        ir::post_order_visit(e, [&](const ir::Object* o) {
+            found |= (o->kind == ir::NodeKind::Var && vars.count(o)) || o->kind == ir::NodeKind::Load ||
+                     o->kind == ir::NodeKind::Call;
+        });
     return found;
 }
 
@@ -71,6 +80,55 @@ protected:
 
 private:
     const std::unordered_set<const ir::Object*>& inner_;
+};
+
+// An allocation of symbolic size whose size has a constant bound over the enclosing loops'
+// ranges (the last, partial tile of a split over a symbolic extent: n * 64 - i * 384 for i
+// past n / 6 is at most 320) takes that bound: a constant size, which codegen keeps on the
+// stack, instead of a heap allocation per tile.
+class ConstantBounder : public ir::IRMutator {
+public:
+    explicit ConstantBounder(const ir::arith::VarRanges& sizes) : ranges_(sizes) {}
+    using IRMutator::mutate;
+
+protected:
+    Stmt visit_(const ir::For* op, const Stmt& self) override {
+        auto saved = ranges_.find(op->loop_var);
+        std::optional<ir::arith::Interval> before;
+        if (saved != ranges_.end()) before = saved->second;
+        ranges_[op->loop_var] = ir::arith::Interval(op->min, ir::arith::simplify(op->min + op->extent - 1));
+        Stmt out = IRMutator::visit_(op, self);
+        if (before) ranges_[op->loop_var] = *before;
+        else ranges_.erase(op->loop_var);
+        return out;
+    }
+    Stmt visit_(const ir::Allocate* op, const Stmt& self) override {
+        Stmt body = mutate(op->body);
+        Expr count = ir::make_int(1);
+        for (const Expr& e : op->extents) count = count * e;
+        if (symbolic_size(op) && !reads_any(op->extents, {}))
+            if (std::optional<int64_t> bound = upper_bound(count))
+                return ir::Allocate::make(op->buffer, op->type, {ir::make_int(*bound)}, op->scope, body);
+        return body.same_as(op->body) ? self : ir::Allocate::make(op->buffer, op->type, op->extents, op->scope, body);
+    }
+
+private:
+    // The least constant c <= kMaxBound the simplifier proves count <= c with, by bisection
+    // (its proofs keep the sizes symbolic, so n * 64 - 384 * (n / 6) cancels to at most 320).
+    static constexpr int64_t kMaxBound = int64_t(1) << 24;
+    std::optional<int64_t> upper_bound(const Expr& count) const {
+        auto holds = [&](int64_t c) { return ir::arith::can_prove(count <= ir::make_int(c, count.type()), ranges_); };
+        if (!holds(kMaxBound)) return std::nullopt;
+        int64_t lo = 0, hi = kMaxBound;  // count <= hi holds; find the least such
+        if (holds(0)) return int64_t(0);
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            (holds(mid) ? hi : lo) = mid;
+        }
+        return hi;
+    }
+
+    ir::arith::VarRanges ranges_;
 };
 
 class Hoister : public ir::IRMutator {
@@ -106,7 +164,7 @@ private:
 
 // `sizes`: the kernel's sizes (size_ranges), which simplify the max(e, 0).
 inline ir::Stmt hoist_allocations(const ir::Stmt& s, const ir::arith::VarRanges& sizes = {}) {
-    return hoist_alloc_detail::Hoister(sizes).mutate(s);
+    return hoist_alloc_detail::ConstantBounder(sizes).mutate(hoist_alloc_detail::Hoister(sizes).mutate(s));
 }
 
 }  // namespace weft::lower_passes
