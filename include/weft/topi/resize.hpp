@@ -20,6 +20,10 @@ struct ResizeParams {
     std::string nearest_mode = "round_prefer_floor";
     double cubic_coeff_a = -0.75;
     bool exclude_outside = false;       // cubic: taps outside the input get weight 0, the rest renormalized
+    // linear and cubic, where a dimension shrinks (scale < 1): the kernel stretched by 1 / scale
+    // (more taps, each weight at distance * scale) and the weights normalized, as ONNX's
+    // Resize antialias (PIL's and torchvision's antialiased resize).
+    bool antialias = false;
     double extrapolation_value = 0.0;   // tf_crop_and_resize: outputs whose coordinate leaves the input
     // Per dimension: the scale (output / input) and, for tf_crop_and_resize, the region of
     // interest start and end as fractions of the input (empty: 0 and 1).
@@ -33,6 +37,9 @@ struct ResizeParams {
 Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const ResizeParams& params);
 // resize's checks of the modes and numbers alone (weft::Error naming the bad one).
 void check_resize_params(const ResizeParams& params);
+// resize's checks that need the shapes: an antialiased shrink that would read more than 4096
+// input elements per output is refused.
+void check_resize_shapes(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const ResizeParams& params);
 
 // ONNX GridSample (PyTorch's grid_sample): x [N, C, D1..Dk] sampled at the normalized
 // coordinates of grid [N, O1..Om, k] (in [-1, 1], the last entry for D1's... first axis last:

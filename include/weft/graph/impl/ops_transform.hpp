@@ -56,7 +56,7 @@ inline TensorType infer_gather(const std::vector<TensorType>& in, const Attrs& a
 }
 
 // resize's attributes: sizes (the output shape), mode, coordinate_transformation_mode,
-// nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, scales, roi_start, roi_end.
+// nearest_mode, cubic_coeff_a, exclude_outside, antialias, extrapolation_value, scales, roi_start, roi_end.
 inline topi::ResizeParams resize_params(const Attrs& a) {
     topi::ResizeParams p;
     p.mode = a.get_string("mode", p.mode);
@@ -64,6 +64,7 @@ inline topi::ResizeParams resize_params(const Attrs& a) {
     p.nearest_mode = a.get_string("nearest_mode", p.nearest_mode);
     p.cubic_coeff_a = a.get_float("cubic_coeff_a", p.cubic_coeff_a);
     p.exclude_outside = a.get_int("exclude_outside", 0) != 0;
+    p.antialias = a.get_int("antialias", 0) != 0;
     p.extrapolation_value = a.get_float("extrapolation_value", 0.0);
     p.scales = a.get_floats("scales");
     p.roi_start = a.get_floats("roi_start");
@@ -356,6 +357,7 @@ inline void register_transform_ops() {
                                     " entries for an input of rank ", in[0].shape.size());
                          for (int64_t e : sizes) WEFT_CHECK(e >= 1, "every size must be at least 1, got ", e);
                          topi::check_resize_params(resize_params(a));
+                         topi::check_resize_shapes(in[0].shape, sizes, resize_params(a));
                          return TensorType{sizes, in[0].dtype};
                      },
                  .compute = [](In in, const Attrs& a) { return topi::resize(in[0], a.get_ints("sizes"), resize_params(a)); }});

@@ -111,6 +111,38 @@ inline Taps taps_of(Expr c, int64_t n, const ResizeParams& p) {
     return t;
 }
 
+// Antialiased linear or cubic taps where a dimension shrinks (scale < 1), as ONNX's reference
+// computes them: the kernel stretched by 1 / scale around coordinate c, taps at base + k for
+// k in [start, start + count), base = ceil(c) - 1 (a coordinate on a pixel takes the pixel on
+// its left as base: ratio c - base in (0, 1]), each weight the kernel at (k - ratio) * scale,
+// the weights (with exclude_outside, those inside the input) normalized to sum 1.
+// The number of such taps (per dimension; at most kMaxAntialiasTaps per output in all).
+inline double antialias_tap_count(double scale, const ResizeParams& p) {
+    return 2 - 2 * (std::floor((p.mode == "cubic" ? -2.0 : -1.0) / scale) + 1);
+}
+inline constexpr double kMaxAntialiasTaps = 4096;
+
+inline Taps antialias_taps_of(Expr c, int64_t n, double scale, const ResizeParams& p) {
+    const bool cubic = p.mode == "cubic";
+    const int64_t count = int64_t(antialias_tap_count(scale, p)), start = 1 - count / 2;
+    Expr base = ir::ceil(c) - f(1), ratio = c - base;
+    Expr b = ir::cast(i64, base);
+    Taps t;
+    Expr total = f(0);
+    for (int64_t k = start; k < start + count; ++k) {
+        Expr i = b + ir::make_int(k, i64);
+        Expr x = (f(double(k)) - ratio) * f(scale);
+        Expr w = cubic ? ir::select(ir::abs(x) < f(2), cubic_weight(x, p.cubic_coeff_a), f(0))
+                       : ir::max(f(1) - ir::abs(x), f(0));
+        if (p.exclude_outside) w = ir::select(i >= ir::make_int(0, i64) && i < ir::make_int(n, i64), w, f(0));
+        t.index.push_back(index_clamp(i, n));
+        t.weight.push_back(w);
+        total = total + w;
+    }
+    for (Expr& w : t.weight) w = w / total;
+    return t;
+}
+
 // Linear upsampling by an integer factor s with half_pixel (pytorch_half_pixel) coordinates:
 // output o = m s + r reads m + (2r + 1 - s) / 2s, so the lower tap is m or m - 1 and the
 // weight a fraction with denominator 2s, both from integers (no float64 floor per element).
@@ -153,7 +185,26 @@ inline Taps linear_taps3_of_factor(Expr o, int64_t s, int64_t n, DataType wt) {
     return t;
 }
 
+// An antialiased shrink reads every combination of its dimensions' taps for each output:
+// past kMaxAntialiasTaps (a hostile scale of 1e-9 asks for billions) it is refused.
+inline void check_resize_taps(const std::vector<int64_t>& in, const std::vector<int64_t>& out_shape,
+                              const ResizeParams& p, const std::string& what) {
+    if (!p.antialias || p.mode == "nearest" || in.size() != out_shape.size()) return;
+    double taps = 1;
+    for (size_t d = 0; d < in.size(); ++d) {
+        const double s = p.scales.size() == in.size() ? p.scales[d] : double(out_shape[d]) / double(in[d]);
+        if (s > 0 && s < 1 && out_shape[d] != in[d]) taps *= antialias_tap_count(s, p);
+    }
+    WEFT_CHECK(taps <= kMaxAntialiasTaps, "resize: antialiased ", p.mode, " shrinking '", what, "' ", shape_string(in),
+               " to ", shape_string(out_shape), " takes ", taps, " input elements per output, over ", kMaxAntialiasTaps,
+               "; shrink in steps, or without antialias");
+}
+
 }  // namespace resize_detail
+
+void check_resize_shapes(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const ResizeParams& p) {
+    resize_detail::check_resize_taps(in, out, p, "the input");
+}
 
 void check_resize_params(const ResizeParams& p) {
     auto one_of = [](const std::string& v, std::initializer_list<const char*> names) {
@@ -195,6 +246,7 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
             WEFT_CHECK(std::isfinite(s) && s > 0, "resize: the scale of dimension ", d, " is ", s, "; it must be positive");
         }
     }
+    resize_detail::check_resize_taps(in, out_shape, p, x.name());
     std::vector<Expr> shape;
     for (int64_t e : out_shape) shape.push_back(ir::make_int(e));
     const DataType weight_type = x.dtype().bits >= 32 ? x.dtype() : DataType::float_(32);
@@ -230,7 +282,8 @@ Tensor resize(const Tensor& x, const std::vector<int64_t>& out_shape, const Resi
                     Expr out_d = c < f(0) || c > f(double(in[d] - 1));
                     outside = outside.defined() ? (outside || out_d) : out_d;
                 }
-                taps[d] = taps_of(c, in[d], p);
+                taps[d] = p.antialias && p.mode != "nearest" && scale < 1 ? antialias_taps_of(c, in[d], scale, p)
+                                                                           : taps_of(c, in[d], p);
             }
             // The weighted sum over every combination of the moving dimensions' taps.
             Expr sum;

@@ -253,7 +253,7 @@ inline std::vector<Value> convert_resize(Ctx& c, bool upsample) {
         if (c.has(1) && !c.is_empty(1)) roi = c.const_floats(1, "the roi");
         if (c.has(2) && !c.is_empty(2)) scales = c.const_floats(2, "the scales");
         if (c.has(3) && !c.is_empty(3)) sizes = c.const_ints(3, "the sizes");
-        if (c.i("antialias", 0) != 0) unsupported("Resize with antialias");
+        a.set("antialias", c.i("antialias", 0));
         a.set("coordinate_transformation_mode", c.s("coordinate_transformation_mode", "half_pixel"));
         a.set("nearest_mode", c.s("nearest_mode", "round_prefer_floor"));
         a.set("cubic_coeff_a", c.f("cubic_coeff_a", -0.75));
