@@ -91,3 +91,21 @@ TEST_CASE("a module that compiles per size cannot be saved as an artifact, and s
     CHECK_THROWS_WITH_AS(graph::save_to_memory(m), doctest::Contains("compiles some kernels per size of its symbols 'len'"),
                          Error);
 }
+
+TEST_CASE("prepare_size compiles a size's kernels ahead, so the first run there compiles nothing") {
+    const graph::Graph g = conv_over_length(64, 3, 2, 11);
+    graph::Module m = graph::build(g);
+    KernelCache& cache = KernelCache::global();
+    const uint64_t before = cache.misses();
+    m.prepare_size({{"len", 37}});  // a length no test here met: its kernels are new
+    CHECK(cache.misses() > before);
+    const uint64_t prepared = cache.misses();
+    graph_check::check_symbolic_at(m, g, {{"len", 37}}, {1, 3, 1, 37}, 37, 1e-4);
+    CHECK(cache.misses() == prepared);  // (check_symbolic_at's fixed build compiles through
+                                        // the cache too: the same kernels, served)
+    m.prepare_size({{"len", 64}});      // the max: the build's own kernels, nothing to do
+    CHECK(cache.misses() == prepared);
+    CHECK_THROWS_WITH_AS(m.prepare_size({{"len", 3}}), doctest::Contains("outside its bounds [4, 64]"), Error);
+    CHECK_THROWS_WITH_AS(m.prepare_size({}), doctest::Contains("no value for symbol 'len'"), Error);
+    CHECK_THROWS_WITH_AS(m.prepare_size({{"len", 9}, {"width", 3}}), doctest::Contains("no symbol 'width'"), Error);
+}

@@ -21,6 +21,7 @@
 // device (what a machine without a GPU can check).
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -133,6 +134,11 @@ public:
     // Runs every kernel once, in order. A CUDA module launches them on its stream and
     // returns without waiting for them (get_output_host, or cuda_stream().synchronize(), waits).
     void run();
+    // With kernels compiled per size (KernelInfo::per_size: an image size), compiles now what
+    // the first run() at these symbol values would (every symbol named, within its bounds),
+    // so that run does not wait for the compiler; the sizes prepared or run at last are kept
+    // (kMaxKeptSizes). Nothing to do for a module without such kernels, or at the max.
+    void prepare_size(const std::map<std::string, int64_t>& values);
 
     // An output after run(): a view of the module's storage, overwritten by the next run().
     // For a CUDA module it is device memory (Device::cuda(n)): pass it to another CUDA

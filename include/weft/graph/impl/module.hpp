@@ -521,6 +521,26 @@ const cuda::Stream& Module::cuda_stream() const {
     return s.stream;
 }
 
+void Module::prepare_size(const std::map<std::string, int64_t>& values) {
+    State& s = state();
+    std::vector<int64_t> at;
+    for (const Symbol& sym : s.symbolic.symbols) {
+        auto it = values.find(sym.name);
+        WEFT_CHECK(it != values.end(), "graph::Module::prepare_size: no value for symbol '", sym.name, "'");
+        WEFT_CHECK(it->second >= sym.min && it->second <= sym.max, "graph::Module::prepare_size: symbol '", sym.name,
+                   "' = ", it->second, " is outside its bounds [", sym.min, ", ", sym.max, "]");
+        at.push_back(it->second);
+    }
+    for (const auto& [name, v] : values) {
+        bool known = false;
+        for (const Symbol& sym : s.symbolic.symbols) known |= sym.name == name;
+        WEFT_CHECK(known, "graph::Module::prepare_size: the module has no symbol '", name, "'");
+    }
+    bool at_max = true;
+    for (size_t k = 0; k < at.size(); ++k) at_max &= at[k] == s.symbolic.symbols[k].max;
+    if (!s.per_size.empty() && !at_max) detail::kernels_at(s, at);
+}
+
 void Module::run() {
     State& s = state();
     s.check_allocated("run");
