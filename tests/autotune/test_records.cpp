@@ -118,14 +118,15 @@ TEST_CASE("graph::build applies a record's config to its workload's group, on it
     graph::Graph g = dense_graph();
     graph::Module plain = graph::build(g);
     // One group has a master (the dense, which simplify_operators made a matmul with the
-    // constant weight transposed), with the epilogue fused: its workload names it.
+    // constant weight transposed, and pack_matmul_weights a matmul_packed of its panels),
+    // with the epilogue fused: its workload names it.
     std::string workload;
     for (const auto& k : plain.kernels()) {
         CHECK(!k.tuned);
         if (!k.workload.empty()) workload = k.workload;
     }
     CAPTURE(workload);
-    REQUIRE(workload.rfind("matmul(float32[48, 96], float32[96, 80])", 0) == 0);
+    REQUIRE(workload.rfind("matmul_packed(float32[48, 96], float32[", 0) == 0);  // (panels of the host's width)
     const std::vector<float> want = run(plain);
 
     Config tuned;
@@ -148,8 +149,8 @@ TEST_CASE("graph::build applies a record's config to its workload's group, on it
 
     // A config that does not fit the workload is an error naming the knob, not a silent default.
     auto wrong = std::make_shared<autotune::Records>();
-    wrong->add(record(autotune::target_key(Target::host()), workload, Config{}.set("gemm.nr", 40), {0.01}));
-    CHECK_THROWS_WITH_AS(graph::build(g, Target::host(), {.records = wrong}), doctest::Contains("gemm.nr"), Error);
+    wrong->add(record(autotune::target_key(Target::host()), workload, Config{}.set("gemm.mr", 40), {0.01}));
+    CHECK_THROWS_WITH_AS(graph::build(g, Target::host(), {.records = wrong}), doctest::Contains("gemm.mr"), Error);
 
     // Records of another target (or another thread count) are not applied.
     Target other = Target::host();

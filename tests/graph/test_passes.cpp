@@ -7,7 +7,7 @@ using namespace pass_testing;
 TEST_CASE("the default pipeline lists its passes in order and leaves out those switched off") {
     CHECK(graph::default_pipeline({}).str() ==
           "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
-          "simplify_operators -> convert_conv_layout -> fold_constants -> eliminate_dead_code");
+          "simplify_operators -> convert_conv_layout -> pack_matmul_weights -> fold_constants -> eliminate_dead_code");
     CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false, .simplify_operators = false,
                                    .convert_layout = false})
               .str() == "eliminate_dead_code -> eliminate_common_subexpressions");
@@ -254,13 +254,37 @@ TEST_CASE("simplify_operators turns pow by a constant 2 or 3 into products and d
     CHECK(h.node(*h.find("cube")).op == "mul");
     CHECK(h.node(*h.find("root")).op == "pow");
     CHECK(h.node(*h.find("fc")).op == "matmul");
-    // Built with the default pipeline, the transpose is folded into a constant.
+    // Built with the default pipeline, the transpose is folded into a constant, packed into
+    // panels (pack_matmul_weights) for a matmul_packed.
     graph::Module m = graph::build(g);
     CHECK(count_of(m.graph(), "transpose") == 0);
-    CHECK(count_of(m.graph(), "matmul") == 1);
+    CHECK(count_of(m.graph(), "matmul_packed") == 1);
     CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
     // Nothing to simplify: the graph comes back as it is.
     graph::Graph plain;
     plain.output(plain.relu(plain.input("a", {4}), "r"), "out");
     CHECK(ops_of(graph::simplify_operators(plain)) == Ops{"relu"});
+}
+
+TEST_CASE("pack_matmul_weights packs a matmul's constant weight once, at build, at any row count") {
+    for (int64_t rows : {1, 5, 16, 37}) {
+        CAPTURE(rows);
+        graph::Graph g;
+        graph::Value x = g.input("x", {rows, 48});
+        graph::Value w = g.constant("w", Buffer<float>::random({48, 70}, -1.f, 1.f, 9));  // 70: a partial panel
+        graph::Value b = g.constant("b", Buffer<float>::random({70}, -1.f, 1.f, 10));
+        graph::Value y = g.relu(g.add(g.matmul(x, w, "fc"), b));
+        g.output(y, "y");
+        g.output(g.matmul(x, g.input("w_in", {48, 3}), "fc_in"), "z");  // a weight that is an input: kept
+        graph::Graph h = graph::pack_matmul_weights(g);
+        CHECK(count_of(h, "matmul_packed") == 1);
+        CHECK(count_of(h, "pack_matmul_weight") == 1);
+        CHECK(count_of(h, "matmul") == 1);
+        CHECK(h.node(*h.find("fc")).op == "matmul_packed");  // the name stays
+        // Built: the packing folded into a constant of panels, the bias and ReLU fused.
+        graph::Module m = graph::build(g);
+        CHECK(count_of(m.graph(), "pack_matmul_weight") == 0);
+        CHECK(count_of(m.graph(), "matmul_packed") == 1);
+        CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
+    }
 }

@@ -84,10 +84,17 @@ Graph simplify_operators(const Graph& g);
 // The channel blocks are planned for `target` (its vector width; Target::host() by default).
 Graph convert_conv_layout(const Graph& g, const Target& target = Target::host());
 
+// A matmul whose right operand B is a constant (a linear layer's weight) packs B into column
+// panels on every run, or reads it in place for a few rows; it becomes matmul_packed of x and
+// pack_matmul_weight(B), which fold_constants packs once at build: faster at every row count
+// measured (1.1x at 1 row, 1.5x at 8-16 rows, 1.04x at 128: benchmarks/RESULTS.md). Panels
+// for `target`'s vector width; CPU only, with convert_conv_layout (BuildOptions::convert_layout).
+Graph pack_matmul_weights(const Graph& g, const Target& target = Target::host());
+
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
-// simplify_operators, convert_conv_layout and fold_constants again (the transposed and
-// packed weights), then
+// simplify_operators, convert_conv_layout, pack_matmul_weights and fold_constants again (the
+// transposed and packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 // `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the
 // blocked layout's channel block is a CPU's vector width; topi::cuda keeps NCHW).

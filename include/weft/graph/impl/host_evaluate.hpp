@@ -114,6 +114,21 @@ inline BufferRef slice(const std::vector<BufferRef>& in, const Attrs& a, const T
     return r;
 }
 
+// pack_matmul_weight: B [K, N] -> its column panels [ceil(N / w), K, w], zeros past N
+// (topi::dense_packed's operand).
+inline BufferRef pack_matmul_weight(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef& b = in[0];
+    const int64_t K = b.shape()[0], N = b.shape()[1], w = out.shape[2];
+    BufferRef r = output_of(out);
+    with_element(b.dtype(), [&]<class E>() {
+        const E* src = static_cast<const E*>(b.data());
+        E* dst = static_cast<E*>(r.data());
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < N; ++j) dst[((j / w) * K + k) * w + j % w] = src[k * N + j];
+    });
+    return r;
+}
+
 // pack_conv2d_weight: OIHW -> [O/ob, I/ib, KH, KW, ib, ob] (depthwise: [C/ob, 1, KH, KW, 1,
 // ob]), zeros past O and I (topi::pack_conv2d_weight_nchwc, pack_depthwise_weight_nchwc).
 inline BufferRef pack_conv2d_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {

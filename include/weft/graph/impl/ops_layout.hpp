@@ -106,12 +106,57 @@ inline void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& o
     else topi::schedule_conv2d_nchwc(s, op, out, c.target, c.config);
 }
 
+// ---- matmul with packed weights -----------------------------------------------------------
+// pack_matmul_weight: B [K, N], width -> [ceil(N / width), K, width] (zeros past N);
+// matmul_packed: x [M, K], those panels; n (N) -> x B [M, N] (topi::dense_packed): a matmul
+// whose constant B the build packs once (pack_matmul_weights) instead of every run.
+
+inline TensorType infer_pack_matmul_weight(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType& b = in[0];
+    check_rank(b, 2, "B");
+    const int64_t w = a.get_int("width");
+    WEFT_CHECK(w >= 1, "the panel width must be positive, got ", w);
+    return {{(b.shape[1] + w - 1) / w, b.shape[0], w}, b.dtype};
+}
+
+inline Tensor compute_pack_matmul_weight(const std::vector<Tensor>& in, const Attrs& a) {
+    const Tensor& b = in[0];
+    const int64_t w = a.get_int("width");
+    const Expr N = b.shape()[1];
+    return compute({make_int((const_shape(b)[1] + w - 1) / w), b.shape()[0], make_int(w)},
+                   [&](Expr p, Expr k, Expr c) {
+                       Expr j = p * make_int(w) + c;
+                       return if_then_else(j < N, b(k, ir::min(j, N - 1)), ir::make_zero(b.dtype()));
+                   },
+                   "matmul_weight_packed");
+}
+
+inline TensorType infer_matmul_packed(const std::vector<TensorType>& in, const Attrs& a) {
+    const TensorType &x = in[0], &p = in[1];
+    check_rank(x, 2, "x");
+    check_rank(p, 3, "the packed weight");
+    check_same_dtype(x, p, "x", "the packed weight");
+    const int64_t n = a.get_int("n");
+    WEFT_CHECK(n >= 1 && p.shape[0] == (n + p.shape[2] - 1) / p.shape[2] && p.shape[1] == x.shape[1],
+               "the packed weight ", p.str(), " is not the panels of a [", x.shape[1], ", ", n, "] matrix");
+    return {{x.shape[0], n}, x.dtype};
+}
+
 inline void register_layout_ops() {
     using P = OpPattern;
     register_op({.name = "layout_transform", .pattern = P::Injective, .infer = infer_layout_transform,
                  .compute = compute_layout_transform, .made_by_passes = true, .evaluate = host::layout_transform});
     register_op({.name = "pack_conv2d_weight", .pattern = P::Injective, .infer = infer_pack_weight,
                  .compute = compute_pack_weight, .made_by_passes = true, .evaluate = host::pack_conv2d_weight});
+    register_op({.name = "pack_matmul_weight", .pattern = P::Injective, .infer = infer_pack_matmul_weight,
+                 .compute = compute_pack_matmul_weight, .made_by_passes = true, .evaluate = host::pack_matmul_weight});
+    register_op({.name = "matmul_packed", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_matmul_packed,
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a) {
+                         return topi::dense_packed(in[0], in[1], a.get_int("n"), Tensor(), "matmul");
+                     },
+                 .schedule = schedule_template<topi::schedule_dense>, .made_by_passes = true});
     register_op({.name = "conv2d_nchwc", .pattern = P::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_conv2d_nchwc, .compute = compute_conv2d_nchwc, .schedule = schedule_conv2d_nchwc,
                  .made_by_passes = true});

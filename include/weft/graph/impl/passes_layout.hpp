@@ -17,6 +17,7 @@
 #include "weft/graph/impl/passes_fold_scale_axis.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
 #include "weft/topi/conv.hpp"
+#include "weft/topi/linalg.hpp"
 
 namespace weft::graph {
 
@@ -328,6 +329,41 @@ private:
 };
 
 }  // namespace layout_detail
+
+namespace layout_detail {
+// Whether v is a constant or computed from constants only (dense's weight transposed by
+// simplify_operators, which the next fold_constants folds): at most `depth` operators deep.
+inline bool from_constants(const Graph& g, Value v, int depth = 4) {
+    const Node& n = g.node(v);
+    if (n.is_constant()) return true;
+    if (n.is_input() || depth == 0 || n.inputs.empty()) return false;
+    for (Value x : n.inputs)
+        if (!from_constants(g, x, depth - 1)) return false;
+    return true;
+}
+}  // namespace layout_detail
+
+Graph pack_matmul_weights(const Graph& g, const Target& target) {
+    std::vector<int> order = pass_detail::walk_order(g, "pack_matmul_weights");
+    pass_detail::GraphRewriter r(g);
+    bool changed = false;
+    for (int id : order) {
+        const Node& n = g.node(id);
+        if (n.op != "matmul" || !layout_detail::from_constants(g, n.inputs[1]) || !n.type.dtype.is_float()) {
+            r.copy(id);
+            continue;
+        }
+        // Whatever the rows (measured faster from 1 row on, RESULTS.md), so that the graph's
+        // structure does not change with a symbolic row count.
+        const int64_t N = n.type.shape[1];
+        const int64_t width = topi::dense_pack_width(N, target);
+        Value panels = r.out().add_node("pack_matmul_weight", {r.mapped(n.inputs[1])}, {{"width", width}},
+                                        r.fresh_name(n.name + ".weight_packed"));
+        r.set(id, r.out().add_node("matmul_packed", {r.mapped(n.inputs[0]), panels}, {{"n", N}}, n.name));
+        changed = true;
+    }
+    return changed ? r.finish() : g;
+}
 
 Graph convert_conv_layout(const Graph& g, const Target& target) {
     bool any = false;

@@ -142,8 +142,10 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     if (o.fold_constants) p.add({"fold_constants", fold_constants});
     if (o.fold_scale_axis) p.add({"fold_scale_axis", fold_scale_axis});
     if (o.simplify_operators) p.add({"simplify_operators", simplify_operators});
-    if (convert_layout)
+    if (convert_layout) {
         p.add({"convert_conv_layout", [target](const Graph& g) { return convert_conv_layout(g, target); }});
+        p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
+    }
     if (o.fold_constants && (o.simplify_operators || convert_layout)) p.add({"fold_constants", fold_constants});
     if (o.eliminate_dead_code && (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout))
         p.add({"eliminate_dead_code", eliminate_dead_code});
