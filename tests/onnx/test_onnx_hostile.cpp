@@ -206,3 +206,18 @@ TEST_CASE("onnx hostile: RoiAlign, MelWeightMatrix and DeformConv attributes pas
     d.output("y");
     CHECK_THROWS_WITH_AS(d.load(), Contains("DeformConv's sampled columns"), weft::Error);
 }
+
+TEST_CASE("onnx hostile: ConcatFromSequence with new_axis over tensors of different ranks is refused") {
+    // The fuzzer's find: the new axis was placed by the first tensor's rank and inserted into a
+    // lower-rank tensor's shape past its end (a heap overflow).
+    Model m(13);
+    m.input("a", {2, 3, 4});
+    m.input("b", {2});
+    m.node("SequenceConstruct", {"a", "b"}, {"seq"});
+    auto& cat = m.node("ConcatFromSequence", {"seq"}, {"y"});
+    set_int(cat, "axis", 3);
+    set_int(cat, "new_axis", 1);
+    m.output("y");
+    CHECK(error_of([&] { m.load(); }).find("stacked along a new axis must have one shape, got [2, 3, 4] and [2]") !=
+          std::string::npos);
+}

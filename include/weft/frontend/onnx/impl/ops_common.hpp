@@ -48,6 +48,10 @@ inline Value stack(Ctx& c, const std::vector<Value>& parts, int64_t axis, std::s
     const int64_t a = norm_axis(axis, (scalar ? 0 : c.rank(parts[0])) + 1);
     std::vector<Value> rows;
     for (Value p : parts) {
+        // (A part of another rank took the new axis past its shape's end: a heap overflow.)
+        if (c.is_scalar(p) != scalar || c.shape(p) != c.shape(parts[0]))
+            malformed("the tensors stacked along a new axis must have one shape, got " + graph::shape_str(c.shape(parts[0])) +
+                      " and " + graph::shape_str(c.shape(p)));
         std::vector<int64_t> s = scalar ? std::vector<int64_t>{} : c.shape(p);
         s.insert(s.begin() + a, 1);
         rows.push_back(reshape(c, p, s));
