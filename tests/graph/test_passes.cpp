@@ -237,7 +237,7 @@ TEST_CASE("simplify_operators turns pow by a constant 2 or 3 into products and d
     half(0) = 0.5f;
     for (int64_t i = 0; i < 2; ++i) twos(i, 0, 0) = 2.f;
     graph::Value sq = g.pow(x, g.constant("two", two), "sq");
-    // (x * x) * x: GPT-2's tanh GELU, whose powf per element cost 20x the whole kernel.
+    // (x * x) * x: GPT-2's tanh GELU, whose powf per element dominated its kernel.
     graph::Value cube = g.pow(x, g.constant("three", three), "cube");
     graph::Value root = g.pow(g.mul(x, x, "xx"), g.constant("half", half), "root");  // another exponent: kept
     graph::Value wider = g.pow(x, g.constant("twos", twos), "wider");       // broadcasts x up: kept

@@ -72,7 +72,7 @@ TEST_CASE("attention's batch_matmul over symbolic sizes passed as scalars after 
     // The reduction runs over the panels' whole width (crop_columns): in the full panels
     // and in the last, partial one, the steady rows' tile is constant (6 x 64 here), and the
     // last row block's takes its constant bound (hoist_allocations: 5 rows of 64). (Over S
-    // columns the partial panel's tile had S - 64 * p columns, a scalar loop: 12-25x slower
+    // columns the partial panel's tile had S - 64 * p columns, a scalar loop, far slower
     // than a build for the size below 64.)
     CHECK(constant_allocations(program, "scores.panels") == 4);
     CHECK(lowered_text::symbolic_allocations(program, "scores.panels").empty());

@@ -87,7 +87,7 @@ Graph convert_conv_layout(const Graph& g, const Target& target = Target::host())
 // A matmul whose right operand B is a constant (a linear layer's weight) packs B into column
 // panels on every run, or reads it in place for a few rows; it becomes matmul_packed of x and
 // pack_matmul_weight(B), which fold_constants packs once at build: faster at every row count
-// measured (1.1x at 1 row, 1.5x at 8-16 rows, 1.04x at 128: benchmarks/RESULTS.md). Panels
+// measured (benchmarks/RESULTS.md, "Matmul weights packed at build"). Panels
 // for `target`'s vector width; CPU only, with convert_conv_layout (BuildOptions::convert_layout).
 Graph pack_matmul_weights(const Graph& g, const Target& target = Target::host());
 

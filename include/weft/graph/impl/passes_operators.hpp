@@ -102,9 +102,8 @@ Graph simplify_operators(const Graph& g) {
     for (int id : order) {
         const Node& n = g.node(id);
         // pow(x, 2) -> x * x: the same correctly rounded value (x^2 is exactly x*x), without a
-        // call to powf per element (a decomposed LayerNorm's variance: 160x faster). pow(x, 3)
-        // -> (x * x) * x, within an ulp of powf's (GPT-2's tanh GELU; ONNX Runtime multiplies
-        // too).
+        // call to powf per element (a decomposed LayerNorm's variance); pow(x, 3) -> (x * x) * x,
+        // within an ulp of powf's (GPT-2's tanh GELU). Figures: docs/graph.md, "Passes".
         const bool cube = n.op == "pow" && pass_detail::is_constant_equal_to(g.node(n.inputs[1]), 3.0);
         if (n.op == "pow" && n.type.dtype.is_float() && g.type(n.inputs[0]) == n.type &&
             (cube || pass_detail::is_constant_equal_to(g.node(n.inputs[1]), 2.0))) {
