@@ -18,8 +18,10 @@ using namespace onnx_test;
 
 namespace {
 
-// x [1, 3, H, W] -> Conv 3x3 (8 channels, bias) -> Relu -> GlobalAveragePool -> y.
-Model small_cnn(int64_t height) {
+// x [1, 3, H, W] -> Conv 3x3 (8 channels, bias) -> Relu -> GlobalAveragePool -> y. With
+// `same_stride_2`, the Conv has stride 2 and auto_pad SAME_UPPER: its padding changes with the
+// height's parity, so its kernels are compiled per size of a symbolic height.
+Model small_cnn(int64_t height, bool same_stride_2 = false) {
     Model m(13);
     m.input("x", {1, 3, height < 0 ? -1 : height, 16}, pb::TensorProto::FLOAT, "height");
     std::vector<float> w(8 * 27), b(8);
@@ -27,7 +29,13 @@ Model small_cnn(int64_t height) {
     for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) / 8.f;
     m.initializer("w", {8, 3, 3, 3}, w);
     m.initializer("b", {8}, b);
-    set_ints(m.node("Conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
+    pb::NodeProto& conv = m.node("Conv", {"x", "w", "b"}, {"c"});
+    if (same_stride_2) {
+        set_string(conv, "auto_pad", "SAME_UPPER");
+        set_ints(conv, "strides", {2, 2});
+    } else {
+        set_ints(conv, "pads", {1, 1, 1, 1});
+    }
     m.node("Relu", {"c"}, {"r"});
     m.node("GlobalAveragePool", {"r"}, {"y"});
     m.output("y");
@@ -135,7 +143,7 @@ TEST_CASE("onnx::compile: a damaged or foreign cache file is built again and rep
 TEST_CASE("onnx::compile: a module with kernels compiled per size is built each time, not cached") {
     TempDir dir;
     const std::string model = dir.file("cnn.onnx");
-    { std::ofstream(model, std::ios::binary) << small_cnn(-1).bytes(); }
+    { std::ofstream(model, std::ios::binary) << small_cnn(-1, true).bytes(); }
     weft::onnx::CompileOptions o{.cache_dir = dir.file("cache")};
     o.load.symbols = {{.name = "height", .max = 24, .min = 4}};
     graph::Module m = weft::onnx::compile(model, o);

@@ -61,25 +61,37 @@ inline std::vector<double> ref_conv2d(const Buffer<float>& x, const Buffer<float
 template <class T>
 inline std::vector<double> ref_pool2d(const Buffer<T>& x, const Pool2dParams& p, bool is_max) {
     const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
-    const int64_t OH = out_extent(H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
-    const int64_t OW = out_extent(W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
+    int64_t OH = out_extent(H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+    int64_t OW = out_extent(W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
+    if (p.ceil_mode) {  // PyTorch's rule: rounded up, less a last window starting in the end padding
+        auto ceil_out = [](int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi) {
+            const int64_t span = in + lo + hi - (d * (k - 1) + 1);
+            int64_t o = (span + s - 1) / s + 1;
+            if ((o - 1) * s >= in + lo) --o;
+            return o;
+        };
+        OH = ceil_out(H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+        OW = ceil_out(W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
+    }
     std::vector<double> y;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t c = 0; c < C; ++c)
             for (int64_t oy = 0; oy < OH; ++oy)
                 for (int64_t ox = 0; ox < OW; ++ox) {
                     double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-                    int64_t inside = 0;
+                    int64_t inside = 0, in_padded = 0;
                     for (int64_t ky = 0; ky < p.kernel.h; ++ky)
                         for (int64_t kx = 0; kx < p.kernel.w; ++kx) {
                             int64_t sy = oy * p.stride.h + ky * p.dilation.h - p.padding.top,
                                     sx = ox * p.stride.w + kx * p.dilation.w - p.padding.left;
+                            in_padded += sy >= -p.padding.top && sy < H + p.padding.bottom &&
+                                         sx >= -p.padding.left && sx < W + p.padding.right;
                             if (sy < 0 || sy >= H || sx < 0 || sx >= W) continue;
                             ++inside;
                             double v = x(n, c, sy, sx);
                             acc = is_max ? std::max(acc, v) : acc + v;
                         }
-                    if (!is_max) acc /= double(p.count_include_pad ? p.kernel.h * p.kernel.w : inside);
+                    if (!is_max) acc /= double(p.count_include_pad ? in_padded : inside);
                     y.push_back(acc);
                 }
     return y;

@@ -46,6 +46,27 @@ TEST_CASE("pool2d: random windows, strides and asymmetric padding") {
     }
 }
 
+TEST_CASE("pool2d: ceil_mode rounds the output up, the last window partial (max and both averages)") {
+    // 14 -> (14 - 3) / 2 + 1 = 6 windows, 7 rounded up; a window that would start in the end
+    // padding is dropped (4 rows padded by 2 at the end: 3 windows rounded up, 2 kept).
+    for (bool is_max : {true, false})
+        for (bool include_pad : {false, true}) {
+            if (is_max && include_pad) continue;
+            check_pool(1, 3, 13, 12, {.kernel = {3, 3}, .stride = {2, 2}, .count_include_pad = include_pad, .ceil_mode = true},
+                       is_max, 41);
+            check_pool(1, 2, 12, 9,
+                       {.kernel = {3, 2}, .stride = {2, 2}, .padding = topi::Pad2d::all(1), .count_include_pad = include_pad,
+                        .ceil_mode = true},
+                       is_max, 42);
+        }
+    for (bool is_max : {true, false})
+        check_pool(1, 2, 4, 5, {.kernel = {3, 3}, .stride = {2, 2}, .padding = {0, 0, 2, 2}, .ceil_mode = true}, is_max, 43);
+    CHECK(topi::pool2d_out_size(4, 4, {.kernel = {3, 3}, .stride = {2, 2}, .padding = {0, 0, 2, 2}, .ceil_mode = true}).h == 2);
+    CHECK(topi::pool2d_out_size(14, 12, {.kernel = {3, 3}, .stride = {2, 2}, .ceil_mode = true}).h == 7);
+    CHECK(topi::pool2d_out_size(14, 12, {.kernel = {3, 3}, .stride = {2, 2}}).h == 6);
+    CHECK(topi::pool2d_out_size(12, 12, {.kernel = {3, 3}, .stride = {2, 2}, .padding = topi::Pad2d::all(1), .ceil_mode = true}).h == 7);
+}
+
 TEST_CASE("pool2d: dilated windows (average counting only the taps inside), and integers for max") {
     Dice dice(8);
     for (int i = 0; i < 8; ++i) {

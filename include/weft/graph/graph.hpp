@@ -109,6 +109,7 @@ struct Pool2dAttrs {
     int64_t kernel = 1, stride = 1, pad = 0, dilation = 1;
     std::vector<int64_t> kernels, strides, pads, dilations;
     bool count_include_pad = false;  // avg_pool2d: divide by the whole window
+    bool ceil_mode = false;          // output extents rounded up (ONNX's ceil_mode; topi::Pool2dParams)
 };
 
 // What one graph may hold, checked on every node as it is added (an input, a constant, an
@@ -185,6 +186,13 @@ public:
     // The graph with each symbol at `values` (every symbol named; bounds checked), of fixed
     // shapes: its symbols are gone.
     Graph instantiate(const std::map<std::string, int64_t>& values) const;
+    // In a graph instantiate() made, node `name`'s shape in the graph it was made from (at the
+    // symbols' max); nullptr elsewhere. Passes that choose a layout by a size (the blocked
+    // convolution's block by its width) choose as at the max, so that the graphs build()
+    // makes at other sizes agree with the compiled one (docs/graph.md, "Symbolic dimensions").
+    const std::vector<int64_t>* shape_at_max(const std::string& name) const;
+    // The same table for a graph a pass makes from this one (GraphRewriter copies it).
+    void inherit_shapes_at_max(const Graph& from) { shapes_at_max_ = from.shapes_at_max_; }
 
     // A constant (weights): its data is copied into compact storage the graph owns.
     Value constant(const std::string& name, const BufferRef& data);
@@ -324,6 +332,7 @@ private:
     std::vector<Symbol> symbols_;
     std::vector<SymbolicAxis> symbolic_axes_;
     Instantiate instantiate_;
+    std::shared_ptr<const std::map<std::string, std::vector<int64_t>>> shapes_at_max_;
 };
 
 // "[1, 64, 56, 56]" — how messages show a shape.

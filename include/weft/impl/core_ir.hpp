@@ -14,6 +14,7 @@
 #include "weft/ir/arith/impl/simplify_stmt.hpp"
 #include "weft/ir/arith/impl/simplify_api.hpp"
 #include "weft/ir/arith/impl/interval_analysis.hpp"
+#include "weft/ir/arith/impl/estimate.hpp"
 #include "weft/te/impl/operation.hpp"
 #include "weft/te/impl/scan.hpp"
 #include "weft/te/impl/tensor_intrin.hpp"

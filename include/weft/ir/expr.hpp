@@ -44,7 +44,11 @@ struct StringImm : ExprNode {
 struct VarNode : ExprNode {
     WEFT_NODE_KIND(Var)
     std::string name;
-    VarNode(DataType t, std::string n) : ExprNode(NodeKind::Var, t), name(std::move(n)) {}
+    // A typical value (0: none): what schedules size their tiles for where an extent uses
+    // this variable (Halide's Param::set_estimate; ir/arith/estimate.hpp). Not a bound.
+    int64_t estimate = 0;
+    VarNode(DataType t, std::string n, int64_t estimate = 0)
+        : ExprNode(NodeKind::Var, t), name(std::move(n)), estimate(estimate) {}
 };
 
 // A variable. Identity is the node: two Vars with the same name are different variables.
@@ -53,6 +57,10 @@ public:
     Var() = default;
     explicit Var(std::string name, DataType t = index_type)
         : Expr(make_node<VarNode>(t, std::move(name))) {}
+    // A size variable with a typical value (VarNode::estimate): Var::sized("height", 224).
+    static Var sized(std::string name, int64_t estimate, DataType t = index_type) {
+        return Var(make_node<VarNode>(t, std::move(name), estimate));
+    }
     explicit Var(std::shared_ptr<const ExprNode> p) : Expr(std::move(p)) {
         WEFT_ICHECK(!defined() || kind() == NodeKind::Var);
     }

@@ -40,6 +40,12 @@ struct LowerOptions {
     // a loop over `n * m` rows then gets whole tiles in its steady state (register tiles of
     // constant size, unrolled), where without the fact they stay guarded.
     std::vector<Var> sizes;
+    // Sizes the kernel is specialized on (Halide's Func::specialize): it tests once, at its
+    // entry, whether each listed variable is at least its value, and runs a body lowered
+    // knowing that (a row of a symbolic width at least as wide as its register tile has a
+    // whole first tile, so every interior tile is constant and unrolled), else the generic
+    // body. Twice the code, for kernels over sizes that are usually large.
+    std::vector<std::pair<Var, int64_t>> specialize_at_least;
     // What the program is lowered for. A CUDA target makes the whole program one GPU kernel
     // (thread bindings, shared/local memory, barriers; see lower/impl/gpu_*.hpp); build()
     // sets it from its target argument.

@@ -55,8 +55,13 @@ inline NestInfo solve_relations(const StageNode& st, const std::vector<ir::Range
             const bool exact = ir::arith::can_prove(covered == pr.extent);
             // TailStrategy::ShiftInwards: the last tile starts at extent - factor (it overlaps
             // the previous one) where the extent is known to hold a whole tile.
-            const bool shift = !exact && sp->tail == TailStrategy::ShiftInwards && ir::arith::can_prove(pr.extent >= factor);
+            const bool shift_asked = !exact && sp->tail != TailStrategy::Guard;
+            const bool shift = shift_asked && ir::arith::can_prove(pr.extent >= factor);
             if (shift) start = ir::min(start, pr.extent - factor);
+            // TailStrategy::ShiftInwardsOrGuard over an extent that may be below a tile:
+            // shifted but never before the start, and guarded.
+            const bool shift_guarded = shift_asked && !shift && sp->tail == TailStrategy::ShiftInwardsOrGuard;
+            if (shift_guarded) start = ir::max(ir::min(start, pr.extent - factor), make_int(0));
             info.value[sp->parent.get()] = ir::arith::simplify(pr.min + start + info.value.at(sp->inner.get()));
             // Guard unless the split provably covers the parent exactly.
             if (!exact && !shift) {

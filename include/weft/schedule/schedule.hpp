@@ -52,6 +52,13 @@ enum class TailStrategy : uint8_t {
     // whose elements may be computed twice: not a reduce axis, and a reduction's outer loop
     // must enclose its reduce loops.
     ShiftInwards,
+    // ShiftInwards where the extent holds a tile, and over a symbolic extent that may not: the
+    // last tile starts at max(extent - factor, 0) and keeps its guard. Where the lowering knows
+    // the extent holds a tile (a kernel specialized on its sizes: LowerOptions::
+    // specialize_at_least) the guard holds everywhere and every tile is whole, the last one
+    // shifted; elsewhere the tiles stay guarded. (ShiftInwards alone keeps only the guard over
+    // a symbolic extent, which loop partitioning cuts into a steady loop of whole tiles.)
+    ShiftInwardsOrGuard,
 };
 
 // parent = outer * factor + inner (by factor), or outer has `nparts` iterations.

@@ -146,6 +146,12 @@ inline void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op) {
 // data [N, C, H, W], or [N, C/x, H, W, x] in the blocked layout (the block carried along,
 // vectorized by the schedules).
 
+// The widest default register tile (pixels, rows) a convolution schedule takes over a
+// symbolic extent (an image size): a whole tile fits from 8 on, which graph kernels over image
+// sizes are specialized on (LowerOptions::specialize_at_least), so the first tile of a row is
+// whole as the interior ones are.
+inline constexpr int64_t kSymbolicTileCap = 8;
+
 struct Pool2dParams {
     Size2d kernel{1, 1};
     Size2d stride{1, 1};
@@ -154,6 +160,11 @@ struct Pool2dParams {
     bool count_include_pad = false;
     // Taps `dilation` apart: a window of k taps spans dilation * (k - 1) + 1 positions.
     Size2d dilation{1, 1};
+    // The output extents rounded up (ONNX's and PyTorch's ceil_mode): a last window that runs
+    // past the padded input where it starts inside the input or its leading padding; the taps
+    // past the end count for nothing (an average divides by the window's part within the
+    // padded input, or within the input without count_include_pad).
+    bool ceil_mode = false;
 };
 // The output height and width of max_pool2d / avg_pool2d over an H x W input, or their
 // weft::Error (naming `op`) for a kernel, stride or padding they refuse (padding must be

@@ -360,8 +360,10 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
         if (tuning > 3) r.fail("a kernel's tuning flags are unknown");
         info.tunable = tuning & 1;
         info.tuned = (tuning & 2) != 0;
-        // (Symbols passed as scalars have ids -1 - s.)
-        std::vector<int> arg_ids = r.ids("a kernel's arguments", -int(symbolic.symbols.size()), n_nodes);
+        // (Symbols passed as scalars have ids -1 - s, derived terms derived_id(j); read_kernel_arg
+        // checks which.)
+        const int lowest = symbolic.empty() ? 0 : detail::SymbolicShapes::derived_id(symbolic.derived.size()) + 1;
+        std::vector<int> arg_ids = r.ids("a kernel's arguments", lowest, n_nodes);
         for (int& id : arg_ids)
             if (id >= 0) id = new_id[size_t(id)];
         if (!symbolic.empty()) {

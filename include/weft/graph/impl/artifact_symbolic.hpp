@@ -16,6 +16,11 @@ inline void write_symbolic_dim(ArtifactWriter& w, const SymbolicDim& d) {
         w.u32(mask);
         w.i64(c);
     }
+    w.u32(uint32_t(d.floors.size()));
+    for (const FloorTerm& f : d.floors) {
+        w.u32(f.symbol);
+        for (int64_t x : {f.scale, f.num, f.offset, f.den}) w.i64(x);
+    }
 }
 
 inline void write_symbolic(ArtifactWriter& w, const SymbolicShapes& sym, const Graph& g) {
@@ -65,6 +70,13 @@ inline bool symbolic_dim_fits(const SymbolicDim& d, const std::vector<Symbol>& s
                     return false;
             if (__builtin_add_overflow(sum, t, &sum)) return false;
         }
+        for (const FloorTerm& f : d.floors) {  // nondecreasing (read_symbolic_dim checked)
+            int64_t x = 0, t = 0;
+            const int64_t v = corner >> f.symbol & 1 ? symbols[f.symbol].min : symbols[f.symbol].max;
+            if (__builtin_mul_overflow(f.num, v, &x) || __builtin_add_overflow(x, f.offset, &x) ||
+                __builtin_mul_overflow(f.scale, floor_div(x, f.den), &t) || __builtin_add_overflow(sum, t, &sum))
+                return false;
+        }
         if (sum < 0 || (corner == 0 && sum != at_max)) return false;
     }
     return true;
@@ -76,6 +88,18 @@ inline SymbolicDim read_symbolic_dim(ArtifactReader& r, size_t symbols, const ch
         const uint32_t mask = r.u32(what);
         if (mask >> symbols) r.fail(::weft::detail::concat(what, ": a term names symbol bits ", mask, " of ", symbols));
         d.terms.emplace_back(mask, r.i64(what));
+    }
+    for (size_t t = 0, n = r.count(what, 36); t < n; ++t) {
+        FloorTerm f;
+        f.symbol = r.u32(what);
+        f.scale = r.i64(what);
+        f.num = r.i64(what);
+        f.offset = r.i64(what);
+        f.den = r.i64(what);
+        if (f.symbol >= symbols || f.scale < 1 || f.num < 1 || f.den < 1 || f.den > kMaxFloorDen || f.offset < 0 ||
+            f.offset >= f.den)
+            r.fail(::weft::detail::concat(what, ": a floor term that build() does not make"));
+        d.floors.push_back(f);
     }
     return d;
 }
@@ -95,7 +119,7 @@ inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std
         for (const Symbol& other : sym.symbols)
             if (other.name == symbol.name) r.fail("two symbols are named '" + symbol.name + "'");
         sym.symbols.push_back(symbol);
-        sym.vars.emplace_back(symbol.name);
+        sym.vars.push_back(Var::sized(symbol.name, symbol.max));
         sym.symbol_exprs.push_back(sym.vars.back());
     }
     for (size_t a = 0, n = r.count("the symbolic axes", 16); a < n; ++a) {
@@ -134,6 +158,7 @@ inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std
             std::vector<SymbolicDim>& out = sym.attrs[size_t(id)][key];
             for (size_t e = 0; e < entries; ++e) {
                 out.push_back(read_symbolic_dim(r, k, "a symbolic attribute"));
+                if (!out.back().floors.empty()) r.fail("node '" + node.name + "': symbolic attribute '" + key + "' has a floor term");
                 int64_t value = 0;
                 bool overflow = false;
                 std::vector<int64_t> max_values;
@@ -149,6 +174,7 @@ inline SymbolicShapes read_symbolic(ArtifactReader& r, const Graph& g, const std
             }
         }
     }
+    sym.collect_derived();
     return sym;
 }
 
@@ -239,12 +265,16 @@ inline ir::KernelArg read_kernel_arg(ArtifactReader& r, const Graph& g, const Sy
     arg.may_overwrite = r.ids("a kernel argument's in-place inputs", 0, int(nargs));
     if (arg.is_output != (a + 1 == nargs) || (!arg.is_output && !arg.may_overwrite.empty()))
         r.fail("kernel '" + kernel + "': argument '" + arg.name + "': only the last argument is written");
-    if (id < 0) {  // a symbol's value
-        const size_t s = size_t(-1 - id);
-        if (arg.type != index_type || arg.name != sym.symbols[s].name || arg.is_output)
-            r.fail("kernel '" + kernel + "': argument '" + arg.name + "' is not symbol " + sym.symbols[s].name);
+    if (id < 0) {  // a symbol's value, or a derived term's
+        const bool base = SymbolicShapes::is_base_id(id);
+        if ((base && size_t(-1 - id) >= sym.symbols.size()) ||
+            (!base && size_t(SymbolicShapes::derived_id(0) - id) >= sym.derived.size()))
+            r.fail("kernel '" + kernel + "': argument '" + arg.name + "' is no symbol of the module");
+        const Var v = sym.scalar_var(id);
+        if (arg.type != index_type || arg.name != v.name() || arg.is_output)
+            r.fail("kernel '" + kernel + "': argument '" + arg.name + "' is not symbol " + v.name());
         arg.kind = ir::KernelArg::Kind::Scalar;
-        arg.var = sym.vars[s];
+        arg.var = v;
     }
     return arg;
 }

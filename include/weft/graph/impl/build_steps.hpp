@@ -67,6 +67,9 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
         tuned = autotune::pretuned_records().best_config(target, workload);
         pretuned = tuned.has_value();
     }
+    // A record was measured at the symbols' max; over a strided window's symbolic extents the
+    // template's defaults choose for a symbolic size (tiles that fit any width past a few).
+    if (symbolic && symbolic->any_floor_term(group.nodes)) tuned.reset(), pretuned = false;
     ConfigSpace space;  // learnt while compiling
     GroupBuild b;
     try {

@@ -85,11 +85,13 @@ Value Graph::softmax(Value x, int axis, std::string name) {
 
 namespace detail {
 inline Attrs pool_attrs(const Pool2dAttrs& a) {
-    return {{"kernel", pair_or(a.kernels, a.kernel)},
+    Attrs r{{"kernel", pair_or(a.kernels, a.kernel)},
             {"strides", pair_or(a.strides, a.stride)},
             {"pads", pads_or(a.pads, a.pad)},
             {"dilations", pair_or(a.dilations, a.dilation)},
             {"count_include_pad", int64_t(a.count_include_pad)}};
+    if (a.ceil_mode) r.set("ceil_mode", int64_t(1));
+    return r;
 }
 }  // namespace detail
 

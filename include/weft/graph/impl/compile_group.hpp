@@ -16,6 +16,7 @@
 #include "weft/graph/impl/symbolic.hpp"
 #include "weft/graph/op_registry.hpp"
 #include "weft/ir/visitor.hpp"
+#include "weft/topi/conv.hpp"
 #include "weft/topi/cuda.hpp"
 #include "weft/topi/injective.hpp"
 
@@ -87,7 +88,7 @@ inline SymbolicShapes kernel_shapes(const SymbolicShapes& sym, const SampleRun& 
 inline std::optional<SymbolicShapes> large_variant_shapes(const SymbolicShapes& sym, const std::vector<int>& arg_ids) {
     std::optional<SymbolicShapes> large;
     for (int id : arg_ids)
-        if (id < 0 && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
+        if (SymbolicShapes::is_base_id(id) && sym.symbols[size_t(-1 - id)].max >= kAssumedExtent)
             large = (large ? *large : sym).at_least(size_t(-1 - id), kAssumedExtent);
     return large;
 }
@@ -147,12 +148,24 @@ inline void check_scratch_buffers(const Graph& g, const FusedGroup& group, const
 }
 
 // The group's schedule lowered, its scratch buffers checked.
+// The least value a specialized kernel's sizes take in its fast body (LowerOptions::
+// specialize_at_least; each size's estimate where smaller): a register tile's width, so that
+// a row's first tile is whole.
+inline constexpr int64_t kSpecializeAtLeast = topi::kSymbolicTileCap;
+
+// `specialize`: the kernel runs over an image size (a strided window's symbolic extents).
 inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const Schedule& s,
-                                const std::vector<Argument>& args, const Target& target) {
+                                const std::vector<Argument>& args, const Target& target, bool specialize = false) {
     LowerOptions options;
     options.target = target;
     for (const Argument& a : args)  // (a graph kernel's scalars are its symbols, sizes >= 1)
         if (const Var* v = std::get_if<Var>(&a.value)) options.sizes.push_back(*v);
+    // A kernel over a strided window's symbolic extents (a derived variable, an image size) is
+    // specialized on its sizes being at least a register tile's (kSpecializeAtLeast), which
+    // they are but for tiny images: its tiles are then whole and unrolled.
+    if (specialize)
+        for (const Var& v : options.sizes)
+            options.specialize_at_least.emplace_back(v, std::min<int64_t>(kSpecializeAtLeast, std::max<int64_t>(1, v->estimate)));
     ir::PrimFunc f = lower(s, args, options);
     check_scratch_buffers(g, group, f);
     return f;
@@ -183,11 +196,12 @@ private:
 
 // The group's schedule lowered and compiled.
 inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
-                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr) {
+                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr,
+                              bool specialize = false) {
     ir::PrimFunc f;
     {
         ClockSpan span(clock ? &clock->lower_ns : nullptr);
-        f = lower_group(g, group, s, args, target);
+        f = lower_group(g, group, s, args, target, specialize);
     }
     ClockSpan span(clock ? &clock->llvm_ns : nullptr);
     return build(f, target);
@@ -226,11 +240,19 @@ inline void prepend_symbol_args(const SymbolicShapes& symbolic, std::vector<Argu
     for (size_t s = 0; s < symbolic.vars.size(); ++s) {
         bool used = false;
         for (int id : ids)
-            for (const SymbolicDim& d : symbolic.dims[size_t(id)])
-                for (auto& [mask, c] : d.terms) used |= c && (mask >> s & 1);
+            for (const SymbolicDim& d : symbolic.dims[size_t(id)]) used |= d.uses(s);
         if (!used) continue;
         scalars.emplace_back(symbolic.vars[s]);
         scalar_ids.push_back(-1 - int(s));
+    }
+    for (size_t j = 0; j < symbolic.derived.size(); ++j) {
+        bool used = false;
+        for (int id : ids)
+            for (const SymbolicDim& d : symbolic.dims[size_t(id)])
+                for (const FloorTerm& f : d.floors) used |= symbolic.derived_of(f) == int(j);
+        if (!used) continue;
+        scalars.emplace_back(symbolic.derived_vars[j]);
+        scalar_ids.push_back(SymbolicShapes::derived_id(j));
     }
     args.insert(args.begin(), scalars.begin(), scalars.end());
     ids.insert(ids.begin(), scalar_ids.begin(), scalar_ids.end());
@@ -324,7 +346,21 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         ClockSpan span(clock ? &clock->schedule_ns : nullptr);
         return schedule_group(g, group, target, config, shapes);
     };
-    auto compiled = [&](const ScheduledGroup& sg) { return lower_and_build(g, group, sg.schedule, sg.args, target, clock); };
+    // Specialized: a kernel over a symbol that strided windows divide (an image size), from
+    // its scalar arguments (its arg_ids may have moved into the result already).
+    auto spatial = [&](const Argument& a) {
+        const Var* v = std::get_if<Var>(&a.value);
+        if (!v || !symbolic) return false;
+        for (const Var& d : symbolic->derived_vars)
+            if (d.same_as(*v)) return true;
+        for (const FloorTerm& f : symbolic->derived)
+            if (symbolic->vars[f.symbol].same_as(*v)) return true;
+        return false;
+    };
+    auto compiled = [&](const ScheduledGroup& sg) {
+        return lower_and_build(g, group, sg.schedule, sg.args, target, clock,
+                               std::any_of(sg.args.begin(), sg.args.end(), spatial));
+    };
     // Per size: the kernel at the symbols' max (constant extents) now, the others as the
     // module meets their sizes.
     auto per_size = [&] {

@@ -150,7 +150,8 @@ Graph::Graph(const Graph& other)
       by_name_(other.by_name_),
       symbols_(other.symbols_),
       symbolic_axes_(other.symbolic_axes_),
-      instantiate_(other.instantiate_) {
+      instantiate_(other.instantiate_),
+      shapes_at_max_(other.shapes_at_max_) {
     copied_from_.emplace_back(other.identity_, other.size());
 }
 
@@ -259,15 +260,28 @@ Graph Graph::instantiate(const std::map<std::string, int64_t>& values) const {
         WEFT_CHECK(it->second >= s.min && it->second <= s.max, "graph: symbol '", s.name, "' = ", it->second,
                    " is outside its bounds [", s.min, ", ", s.max, "]");
     }
-    if (instantiate_) return instantiate_(values);
-    Graph g(*this);
-    for (const SymbolicAxis& a : symbolic_axes_)
-        g.nodes_[size_t(g.by_name_.at(a.input))].type.shape[size_t(a.axis)] = values.at(a.symbol);
-    g.symbols_.clear();  // a graph of fixed shapes
-    g.symbolic_axes_.clear();
-    g.instantiate_ = nullptr;
-    g.check();  // every node's type again, from the inputs' new shapes
+    auto at_max = std::make_shared<std::map<std::string, std::vector<int64_t>>>();
+    for (const Node& n : nodes_) (*at_max)[n.name] = n.type.shape;
+    Graph g;
+    if (instantiate_) {
+        g = instantiate_(values);
+    } else {
+        g = Graph(*this);
+        for (const SymbolicAxis& a : symbolic_axes_)
+            g.nodes_[size_t(g.by_name_.at(a.input))].type.shape[size_t(a.axis)] = values.at(a.symbol);
+        g.symbols_.clear();  // a graph of fixed shapes
+        g.symbolic_axes_.clear();
+        g.instantiate_ = nullptr;
+        g.check();  // every node's type again, from the inputs' new shapes
+    }
+    g.shapes_at_max_ = std::move(at_max);
     return g;
+}
+
+const std::vector<int64_t>* Graph::shape_at_max(const std::string& name) const {
+    if (!shapes_at_max_) return nullptr;
+    auto it = shapes_at_max_->find(name);
+    return it == shapes_at_max_->end() ? nullptr : &it->second;
 }
 
 Value Graph::constant(const std::string& name, const BufferRef& data) {

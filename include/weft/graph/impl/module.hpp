@@ -276,7 +276,7 @@ inline void make_argument_lists(ModuleAccess::State& st) {
     for (const std::vector<int>& ids : st.arg_ids) {
         std::vector<KernelArgValue> a;
         for (int id : ids) {
-            if (id < 0) a.emplace_back(st.symbol_values[size_t(-1 - id)]);
+            if (id < 0) a.emplace_back(st.symbolic.scalar_value(id, st.symbol_values));
             else a.emplace_back(st.values[size_t(id)]);
         }
         st.args.push_back(std::move(a));
@@ -313,7 +313,7 @@ inline void make_argument_lists(ModuleAccess::State& st) {
             }
             size_t next = 0;  // (the views' storage moves with the call: the pointers stay valid)
             for (int id : st.arg_ids[k]) {
-                if (id < 0) call.args.emplace_back(size_t(-1 - id) == s ? count : st.symbol_values[size_t(-1 - id)]);
+                if (id < 0) call.args.emplace_back(st.symbolic.scalar_value(id, at));
                 else call.args.emplace_back(call.views[next++]);
             }
             st.calls[k].push_back(std::move(call));
@@ -330,12 +330,12 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         // a small batch beside a long sequence stays a symbol of the variant as of the kernel.)
         bool large = true;
         for (int id : st.large_args[k])
-            if (id < 0 && st.symbolic.symbols[size_t(-1 - id)].max >= kAssumedExtent)
+            if (detail::SymbolicShapes::is_base_id(id) && st.symbolic.symbols[size_t(-1 - id)].max >= kAssumedExtent)
                 large &= st.symbol_values[size_t(-1 - id)] >= kAssumedExtent;
         if (!large) continue;
         ModuleAccess::State::Call call{&st.large[k], {}, {}};
         for (int id : st.large_args[k]) {
-            if (id < 0) call.args.emplace_back(st.symbol_values[size_t(-1 - id)]);
+            if (id < 0) call.args.emplace_back(st.symbolic.scalar_value(id, st.symbol_values));
             else call.args.emplace_back(st.values[size_t(id)]);
         }
         st.calls[k].push_back(std::move(call));
@@ -409,6 +409,12 @@ inline void bind_symbols(ModuleAccess::State& st, const std::vector<int64_t>& va
         std::vector<int64_t> shape = !per_size ? st.symbolic.shape_at(g, id, values)
                                      : sizes   ? sizes->shapes[size_t(id)]
                                                : g.node(id).type.shape;
+        // A floor term (a strided window's output) reaches 0 below the smallest input the
+        // window fits in: a size the graph's operators refuse.
+        for (int64_t d : shape)
+            WEFT_CHECK(d >= 1, "graph::Module::run: ", describe(g.node(id)), " would have the shape ", shape_str(shape),
+                       " at ", values_str(st.symbolic.symbols, values),
+                       ": the graph cannot run at these sizes (a window larger than its input); use larger inputs");
         const TensorType t{shape, full.dtype()}, planned{full.shape(), full.dtype()};
         WEFT_CHECK(t.bytes() <= planned.bytes(), "graph::Module::run: ", describe(g.node(id)), " needs ", t.str(),
                    " at these sizes, more than the ", planned.str(), " planned at the symbols' max");

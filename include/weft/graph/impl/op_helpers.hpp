@@ -78,6 +78,14 @@ inline std::vector<int64_t> const_shape(const Tensor& t) {
     return r;
 }
 
+// Dimension i of a tensor whose other dimensions may be symbolic (a batch, an image size).
+inline int64_t const_dim(const Tensor& t, size_t i) {
+    int64_t v = 0;
+    WEFT_ICHECK(i < t.shape().size() && ir::as_const_int(t.shape()[i], &v), "dimension ", i, " of the graph tensor '",
+                t.name(), "' is symbolic");
+    return v;
+}
+
 inline std::vector<int> to_ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
 // The type of op's result on placeholders of the input types: an op whose shape rules and

@@ -92,8 +92,7 @@ inline Tensor compute_conv2d_nchwc(const std::vector<Tensor>& in, const Attrs& a
     // Depthwise: one group per channel of the blocked data, the zero channels that fill up
     // its last block included (the graph's groups attribute counts the real ones).
     if (a.get_int("depthwise", 0)) {
-        std::vector<int64_t> x = const_shape(in[0]);
-        p.groups = x[1] * x[4];
+        p.groups = const_dim(in[0], 1) * const_dim(in[0], 4);
         return topi::depthwise_conv2d_nchwc(in[0], in[1], p);
     }
     p.groups = a.get_int("block_groups", 1);

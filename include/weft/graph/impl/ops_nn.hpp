@@ -41,14 +41,14 @@ inline TensorType infer_conv2d(const std::vector<TensorType>& in, const Attrs& a
 
 inline Tensor compute_conv2d(const std::vector<Tensor>& in, const Attrs& a) {
     topi::Conv2dParams p = conv2d_params(a);
-    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), p.groups))
+    if (is_depthwise(const_dim(in[0], 1), const_shape(in[1]), p.groups))
         return topi::depthwise_conv2d_nchw(in[0], in[1], p);
     return topi::conv2d_nchw(in[0], in[1], p);
 }
 
 inline void schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>& in,
                             const Attrs& a, const OpContext& c) {
-    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
+    if (is_depthwise(const_dim(in[0], 1), const_shape(in[1]), a.get_int("groups", 1)))
         topi::schedule_depthwise_conv2d_nchw(s, op, out, c.target, c.config);
     else
         topi::schedule_conv2d_nchw(s, op, out, c.target, c.config);
@@ -100,7 +100,7 @@ inline void gpu_schedule_conv2d(Schedule& s, const Tensor& op, const Tensor& out
     const int64_t kh = const_shape(in[1])[2];
     if ((strides[0] > 1 || strides[1] > 1) && !context.config.define_bool("cuda.conv.strided_tiled", kh > 1))
         return gpu_schedule_conv2d_untiled(s, op, out, context.config);
-    if (is_depthwise(const_shape(in[0])[1], const_shape(in[1]), a.get_int("groups", 1)))
+    if (is_depthwise(const_dim(in[0], 1), const_shape(in[1]), a.get_int("groups", 1)))
         topi::cuda::schedule_depthwise_conv2d_nchw(s, op, out, context.config);
     else
         topi::cuda::schedule_conv2d_nchw(s, op, out, context.config);
@@ -248,7 +248,8 @@ inline topi::Pool2dParams pool_params(const Attrs& a) {
     auto k = a.get_ints("kernel"), s = pair_attr(a, "strides", 1), p = pads_attr(a), d = pair_attr(a, "dilations", 1);
     WEFT_CHECK(k.size() == 2, "attribute 'kernel' must have 2 values {h, w}");
     return {.kernel = {k[0], k[1]}, .stride = {s[0], s[1]}, .padding = {p[0], p[1], p[2], p[3]},
-            .count_include_pad = a.get_int("count_include_pad", 0) != 0, .dilation = {d[0], d[1]}};
+            .count_include_pad = a.get_int("count_include_pad", 0) != 0, .dilation = {d[0], d[1]},
+            .ceil_mode = a.get_int("ceil_mode", 0) != 0};
 }
 
 // NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x] (convert_conv_layout keeps pools blocked).

@@ -45,6 +45,14 @@ inline int64_t channel_block(int64_t channels, int64_t preferred) {
 // convolution multiplies them by zero weights, so they must not become inf or NaN; a
 // division or a log of zero would): these may run on a blocked form whose channels do not
 // fill its blocks.
+// A convolution's output width as its blocking is chosen by: at the symbols' max where the
+// graph is a symbolic one made at other sizes (Graph::shape_at_max), so that every size
+// gets the blocks (and packed weights) of the compiled graph.
+inline int64_t width_at_max(const Graph& g, const Node& n) {
+    const std::vector<int64_t>* at_max = g.shape_at_max(n.name);
+    return at_max && at_max->size() == n.type.shape.size() ? (*at_max)[3] : n.type.shape[3];
+}
+
 inline bool finite_at_zero(const std::string& op) {
     static const char* ops[] = {"relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu", "hard_swish", "exp",
                                 "sqrt", "erf", "add", "sub", "mul", "maximum", "minimum"};
@@ -130,7 +138,8 @@ private:
         const int64_t C = x.shape[1], O = w.shape[0], groups = n.attrs.get_int("groups", 1);
         const bool depthwise = groups > 1 && groups == C && O == C && w.shape[1] == 1;
         if (groups != 1 && !depthwise) return grouped_conv(id);
-        topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3], {}, 1, target_);
+        const int64_t width = width_at_max(g, n);
+        topi::Conv2dBlocking pick = topi::conv2d_nchwc_blocking(C, O, width, {}, 1, target_);
         // The input keeps the block its producer gave it (its last block may be filled up
         // with zero channels; the packed weights get zero input channels to match). A
         // depthwise conv keeps it for its output too (its channels are its input's).
@@ -146,7 +155,7 @@ private:
         // channels in one block filled up with zeros, the real channels (the sum skips the zeros).
         const int64_t wb = depthwise ? ib
                            : ib > C  ? C
-                                     : topi::conv2d_nchwc_weight_ic_bn(C, ib, n.type.shape[3],
+                                     : topi::conv2d_nchwc_weight_ic_bn(C, ib, width,
                                                                        ops::conv2d_params(n.attrs).padding, w.shape[3]);
         Attrs pack{{"ic_bn", wb}, {"oc_bn", ob}, {"depthwise", int64_t(depthwise)}};
         Value weight = r_.out().add_node("pack_conv2d_weight", {nchw(n.inputs[1].id)}, std::move(pack),
@@ -173,7 +182,7 @@ private:
         // The block: a whole vector, or half of one where that wastes fewer zeros (groups of 8
         // in blocks of 8 against 2 groups per block of 16), a half-vector block costing a
         // quarter more (docs/graph.md#data-layout-nchwxc has the measurement).
-        const int64_t lanes = topi::conv2d_nchwc_blocking(C, O, n.type.shape[3], {}, 1, target_).ic_bn;
+        const int64_t lanes = topi::conv2d_nchwc_blocking(C, O, width_at_max(g, n), {}, 1, target_).ic_bn;
         int64_t b = 0, m = 0;
         for (int64_t candidate : {lanes, lanes / 2}) {
             if (candidate < 8 || C % candidate || O % candidate) continue;

@@ -45,6 +45,7 @@ class GraphRewriter {
 public:
     explicit GraphRewriter(const Graph& old) : old_(old), map_(size_t(old.size())) {
         out_.set_limits(old.limits());
+        out_.inherit_shapes_at_max(old);
         for (const Node& n : old.nodes()) taken_.insert(n.name);
     }
 

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "weft/graph/graph.hpp"
+#include "weft/graph/impl/symbolic_floor.hpp"
 #include "weft/graph/op_registry.hpp"
 #include "weft/ir/op.hpp"
 
@@ -31,14 +32,22 @@ inline std::vector<int64_t> int_entries(const AttrValue& v) {
     return {};
 }
 
-// One dimension: the sum of coefficient * (the product of the symbols in mask).
+// One dimension: the sum of coefficient * (the product of the symbols in mask), plus floor
+// terms of single symbols (a strided convolution's output height; graph/impl/symbolic_floor.hpp).
 struct SymbolicDim {
     std::vector<std::pair<uint32_t, int64_t>> terms;  // (mask, coefficient); mask 0: the constant
+    std::vector<FloorTerm> floors;
 
     bool is_constant() const {
         for (auto& [mask, c] : terms)
             if (mask && c) return false;
-        return true;
+        return floors.empty();
+    }
+    // Whether symbol s appears in a product term (its floor terms use derived variables).
+    bool uses(size_t s) const {
+        for (auto& [mask, c] : terms)
+            if (c && (mask >> s & 1)) return true;
+        return false;
     }
     int64_t eval(const std::vector<int64_t>& values) const {
         int64_t sum = 0;
@@ -48,6 +57,7 @@ struct SymbolicDim {
                 if (mask >> s & 1) t *= values[s];
             sum += t;
         }
+        for (const FloorTerm& f : floors) sum += f.eval(values[f.symbol]);
         return sum;
     }
     // `values`: each symbol's expression (its Var, or max(Var, c) for a kernel that may
@@ -55,6 +65,7 @@ struct SymbolicDim {
     Expr expr(const std::vector<Expr>& vars) const {
         Expr sum;
         int64_t constant = 0;
+        auto add = [&](Expr t) { sum = sum.defined() ? sum + t : t; };
         for (auto& [mask, c] : terms) {
             if (!c) continue;
             if (!mask) {
@@ -64,8 +75,13 @@ struct SymbolicDim {
             Expr t;
             for (size_t s = 0; s < vars.size(); ++s)
                 if (mask >> s & 1) t = t.defined() ? t * vars[s] : vars[s];
-            if (c != 1) t = t * make_int(c);
-            sum = sum.defined() ? sum + t : t;
+            add(c != 1 ? t * make_int(c) : t);
+        }
+        for (const FloorTerm& f : floors) {
+            Expr x = f.num != 1 ? vars[f.symbol] * make_int(f.num) : vars[f.symbol];
+            if (f.offset) x = x + make_int(f.offset);
+            Expr t = x / make_int(f.den);
+            add(f.scale != 1 ? t * make_int(f.scale) : t);
         }
         if (!sum.defined()) return make_int(constant);
         return constant ? sum + make_int(constant) : sum;
@@ -86,8 +102,60 @@ struct SymbolicShapes {
     // constant whose data changes with them: known only in the graph made at the values
     // (dims[] empty). The kernels that read or write it are compiled per size.
     std::vector<bool> per_size;
+    // The floor terms of the extents (each with scale 1: floor((num * symbol + offset) / den)),
+    // in the order of their first use, each a scalar argument of the kernels whose tensors
+    // use it (derived_vars, estimated at the symbols' max): in a kernel, an extent that is a
+    // plain variable tiles as one of a symbol does, where a division of it left every tile
+    // symbolic (3.6x slower; docs/graph.md, "Symbolic dimensions"). collect_derived() makes them.
+    std::vector<FloorTerm> derived;
+    std::vector<Var> derived_vars;
 
     bool empty() const { return symbols.empty(); }
+    // A kernel's scalar arguments are ids < 0: -1 - s for symbol s, derived_id(j) for derived
+    // term j.
+    static int derived_id(size_t j) { return -1 - int(kMaxSymbols) - int(j); }
+    static bool is_base_id(int id) { return id < 0 && id >= -int(kMaxSymbols); }
+    int64_t scalar_value(int id, const std::vector<int64_t>& values) const {
+        if (is_base_id(id)) return values[size_t(-1 - id)];
+        const FloorTerm& f = derived[size_t(derived_id(0) - id)];
+        return f.eval(values[f.symbol]);
+    }
+    Var scalar_var(int id) const { return is_base_id(id) ? vars[size_t(-1 - id)] : derived_vars[size_t(derived_id(0) - id)]; }
+    // The derived term a floor term multiplies (its scale set to 1), or -1.
+    int derived_of(FloorTerm f) const {
+        f.scale = 1;
+        for (size_t j = 0; j < derived.size(); ++j)
+            if (derived[j] == f) return int(j);
+        return -1;
+    }
+    void collect_derived() {
+        derived.clear();
+        derived_vars.clear();
+        for (const std::vector<SymbolicDim>& node : dims)
+            for (const SymbolicDim& d : node)
+                for (FloorTerm f : d.floors) {
+                    if (derived_of(f) >= 0) continue;
+                    f.scale = 1;
+                    const Symbol& s = symbols[f.symbol];
+                    derived.push_back(f);
+                    derived_vars.push_back(Var::sized(s.name + ".d" + std::to_string(derived.size()),
+                                                      std::max<int64_t>(1, f.eval(s.max))));
+                }
+    }
+    // An extent in the tensor language: its products of the symbols' expressions, and its floor
+    // terms as multiples of their derived variables.
+    Expr dim_expr(const SymbolicDim& d) const {
+        SymbolicDim terms = d;
+        terms.floors.clear();
+        Expr e = terms.expr(symbol_exprs);
+        for (const FloorTerm& f : d.floors) {
+            const int j = derived_of(f);
+            WEFT_ICHECK(j >= 0, "a floor term without its derived variable");
+            Expr t = f.scale != 1 ? derived_vars[size_t(j)] * make_int(f.scale) : Expr(derived_vars[size_t(j)]);
+            e = ir::is_zero(e) ? t : e + t;
+        }
+        return e;
+    }
     bool is_symbolic(int node) const { return !dims[size_t(node)].empty(); }
     bool is_per_size(int node) const { return !per_size.empty() && per_size[size_t(node)]; }
     // Whether node `node` depends on the symbols: its shape, an input's or its attributes.
@@ -107,6 +175,14 @@ struct SymbolicShapes {
         }
         return false;
     }
+    // Whether any of `nodes` has an extent with a floor term (a derived variable).
+    bool any_floor_term(const std::vector<int>& nodes) const {
+        for (int id : nodes)
+            if (!empty())
+                for (const SymbolicDim& d : dims[size_t(id)])
+                    if (!d.floors.empty()) return true;
+        return false;
+    }
     // Node `node`'s shape in the tensor language (the symbols' Vars where it depends on them).
     std::vector<Expr> shape_expr(const Graph& g, int node) const {
         std::vector<Expr> shape;
@@ -114,7 +190,7 @@ struct SymbolicShapes {
             for (int64_t d : g.node(node).type.shape) shape.push_back(make_int(d));
             return shape;
         }
-        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(d.expr(symbol_exprs));
+        for (const SymbolicDim& d : dims[size_t(node)]) shape.push_back(dim_expr(d));
         return shape;
     }
     // Node `node`'s integer attributes that change with the symbols, as expressions.
@@ -136,10 +212,10 @@ struct SymbolicShapes {
     SymbolicShapes at_values(const std::vector<int64_t>& values) const {
         SymbolicShapes r = *this;
         for (int id = 0; id < int(dims.size()); ++id)
-            for (SymbolicDim& d : r.dims[size_t(id)]) d.terms = {{0u, d.eval(values)}};
+            for (SymbolicDim& d : r.dims[size_t(id)]) d = SymbolicDim{{{0u, d.eval(values)}}, {}};
         for (auto& per_node : r.attrs)
             for (auto& [key, entries] : per_node)
-                for (SymbolicDim& d : entries) d.terms = {{0u, d.eval(values)}};
+                for (SymbolicDim& d : entries) d = SymbolicDim{{{0u, d.eval(values)}}, {}};
         return r;
     }
     // The same shapes for a kernel that runs only where symbol s is at least `c`: its extents
@@ -224,6 +300,80 @@ inline void match_structure(const Graph& g, const Graph& other, const std::strin
     if (g.outputs().size() != other.outputs().size()) refuse("the outputs differ");
 }
 
+// Node `i`'s extents from its operator's type inference, sampled along each symbol with the
+// others at their max (its inputs' extents at each value from `r`), each fitted as a constant
+// plus one floor term per symbol (symbolic_floor.hpp); none where an extent is no such
+// function, depends on two symbols at once, or the node's inputs or attributes are not known
+// as functions of the symbols. The caller checks the sum against the graphs made at other
+// values.
+inline std::optional<std::vector<SymbolicDim>> dims_from_inference(const Graph& g, int i, const SymbolicShapes& r) {
+    const Node& n = g.node(i);
+    if (!n.is_op() || r.attrs_vary[size_t(i)]) return std::nullopt;
+    for (Value v : n.inputs)
+        if (r.is_per_size(v.id)) return std::nullopt;
+    const OpDef& def = op_def(n.op);
+    auto infer_at = [&](const std::vector<int64_t>& values) -> std::optional<std::vector<int64_t>> {
+        std::vector<TensorType> in;
+        for (Value v : n.inputs) in.push_back(TensorType{r.shape_at(g, v.id, values), g.type(v).dtype});
+        try {
+            return def.infer(in, n.attrs).shape;
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+    };
+    const std::vector<int64_t>& at_max = n.type.shape;
+    std::vector<int64_t> max_values;
+    for (const Symbol& sym : r.symbols) max_values.push_back(sym.max);
+    std::vector<SymbolicDim> dims(at_max.size());
+    std::vector<int64_t> constant = at_max;
+    std::vector<int> symbol_of(at_max.size(), -1);
+    for (size_t s = 0; s < r.symbols.size(); ++s) {
+        const Symbol& sym = r.symbols[s];
+        // A run of consecutive values up to the max (a fit needs 2 * kMaxFloorDen), then
+        // values near the min and between, which the fit must also give where the operator
+        // takes them (a size the operator refuses is one the module refuses too).
+        std::vector<int64_t> at;
+        for (int64_t v = std::max(sym.min, sym.max - 2 * kMaxFloorDen + 1); v <= sym.max; ++v) at.push_back(v);
+        const size_t run = at.size();
+        for (int64_t v : {sym.min, sym.min + 1, sym.min + 2, sym.min + 3, sym.max / 2, sym.max / 3, sym.max / 4})
+            if (v >= sym.min && v < at.front() && std::find(at.begin(), at.end(), v) == at.end()) at.push_back(v);
+        // (Values the operator refuses, a window larger than its input, are left out: the
+        // module refuses them at run time, where a floor term gives an extent below 1.)
+        std::vector<std::vector<std::pair<int64_t, int64_t>>> samples(at_max.size());
+        size_t in_run = 0;
+        for (size_t k = 0; k < at.size(); ++k) {
+            std::vector<int64_t> values = max_values;
+            values[s] = at[k];
+            std::optional<std::vector<int64_t>> shape = infer_at(values);
+            if (!shape || shape->size() != at_max.size()) continue;
+            in_run += k < run;
+            for (size_t d = 0; d < at_max.size(); ++d) samples[d].emplace_back(at[k], (*shape)[d]);
+        }
+        if (in_run < std::min<size_t>(run, 8)) return std::nullopt;
+        for (size_t d = 0; d < at_max.size(); ++d) {
+            std::vector<std::pair<int64_t, int64_t>>& xs = samples[d];
+            bool varies = false;
+            for (auto [v, y] : xs) varies |= y != at_max[d];
+            if (!varies) continue;
+            if (symbol_of[d] >= 0) return std::nullopt;  // a product of symbols
+            symbol_of[d] = int(s);
+            std::sort(xs.begin(), xs.end());
+            std::optional<FloorFit> fit = fit_floor(xs, uint32_t(s));
+            if (!fit) return std::nullopt;
+            const FloorTerm& t = fit->term;
+            constant[d] -= t.eval(sym.max);
+            if (t.den == 1) {
+                constant[d] += t.scale * t.offset;
+                dims[d].terms.emplace_back(uint32_t(1) << s, t.scale * t.num);
+            } else {
+                dims[d].floors.push_back(t);
+            }
+        }
+    }
+    for (size_t d = 0; d < at_max.size(); ++d) dims[d].terms.insert(dims[d].terms.begin(), {0u, constant[d]});
+    return dims;
+}
+
 // build()'s analysis: `compiled` is `original` at the symbols' max after `passes`.
 inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compiled,
                                       const std::function<Graph(Graph)>& passes) {
@@ -234,7 +384,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
     WEFT_CHECK(k <= kMaxSymbols, "graph::build: symbolic dimensions: the graph has ", k, " symbols; at most ",
                kMaxSymbols, " are supported");
     for (const Symbol& s : r.symbols) {
-        r.vars.emplace_back(s.name);
+        r.vars.push_back(Var::sized(s.name, s.max));
         r.symbol_exprs.push_back(r.vars.back());
     }
     std::vector<ProbeValues> probe;
@@ -304,12 +454,31 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
         const size_t rank = shape(0, i).size();
         bool varies = false;
         for (size_t p = 1; p < probes; ++p) varies |= shape(p, i) != shape(0, i);
+        bool fitted = true;
         for (size_t d = 0; varies && d < rank; ++d) {
             std::vector<int64_t> c(probes);
             for (size_t p = 0; p < probes; ++p) c[p] = shape(p, i)[d];
             if (std::optional<SymbolicDim> dim = fit(std::move(c))) r.dims[size_t(i)].push_back(std::move(*dim));
-            else r.per_size[size_t(i)] = true;
+            else fitted = false;
         }
+        // Below a strided convolution (an input with floor terms), or where no sum of products
+        // fits, the operator's type inference says how the extents follow the symbols.
+        bool floor_inputs = false;
+        for (Value v : compiled.node(i).inputs)
+            for (const SymbolicDim& d : r.dims[size_t(v.id)]) floor_inputs |= !d.floors.empty();
+        if (varies && (!fitted || floor_inputs)) {
+            std::optional<std::vector<SymbolicDim>> inferred = dims_from_inference(compiled, i, r);
+            for (size_t p = 0; inferred && p < probes; ++p) {
+                std::vector<int64_t> got;
+                for (const SymbolicDim& d : *inferred) got.push_back(d.eval(values_of(p)));
+                if (got != shape(p, i)) inferred.reset();
+            }
+            if (inferred) {
+                r.dims[size_t(i)] = std::move(*inferred);
+                fitted = true;
+            }
+        }
+        if (!fitted) r.per_size[size_t(i)] = true;
         if (r.per_size[size_t(i)]) r.dims[size_t(i)].clear();
         if (!r.attrs_vary[size_t(i)] || r.per_size[size_t(i)]) continue;
         // Integer attributes that change (a slice's starts and ends) are fitted the same way.
@@ -367,6 +536,7 @@ inline SymbolicShapes analyze_symbols(const Graph& original, const Graph& compil
             r.attrs[size_t(i)].clear();
         }
     }
+    r.collect_derived();
     return r;
 }
 
@@ -381,7 +551,7 @@ inline int per_sample_symbol(const Graph& g, const SymbolicShapes& sym, const st
         if (!sym.is_symbolic(id)) continue;
         const std::vector<SymbolicDim>& dims = sym.dims[size_t(id)];
         // dims[0] = c * symbol: a sample is c rows.
-        if (dims[0].terms.size() != 2 || dims[0].terms[0] != std::pair<uint32_t, int64_t>{0u, 0} ||
+        if (!dims[0].floors.empty() || dims[0].terms.size() != 2 || dims[0].terms[0] != std::pair<uint32_t, int64_t>{0u, 0} ||
             dims[0].terms[1].second < 1 || std::popcount(dims[0].terms[1].first) != 1)
             return -1;
         const int s = std::countr_zero(dims[0].terms[1].first);

@@ -155,7 +155,8 @@ public:
         // after the other (a 2-iteration loop over 2 threads would become serial). Each
         // iteration branches to a guard-free copy of the body instead.
         bool parallel = op->for_kind == ir::ForKind::Parallel;
-        Stmt cut = partition(op->loop_var, op->min, op->extent, op->for_kind, op->thread_tag, op->body, 0, parallel);
+        Stmt cut = partition(op->loop_var, op->min, op->extent, op->for_kind, op->thread_tag, op->body, 0, parallel,
+                             loop_range(op->min, op->extent));
         return parallel ? ir::For::make(op->loop_var, op->min, op->extent, op->for_kind, cut, op->thread_tag) : cut;
     }
 
@@ -169,11 +170,30 @@ private:
         return n;
     }
 
+    static ir::arith::Interval loop_range(const Expr& min, const Expr& extent) {
+        return ir::arith::Interval(min, ir::arith::simplify(min + extent - 1));
+    }
+    // `range` narrowed to [lo, hi] (either undefined: that side as it is). Where one bound is
+    // provably the tighter, it alone (a min of two symbolic bounds defeats later proofs).
+    ir::arith::Interval narrowed(const ir::arith::Interval& range, const Expr& lo, const Expr& hi) const {
+        auto tighter = [&](const Expr& a, const Expr& b, bool upper) {
+            if (!b.defined()) return a;
+            if (ir::arith::can_prove(upper ? b <= a : b >= a, outer_)) return b;
+            if (ir::arith::can_prove(upper ? a <= b : a >= b, outer_)) return a;
+            return ir::arith::simplify(upper ? ir::min(a, b) : ir::max(a, b));
+        };
+        return ir::arith::Interval(tighter(range.min, lo, false), tighter(range.max, hi, true));
+    }
+
     // The loop over v in [min, min + extent), cut where a guard stops holding: into a steady
     // loop and a tail loop (a Seq of loops), or, for `branch` (the body of a parallel loop),
-    // into `if (v < split) steady-body else tail-body`.
+    // into `if (v < split) steady-body else tail-body`. `range`: what v's values are known to
+    // be within this piece, where it runs at all. A piece's bounds are clamped to keep the
+    // pieces in order (split = min(max(at, min), stop)), but a value in the piece satisfies
+    // the unclamped bound too: v < max(at, min) with v >= min means v < at. Over a symbolic
+    // width, that fact is what proves an interior tile whole.
     Stmt partition(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
-                   const Stmt& body, int depth, bool branch) {
+                   const Stmt& body, int depth, bool branch, const ir::arith::Interval& range) {
         // A single iteration is not cut: leaf() substitutes v, which settles its guards.
         if (depth < 4 && !ir::is_one(extent)) {
             LikelyFinder lf(v);
@@ -189,7 +209,8 @@ private:
                 // bound, say, an upper bound of the same rows already holds everywhere.
                 if (ir::arith::can_prove(from == min && to == stop, outer_)) {
                     // The guard holds everywhere.
-                    return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1, branch);
+                    return partition(v, min, extent, kind, tag, ReplaceLikely(cond).mutate(body), depth + 1, branch,
+                                     range);
                 }
                 if (ir::arith::can_prove(from == to, outer_)) continue;  // it never holds
                 // Each split copies the body; past a budget, keep the guard instead (correct,
@@ -197,39 +218,45 @@ private:
                 size_t cost = node_count(body);
                 if (cost > growth_budget_) continue;
                 growth_budget_ -= cost;
+                // Below the split, v < r.at; from it on, v >= r.at (where those pieces run).
+                const Expr below = ir::arith::simplify(r.at - 1);
+                const ir::arith::Interval low = narrowed(range, Expr(), below), high = narrowed(range, r.at, Expr());
                 Stmt steady = partition(v, from, ir::arith::simplify(to - from), kind, tag,
-                                        ReplaceLikely(cond).mutate(body), depth + 1, branch);
+                                        ReplaceLikely(cond).mutate(body), depth + 1, branch, r.prefix ? low : high);
                 if (r.prefix) {
-                    Stmt tail = leaf(v, split, ir::arith::simplify(stop - split), kind, tag, body, branch);
+                    Stmt tail = leaf(v, split, ir::arith::simplify(stop - split), kind, tag, body, branch, high);
                     return branch ? ir::IfThenElse::make(Expr(v) < split, steady, tail) : ir::Seq::make({steady, tail});
                 }
                 // The head keeps the guard; the rest may still have a prefix (an upper bound).
-                Stmt head = leaf(v, min, ir::arith::simplify(split - min), kind, tag, body, branch);
+                Stmt head = leaf(v, min, ir::arith::simplify(split - min), kind, tag, body, branch, low);
                 return branch ? ir::IfThenElse::make(Expr(v) < split, head, steady) : ir::Seq::make({head, steady});
             }
         }
-        return leaf(v, min, extent, kind, tag, body, branch);
+        return leaf(v, min, extent, kind, tag, body, branch, range);
     }
     Stmt leaf(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
-              const Stmt& body, bool branch) {
+              const Stmt& body, bool branch, const ir::arith::Interval& range) {
+        // (`range` holds every value of the piece: its loop's, or a cut's narrower facts.)
+        const ir::arith::Interval own = loop_range(min, extent), &in = range;
+        // Where the piece knows more than its loop says, the body is simplified with that
+        // (the final simplify sees only the loops).
+        const bool knows_more = !ir::arith::detail::same_expr(in.min, own.min) ||
+                                !ir::arith::detail::same_expr(in.max, own.max);
         // One value: substitute the loop variable so inner guards and bounds simplify.
-        if (branch) return ir::is_one(extent) ? mutate(ir::substitute(body, {{v, min}})) : mutate_in(v, min, extent, body);
-        return make_loop(v, min, extent, kind, tag, body);
-    }
-    Stmt make_loop(const Var& v, const Expr& min, const Expr& extent, ir::ForKind kind, const std::string& tag,
-                   const Stmt& body) {
+        if (branch)
+            return ir::is_one(extent) ? mutate(ir::substitute(body, {{v, min}})) : mutate_in(v, in, body, knows_more);
         // One iteration: substitute the loop variable so inner guards become analyzable.
-        if (ir::is_one(extent) && kind != ir::ForKind::Parallel)
-            return mutate(ir::substitute(body, {{v, min}}));
-        return ir::For::make(v, min, extent, kind, mutate_in(v, min, extent, body), tag);
+        if (ir::is_one(extent) && kind != ir::ForKind::Parallel) return mutate(ir::substitute(body, {{v, min}}));
+        return ir::For::make(v, min, extent, kind, mutate_in(v, in, body, knows_more), tag);
     }
-    // The body of v's piece [min, min + extent), partitioned knowing that range.
-    Stmt mutate_in(const Var& v, const Expr& min, const Expr& extent, const Stmt& body) {
+    // The body of a piece where v is within `range`, partitioned knowing that.
+    Stmt mutate_in(const Var& v, const ir::arith::Interval& range, const Stmt& body, bool simplify_body = false) {
         auto saved = outer_.find(v);
         std::optional<ir::arith::Interval> before;
         if (saved != outer_.end()) before = saved->second;
-        outer_[v] = ir::arith::Interval(min, ir::arith::simplify(min + extent - 1));
+        outer_[v] = range;
         Stmt out = mutate(body);
+        if (simplify_body) out = ir::arith::simplify(out, outer_);
         if (before) outer_[v] = *before;
         else outer_.erase(v);
         return out;

@@ -64,7 +64,7 @@ inline void check_shift_inwards_outside_reduction(const StageNode& st) {
     auto is_derived = [&](const IterVar& iv) { return std::find(derived.begin(), derived.end(), iv.get()) != derived.end(); };
     for (auto& rel : st.relations) {
         if (auto* sp = std::get_if<SplitRelation>(&rel)) {
-            if (sp->tail == TailStrategy::ShiftInwards || is_derived(sp->parent)) derived.push_back(sp->outer.get());
+            if (sp->tail != TailStrategy::Guard || is_derived(sp->parent)) derived.push_back(sp->outer.get());
             if (is_derived(sp->parent)) derived.push_back(sp->inner.get());
         } else if (auto* f = std::get_if<FuseRelation>(&rel); f && (is_derived(f->outer) || is_derived(f->inner))) {
             derived.push_back(f->fused.get());

@@ -563,7 +563,8 @@ std::ostream& operator<<(std::ostream& os, const Schedule& s) {
                 os << "  split " << sp->parent.name() << " -> " << sp->outer.name() << ", " << sp->inner.name()
                    << (sp->factor.defined() ? " factor " : " nparts ")
                    << (sp->factor.defined() ? sp->factor : sp->nparts)
-                   << (sp->tail == TailStrategy::ShiftInwards ? " shift_inwards" : "") << "\n";
+                   << (sp->tail == TailStrategy::ShiftInwards ? " shift_inwards"
+                       : sp->tail == TailStrategy::ShiftInwardsOrGuard ? " shift_inwards_or_guard" : "") << "\n";
             else if (auto* f = std::get_if<FuseRelation>(&r))
                 os << "  fuse " << f->outer.name() << ", " << f->inner.name() << " -> " << f->fused.name() << "\n";
         }

@@ -141,9 +141,10 @@ void replay(Schedule& s, const TraceStep& step, const std::string& where) {
     std::vector<IterVar> ivs;
     for (int pos : step.iter_vars) ivs.push_back(iter_var_at(st, pos, where));
     if (p == "split") {
-        WEFT_CHECK(step.ints.size() <= 2 && (step.ints.size() == 1 || step.ints[1] == int64_t(TailStrategy::Guard) ||
-                                             step.ints[1] == int64_t(TailStrategy::ShiftInwards)),
-                   where, ": split takes a factor and an optional tail strategy (0 guard, 1 shift inwards)");
+        WEFT_CHECK(step.ints.size() <= 2 && (step.ints.size() == 1 || (step.ints[1] >= int64_t(TailStrategy::Guard) &&
+                                                                       step.ints[1] <= int64_t(TailStrategy::ShiftInwardsOrGuard))),
+                   where, ": split takes a factor and an optional tail strategy (0 guard, 1 shift inwards, 2 shift "
+                   "inwards or guard)");
         st.split(ivs[0], step.ints[0], step.ints.size() == 2 ? TailStrategy(step.ints[1]) : TailStrategy::Guard);
     }
     else if (p == "split_nparts") st.split_nparts(ivs[0], step.ints[0]);

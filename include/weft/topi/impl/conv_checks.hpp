@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "weft/ir/arith/estimate.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/topi/conv.hpp"
 
@@ -23,6 +24,53 @@ std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t 
     WEFT_CHECK(t.dtype().is_float() || (integers && t.dtype().is_integer() && !t.dtype().is_bool()), op, ": '",
                t.name(), "' must have a float", integers ? " or integer" : "", " dtype, got ", t.dtype().str());
     return out;
+}
+
+// t's shape where the batch (axis 0) and the spatial axes (h_axis, h_axis + 1) may be
+// symbolic (an image size a graph keeps symbolic) and the others must be constants; the
+// checks of const_shape otherwise.
+std::vector<Expr> spatial_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
+                                size_t h_axis = 2, bool integers = false) {
+    std::vector<Expr> shape = t.shape();
+    WEFT_CHECK(shape.size() == rank, op, ": ", what, " must have ", rank, " dimensions but '", t.name(), "' has ",
+               shape.size());
+    for (size_t i = 0; i < rank; ++i) {
+        int64_t v = 0;
+        WEFT_CHECK(i == 0 || i == h_axis || i == h_axis + 1 || ir::as_const_int(shape[i], &v), op, ": dimension ", i,
+                   " of '", t.name(), "' must be a constant (only the batch and spatial extents may be symbolic)");
+    }
+    WEFT_CHECK(t.dtype().is_float() || (integers && t.dtype().is_integer() && !t.dtype().is_bool()), op, ": '",
+               t.name(), "' must have a float", integers ? " or integer" : "", " dtype, got ", t.dtype().str());
+    return shape;
+}
+
+// A constant extent's value; a symbolic one's estimate (its variables' typical values:
+// ir/arith/estimate.hpp), else 64: what tile sizes and defaults are chosen for.
+inline int64_t extent_value(const Expr& e) { return ir::arith::value_or_estimate(e, 64); }
+
+inline std::vector<int64_t> extent_values(const std::vector<Expr>& shape) {
+    std::vector<int64_t> v;
+    for (const Expr& e : shape) v.push_back(extent_value(e));
+    return v;
+}
+
+// A constant extent as make_int makes it (a symbolic one as it is).
+inline Expr strong_extent(const Expr& e) {
+    int64_t v = 0;
+    return ir::as_const_int(e, &v) ? make_int(v) : e;
+}
+
+inline bool is_constant_extent(const Expr& e) {
+    int64_t v = 0;
+    return ir::as_const_int(e, &v);
+}
+
+// a + c, folded where a is a constant (a constant shape builds the IR it always did, and
+// plus(a, 0) is a constant extent as the integer literal it was).
+inline Expr plus(const Expr& a, int64_t c) {
+    int64_t v = 0;
+    if (ir::as_const_int(a, &v)) return Expr(int64_t(v + c));
+    return c ? a + Expr(c) : a;
 }
 
 void check_same_dtype(const std::string& op, const Tensor& a, const Tensor& b) {
@@ -59,6 +107,37 @@ int64_t out_extent(const std::string& op, const char* dim, int64_t in, int64_t k
     return (padded - span) / stride + 1;
 }
 
+// out_extent rounded up (Pool2dParams::ceil_mode), less a last window that would start in
+// the trailing padding; `floor_out` is out_extent's.
+int64_t ceil_out_extent(int64_t floor_out, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                        int64_t pad_lo, int64_t pad_hi) {
+    const __int128 span = __int128(in) + pad_lo + pad_hi - (__int128(dilation) * (kernel - 1) + 1);
+    __int128 o = (span + stride - 1) / stride + 1;
+    if ((o - 1) * stride >= __int128(in) + pad_lo) --o;
+    return std::max<int64_t>(floor_out, int64_t(o));
+}
+
+// out_extent over an input extent that may be symbolic: (in + pads - span) / stride + 1
+// (floor division), checked at `in`'s estimate; a size too small for the window gives an
+// extent below 1, which the graph refuses at run time.
+Expr out_extent_expr(const std::string& op, const char* dim, const Expr& in, int64_t kernel, int64_t stride,
+                     int64_t dilation, int64_t pad_lo, int64_t pad_hi, bool ceil_mode = false) {
+    int64_t v = 0;
+    if (ir::as_const_int(in, &v)) {
+        const int64_t out = out_extent(op, dim, v, kernel, stride, dilation, pad_lo, pad_hi);
+        return Expr(ceil_mode ? ceil_out_extent(out, v, kernel, stride, dilation, pad_lo, pad_hi) : out);
+    }
+    const int64_t at = extent_value(in);
+    out_extent(op, dim, std::max(at, dilation * (kernel - 1) + 1), kernel, stride, dilation, pad_lo, pad_hi);
+    const int64_t span = dilation * (kernel - 1) + 1;
+    const Expr floor_out = plus(in, pad_lo + pad_hi - span) / Expr(stride) + Expr(int64_t(1));
+    if (!ceil_mode) return floor_out;
+    // Rounded up, but the last window starts before the input's end: (o - 1) * stride < in + pad_lo.
+    return max(floor_out, min(plus(in, pad_lo + pad_hi - span + stride - 1) / Expr(stride),
+                              plus(in, pad_lo - 1) / Expr(stride)) +
+                              Expr(int64_t(1)));
+}
+
 }  // namespace weft::topi::conv_detail
 
 namespace weft::topi {
@@ -82,16 +161,16 @@ namespace weft::topi::conv_detail {
 // loop (no code copied); the column terms are likely, so loop partitioning splits a row's
 // tiles into the first, the interior and the last (copies of the loop body, the interior one
 // without a test).
-Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W) {
+Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, const Expr& H, const Expr& W) {
     Expr inside;
     auto add = [&](bool padded, Expr term) {
         if (!padded) return;
         inside = inside.defined() ? (inside && term) : term;
     };
     add(pad.top > 0, y >= pad.top);
-    add(pad.bottom > 0, y < pad.top + H);
+    add(pad.bottom > 0, y < plus(H, pad.top));
     add(pad.left > 0, ir::likely(x >= pad.left));
-    add(pad.right > 0, ir::likely(x < pad.left + W));
+    add(pad.right > 0, ir::likely(x < plus(W, pad.left)));
     return inside;
 }
 
@@ -124,14 +203,13 @@ double padding_tap_fraction(int64_t in, int64_t out, int64_t kernel, int64_t str
 // 0 keeps b. A copy is made even without padding when the block changes.
 Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block = 0) {
     std::vector<Expr> shape = data.shape();
-    int64_t H = 0, W = 0, block = 0, blocks = 0;
-    ir::as_const_int(shape[size_t(h_axis)], &H);
-    ir::as_const_int(shape[size_t(h_axis + 1)], &W);
+    const Expr H = shape[size_t(h_axis)], W = shape[size_t(h_axis + 1)];
+    int64_t block = 0, blocks = 0;
     const bool reblock = shape.size() == 5 && channel_block > 0 && ir::as_const_int(shape[4], &block) &&
                          channel_block != block;
     if (pad.none() && !reblock) return data;
-    shape[size_t(h_axis)] = make_int(H + pad.top + pad.bottom);
-    shape[size_t(h_axis + 1)] = make_int(W + pad.left + pad.right);
+    shape[size_t(h_axis)] = strong_extent(plus(H, pad.top + pad.bottom));
+    shape[size_t(h_axis + 1)] = strong_extent(plus(W, pad.left + pad.right));
     if (reblock) {
         ir::as_const_int(shape[1], &blocks);
         WEFT_CHECK(channel_block % block == 0 && blocks * block % channel_block == 0, "pad_spatial '", name,
@@ -143,8 +221,8 @@ Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string&
     auto value = [=](std::vector<Expr> idx) {
         Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
         const Expr zero = ir::make_zero(data.dtype());
-        idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), Expr(H - 1));
-        idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), Expr(W - 1));
+        idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), plus(H, -1));
+        idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), plus(W, -1));
         if (reblock) {  // channel c = idx[1] * channel_block + idx[4] of the data's blocks
             Expr c = idx[4];
             idx[1] = idx[1] * (channel_block / block) + c / block;

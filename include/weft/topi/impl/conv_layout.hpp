@@ -26,11 +26,11 @@ Expr zero_past(const Tensor& t, const std::vector<Expr>& idx, const std::vector<
 Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "layout_transform_nchw_to_nchwc '" + name + "'";
-    auto d = const_shape(op, data, 4, "data [N, C, H, W]");
+    const std::vector<Expr> ds = spatial_shape(op, data, 4, "data [N, C, H, W]");
     check_block(op, "channel", bn);
-    const int64_t C = d[1], CB = ceil_div(C, bn);
+    const int64_t C = extent_value(ds[1]), CB = ceil_div(C, bn);
     return compute(
-        {d[0], CB, d[2], d[3], bn},
+        {plus(ds[0], 0), CB, plus(ds[2], 0), plus(ds[3], 0), bn},
         [&](Expr n, Expr cb, Expr y, Expr x, Expr c) {
             Expr ch = cb * bn + c;
             return zero_past(data, {n, ch, y, x}, {{ch, C}}, C % bn != 0);
@@ -41,12 +41,14 @@ Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std:
 Tensor layout_transform_nchwc_to_nchw(const Tensor& data, int64_t channels, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "layout_transform_nchwc_to_nchw '" + name + "'";
-    auto d = const_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    const std::vector<Expr> ds = spatial_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    const std::vector<int64_t> d = extent_values(ds);
     const int64_t bn = d[4];
     WEFT_CHECK(channels >= 1 && channels <= d[1] * bn, op, ": channels must be in [1, ", d[1] * bn,
                "] (the blocks of '", data.name(), "' hold ", d[1] * bn, "), got ", channels);
     return compute(
-        {d[0], channels, d[2], d[3]}, [&](Expr n, Expr c, Expr y, Expr x) { return data(n, c / bn, y, x, c % bn); },
+        {plus(ds[0], 0), channels, plus(ds[2], 0), plus(ds[3], 0)},
+        [&](Expr n, Expr c, Expr y, Expr x) { return data(n, c / bn, y, x, c % bn); },
         name);
 }
 
@@ -84,17 +86,31 @@ Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::
 }
 
 // The innermost dimension as vectors (when it is wide enough), everything above it fused
-// into one parallel loop.
+// into one parallel loop. Over a symbolic extent (an image size): parallel over the rows, and
+// each row's innermost two dimensions one run of vectors (a block of 3 channels after a
+// symbolic width is a row of 3 * width values).
 void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& target) {
     WEFT_CHECK(op.op()->is_compute() && op.ndim() >= 2, "schedule_layout_transform: '", op.name(),
                "' must be a computed tensor of 2 or more dimensions");
     int64_t inner = 0;
     ir::as_const_int(op.shape().back(), &inner);
+    const int64_t lanes = conv_detail::target_lanes(target);
+    bool symbolic = false;
+    for (int i = 0; i < op.ndim(); ++i) symbolic |= conv_detail::symbolic_dim(op, i);
+    if (symbolic && op.ndim() >= 3) {
+        IterVar rows = op.axis(0);
+        for (int i = 1; i + 2 < op.ndim(); ++i) rows = s[op].fuse(rows, op.axis(i));
+        s[op].parallel(rows);
+        IterVar run = s[op].fuse(op.axis(op.ndim() - 2), op.axis(op.ndim() - 1));
+        auto [vo, vi] = s[op].split(run, lanes);
+        s[op].vectorize(vi);
+        return;
+    }
     IterVar outer = op.axis(0);
     for (int i = 1; i + 1 < op.ndim(); ++i) outer = s[op].fuse(outer, op.axis(i));
     s[op].parallel(outer);
     if (inner >= 4) {
-        auto [vo, vi] = s[op].split(op.axis(op.ndim() - 1), conv_detail::tile_extent(inner, conv_detail::target_lanes(target)));
+        auto [vo, vi] = s[op].split(op.axis(op.ndim() - 1), conv_detail::tile_extent(inner, lanes));
         s[op].vectorize(vi);
     }
 }

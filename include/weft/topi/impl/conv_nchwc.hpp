@@ -66,7 +66,10 @@ int64_t depthwise_conv2d_nchwc_block(int64_t channels, const Target& target) {
 Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams& p, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "conv2d_nchwc '" + name + "'";
-    auto d = const_shape(op, data, 5, "data [N, C/ic_bn, H, W, ic_bn]");
+    // The batch, height and width may be symbolic (d: their estimates, for the checks and
+    // choices below).
+    const std::vector<Expr> ds = spatial_shape(op, data, 5, "data [N, C/ic_bn, H, W, ic_bn]");
+    const std::vector<int64_t> d = extent_values(ds);
     auto w = const_shape(op, weight, 6, "weight [O/oc_bn, C/weight_ic_bn, KH, KW, weight_ic_bn, oc_bn]");
     check_same_dtype(op, data, weight);
     const int64_t G = p.groups;
@@ -89,7 +92,8 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
                       (G > 1 ? " in " + std::to_string(G) + " groups" : ""));
     const int64_t KH = w[2], KW = w[3], oc_bn = w[5];
     const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
-    const int64_t OH = os.h, OW = os.w;
+    const Expr OH = out_extent_expr(op, "height", ds[2], KH, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+    const Expr OW = out_extent_expr(op, "width", ds[3], KW, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
     // Where the weights take the data's channel block and that block is 8 channels or more,
     // the input is read in place, the taps in the padding left out of the sum: a padded copy
     // of the input is a pass over memory before the convolution (and a barrier between the
@@ -97,7 +101,11 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     // +17% (2 threads); 128 3x3@28 +2% / +14%; 64->128 3x3 stride 2 @56 +11%. The RGB stem (a
     // block of 3 channels) runs 14% slower so, and the narrow rows' longer weight blocks
     // (conv2d_nchwc_weight_ic_bn) re-block the input in their copy.
-    const bool in_place = real_channels || (!p.padding.none() && w[4] == d[4] && d[4] >= 8);
+    // Over a symbolic height or width, a padded copy and every tap summed (its zeros too):
+    // leaving the padding's taps out splits each row's tiles at symbolic bounds, and a tile
+    // that shifts inwards (the last one of a symbolic row) has no fixed border to split at.
+    const bool symbolic = !is_constant_extent(ds[2]) || !is_constant_extent(ds[3]);
+    const bool in_place = real_channels || (!symbolic && !p.padding.none() && w[4] == d[4] && d[4] >= 8);
     // Otherwise the copy (padded, if there is padding) takes the weights' channel block:
     // where that is larger than the data's, the innermost reduction runs over more channels
     // at a time. `input` is what the sum reads, `top` and `left` its offsets.
@@ -108,12 +116,12 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
     // In a padded copy, below 3% of the taps (a 3x3 window over 56x56, the 7x7 stem), the
     // tests and the border code that skipping them takes cost more than the multiply-adds
     // they save. Read in place, they must be skipped.
-    const double wasted = 1.0 - (1.0 - padding_tap_fraction(d[2], OH, KH, p.stride.h, p.dilation.h, p.padding.top)) *
-                                    (1.0 - padding_tap_fraction(d[3], OW, KW, p.stride.w, p.dilation.w, p.padding.left));
-    const bool skip_padding = (in_place && padded) || wasted >= 0.03;
+    const double wasted = 1.0 - (1.0 - padding_tap_fraction(d[2], os.h, KH, p.stride.h, p.dilation.h, p.padding.top)) *
+                                    (1.0 - padding_tap_fraction(d[3], os.w, KW, p.stride.w, p.dilation.w, p.padding.left));
+    const bool skip_padding = (in_place && padded) || (wasted >= 0.03 && !symbolic);
     const int64_t top = in_place ? p.padding.top : 0, left = in_place ? p.padding.left : 0;
     return compute(
-        {d[0], w[0], OH, OW, oc_bn},
+        {plus(ds[0], 0), w[0], OH, OW, oc_bn},
         [&](Expr n, Expr ob, Expr y, Expr x, Expr o) {
             Expr py = y * p.stride.h + kh * p.dilation.h, px = x * p.stride.w + kw * p.dilation.w;
             // Taps that land in the padding are left out of the sum (they would add zeros), as
@@ -122,7 +130,7 @@ Tensor conv2d_nchwc(const Tensor& data, const Tensor& weight, const Conv2dParams
             // so that only the first and last tiles' pixels skip columns of taps.
             Expr block = G == 1 ? Expr(ico) : ob / make_int(w[0] / G) * make_int(w[1]) + ico;
             return sum(input(n, block, py - top, px - left, ici) * weight(ob, ico, kh, kw, ici, o), {ico, kh, kw, ici},
-                       skip_padding ? inside_input(py, px, p.padding, d[2], d[3]) : Expr());
+                       skip_padding ? inside_input(py, px, p.padding, ds[2], ds[3]) : Expr());
         },
         name);
 }
@@ -131,7 +139,8 @@ Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Co
                               const std::string& name) {
     using namespace conv_detail;
     const std::string op = "depthwise_conv2d_nchwc '" + name + "'";
-    auto d = const_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    const std::vector<Expr> ds = spatial_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    const std::vector<int64_t> d = extent_values(ds);
     auto w = const_shape(op, weight, 6, "weight [C/bn, 1, KH, KW, 1, bn]");
     check_same_dtype(op, data, weight);
     WEFT_CHECK(p.groups == 1 || p.groups == d[1] * d[4], op, ": groups is the number of channels (", d[1] * d[4],
@@ -141,18 +150,19 @@ Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Co
     check_dim(op, weight, "dimension 4", w[4], 1, "one input channel per output channel");
     check_dim(op, weight, "dimension 5 (bn)", w[5], d[4], "the channel block of the data");
     const int64_t KH = w[2], KW = w[3];
-    const Size2d os = conv2d_out_size(d[2], d[3], KH, KW, p, op);
-    const int64_t OH = os.h, OW = os.w;
+    conv2d_out_size(d[2], d[3], KH, KW, p, op);  // (checks the window at the estimates)
+    const Expr OH = out_extent_expr(op, "height", ds[2], KH, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+    const Expr OW = out_extent_expr(op, "width", ds[3], KW, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
     IterVar kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw");
     return compute(
-        {d[0], d[1], OH, OW, d[4]},
+        {plus(ds[0], 0), d[1], OH, OW, d[4]},
         [&](Expr n, Expr cb, Expr y, Expr x, Expr c) {
             // Taps in the padding are left out of the sum, and the others read the input in
             // place: no padded copy. The row test moves out to the kh loop; the column terms,
             // likely, split a row's tiles into border and interior (docs/topi-conv.md).
             Expr py = y * p.stride.h + kh * p.dilation.h, px = x * p.stride.w + kw * p.dilation.w;
             return sum(data(n, cb, py - p.padding.top, px - p.padding.left, c) * weight(cb, 0, kh, kw, 0, c), {kh, kw},
-                       inside_input(py, px, p.padding, d[2], d[3]));
+                       inside_input(py, px, p.padding, ds[2], ds[3]));
         },
         name);
 }
@@ -160,13 +170,14 @@ Tensor depthwise_conv2d_nchwc(const Tensor& data, const Tensor& weight, const Co
 Tensor bias_add_nchwc(const Tensor& conv, const Tensor& bias, bool relu, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "bias_add_nchwc '" + name + "'";
-    auto c = const_shape(op, conv, 5, "the input [N, O/oc_bn, H, W, oc_bn]");
+    const std::vector<Expr> cs = spatial_shape(op, conv, 5, "the input [N, O/oc_bn, H, W, oc_bn]");
+    const std::vector<int64_t> c = extent_values(cs);
     auto b = const_shape(op, bias, 2, "bias [O/oc_bn, oc_bn]");
     check_same_dtype(op, conv, bias);
     check_dim(op, bias, "dimension 0", b[0], c[1], "the output channel blocks");
     check_dim(op, bias, "dimension 1", b[1], c[4], "the output channel block");
     return compute(
-        {c[0], c[1], c[2], c[3], c[4]},
+        {plus(cs[0], 0), c[1], plus(cs[2], 0), plus(cs[3], 0), c[4]},
         [&](Expr n, Expr ob, Expr y, Expr x, Expr o) {
             Expr v = conv(n, ob, y, x, o) + bias(ob, o);
             return relu ? max(v, ir::make_zero(v.type())) : v;
@@ -246,8 +257,7 @@ bool has_reduce_condition(const Tensor& op) {
 // blocks in turn: vectorized along one of them, so that every vector load is contiguous.
 void schedule_padded_copy(Schedule& s, const Tensor& pad, int64_t lanes) {
     if (!pad.defined()) return;
-    IterVar rows = s[pad].fuse(s[pad].fuse(pad.axis(0), pad.axis(1)), pad.axis(2));
-    s[pad].parallel(rows);
+    fuse_parallel(s, pad, {pad.axis(0), pad.axis(1), pad.axis(2)}, {false, false, symbolic_dim(pad, 2)});
     int64_t block = 0, data_block = 0;
     ir::as_const_int(pad.shape()[4], &block);
     ir::as_const_int(pad.op().input_tensors().at(0).shape()[4], &data_block);
@@ -335,9 +345,9 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
                                 int64_t blocks_per_row, int64_t tile, int64_t tile_c,
-                                const RegisterTile& register_tile) {
+                                const RegisterTile& register_tile, TailStrategy x_tail) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
-    auto [xo, xi] = s[out].split(out.axis(3), tile);
+    auto [xo, xi] = s[out].split(out.axis(3), tile, x_tail);
     if (tile_c < register_tile_block(out)) {
         auto [co, ci] = s[out].split(out.axis(4), tile_c);
         s[out].reorder({out.axis(0), obo, out.axis(2), obi, co, xo, xi, ci});
@@ -346,8 +356,7 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
         s[out].reorder({out.axis(0), obo, out.axis(2), obi, xo, xi, out.axis(4)});
         s[out].vectorize(out.axis(4));
     }
-    IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), obo), out.axis(2));
-    s[out].parallel(rows);
+    fuse_parallel(s, out, {out.axis(0), obo, out.axis(2)}, {false, false, symbolic_dim(out, 2)});
 
     s[acc].compute_at(s[out], xo);
     schedule_register_tile(s, acc, {acc.reduce_axis(0)}, acc.axis(3), register_tile);
@@ -364,9 +373,9 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
                                     int64_t rows_per_task, int64_t tile, int64_t tile_c,
-                                    const RegisterTile& register_tile) {
+                                    const RegisterTile& register_tile, TailStrategy x_tail) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
-    auto [xo, xi] = s[out].split(out.axis(3), tile);
+    auto [xo, xi] = s[out].split(out.axis(3), tile, x_tail);
     IterVar blocks = s[out].fuse(out.axis(0), out.axis(1));
     if (tile_c < register_tile_block(out)) {
         auto [co, ci] = s[out].split(out.axis(4), tile_c);
@@ -377,12 +386,20 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
         s[out].reorder({blocks, yo, yi, xo, xi, out.axis(4)});
         s[out].vectorize(out.axis(4));
     }
-    IterVar tasks = s[out].fuse(blocks, yo);
-    s[out].parallel(tasks);
-
-    s[acc].compute_at(s[out], tasks);
-    auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-    schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, register_tile);
+    // (Over a symbolic height the chunks of rows are a serial loop in each block's task.)
+    const bool symbolic_rows = symbolic_dim(out, 2);
+    IterVar tasks = fuse_parallel(s, out, {blocks, yo}, {false, symbolic_rows});
+    s[acc].compute_at(s[out], symbolic_rows ? yo : tasks);
+    // Over a symbolic width the row's tiles go outside the reduction, so that partitioning the
+    // tile loop leaves whole tiles and one guarded tail (inside the reduction it could not):
+    // the weights are then read once per tile of the chunk rather than once per chunk.
+    if (symbolic_dim(out, 3)) {
+        auto [axo, axi] = s[acc].split(acc.axis(3), tile);
+        schedule_register_tile(s, acc, {axo, acc.reduce_axis(0), acc.axis(2)}, axi, register_tile);
+    } else {
+        auto [axo, axi] = s[acc].split(acc.axis(3), tile);
+        schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, register_tile);
+    }
     schedule_padded_copy(s, pad, register_tile.lanes);
 }
 }  // namespace conv_detail
@@ -401,7 +418,9 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
     using namespace conv_detail;
     check_epilogue("schedule_conv2d_nchwc", op, out);
     std::vector<int64_t> w = const_shape("schedule_conv2d_nchwc", op.op().input_tensors().at(1), 6, "weight");
-    std::vector<int64_t> shape = const_shape("schedule_conv2d_nchwc", op, 5, "the output");
+    // A symbolic batch, height or width: the choices for their estimates, the loops over
+    // them with a guarded tail.
+    const std::vector<int64_t> shape = extent_values(spatial_shape("schedule_conv2d_nchwc", op, 5, "the output"));
     const int64_t N = shape[0], OH = shape[2], OW = shape[3];
     const int64_t OB = w[0], ic_bn = w[4], oc_bn = w[5];
     const int64_t weight_block_bytes = w[1] * w[2] * w[3] * ic_bn * oc_bn * op.dtype().bytes();
@@ -415,22 +434,29 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
             if (oc_bn % c == 0) channel_steps.push_back(c);
         tile_c = config.define("conv.tile_c", channel_steps, conv_tile_channels(oc_bn, OW, target));
     }
-    const int64_t tile = config.define("conv.tile", up_to(OW, 16), conv_row_tile(OW, tile_c, target));
+    // (Over a symbolic width, a tile for a long row, capped: the estimate's divisor would be
+    // a partial tile at any other width.)
+    const Expr ow = op.shape()[3];
+    const int64_t tile = config.define("conv.tile", up_to(OW, 16),
+                                       is_constant_extent(ow) ? conv_row_tile(OW, tile_c, target)
+                                                              : symbolic_tile(OW, conv_row_tile(1 << 20, tile_c, target)));
     Tensor pad = pad_stage_of(op);
     Tensor acc = tile_accumulator(s, op, out);
     // The input-channel-outer order pays where it skips padding taps (its rows differ in their
     // taps, not in their weights) and a chunk's accumulators fit in half of L1.
     const int64_t rows_per_task = config.define("conv.rows_per_task", knob_divisors(OH, OH),
-                                                conv_rows_per_task(N * OB, OH, target.num_threads));
+                                                symbolic_capped(conv_rows_per_task(N * OB, OH, target.num_threads),
+                                                                op.shape()[2]));
     const int64_t blocks_per_row =
         config.define("conv.blocks_per_row", knob_divisors(OB, OB), oc_blocks_per_row(OB, weight_block_bytes));
     const bool ic_outer = config.define_bool(
         "conv.ic_outer", has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024);
     const RegisterTile register_tile = register_tile_knobs(config, ic_bn, lanes);
+    const TailStrategy x_tail = symbolic_tail(op, out, 3);
     if (ic_outer)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, tile_c, register_tile);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, tile_c, register_tile, x_tail);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, tile_c, register_tile);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, tile_c, register_tile, x_tail);
 }
 
 namespace conv_detail {
@@ -463,10 +489,9 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
                                      const Config& config) {
     using namespace conv_detail;
     check_epilogue("schedule_depthwise_conv2d_nchwc", op, out);
-    int64_t OH = 0, OW = 0, bn = 0;
-    ir::as_const_int(op.shape()[2], &OH);
-    ir::as_const_int(op.shape()[3], &OW);
-    ir::as_const_int(op.shape()[4], &bn);
+    const std::vector<int64_t> shape =
+        extent_values(spatial_shape("schedule_depthwise_conv2d_nchwc", op, 5, "the output"));
+    const int64_t OH = shape[2], OW = shape[3], bn = shape[4];
     Tensor acc = tile_accumulator(s, op, out);
     // A block of more than two vectors (the one its producer, a wide conv, chose) is done two
     // vectors at a time: each more vector per pixel would halve the tile's pixels.
@@ -488,16 +513,20 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
         const int64_t chunks = (OH + 7) / 8;
         default_rows = (OH + chunks - 1) / chunks;
     }
-    const int64_t rows = config.define("dwconv.rows", up_to(OH, 16), default_rows);
-    const int64_t tile = config.define("dwconv.tile", up_to(OW, 16), depthwise_row_tile(OW, tile_c, target));
+    const int64_t rows = config.define("dwconv.rows", up_to(OH, 16), symbolic_capped(default_rows, op.shape()[2]));
+    const int64_t tile =
+        config.define("dwconv.tile", up_to(OW, 16),
+                      is_constant_extent(op.shape()[3]) ? depthwise_row_tile(OW, tile_c, target)
+                                                        : symbolic_tile(OW, depthwise_row_tile(1 << 20, tile_c, target)));
     const bool unroll_kh = config.define_bool("dwconv.unroll_kh", false);
-    auto [yo, yi] = s[out].split(out.axis(2), rows, OH % rows ? TailStrategy::ShiftInwards : TailStrategy::Guard);
-    auto [xo, xi] = s[out].split(out.axis(3), tile);
+    // (Over a symbolic height, which may be below a chunk, the tail is guarded.)
+    const bool shift = OH % rows && is_constant_extent(op.shape()[2]);
+    auto [yo, yi] = s[out].split(out.axis(2), rows, shift ? TailStrategy::ShiftInwards : TailStrategy::Guard);
+    auto [xo, xi] = s[out].split(out.axis(3), tile, symbolic_tail(op, out, 3));
     auto [co, ci] = s[out].split(out.axis(4), tile_c);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, co, xi, ci});
     s[out].vectorize(ci);
-    IterVar chunks = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), yo);
-    s[out].parallel(chunks);
+    fuse_parallel(s, out, {out.axis(0), out.axis(1), yo}, {false, false, symbolic_dim(out, 2)});
 
     s[acc].compute_at(s[out], co);
     IterVar kh = acc.reduce_axis(0), kw = acc.reduce_axis(1);

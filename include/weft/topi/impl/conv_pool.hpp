@@ -9,21 +9,24 @@ namespace weft::topi {
 
 namespace conv_detail {
 struct PoolShape {
-    int64_t N, C, H, W, OH, OW;
-    int64_t block;  // the channel block of NCHW[x]c data; 0 for NCHW
+    int64_t N, C, H, W, OH, OW;  // (estimates where symbolic: conv_detail::extent_value)
+    int64_t block;               // the channel block of NCHW[x]c data; 0 for NCHW
+    // The batch and the extents, which may be symbolic (an image size a graph keeps symbolic).
+    Expr n, h, w, oh, ow;
     // The output shape for spatial extents (h, w).
-    std::vector<Expr> shape(int64_t h, int64_t w) const {
-        std::vector<Expr> r{make_int(N), make_int(C), make_int(h), make_int(w)};
+    std::vector<Expr> shape(const Expr& out_h, const Expr& out_w) const {
+        std::vector<Expr> r{strong_extent(n), make_int(C), strong_extent(out_h), strong_extent(out_w)};
         if (block) r.push_back(make_int(block));
         return r;
     }
+    bool symbolic() const { return !is_constant_extent(h) || !is_constant_extent(w); }
 };
 
-// NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x].
-// Max pools take integers too.
-inline std::vector<int64_t> pool_data_shape(const std::string& op, const Tensor& data, bool integers = false) {
-    return data.ndim() == 5 ? const_shape(op, data, 5, "data [N, C/x, H, W, x]", integers)
-                            : const_shape(op, data, 4, "data [N, C, H, W]", integers);
+// NCHW [N, C, H, W] or NCHW[x]c [N, C/x, H, W, x]; the batch and spatial extents may be
+// symbolic. Max pools take integers too.
+inline std::vector<Expr> pool_data_shape(const std::string& op, const Tensor& data, bool integers = false) {
+    return data.ndim() == 5 ? spatial_shape(op, data, 5, "data [N, C/x, H, W, x]", 2, integers)
+                            : spatial_shape(op, data, 4, "data [N, C, H, W]", 2, integers);
 }
 
 // data at (n, c, y, x) and, for NCHW[x]c, the output index's block lane.
@@ -45,33 +48,49 @@ struct PoolTaps {
     IterVar rh, rw;
 
     static bool dilated(const Pool2dParams& p) { return p.dilation.h > 1 || p.dilation.w > 1; }
+    // (A symbolic extent is never clipped to: a window larger than the input leaves no output.)
+    static bool clip_h(const PoolShape& sh, const Pool2dParams& p) {
+        return !dilated(p) && is_constant_extent(sh.h) && p.kernel.h > sh.H;
+    }
+    static bool clip_w(const PoolShape& sh, const Pool2dParams& p) {
+        return !dilated(p) && is_constant_extent(sh.w) && p.kernel.w > sh.W;
+    }
     PoolTaps(const PoolShape& sh, const Pool2dParams& p)
-        : rh(reduce_axis(0, dilated(p) ? p.kernel.h : std::min(p.kernel.h, sh.H), "rh")),
-          rw(reduce_axis(0, dilated(p) ? p.kernel.w : std::min(p.kernel.w, sh.W), "rw")) {}
+        : rh(reduce_axis(0, clip_h(sh, p) ? sh.H : p.kernel.h, "rh")),
+          rw(reduce_axis(0, clip_w(sh, p) ? sh.W : p.kernel.w, "rw")) {}
 
     struct Tap {
         Expr y, x, counts;
     };
     Tap at(const std::vector<Expr>& i, const Pool2dParams& p, const PoolShape& sh) const {
-        const bool clip_h = !dilated(p) && p.kernel.h > sh.H, clip_w = !dilated(p) && p.kernel.w > sh.W;
+        const bool clip_h = PoolTaps::clip_h(sh, p), clip_w = PoolTaps::clip_w(sh, p);
         Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
         Tap t{clip_h ? Expr(rh) : i[2] * p.stride.h + rh * p.dilation.h - p.padding.top,
               clip_w ? Expr(rw) : i[3] * p.stride.w + rw * p.dilation.w - p.padding.left, Expr()};
         if (clip_h || clip_w) {
-            Expr in_y = clip_h ? t.y >= y0 && t.y < y0 + p.kernel.h : t.y >= 0 && t.y < sh.H;
-            Expr in_x = clip_w ? t.x >= x0 && t.x < x0 + p.kernel.w : t.x >= 0 && t.x < sh.W;
+            Expr in_y = clip_h ? t.y >= y0 && t.y < y0 + p.kernel.h : t.y >= 0 && t.y < plus(sh.h, 0);
+            Expr in_x = clip_w ? t.x >= x0 && t.x < x0 + p.kernel.w : t.x >= 0 && t.x < plus(sh.w, 0);
             t.counts = in_y && in_x;
-        } else if (!p.padding.none() || dilated(p)) {
-            t.counts = t.y >= 0 && t.y < sh.H && t.x >= 0 && t.x < sh.W;
+        } else if (!p.padding.none() || dilated(p) || p.ceil_mode) {
+            t.counts = t.y >= 0 && t.y < plus(sh.h, 0) && t.x >= 0 && t.x < plus(sh.w, 0);
         }
         return t;
     }
 };
 
 PoolShape check_pool(const std::string& op, const Tensor& data, const Pool2dParams& p, bool integers = false) {
-    auto d = pool_data_shape(op, data, integers);
+    const std::vector<Expr> ds = pool_data_shape(op, data, integers);
+    const std::vector<int64_t> d = extent_values(ds);
     const Size2d out = pool2d_out_size(d[2], d[3], p, op);
-    return {d[0], d[1], d[2], d[3], out.h, out.w, d.size() == 5 ? d[4] : 0};
+    PoolShape sh{d[0], d[1], d[2], d[3], out.h, out.w, d.size() == 5 ? d[4] : 0, ds[0], ds[2], ds[3], Expr(out.h),
+                 Expr(out.w)};
+    if (sh.symbolic()) {
+        sh.oh = out_extent_expr(op, "height", ds[2], p.kernel.h, p.stride.h, p.dilation.h, p.padding.top,
+                                p.padding.bottom, p.ceil_mode);
+        sh.ow = out_extent_expr(op, "width", ds[3], p.kernel.w, p.stride.w, p.dilation.w, p.padding.left,
+                                p.padding.right, p.ceil_mode);
+    }
+    return sh;
 }
 }  // namespace conv_detail
 
@@ -87,8 +106,13 @@ Size2d pool2d_out_size(int64_t H, int64_t W, const Pool2dParams& p, const std::s
                    p.padding.right < span_w,
                op, ": padding must be smaller than the window (", span_h, "x", span_w,
                ") so every window holds an input element");
-    return {out_extent(op, "height", H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom),
-            out_extent(op, "width", W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
+    Size2d out{out_extent(op, "height", H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom),
+               out_extent(op, "width", W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right)};
+    if (p.ceil_mode) {
+        out.h = ceil_out_extent(out.h, H, p.kernel.h, p.stride.h, p.dilation.h, p.padding.top, p.padding.bottom);
+        out.w = ceil_out_extent(out.w, W, p.kernel.w, p.stride.w, p.dilation.w, p.padding.left, p.padding.right);
+    }
+    return out;
 }
 
 Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& name) {
@@ -96,7 +120,7 @@ Tensor max_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
     PoolShape sh = check_pool("max_pool2d '" + name + "'", data, p, true);
     const PoolTaps taps(sh, p);
     return compute(
-        sh.shape(sh.OH, sh.OW),
+        sh.shape(sh.oh, sh.ow),
         [&](const std::vector<Expr>& i) {
             const PoolTaps::Tap t = taps.at(i, p, sh);
             if (!t.counts.defined()) return max(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw});
@@ -112,7 +136,7 @@ Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
     PoolShape sh = check_pool("avg_pool2d '" + name + "'", data, p);
     const PoolTaps taps(sh, p);
     Tensor total = compute(
-        sh.shape(sh.OH, sh.OW),
+        sh.shape(sh.oh, sh.ow),
         [&](const std::vector<Expr>& i) {
             const PoolTaps::Tap t = taps.at(i, p, sh);
             if (!t.counts.defined()) return sum(pool_read(data, i, t.y, t.x), {taps.rh, taps.rw});
@@ -123,29 +147,34 @@ Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
     if (PoolTaps::dilated(p) && !p.count_include_pad) {
         // The taps inside the input: k in [0, K) with 0 <= first + k d < n, from
         // ceil(-first / d) to floor((n - 1 - first) / d) (integer division floors), clipped.
-        auto inside = [](Expr first, int64_t k, int64_t d, int64_t n) {
+        auto inside = [](Expr first, int64_t k, int64_t d, const Expr& n) {
             const Expr zero(int64_t(0));
             Expr lo = max(zero, (Expr(d - 1) - first) / Expr(d));
-            Expr hi = min(Expr(k - 1), (Expr(n - 1) - first) / Expr(d));
+            Expr hi = min(Expr(k - 1), (plus(n, -1) - first) / Expr(d));
             return max(zero, hi - lo + Expr(int64_t(1)));
         };
         return compute(
-            sh.shape(sh.OH, sh.OW),
+            sh.shape(sh.oh, sh.ow),
             [&](const std::vector<Expr>& i) {
-                Expr rows = inside(i[2] * p.stride.h - p.padding.top, p.kernel.h, p.dilation.h, sh.H);
-                Expr cols = inside(i[3] * p.stride.w - p.padding.left, p.kernel.w, p.dilation.w, sh.W);
+                Expr rows = inside(i[2] * p.stride.h - p.padding.top, p.kernel.h, p.dilation.h, sh.h);
+                Expr cols = inside(i[3] * p.stride.w - p.padding.left, p.kernel.w, p.dilation.w, sh.w);
                 return total.at(i) / cast(t, rows * cols);
             },
             name);
     }
     return compute(
-        sh.shape(sh.OH, sh.OW),
+        sh.shape(sh.oh, sh.ow),
         [&](const std::vector<Expr>& i) {
-            if (p.count_include_pad || p.padding.none())  // (the window's size in double: kh * kw may overflow int64)
+            if (!p.ceil_mode && (p.count_include_pad || p.padding.none()))  // (in double: kh * kw may overflow int64)
                 return total.at(i) * ir::make_const(t, 1.0 / (double(p.kernel.h) * double(p.kernel.w)));
-            Expr y0 = i[2] * p.stride.h - p.padding.top, x0 = i[3] * p.stride.w - p.padding.left;
-            Expr rows = min(y0 + p.kernel.h, Expr(sh.H)) - max(y0, Expr(int64_t(0)));
-            Expr cols = min(x0 + p.kernel.w, Expr(sh.W)) - max(x0, Expr(int64_t(0)));
+            // The window's part within the input, or within the padded input with
+            // count_include_pad (a ceil_mode window may run past both).
+            const int64_t top = p.count_include_pad ? 0 : p.padding.top, left = p.count_include_pad ? 0 : p.padding.left;
+            const Expr h = plus(sh.h, p.count_include_pad ? p.padding.top + p.padding.bottom : 0);
+            const Expr w = plus(sh.w, p.count_include_pad ? p.padding.left + p.padding.right : 0);
+            Expr y0 = i[2] * p.stride.h - top, x0 = i[3] * p.stride.w - left;
+            Expr rows = min(y0 + p.kernel.h, h) - max(y0, Expr(int64_t(0)));
+            Expr cols = min(x0 + p.kernel.w, w) - max(x0, Expr(int64_t(0)));
             return total.at(i) / cast(t, rows * cols);
         },
         name);
@@ -153,13 +182,16 @@ Tensor avg_pool2d(const Tensor& data, const Pool2dParams& p, const std::string& 
 
 Tensor global_avg_pool2d(const Tensor& data, const std::string& name) {
     using namespace conv_detail;
-    auto d = pool_data_shape("global_avg_pool2d '" + name + "'", data);
-    PoolShape sh{d[0], d[1], d[2], d[3], 1, 1, d.size() == 5 ? d[4] : 0};
-    IterVar rh = reduce_axis(0, d[2], "rh"), rw = reduce_axis(0, d[3], "rw");
+    const std::vector<Expr> ds = pool_data_shape("global_avg_pool2d '" + name + "'", data);
+    const std::vector<int64_t> d = extent_values(ds);
+    PoolShape sh{d[0], d[1], d[2], d[3], 1, 1, d.size() == 5 ? d[4] : 0, ds[0], ds[2], ds[3], Expr(int64_t(1)),
+                 Expr(int64_t(1))};
+    IterVar rh = reduce_axis(0, plus(ds[2], 0), "rh"), rw = reduce_axis(0, plus(ds[3], 0), "rw");
     Tensor total = compute(
         sh.shape(1, 1), [&](const std::vector<Expr>& i) { return sum(pool_read(data, i, rh, rw), {rh, rw}); },
         name + ".sum");
-    const Expr scale = ir::make_const(data.dtype(), 1.0 / double(d[2] * d[3]));
+    const Expr scale = sh.symbolic() ? ir::make_const(data.dtype(), 1.0) / cast(data.dtype(), ds[2] * ds[3])
+                                     : ir::make_const(data.dtype(), 1.0 / double(d[2] * d[3]));
     return compute(sh.shape(1, 1), [&](const std::vector<Expr>& i) { return total.at(i) * scale; }, name);
 }
 
@@ -168,6 +200,7 @@ Tensor max_pool2d_indices(const Tensor& data, const Tensor& pooled, const Pool2d
     using namespace conv_detail;
     const std::string op = "max_pool2d_indices '" + name + "'";
     WEFT_CHECK(data.ndim() == 4, op, ": the data must be NCHW [N, C, H, W], got ", data.ndim(), " dimensions");
+    const_shape(op, data, 4, "data [N, C, H, W]", true);
     const PoolShape sh = check_pool(op, data, p, true);
     const std::vector<int64_t> ps = const_shape(op, pooled, 4, "pooled [N, C, OH, OW]", true);
     const std::vector<int64_t> expected{sh.N, sh.C, sh.OH, sh.OW};
@@ -178,7 +211,7 @@ Tensor max_pool2d_indices(const Tensor& data, const Tensor& pooled, const Pool2d
     const int64_t plane = sh.H * sh.W;
     // The first maximum's row-major position in its plane: the least position that holds it.
     Tensor first = compute(
-        sh.shape(sh.OH, sh.OW),
+        sh.shape(sh.oh, sh.ow),
         [&](const std::vector<Expr>& i) {
             const PoolTaps::Tap t = taps.at(i, p, sh);
             Expr at = t.y * make_int(sh.W) + t.x;
@@ -187,7 +220,7 @@ Tensor max_pool2d_indices(const Tensor& data, const Tensor& pooled, const Pool2d
         },
         name + ".first");
     return compute(
-        sh.shape(sh.OH, sh.OW),
+        sh.shape(sh.oh, sh.ow),
         [&](const std::vector<Expr>& i) {
             Expr at = first.at(i), base = (i[0] * make_int(sh.C) + i[1]) * make_int(plane);
             if (!column_major) return base + at;
@@ -272,8 +305,7 @@ void schedule_pool2d(Schedule& s, const Tensor& op, const Tensor& out) {
     using namespace conv_detail;
     check_epilogue("schedule_pool2d", op, out);
     Tensor red = pool_reduction("schedule_pool2d", op);
-    IterVar rows = s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2));
-    s[out].parallel(rows);
+    fuse_parallel(s, out, {out.axis(0), out.axis(1), out.axis(2)}, {false, false, symbolic_dim(out, 2)});
     if (!red.same_as(out)) {
         if (!red.same_as(op) && !op.same_as(out)) s[op].compute_inline();
         s[red].compute_at(s[out], out.axis(3));

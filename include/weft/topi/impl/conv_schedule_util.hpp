@@ -2,7 +2,10 @@
 #pragma once
 #include <algorithm>
 
+#include "weft/ir/arith/estimate.hpp"
+#include "weft/ir/op.hpp"
 #include "weft/ir/target.hpp"
+#include "weft/schedule/schedule.hpp"
 #include "weft/topi/conv.hpp"
 
 namespace weft::topi::conv_detail {
@@ -24,6 +27,75 @@ inline int64_t two_vector_part(int64_t block, int64_t lanes) {
     const int64_t two = 2 * lanes;
     if (block <= two) return block;
     return block % two == 0 ? two : block % lanes == 0 ? lanes : block;
+}
+
+// A tile knob's default `tile` over `extent`: capped where the extent is symbolic.
+inline int64_t symbolic_capped(int64_t tile, const Expr& extent) {
+    int64_t v = 0;
+    return ir::as_const_int(extent, &v) ? tile : std::min(tile, kSymbolicTileCap);
+}
+
+// Fuses `axes` (consecutive loops, outermost first) into one parallel loop, but stops before
+// an axis whose extent (`symbolic[i]`) is symbolic, which stays a serial loop inside: a
+// fused index finds each axis by dividing by the extents inside it, and a division by a
+// symbolic extent, per iteration, leaves bounds no proof gets through (a batch of "1 -
+// f / height / 7" rows made every tile symbolic, 3x slower). Returns the parallel loop.
+inline IterVar fuse_parallel(Schedule& s, const Tensor& t, const std::vector<IterVar>& axes,
+                             const std::vector<bool>& symbolic) {
+    IterVar fused = axes[0];
+    for (size_t i = 1; i < axes.size() && !symbolic[i]; ++i) fused = s[t].fuse(fused, axes[i]);
+    s[t].parallel(fused);
+    return fused;
+}
+
+// Whether t's dimension i is symbolic.
+inline bool symbolic_dim(const Tensor& t, int i) {
+    int64_t v = 0;
+    return !ir::as_const_int(t.shape()[size_t(i)], &v);
+}
+
+// Whether the epilogue from op to out reads a tensor of out's shape besides op (a residual
+// add): the graph may give out that tensor's storage (in place), and a tile computed twice
+// would then read what the first time wrote.
+inline bool epilogue_reads_like_output(const Tensor& op, const Tensor& out) {
+    std::vector<Tensor> todo{out};
+    while (!todo.empty()) {
+        Tensor t = todo.back();
+        todo.pop_back();
+        if (t.same_as(op)) continue;
+        if (!t.same_as(out) && t.ndim() == out.ndim()) {
+            bool same = true;
+            for (int i = 0; i < t.ndim(); ++i)
+                same &= ir::arith::value_or_estimate(t.shape()[size_t(i)], -1) ==
+                        ir::arith::value_or_estimate(out.shape()[size_t(i)], -2);
+            if (same) return true;
+        }
+        if (t.op()->is_compute())
+            for (const Tensor& in : t.op().input_tensors()) todo.push_back(in);
+    }
+    return false;
+}
+
+// The tail of a split of out's dimension i (op: the operator under its epilogue): over a
+// symbolic extent, the last tile shifted inwards (whole wherever the extent holds one: a
+// specialized kernel's fast body), except where a tile computed twice could read its own
+// output (an in-place epilogue); else the guarded tail loop partitioning peels.
+inline TailStrategy symbolic_tail(const Tensor& op, const Tensor& out, int i) {
+    return symbolic_dim(out, i) && !epilogue_reads_like_output(op, out) ? TailStrategy::ShiftInwardsOrGuard
+                                                                         : TailStrategy::Guard;
+}
+
+// A register tile over a symbolic extent whose estimate is `estimate`: at most `cap` and
+// kSymbolicTileCap, at least half of that, the one that computes fewest elements past the
+// estimate in its last (shifted) tile; the larger of equals.
+inline int64_t symbolic_tile(int64_t estimate, int64_t cap) {
+    const int64_t top = std::max<int64_t>(1, std::min(cap, kSymbolicTileCap));
+    int64_t best = top, best_waste = INT64_MAX;
+    for (int64_t t = top; t >= std::max<int64_t>(1, top / 2); --t) {
+        const int64_t waste = (estimate + t - 1) / t * t - estimate;
+        if (waste < best_waste) best = t, best_waste = waste;
+    }
+    return best;
 }
 
 // 1, 2, ..., min(n, cap): the candidates of a tile knob.

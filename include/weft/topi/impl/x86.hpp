@@ -6,7 +6,7 @@
 
 namespace weft::topi::conv_detail {
 // conv_checks.hpp, compiled with the convolutions.
-Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, int64_t H, int64_t W);
+Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, const Expr& H, const Expr& W);
 }  // namespace weft::topi::conv_detail
 
 namespace weft::topi {

@@ -223,7 +223,12 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
     if (strides.size() != sp.n || dil.size() != sp.n) malformed("strides/dilations must have one value per spatial axis");
     std::vector<int64_t> pads = window_pads(c, in, kernel, strides, dil);
     bool include_pad = kind == PoolKind::Lp || (!is_max && c.i("count_include_pad", 0) != 0);
-    if (c.i("ceil_mode", 0)) {
+    // ceil_mode as the pooling's own attribute where it has it (2-D, undilated max and
+    // average), so that the output follows a symbolic input size; else as more end padding
+    // for the input's size.
+    const bool dilated = std::any_of(dil.begin(), dil.end(), [](int64_t d) { return d != 1; });
+    const bool ceil_attr = c.i("ceil_mode", 0) && sp.n < 3 && kind != PoolKind::Lp && !dilated;
+    if (c.i("ceil_mode", 0) && !ceil_attr) {
         // ceil_mode: more padding at the end, as long as the last window starts inside the
         // input or its leading padding (ONNX drops a window that starts in the trailing pad).
         // In 128 bits: the attributes can be anything up to 2^63 - 1.
@@ -294,6 +299,7 @@ inline std::vector<Value> convert_pool(Ctx& c, PoolKind kind) {
                 {"pads", two_d_pads(pads, sp.one_d)},
                 {"dilations", two_d(dil, sp.one_d, 1)},
                 {"count_include_pad", int64_t(include_pad)}};
+        if (ceil_attr) a.set("ceil_mode", int64_t(1));
         const bool last = kind != PoolKind::Lp && !sp.one_d;
         y = c.add(op, {x}, a, last ? c.out() : "");
         if (indices) {
