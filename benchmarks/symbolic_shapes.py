@@ -3,12 +3,12 @@
 
     /usr/bin/python3 models/export.py --only resnet18_dynamic,lstm_tagger,gru_stateful,bert_encoder,squeezenet1_1_dynamic
     models/.venv/bin/python models/export.py --only hf_gpt2,hf_bert   # needs transformers (models/export.py)
-    /usr/bin/python3 benchmarks/symbolic_shapes.py [--tool build/tests/onnx_model_run] [--runs 5]
+    /usr/bin/python3 benchmarks/symbolic_shapes.py [--tool build/tests/onnx_model_run] [--runs 5] [--threads 1]
 
 For each model, symbols and size: onnx_model_run builds the model once with the symbols kept
 symbolic (onnx::LoadOptions::symbols, bounded by the max below) and runs it at the size,
 and builds it again with the size fixed (LoadOptions::dim_values); the two alternate
---runs times (fresh processes, 1 thread). Prints the median latencies, their ratio
+--runs times (fresh processes, --threads threads). Prints the median latencies, their ratio
 (symbolic / fixed: > 1 is slower), the build times, the symbolic module's first run (which
 compiles the kernels compiled per size, KernelInfo::per_size, at a size not the max) and the
 largest difference of the outputs (the same random inputs), as a markdown table for
@@ -26,8 +26,8 @@ CASES = [  # model, {symbol: max}, sizes (one value per symbol), other dimension
     # batch and sequence both symbolic, so its GEMMs have batch x seq rows.
     ("hf_gpt2", {"seq": 64}, [(7,), (16,), (40,)], {}),
     ("hf_bert", {"batch": 4, "seq": 64}, [(1, 12), (2, 30), (4, 50)], {}),
-    # An image size: strided convolutions make extents no sum of products of the symbols, so
-    # the kernels are compiled per size, at the first run there (first run / fixed build).
+    # An image size: strided convolutions make extents floor terms of the symbols (derived
+    # size variables), compiled once.
     ("squeezenet1_1_dynamic", {"height": 224, "width": 224}, [(224, 224), (160, 192), (96, 128)], {"batch": 1}),
 ]
 
@@ -69,8 +69,8 @@ def cpu_name():
     return platform.processor()
 
 
-def run(tool, model, args, out):
-    cmd = [tool, model, "--threads", "1", "--min-time", "0.5", "--no-warm", "--out", out] + args
+def run(tool, model, args, out, threads=1):
+    cmd = [tool, model, "--threads", str(threads), "--min-time", "0.5", "--no-warm", "--out", out] + args
     r = subprocess.run(cmd, capture_output=True, text=True)
     js = json.loads(r.stdout)
     if "error" in js:
@@ -95,9 +95,10 @@ def main():
     ap.add_argument("--models", default=os.path.join(ROOT, "models", "out"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated models (default: every case)")
+    ap.add_argument("--threads", type=int, default=1, help="threads the kernels run on (default 1)")
     args = ap.parse_args()
     only = [m for m in args.only.split(",") if m]
-    print(f"CPU: {cpu_name()}, 1 thread, {args.runs} alternating runs each (medians)\n")
+    print(f"CPU: {cpu_name()}, {args.threads} thread(s), {args.runs} alternating runs each (medians)\n")
     print("| model | symbols (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s "
           "| symbolic first run s | max diff |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -121,10 +122,10 @@ def main():
                 at_symbolic = [x for sym, v in values.items()
                                for x in ("--symbol", f"{sym}={tops[sym]}", "--at", f"{sym}={v}")]
                 for _ in range(args.runs):
-                    f = run(args.tool, model, at_fixed + extra, a)
-                    s = run(args.tool, model, at_symbolic + extra, b)
-                    fixed.append(f["latency_ms"]["1"]["median"])
-                    symbolic.append(s["latency_ms"]["1"]["median"])
+                    f = run(args.tool, model, at_fixed + extra, a, args.threads)
+                    s = run(args.tool, model, at_symbolic + extra, b, args.threads)
+                    fixed.append(f["latency_ms"][str(args.threads)]["median"])
+                    symbolic.append(s["latency_ms"][str(args.threads)]["median"])
                     build_f.append(f["cold_build_ms"] / 1000)
                     build_s.append(s["cold_build_ms"] / 1000)
                     first.append(s["first_run_ms"] / 1000)

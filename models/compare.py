@@ -16,7 +16,7 @@ is faster); build times next to ORT's session creation (median of 3, 1 thread).
 
 --check compares outputs only, for the small models (the MLP, the transformer layer,
 SqueezeNet at 1x3x64x64 through its symbolic batch and image size, ...), and SqueezeNet built
-once with its batch, height and width kept symbolic, run at three sizes (CHECK_SYMBOLIC);
+once with its batch, height and width kept symbolic, run at four sizes (CHECK_SYMBOLIC);
 it prints "skipped: ..." (exit 0) when the models or onnxruntime are missing.
 
 ONNX Runtime comes from PyPI (pip install onnxruntime); when this Python lacks it, the
@@ -41,10 +41,12 @@ except ImportError as e:
 
 CHECK_MODELS = ["mlp", "transformer", "squeezenet1_1_dynamic", "gru_stateful", "bert_encoder", "iterative_refiner"]
 # --check also runs these built once with their symbols kept symbolic (bounded by the max) at
-# each size: SqueezeNet's image height and width, whose convolutions are compiled per size.
+# each size: SqueezeNet's image height and width, its convolutions compiled once over their
+# floor terms (odd sizes: its ceil-mode pools keep a last, partial window at 65 and 61 rows).
 CHECK_SYMBOLIC = {"squeezenet1_1_dynamic": ({"batch": 2, "height": 96, "width": 96},
                                             [{"batch": 1, "height": 64, "width": 64},
                                              {"batch": 2, "height": 57, "width": 80},
+                                             {"batch": 1, "height": 65, "width": 61},
                                              {"batch": 1, "height": 96, "width": 96}])}
 TOLERANCE = 1e-4
 

@@ -86,9 +86,9 @@ Tensor pack_depthwise_weight_nchwc(const Tensor& weight, int64_t bn, const std::
 }
 
 // The innermost dimension as vectors (when it is wide enough), everything above it fused
-// into one parallel loop. Over a symbolic extent (an image size): parallel over the rows, and
-// each row's innermost two dimensions one run of vectors (a block of 3 channels after a
-// symbolic width is a row of 3 * width values).
+// into one parallel loop. Over a symbolic extent (an image size): parallel over the rows
+// (dividing by a symbolic extent once per row, not per element), a channel block a vector
+// per pixel, else each row's innermost two dimensions one run of vectors.
 void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& target) {
     WEFT_CHECK(op.op()->is_compute() && op.ndim() >= 2, "schedule_layout_transform: '", op.name(),
                "' must be a computed tensor of 2 or more dimensions");
@@ -101,6 +101,12 @@ void schedule_layout_transform(Schedule& s, const Tensor& op, const Target& targ
         IterVar rows = op.axis(0);
         for (int i = 1; i + 2 < op.ndim(); ++i) rows = s[op].fuse(rows, op.axis(i));
         s[op].parallel(rows);
+        if (inner >= 1 && inner < lanes) {  // a narrow channel block: vectors along the row
+            s[op].reorder({op.axis(op.ndim() - 1), op.axis(op.ndim() - 2)});
+            auto [vo, vi] = s[op].split(op.axis(op.ndim() - 2), lanes);
+            s[op].vectorize(vi);
+            return;
+        }
         IterVar run = s[op].fuse(op.axis(op.ndim() - 2), op.axis(op.ndim() - 1));
         auto [vo, vi] = s[op].split(run, lanes);
         s[op].vectorize(vi);

@@ -386,10 +386,8 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
         s[out].reorder({blocks, yo, yi, xo, xi, out.axis(4)});
         s[out].vectorize(out.axis(4));
     }
-    // (Over a symbolic height the chunks of rows are a serial loop in each block's task.)
-    const bool symbolic_rows = symbolic_dim(out, 2);
-    IterVar tasks = fuse_parallel(s, out, {blocks, yo}, {false, symbolic_rows});
-    s[acc].compute_at(s[out], symbolic_rows ? yo : tasks);
+    IterVar tasks = fuse_parallel(s, out, {blocks, yo}, {false, symbolic_dim(out, 2)});
+    s[acc].compute_at(s[out], tasks);
     // Over a symbolic width the row's tiles go outside the reduction, so that partitioning the
     // tile loop leaves whole tiles and one guarded tail (inside the reduction it could not):
     // the weights are then read once per tile of the chunk rather than once per chunk.

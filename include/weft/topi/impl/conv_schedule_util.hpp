@@ -35,15 +35,22 @@ inline int64_t symbolic_capped(int64_t tile, const Expr& extent) {
     return ir::as_const_int(extent, &v) ? tile : std::min(tile, kSymbolicTileCap);
 }
 
-// Fuses `axes` (consecutive loops, outermost first) into one parallel loop, but stops before
-// an axis whose extent (`symbolic[i]`) is symbolic, which stays a serial loop inside: a
-// fused index finds each axis by dividing by the extents inside it, and a division by a
-// symbolic extent, per iteration, leaves bounds no proof gets through (a batch of "1 -
-// f / height / 7" rows made every tile symbolic, 3x slower). Returns the parallel loop.
+// Fuses `axes` (consecutive loops, outermost first) into one parallel loop, the symbolic
+// ones (`symbolic[i]`: an image's rows) moved outermost first: a fused index finds each axis
+// by dividing by the extents inside it, and with the symbolic extents outside, every divisor
+// is a constant. (Divided by a symbolic extent, the bounds of the axes it decomposes into
+// defeat the proofs that keep tiles whole: a batch of "1 - f / height / 7" rows made every
+// tile symbolic, 3x slower.) Returns the parallel loop.
 inline IterVar fuse_parallel(Schedule& s, const Tensor& t, const std::vector<IterVar>& axes,
                              const std::vector<bool>& symbolic) {
-    IterVar fused = axes[0];
-    for (size_t i = 1; i < axes.size() && !symbolic[i]; ++i) fused = s[t].fuse(fused, axes[i]);
+    std::vector<IterVar> order;
+    for (size_t i = 0; i < axes.size(); ++i)
+        if (symbolic[i]) order.push_back(axes[i]);
+    for (size_t i = 0; i < axes.size(); ++i)
+        if (!symbolic[i]) order.push_back(axes[i]);
+    if (std::find(symbolic.begin(), symbolic.end(), true) != symbolic.end()) s[t].reorder(order);
+    IterVar fused = order[0];
+    for (size_t i = 1; i < order.size(); ++i) fused = s[t].fuse(fused, order[i]);
     s[t].parallel(fused);
     return fused;
 }
@@ -54,16 +61,16 @@ inline bool symbolic_dim(const Tensor& t, int i) {
     return !ir::as_const_int(t.shape()[size_t(i)], &v);
 }
 
-// Whether the epilogue from op to out reads a tensor of out's shape besides op (a residual
-// add): the graph may give out that tensor's storage (in place), and a tile computed twice
-// would then read what the first time wrote.
+// Whether the epilogue from op to out reads an input of out's shape (a residual add): the
+// graph may give out that input's storage (in place), and a tile computed twice would then
+// read what the first time wrote.
 inline bool epilogue_reads_like_output(const Tensor& op, const Tensor& out) {
     std::vector<Tensor> todo{out};
     while (!todo.empty()) {
         Tensor t = todo.back();
         todo.pop_back();
         if (t.same_as(op)) continue;
-        if (!t.same_as(out) && t.ndim() == out.ndim()) {
+        if (t.op()->is_placeholder() && t.ndim() == out.ndim()) {
             bool same = true;
             for (int i = 0; i < t.ndim(); ++i)
                 same &= ir::arith::value_or_estimate(t.shape()[size_t(i)], -1) ==
