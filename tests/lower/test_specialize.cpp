@@ -1,7 +1,8 @@
-// LowerOptions::specialize_at_least and TailStrategy::ShiftInwardsOrGuard: a kernel over a
-// symbolic size branches once on the size being large, and there every tile is whole (the
-// last one shifted inwards) and unrolled; below, the generic body's guarded tiles run. Each
-// checked against a plain loop at sizes on both sides of the branch.
+// TailStrategy::ShiftInwardsOrGuard and LowerOptions::specialize_at_least: a kernel over a
+// symbolic size branches once on the size holding a tile (the split asks for it; the option
+// adds sizes of its own), and there every tile is whole (the last one shifted inwards) and
+// unrolled; below, the generic body's guarded tiles run. Each checked against a plain loop at
+// sizes on both sides of the branch.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -63,17 +64,39 @@ TEST_CASE("specialize_at_least: the large body has whole, shifted tiles and no g
     check_runs(k);
 }
 
-TEST_CASE("ShiftInwardsOrGuard without specialization stays guarded and right; ShiftInwards keeps its guard") {
+TEST_CASE("ShiftInwardsOrGuard alone specializes on the extent holding a tile; ShiftInwards keeps its guard") {
     Doubling a, b;
     std::string or_guard, shift;
     Kernel k1 = a.build_with(TailStrategy::ShiftInwardsOrGuard, false, &or_guard);
     Kernel k2 = b.build_with(TailStrategy::ShiftInwards, false, &shift);
-    CHECK(or_guard.find("if (n >= 8)") == std::string::npos);
-    CHECK(or_guard.find(" < n") != std::string::npos);
-    // ShiftInwards over a symbolic extent: a plain guard, no shifted start.
+    CHECK(or_guard.find("if (n >= 8)") != std::string::npos);
+    // ShiftInwards over a symbolic extent: a plain guard, no shifted start, no branch.
     CHECK(shift.find("n - 8") == std::string::npos);
+    CHECK(shift.find("if (n >= 8)") == std::string::npos);
     check_runs(k1);
     check_runs(k2);
+}
+
+TEST_CASE("ShiftInwardsOrGuard over an extent of a size asks for the least size whose extent holds a tile") {
+    // A row of (n - 1) / 2 + 1 (a stride-2 window's output) split by 6: whole from n = 11.
+    Var n = Var::sized("n", 64);
+    Tensor X = placeholder({Expr(n)}, f32, "x");
+    Tensor Y = compute({(Expr(n) - 1) / 2 + 1}, [&](Expr i) { return X(i * 2) + 1.0f; }, "y");
+    Schedule s = create_schedule(Y);
+    auto [o, in] = s[Y].split(Y.axis(0), 6, TailStrategy::ShiftInwardsOrGuard);
+    s[Y].unroll(in);
+    ir::PrimFunc f = lower(s, {X, Y, n}, {.sizes = {n}});
+    const std::string body = ir::to_string(f.body);
+    CAPTURE(body);
+    CHECK(body.find("if (n >= 11)") != std::string::npos);
+    Kernel k = build(f);
+    for (int64_t len : {1, 2, 10, 11, 12, 13, 30}) {
+        CAPTURE(len);
+        auto x = Buffer<float>::random({len}, -1, 1);
+        Buffer<float> y({(len - 1) / 2 + 1});
+        k(x, y, len);
+        for (int64_t i = 0; i < y.size(); ++i) REQUIRE(y.data()[i] == x.data()[2 * i] + 1.0f);
+    }
 }
 
 TEST_CASE("specialize_at_least refuses a negative bound, naming the variable") {

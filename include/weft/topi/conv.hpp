@@ -147,9 +147,9 @@ inline void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op) {
 // vectorized by the schedules).
 
 // The widest default register tile (pixels, rows) a convolution schedule takes over a
-// symbolic extent (an image size): a whole tile fits from 8 on, which graph kernels over image
-// sizes are specialized on (LowerOptions::specialize_at_least), so the first tile of a row is
-// whole as the interior ones are.
+// symbolic extent (an image size): the kernel is specialized on a row holding a tile (its
+// TailStrategy::ShiftInwardsOrGuard split), so the smaller the tile, the smaller the images
+// whose tiles are all whole.
 inline constexpr int64_t kSymbolicTileCap = 8;
 
 struct Pool2dParams {

@@ -16,7 +16,6 @@
 #include "weft/graph/impl/symbolic.hpp"
 #include "weft/graph/op_registry.hpp"
 #include "weft/ir/visitor.hpp"
-#include "weft/topi/conv.hpp"
 #include "weft/topi/cuda.hpp"
 #include "weft/topi/injective.hpp"
 
@@ -148,24 +147,12 @@ inline void check_scratch_buffers(const Graph& g, const FusedGroup& group, const
 }
 
 // The group's schedule lowered, its scratch buffers checked.
-// The least value a specialized kernel's sizes take in its fast body (LowerOptions::
-// specialize_at_least; each size's estimate where smaller): a register tile's width, so that
-// a row's first tile is whole.
-inline constexpr int64_t kSpecializeAtLeast = topi::kSymbolicTileCap;
-
-// `specialize`: the kernel runs over an image size (a strided window's symbolic extents).
 inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const Schedule& s,
-                                const std::vector<Argument>& args, const Target& target, bool specialize = false) {
+                                const std::vector<Argument>& args, const Target& target) {
     LowerOptions options;
     options.target = target;
     for (const Argument& a : args)  // (a graph kernel's scalars are its symbols, sizes >= 1)
         if (const Var* v = std::get_if<Var>(&a.value)) options.sizes.push_back(*v);
-    // A kernel over a strided window's symbolic extents (a derived variable, an image size) is
-    // specialized on its sizes being at least a register tile's (kSpecializeAtLeast), which
-    // they are but for tiny images: its tiles are then whole and unrolled.
-    if (specialize)
-        for (const Var& v : options.sizes)
-            options.specialize_at_least.emplace_back(v, std::min<int64_t>(kSpecializeAtLeast, std::max<int64_t>(1, v->estimate)));
     ir::PrimFunc f = lower(s, args, options);
     check_scratch_buffers(g, group, f);
     return f;
@@ -196,12 +183,11 @@ private:
 
 // The group's schedule lowered and compiled.
 inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
-                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr,
-                              bool specialize = false) {
+                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr) {
     ir::PrimFunc f;
     {
         ClockSpan span(clock ? &clock->lower_ns : nullptr);
-        f = lower_group(g, group, s, args, target, specialize);
+        f = lower_group(g, group, s, args, target);
     }
     ClockSpan span(clock ? &clock->llvm_ns : nullptr);
     return build(f, target);
@@ -346,21 +332,7 @@ inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, cons
         ClockSpan span(clock ? &clock->schedule_ns : nullptr);
         return schedule_group(g, group, target, config, shapes);
     };
-    // Specialized: a kernel over a symbol that strided windows divide (an image size), from
-    // its scalar arguments (its arg_ids may have moved into the result already).
-    auto spatial = [&](const Argument& a) {
-        const Var* v = std::get_if<Var>(&a.value);
-        if (!v || !symbolic) return false;
-        for (const Var& d : symbolic->derived_vars)
-            if (d.same_as(*v)) return true;
-        for (const FloorTerm& f : symbolic->derived)
-            if (symbolic->vars[f.symbol].same_as(*v)) return true;
-        return false;
-    };
-    auto compiled = [&](const ScheduledGroup& sg) {
-        return lower_and_build(g, group, sg.schedule, sg.args, target, clock,
-                               std::any_of(sg.args.begin(), sg.args.end(), spatial));
-    };
+    auto compiled = [&](const ScheduledGroup& sg) { return lower_and_build(g, group, sg.schedule, sg.args, target, clock); };
     // Per size: the kernel at the symbols' max (constant extents) now, the others as the
     // module meets their sizes.
     auto per_size = [&] {

@@ -15,6 +15,7 @@
 #include "weft/lower/impl/make_entry.hpp"
 #include "weft/lower/impl/parallel_work.hpp"
 #include "weft/lower/impl/schedule_ops.hpp"
+#include "weft/lower/impl/specialize.hpp"
 #include "weft/lower/impl/storage_flatten.hpp"
 #include "weft/lower/impl/storage_rewrite.hpp"
 #include "weft/lower/impl/unroll_register_tiles.hpp"
@@ -131,21 +132,9 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     // 3. Split tails: steady-state loops without guards, guarded tail loops.
     //    Must run before vectorize so the steady state vectorizes.
     const ir::arith::VarRanges sizes = size_ranges(f.args, options.sizes);
-    if (options.specialize_at_least.empty()) {
-        body = loop_partition(body, sizes);
-    } else {
-        //    Specialized: partitioned knowing the sizes large, beside the generic partition.
-        ir::arith::VarRanges large = sizes;
-        Expr when;
-        for (const auto& [v, at_least] : options.specialize_at_least) {
-            WEFT_CHECK(at_least >= 0, "lower: kernel '", f.name, "': specialize_at_least for '", v.name(),
-                       "' must not be negative, got ", at_least);
-            large[v] = ir::arith::Interval(ir::make_const(v.type(), double(at_least)), Expr());
-            Expr c = Expr(v) >= ir::make_const(v.type(), double(at_least));
-            when = when.defined() ? (when && c) : c;
-        }
-        body = ir::IfThenElse::make(when, loop_partition(body, large), loop_partition(body, sizes));
-    }
+    //    Specialized on sizes (LowerOptions::specialize_at_least, and the schedule's
+    //    ShiftInwardsOrGuard splits): partitioned knowing them large, beside the generic one.
+    body = partition_specialized(body, sizes, specializations(s, f.args, options.specialize_at_least), f.name);
     print("loop_partition", body);
     //    A guard that does not depend on a loop moves out of it (one test per outer iteration).
     body = hoist_loop_invariant_conditions(body);
