@@ -35,6 +35,18 @@ inline InjectiveLoops vectorize_injective(Schedule& s, const Tensor& out, bool f
         st.parallel(chunk);
         return {chunk, inner, lane};
     }
+    // A last axis shorter than a vector after a symbolic one (a block of 3 channels after an
+    // image's symbolic width): the two are one run of vectors, so the rows loop divides by a
+    // symbolic extent once per row, not once per pixel.
+    int64_t last = 0;
+    if (ndim >= 3 && ir::as_const_int(axes.back()->dom.extent, &last) && last < lanes &&
+        !ir::is_const(axes[size_t(ndim - 2)]->dom.extent)) {
+        IterVar rows = fuse_all(st, std::vector<IterVar>(axes.begin(), axes.end() - 2));
+        auto [vecs, lane] = st.split(st.fuse(axes[size_t(ndim - 2)], axes.back()), lanes);
+        st.vectorize(lane);
+        if (parallel) st.parallel(rows);
+        return {rows, vecs, lane};
+    }
     IterVar rows = fuse_all(st, std::vector<IterVar>(axes.begin(), axes.end() - 1));
     auto [vecs, lane] = st.split(axes.back(), lanes);
     st.vectorize(lane);
