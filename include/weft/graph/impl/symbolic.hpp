@@ -106,7 +106,7 @@ struct SymbolicShapes {
     // in the order of their first use, each a scalar argument of the kernels whose tensors
     // use it (derived_vars, estimated at the symbols' max): in a kernel, an extent that is a
     // plain variable tiles as one of a symbol does, where a division of it left every tile
-    // symbolic (3.6x slower; docs/graph.md, "Symbolic dimensions"). collect_derived() makes them.
+    // symbolic (RESULTS.md, "Symbolic dimensions against fixed sizes"). collect_derived() makes them.
     std::vector<FloorTerm> derived;
     std::vector<Var> derived_vars;
 

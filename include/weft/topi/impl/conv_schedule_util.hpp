@@ -40,7 +40,7 @@ inline int64_t symbolic_capped(int64_t tile, const Expr& extent) {
 // by dividing by the extents inside it, and with the symbolic extents outside, every divisor
 // is a constant. (Divided by a symbolic extent, the bounds of the axes it decomposes into
 // defeat the proofs that keep tiles whole: a batch of "1 - f / height / 7" rows made every
-// tile symbolic, 3x slower.) Returns the parallel loop.
+// tile symbolic.) Returns the parallel loop.
 inline IterVar fuse_parallel(Schedule& s, const Tensor& t, const std::vector<IterVar>& axes,
                              const std::vector<bool>& symbolic) {
     std::vector<IterVar> order;
