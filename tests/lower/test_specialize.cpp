@@ -115,3 +115,16 @@ TEST_CASE("Var::sized estimates: an extent folds at its variables' estimates, no
     CHECK(ir::arith::value_or_estimate(Expr(w), 7) == 7);
     CHECK(ir::arith::value_or_estimate(make_int(5), 7) == 5);
 }
+
+TEST_CASE("a stage whose last tile shifts inwards never writes its output over an input in place") {
+    // An element-wise stage may write over its input (may_overwrite); shifted, a recomputed
+    // element would read what the first computation wrote (a residual add run in place).
+    for (TailStrategy tail : {TailStrategy::Guard, TailStrategy::ShiftInwardsOrGuard}) {
+        Doubling d;
+        Schedule s = create_schedule(d.Y);
+        s[d.Y].split(d.Y.axis(0), 8, tail);
+        ir::PrimFunc f = lower(s, {d.X, d.Y, d.n}, {.sizes = {d.n}});
+        CAPTURE(int(tail));
+        CHECK(f.args[1].may_overwrite.empty() == (tail != TailStrategy::Guard));
+    }
+}

@@ -286,7 +286,7 @@ struct StageNode {
     // then not share bytes with an input it reads (graph memory planning's in place).
     bool recomputes_elements() const {
         for (const IterVarRelation& rel : relations)
-            if (auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->tail == TailStrategy::ShiftInwards) return true;
+            if (auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->tail != TailStrategy::Guard) return true;
         return false;
     }
 };

@@ -60,8 +60,9 @@ struct SymbolicDim {
         for (const FloorTerm& f : floors) sum += f.eval(values[f.symbol]);
         return sum;
     }
-    // `values`: each symbol's expression (its Var, or max(Var, c) for a kernel that may
-    // assume the symbol is at least c).
+    // The product terms (the floor terms are SymbolicShapes::dim_expr's, as derived
+    // variables). `values`: each symbol's expression (its Var, or max(Var, c) for a kernel
+    // that may assume the symbol is at least c).
     Expr expr(const std::vector<Expr>& vars) const {
         Expr sum;
         int64_t constant = 0;
@@ -76,12 +77,6 @@ struct SymbolicDim {
             for (size_t s = 0; s < vars.size(); ++s)
                 if (mask >> s & 1) t = t.defined() ? t * vars[s] : vars[s];
             add(c != 1 ? t * make_int(c) : t);
-        }
-        for (const FloorTerm& f : floors) {
-            Expr x = f.num != 1 ? vars[f.symbol] * make_int(f.num) : vars[f.symbol];
-            if (f.offset) x = x + make_int(f.offset);
-            Expr t = x / make_int(f.den);
-            add(f.scale != 1 ? t * make_int(f.scale) : t);
         }
         if (!sum.defined()) return make_int(constant);
         return constant ? sum + make_int(constant) : sum;
@@ -145,9 +140,7 @@ struct SymbolicShapes {
     // An extent in the tensor language: its products of the symbols' expressions, and its floor
     // terms as multiples of their derived variables.
     Expr dim_expr(const SymbolicDim& d) const {
-        SymbolicDim terms = d;
-        terms.floors.clear();
-        Expr e = terms.expr(symbol_exprs);
+        Expr e = d.expr(symbol_exprs);
         for (const FloorTerm& f : d.floors) {
             const int j = derived_of(f);
             WEFT_ICHECK(j >= 0, "a floor term without its derived variable");
@@ -177,10 +170,10 @@ struct SymbolicShapes {
     }
     // Whether any of `nodes` has an extent with a floor term (a derived variable).
     bool any_floor_term(const std::vector<int>& nodes) const {
+        if (empty()) return false;
         for (int id : nodes)
-            if (!empty())
-                for (const SymbolicDim& d : dims[size_t(id)])
-                    if (!d.floors.empty()) return true;
+            for (const SymbolicDim& d : dims[size_t(id)])
+                if (!d.floors.empty()) return true;
         return false;
     }
     // Node `node`'s shape in the tensor language (the symbols' Vars where it depends on them).

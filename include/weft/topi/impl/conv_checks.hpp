@@ -9,39 +9,43 @@
 
 namespace weft::topi::conv_detail {
 
-// The shape of t as integers; t must have `rank` dimensions, all constant, and a float dtype
-// (or an integer one too, where `integers` says so). `what` describes the expected layout in
-// the message ("data [N, C, H, W]").
-std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
-                                 bool integers = false) {
-    std::vector<Expr> shape = t.shape();
-    WEFT_CHECK(shape.size() == rank, op, ": ", what, " must have ", rank, " dimensions but '", t.name(), "' has ",
-               shape.size());
-    std::vector<int64_t> out(rank);
-    for (size_t i = 0; i < rank; ++i)
-        WEFT_CHECK(ir::as_const_int(shape[i], &out[i]), op, ": dimension ", i, " of '", t.name(),
-                   "' must be a constant (symbolic shapes are not supported)");
-    WEFT_CHECK(t.dtype().is_float() || (integers && t.dtype().is_integer() && !t.dtype().is_bool()), op, ": '",
-               t.name(), "' must have a float", integers ? " or integer" : "", " dtype, got ", t.dtype().str());
-    return out;
-}
-
-// t's shape where the batch (axis 0) and the spatial axes (h_axis, h_axis + 1) may be
-// symbolic (an image size a graph keeps symbolic) and the others must be constants; the
-// checks of const_shape otherwise.
-std::vector<Expr> spatial_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
-                                size_t h_axis = 2, bool integers = false) {
+// t's shape: `rank` dimensions, a float dtype (or an integer one too, where `integers` says
+// so), constant extents except, where `symbolic_spatial`, the batch (axis 0) and the spatial
+// axes (h_axis, h_axis + 1), which may be symbolic (an image size a graph keeps symbolic).
+// `what` describes the expected layout in the message ("data [N, C, H, W]").
+std::vector<Expr> checked_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
+                                bool integers, bool symbolic_spatial, size_t h_axis) {
     std::vector<Expr> shape = t.shape();
     WEFT_CHECK(shape.size() == rank, op, ": ", what, " must have ", rank, " dimensions but '", t.name(), "' has ",
                shape.size());
     for (size_t i = 0; i < rank; ++i) {
         int64_t v = 0;
-        WEFT_CHECK(i == 0 || i == h_axis || i == h_axis + 1 || ir::as_const_int(shape[i], &v), op, ": dimension ", i,
-                   " of '", t.name(), "' must be a constant (only the batch and spatial extents may be symbolic)");
+        const bool may_vary = symbolic_spatial && (i == 0 || i == h_axis || i == h_axis + 1);
+        WEFT_CHECK(may_vary || ir::as_const_int(shape[i], &v), op, ": dimension ", i, " of '", t.name(),
+                   symbolic_spatial ? "' must be a constant (only the batch and spatial extents may be symbolic)"
+                                    : "' must be a constant (symbolic shapes are not supported)");
     }
     WEFT_CHECK(t.dtype().is_float() || (integers && t.dtype().is_integer() && !t.dtype().is_bool()), op, ": '",
                t.name(), "' must have a float", integers ? " or integer" : "", " dtype, got ", t.dtype().str());
     return shape;
+}
+
+// The shape of t as integers, every extent constant (checked_shape).
+std::vector<int64_t> const_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
+                                 bool integers = false) {
+    std::vector<int64_t> out;
+    for (const Expr& e : checked_shape(op, t, rank, what, integers, false, 2)) {
+        int64_t v = 0;
+        ir::as_const_int(e, &v);
+        out.push_back(v);
+    }
+    return out;
+}
+
+// t's shape where the batch and the spatial axes may be symbolic (checked_shape).
+std::vector<Expr> spatial_shape(const std::string& op, const Tensor& t, size_t rank, const std::string& what,
+                                size_t h_axis = 2, bool integers = false) {
+    return checked_shape(op, t, rank, what, integers, true, h_axis);
 }
 
 // A constant extent's value; a symbolic one's estimate (its variables' typical values:

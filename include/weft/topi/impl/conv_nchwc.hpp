@@ -345,9 +345,9 @@ void schedule_register_tile(Schedule& s, const Tensor& acc, std::vector<IterVar>
 // first row, from L2 in the others.
 void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
                                 int64_t blocks_per_row, int64_t tile, int64_t tile_c,
-                                const RegisterTile& register_tile, TailStrategy x_tail) {
+                                const RegisterTile& register_tile) {
     auto [obo, obi] = s[out].split(out.axis(1), blocks_per_row);
-    auto [xo, xi] = s[out].split(out.axis(3), tile, x_tail);
+    auto [xo, xi] = s[out].split(out.axis(3), tile, symbolic_tail(out, 3));
     if (tile_c < register_tile_block(out)) {
         auto [co, ci] = s[out].split(out.axis(4), tile_c);
         s[out].reorder({out.axis(0), obo, out.axis(2), obi, co, xo, xi, ci});
@@ -373,9 +373,9 @@ void schedule_conv2d_nchwc_rows(Schedule& s, const Tensor& out, const Tensor& pa
 // (conv2d_nchwc_weight_ic_bn) there is one such block for these layers.
 void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor& pad, const Tensor& acc,
                                     int64_t rows_per_task, int64_t tile, int64_t tile_c,
-                                    const RegisterTile& register_tile, TailStrategy x_tail) {
+                                    const RegisterTile& register_tile) {
     auto [yo, yi] = s[out].split(out.axis(2), rows_per_task);
-    auto [xo, xi] = s[out].split(out.axis(3), tile, x_tail);
+    auto [xo, xi] = s[out].split(out.axis(3), tile, symbolic_tail(out, 3));
     IterVar blocks = s[out].fuse(out.axis(0), out.axis(1));
     if (tile_c < register_tile_block(out)) {
         auto [co, ci] = s[out].split(out.axis(4), tile_c);
@@ -391,13 +391,10 @@ void schedule_conv2d_nchwc_ic_outer(Schedule& s, const Tensor& out, const Tensor
     // Over a symbolic width the row's tiles go outside the reduction, so that partitioning the
     // tile loop leaves whole tiles and one guarded tail (inside the reduction it could not):
     // the weights are then read once per tile of the chunk rather than once per chunk.
-    if (symbolic_dim(out, 3)) {
-        auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-        schedule_register_tile(s, acc, {axo, acc.reduce_axis(0), acc.axis(2)}, axi, register_tile);
-    } else {
-        auto [axo, axi] = s[acc].split(acc.axis(3), tile);
-        schedule_register_tile(s, acc, {acc.reduce_axis(0), acc.axis(2), axo}, axi, register_tile);
-    }
+    auto [axo, axi] = s[acc].split(acc.axis(3), tile);
+    const std::vector<IterVar> outer = symbolic_dim(out, 3) ? std::vector<IterVar>{axo, acc.reduce_axis(0), acc.axis(2)}
+                                                            : std::vector<IterVar>{acc.reduce_axis(0), acc.axis(2), axo};
+    schedule_register_tile(s, acc, outer, axi, register_tile);
     schedule_padded_copy(s, pad, register_tile.lanes);
 }
 }  // namespace conv_detail
@@ -450,11 +447,10 @@ void schedule_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, con
     const bool ic_outer = config.define_bool(
         "conv.ic_outer", has_reduce_condition(op) && rows_per_task * OW * oc_bn * op.dtype().bytes() <= 16 * 1024);
     const RegisterTile register_tile = register_tile_knobs(config, ic_bn, lanes);
-    const TailStrategy x_tail = symbolic_tail(op, out, 3);
     if (ic_outer)
-        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, tile_c, register_tile, x_tail);
+        schedule_conv2d_nchwc_ic_outer(s, out, pad, acc, rows_per_task, tile, tile_c, register_tile);
     else
-        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, tile_c, register_tile, x_tail);
+        schedule_conv2d_nchwc_rows(s, out, pad, acc, blocks_per_row, tile, tile_c, register_tile);
 }
 
 namespace conv_detail {
@@ -520,7 +516,7 @@ void schedule_depthwise_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor
     // (Over a symbolic height, which may be below a chunk, the tail is guarded.)
     const bool shift = OH % rows && is_constant_extent(op.shape()[2]);
     auto [yo, yi] = s[out].split(out.axis(2), rows, shift ? TailStrategy::ShiftInwards : TailStrategy::Guard);
-    auto [xo, xi] = s[out].split(out.axis(3), tile, symbolic_tail(op, out, 3));
+    auto [xo, xi] = s[out].split(out.axis(3), tile, symbolic_tail(out, 3));
     auto [co, ci] = s[out].split(out.axis(4), tile_c);
     s[out].reorder({out.axis(0), out.axis(1), yo, yi, xo, co, xi, ci});
     s[out].vectorize(ci);

@@ -2,7 +2,6 @@
 #pragma once
 #include <algorithm>
 
-#include "weft/ir/arith/estimate.hpp"
 #include "weft/ir/op.hpp"
 #include "weft/ir/target.hpp"
 #include "weft/schedule/schedule.hpp"
@@ -61,35 +60,12 @@ inline bool symbolic_dim(const Tensor& t, int i) {
     return !ir::as_const_int(t.shape()[size_t(i)], &v);
 }
 
-// Whether the epilogue from op to out reads an input of out's shape (a residual add): the
-// graph may give out that input's storage (in place), and a tile computed twice would then
-// read what the first time wrote.
-inline bool epilogue_reads_like_output(const Tensor& op, const Tensor& out) {
-    std::vector<Tensor> todo{out};
-    while (!todo.empty()) {
-        Tensor t = todo.back();
-        todo.pop_back();
-        if (t.same_as(op)) continue;
-        if (t.op()->is_placeholder() && t.ndim() == out.ndim()) {
-            bool same = true;
-            for (int i = 0; i < t.ndim(); ++i)
-                same &= ir::arith::value_or_estimate(t.shape()[size_t(i)], -1) ==
-                        ir::arith::value_or_estimate(out.shape()[size_t(i)], -2);
-            if (same) return true;
-        }
-        if (t.op()->is_compute())
-            for (const Tensor& in : t.op().input_tensors()) todo.push_back(in);
-    }
-    return false;
-}
-
-// The tail of a split of out's dimension i (op: the operator under its epilogue): over a
-// symbolic extent, the last tile shifted inwards (whole wherever the extent holds one: a
-// specialized kernel's fast body), except where a tile computed twice could read its own
-// output (an in-place epilogue); else the guarded tail loop partitioning peels.
-inline TailStrategy symbolic_tail(const Tensor& op, const Tensor& out, int i) {
-    return symbolic_dim(out, i) && !epilogue_reads_like_output(op, out) ? TailStrategy::ShiftInwardsOrGuard
-                                                                         : TailStrategy::Guard;
+// The tail of a split of t's dimension i: over a symbolic extent, the last tile shifted
+// inwards (whole wherever the extent holds one: the kernel is specialized on it), else the
+// guarded tail a constant extent's loop partitioning peels. (A stage that recomputes
+// elements never writes over its inputs in place: lower's argument access says so.)
+inline TailStrategy symbolic_tail(const Tensor& t, int i) {
+    return symbolic_dim(t, i) ? TailStrategy::ShiftInwardsOrGuard : TailStrategy::Guard;
 }
 
 // A register tile over a symbolic extent whose estimate is `estimate`: at most `cap` and
