@@ -4,7 +4,8 @@
 // holding the whole key, so that a hash collision, a truncated or a foreign file is a miss,
 // never a wrong kernel:
 //   "weft-kernel\n", then four length-prefixed byte strings (runtime/bytes.hpp): the key, the
-//   object's symbol, the object code, the optimized LLVM IR; then the compile time (a double).
+//   object's symbol, the object code, the optimized LLVM IR (empty since the IR text is made
+//   on request: a loaded kernel makes it from its program); then the compile time (a double).
 // The key is this build of weft's LLVM backend (the compile times of its two translation
 // units: a rebuilt weft never loads another build's code), the LLVM version, the kernel
 // cache's own key as text (name, arguments, fast_math, target with CPU and features) and the
@@ -24,6 +25,7 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "weft/codegen/llvm/codegen_llvm.hpp"
+#include "weft/codegen/llvm/impl/compile.hpp"
 #include "weft/codegen/llvm/impl/emit_kernel.hpp"
 #include "weft/ir/equality.hpp"
 #include "weft/ir/printer.hpp"
@@ -104,8 +106,11 @@ std::shared_ptr<const KernelModule> compile_llvm_or_load(const ir::PrimFunc& f, 
     const std::string key = detail::disk_key(f, target);
     if (auto stored = detail::read_disk_kernel(directory, key)) {
         try {
-            auto module = load_llvm_object({stored->symbol, stored->object}, f.name, target, std::move(stored->ir),
-                                           stored->compile_ms);
+            // (Files store no IR text: the module makes it from f when asked, as compile_llvm's do.)
+            detail::IRSource ir = stored->ir.empty() ? detail::ir_source_of(f, target, stored->symbol)
+                                                     : detail::ir_text(std::move(stored->ir));
+            auto module = detail::load_object({stored->symbol, stored->object}, f.name, target, std::move(ir),
+                                              stored->compile_ms);
             KernelCache::global().count_disk_hit();
             return module;
         } catch (const ::weft::Error&) {
@@ -115,7 +120,7 @@ std::shared_ptr<const KernelModule> compile_llvm_or_load(const ir::PrimFunc& f, 
     auto module = compile_llvm(f, target);
     ObjectCode object = module->object_code();
     if (!object.bytes.empty())
-        detail::write_disk_kernel(directory, {key, object.symbol, object.bytes, module->llvm_ir(), module->compile_ms()});
+        detail::write_disk_kernel(directory, {key, object.symbol, object.bytes, {}, module->compile_ms()});
     return module;
 }
 

@@ -8,14 +8,15 @@
 // address (no -rdynamic needed); libm comes from the process, libmvec is loaded for the
 // vector math calls.
 //
-// The JIT keeps a copy of each kernel's relocatable object code (KernelModule::object_code(),
-// what graph/artifact.hpp saves), and add_object() links such an object back, compiling
-// nothing, into a JITDylib of its own that release() removes with the kernel.
+// Kernels reach the JIT as relocatable object code (compile.hpp compiles them itself, on the
+// calling thread), which is kept (KernelModule::object_code(), what graph/artifact.hpp saves);
+// an object from elsewhere is linked into a JITDylib of its own that release() removes with
+// the kernel.
 //
 // ORC tells its session, not the caller, why materializing failed (an object whose imports
 // resolve nowhere: "Symbols not found: [ ... ]"), by default printing "JIT session error:
 // ..." on stderr, and the lookup then fails with a bare "Failed to materialize symbols".
-// add() and add_object() put those reports into the weft::Error they throw instead (so
+// add_object() puts those reports into the weft::Error they throw instead (so
 // weftc's one-line errors stay one line, and say why): SessionErrors below.
 #pragma once
 #include <algorithm>
@@ -31,8 +32,6 @@
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -47,8 +46,8 @@ namespace weft::codegen::detail {
 inline std::string message_of(llvm::Error e) { return llvm::toString(std::move(e)); }
 
 // The JIT session's error reports (see the top of this file). ORC makes them on its own
-// threads, before the failed lookup returns: a report made while an add() or add_object()
-// is in progress is kept, and a call that fails claims those made since it began; reports
+// threads, before the failed lookup returns: a report made while an add_object() is in
+// progress is kept, and a call that fails claims those made since it began; reports
 // no failed call claims go to stderr once no call is in progress, so none is lost. (Two
 // calls failing at once may each carry the other's reason too.)
 class SessionErrors {
@@ -131,49 +130,34 @@ public:
         else llvm::consumeError(loaded.tracker->remove());
     }
 
-    // Links an optimized module and returns the address of `symbol` in it.
-    Loaded add(llvm::orc::ThreadSafeModule module, const std::string& symbol, const std::string& kernel_name) {
+    // Links a relocatable object and returns the address of `symbol` in it; nothing is
+    // compiled. An object compile_llvm made in this process goes into the main JITDylib (its
+    // symbols are unique); one from elsewhere (an artifact, the disk cache: made by
+    // compile_llvm here or in another process) `apart`, into a JITDylib of its own, so that
+    // its symbols never clash with this process's kernels.
+    Loaded add_object(const std::string& bytes, const std::string& symbol, const std::string& kernel_name,
+                      bool apart = true) {
         SessionErrors::Call session_errors(errors_);
         Loaded loaded;
-        loaded.tracker = jit_->getMainJITDylib().createResourceTracker();
-        if (auto err = jit_->addIRModule(loaded.tracker, std::move(module)))
-            ::weft::detail::throw_user_error("the JIT could not add kernel " + kernel_name + ": " +
-                                             session_errors.explain(message_of(std::move(err))));
-        auto address = jit_->lookup(symbol);  // compiles and links the module now
-        if (!address) {
-            std::string why = session_errors.explain(message_of(address.takeError()));
-            llvm::consumeError(loaded.tracker->remove());
-            take_object(symbol);  // not kept for a kernel that failed
-            ::weft::detail::throw_user_error("kernel " + kernel_name + " could not be linked (an extern function missing?): " +
-                                     why);
+        llvm::orc::JITDylib* dylib = &jit_->getMainJITDylib();
+        std::string buffer_name = symbol;
+        if (apart) {
+            buffer_name = "weft.object" + std::to_string(next_id_.fetch_add(1));
+            auto own = jit_->createJITDylib(buffer_name);
+            if (!own)
+                ::weft::detail::throw_user_error("the JIT could not load kernel " + kernel_name + ": " +
+                                                 message_of(own.takeError()));
+            own->addToLinkOrder(jit_->getMainJITDylib());  // the runtime functions, libmvec
+            dylib = loaded.dylib = &*own;
         }
-        loaded.entry = address->toPtr<WeftKernelFn>();
-        loaded.unchecked = unchecked_entry(jit_->getMainJITDylib(), symbol, loaded.entry);
-        loaded.object = take_object(symbol);
-        return loaded;
-    }
-
-    // Links a relocatable object (one that add() compiled, in this process or another) into
-    // a JITDylib of its own, so that its symbols never clash with this process's kernels,
-    // and returns the address of `symbol` in it. Nothing is compiled.
-    Loaded add_object(const std::string& bytes, const std::string& symbol, const std::string& kernel_name) {
-        SessionErrors::Call session_errors(errors_);
-        std::string dylib_name = "weft.object" + std::to_string(next_id_.fetch_add(1));
-        auto dylib = jit_->createJITDylib(dylib_name);
-        if (!dylib)
-            ::weft::detail::throw_user_error("the JIT could not load kernel " + kernel_name + ": " +
-                                             message_of(dylib.takeError()));
-        dylib->addToLinkOrder(jit_->getMainJITDylib());  // the runtime functions, libmvec
-        Loaded loaded;
-        loaded.dylib = &*dylib;
         loaded.tracker = dylib->createResourceTracker();
         auto fail = [&](const std::string& what, llvm::Error err) {
             std::string why = session_errors.explain(message_of(std::move(err)));
             release(loaded);
-            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be " + what + ": " +
-                                             why);
+            ::weft::detail::throw_user_error("the object code of kernel " + kernel_name + " could not be " + what +
+                                             " (an extern function missing?): " + why);
         };
-        auto buffer = llvm::MemoryBuffer::getMemBufferCopy(bytes, dylib_name);
+        auto buffer = llvm::MemoryBuffer::getMemBufferCopy(bytes, buffer_name);
         if (auto err = jit_->addObjectFile(loaded.tracker, std::move(buffer))) fail("loaded", std::move(err));
         auto address = jit_->lookup(*dylib, symbol);  // links the object now
         if (!address) fail("linked", address.takeError());
@@ -207,8 +191,8 @@ private:
         auto process = llvm::orc::SelfExecutorProcessControl::Create(
             nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
         WEFT_CHECK(bool(process), "could not set up LLVM's ORC JIT: ", message_of(process.takeError()));
-        // Concurrent compilation: kernels are built from any thread, and LLJIT's default
-        // compiler shares one TargetMachine between them (found by the concurrency test).
+        // Kernels are linked from any thread (compile.hpp compiles them to objects on each
+        // thread's own TargetMachine; LLJIT's IR compiler, which would share one, is unused).
         auto jit = llvm::orc::LLJITBuilder()
                        .setExecutionSession(std::make_unique<llvm::orc::ExecutionSession>(std::move(*process)))
                        .setJITTargetMachineBuilder(std::move(*builder))
@@ -219,32 +203,6 @@ private:
         jit_->getExecutionSession().setErrorReporter([this](llvm::Error e) { errors_.report(std::move(e)); });
         define_runtime_functions();
         load_vector_math();
-        keep_objects();
-    }
-
-    // Every object the compile layer produces passes through here on its way to the linker:
-    // a copy is kept, by module name (the kernel's unique symbol), until add() takes it.
-    // Objects loaded by add_object are named otherwise and not kept.
-    void keep_objects() {
-        jit_->getObjTransformLayer().setTransform(
-            [this](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
-                static const std::string suffix = "-jitted-objectbuffer";  // llvm::orc::SimpleCompiler's
-                std::string id = object->getBufferIdentifier().str();
-                if (id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0) {
-                    std::lock_guard<std::mutex> lock(objects_mutex_);
-                    objects_[id.substr(0, id.size() - suffix.size())] = object->getBuffer().str();
-                }
-                return std::move(object);
-            });
-    }
-
-    std::string take_object(const std::string& symbol) {
-        std::lock_guard<std::mutex> lock(objects_mutex_);
-        auto it = objects_.find(symbol);
-        if (it == objects_.end()) return {};
-        std::string bytes = std::move(it->second);
-        objects_.erase(it);
-        return bytes;
     }
 
     void define_runtime_functions() {
@@ -274,8 +232,6 @@ private:
     SessionErrors errors_;  // before jit_: its reporter outlives the session's last report
     std::unique_ptr<llvm::orc::LLJIT> jit_;
     std::atomic<uint64_t> next_id_{0};
-    std::mutex objects_mutex_;
-    std::map<std::string, std::string> objects_;  // by the kernel's symbol, until add() takes it
 };
 
 }  // namespace weft::codegen::detail

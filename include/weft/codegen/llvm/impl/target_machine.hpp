@@ -2,7 +2,9 @@
 // code model, -O3 code generation), so that the optimizer's cost model and the assembly a
 // user reads match the code that runs.
 #pragma once
+#include <map>
 #include <memory>
+#include <string>
 #include <mutex>
 
 #include <llvm/MC/TargetRegistry.h>
@@ -64,6 +66,16 @@ inline std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& ta
         llvm::CodeGenOptLevel::Aggressive, /*JIT=*/true));
     WEFT_CHECK(tm != nullptr, "LLVM cannot create a target machine for ", target.str());
     return tm;
+}
+
+// The calling thread's TargetMachine for `target`, made on first use: creating one (and its
+// subtarget tables) for every kernel was a tenth of a small kernel's compile. (A
+// TargetMachine may compile one module at a time; each thread has its own.)
+inline llvm::TargetMachine& thread_target_machine(const Target& target) {
+    thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
+    std::unique_ptr<llvm::TargetMachine>& tm = machines[target.triple + "|" + target.cpu + "|" + target.features];
+    if (!tm) tm = make_target_machine(target);
+    return *tm;
 }
 
 }  // namespace weft::codegen::detail
