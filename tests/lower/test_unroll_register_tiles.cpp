@@ -55,8 +55,8 @@ struct TiledMatmul {
     std::string lowered(const LowerOptions& options = {}) const { return ir::to_string(lower(s, args(), options).body); }
 
     // Runs the kernel on random data and returns the largest error against a double loop.
-    double max_error() const {
-        Kernel kernel = build(s, args(), Target::host());
+    double max_error(const LowerOptions& options = {}) const {
+        Kernel kernel = build(s, args(), Target::host(), options);
         auto a = Buffer<float>::random({M, K}, -1, 1, 11), b = Buffer<float>::random({K, N}, -1, 1, 12);
         auto bi = Buffer<float>::random({N}, -1, 1, 13);
         Buffer<float> y({M, N});
@@ -115,6 +115,20 @@ TEST_CASE("register tiles: global buffers, larger local buffers and nests past m
     LowerOptions few;
     few.max_unroll = 4;
     CHECK(count(TiledMatmul(24, 32, 8, 6).lowered(few), "for (i.c") == 2);
+}
+
+TEST_CASE("LowerOptions::fast_compile keeps every loop, the register tiles' too, and computes the same") {
+    TiledMatmul mm(23, 32, 9, 6, "local", true);
+    LowerOptions fast;
+    fast.fast_compile = true;
+    const std::string text = mm.lowered(fast);
+    CHECK(count(text, "// attr unrolled") == 0);
+    CHECK(count(mm.lowered(), "// attr unrolled") > 0);
+    CHECK(count(text, "for (") > count(mm.lowered(), "for ("));  // the tile's rows: loops, not copies
+    CHECK(lower(mm.s, mm.args(), fast).fast_compile);
+    CHECK(!lower(mm.s, mm.args()).fast_compile);
+    CHECK(mm.max_error(fast) < 1e-4);
+    CHECK(mm.max_error() < 1e-4);
 }
 
 namespace {

@@ -68,6 +68,10 @@ model options (for .onnx models):
   --max-loop-iterations N        run a Loop whose trip count or condition the inputs decide up to
                                  N iterations (a run that needs more is an error)
   --no-fuse                      one kernel per operator (no operator fusion)
+  --tier optimized|fast|tiered   compile the kernels for speed (default), for a short compile
+                                 (about half the time, kernels 1.1-2.5x slower), or fast first
+                                 with the optimized kernels compiled in the background and used
+                                 from the first run after they are ready
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
@@ -297,7 +301,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const 
 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
                                                             "--target", "--max-file-size", "--records",
-                                                            "--max-loop-iterations", "--cache-dir"};
+                                                            "--max-loop-iterations", "--cache-dir", "--tier"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -19,6 +19,7 @@ struct ModelOptions {
     std::string records;             // --records: tuning records applied when compiling
     bool pretuned = true;            // false: --no-pretuned
     std::string cache_dir;           // --cache-dir (onnx::CompileOptions::cache_dir)
+    graph::CompileTier tier = graph::CompileTier::optimized;  // --tier
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -59,6 +60,11 @@ inline ModelOptions model_options(const CommandLine& cl) {
     o.pretuned = !cl.flags.count("--no-pretuned");
     o.any_onnx_option = o.any_onnx_option || !o.records.empty() || !o.pretuned;
     o.cache_dir = value_or(cl, "--cache-dir");
+    const std::string tier = value_or(cl, "--tier", "optimized");
+    if (tier == "fast") o.tier = graph::CompileTier::fast;
+    else if (tier == "tiered") o.tier = graph::CompileTier::tiered;
+    else if (tier != "optimized") usage_error("bad --tier '" + tier + "' (expected optimized, fast or tiered)");
+    o.any_onnx_option = o.any_onnx_option || tier != "optimized";
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -107,7 +113,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
     auto start = Clock::now();
     if (graph::is_artifact_file(path)) {
         if (o.any_onnx_option)
-            usage_error("--input-shape, --dim, --no-fuse, --target, --records and --no-pretuned apply to .onnx models; '" + path +
+            usage_error("--input-shape, --dim, --no-fuse, --target, --tier, --records and --no-pretuned apply to .onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
         m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
@@ -118,6 +124,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         c.build.allocate = o.allocate;
         c.build.records_file = o.records;
         c.build.pretuned_records = o.pretuned;
+        c.build.tier = o.tier;
         try {
             if (!c.cache_dir.empty() || std::getenv("WEFT_MODEL_CACHE_DIR")) {
                 m.module = weft::onnx::compile(path, c);  // loaded from the cache, or built and kept

@@ -65,7 +65,9 @@ inline constexpr int64_t kDefaultMaxArtifactBytes = int64_t(4) << 30;
 using ArtifactMetadata = std::map<std::string, std::string>;
 
 // Serializes a module built by graph::build (or loaded by load_module). Throws weft::Error
-// when a kernel has no object code to save (a backend that keeps none).
+// when a kernel has no object code to save (a backend that keeps none). A tiered build
+// (BuildOptions::tier) is saved with its optimized kernels: this waits for them and the
+// module takes them (Module::wait_optimized; not while another thread runs it).
 std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata = {});
 void save(const Module& m, const std::string& path, const ArtifactMetadata& metadata = {});
 

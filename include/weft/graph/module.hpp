@@ -36,6 +36,11 @@
 
 namespace weft::graph {
 
+// How graph::build compiles the kernels (BuildOptions::tier): for the fastest code, for the
+// shortest compile, or the short compile first with the fastest code compiled in the
+// background and swapped in between runs (docs/graph.md, "Compile tiers").
+enum class CompileTier { optimized, fast, tiered };
+
 struct BuildOptions {
     bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator
     // The largest expression a fused group inlines (graph/fuse.hpp, kMaxFusedExpression):
@@ -62,6 +67,11 @@ struct BuildOptions {
     std::function<void(int index, int count, const std::string& name)> progress;
     // Threads that compile the kernels side by side (0: weft's thread count, num_threads()).
     int compile_threads = 0;
+    // optimized: every kernel compiled for speed. fast: for a short compile (no loop unrolled,
+    // LLVM's O1; about half the compile, kernels 1.1-2.5x slower). tiered: fast, then the
+    // optimized kernels compiled on a thread of the module's own, taken by the first run()
+    // (or wait_optimized()) after they are ready. CPU targets; a CUDA build is always optimized.
+    CompileTier tier = CompileTier::optimized;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the
@@ -133,7 +143,16 @@ public:
 
     // Runs every kernel once, in order. A CUDA module launches them on its stream and
     // returns without waiting for them (get_output_host, or cuda_stream().synchronize(), waits).
+    // A tiered build's run takes the optimized kernels first if they are ready.
     void run();
+    // The tier of the kernels run() uses: CompileTier::fast until a tiered build's optimized
+    // kernels are taken, then optimized (a fast build stays fast).
+    CompileTier tier() const;
+    // A tiered build: waits until its optimized kernels are compiled and takes them now (the
+    // next run() uses them). Throws the weft::Error of an optimized tier that failed to
+    // compile (the module keeps running its fast kernels). Nothing to do for other builds.
+    // Not while another thread runs the module.
+    void wait_optimized();
     // With kernels compiled per size (KernelInfo::per_size: an image size), compiles now what
     // the first run() at these symbol values would (every symbol named, within its bounds),
     // so that run does not wait for the compiler; the sizes prepared or run at last are kept

@@ -32,6 +32,9 @@ struct PrimFunc {
     Stmt body;
     // Opt-in per kernel: allow reassociation and other fast-math rewrites of float code.
     bool fast_math = false;
+    // Compiled for a short compile rather than the fastest code (LowerOptions::fast_compile):
+    // the CPU backend runs LLVM's O1 pipeline without loop unrolling.
+    bool fast_compile = false;
 };
 
 std::ostream& operator<<(std::ostream& os, const PrimFunc& f);

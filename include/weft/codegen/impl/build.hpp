@@ -49,7 +49,8 @@ Kernel build(const Schedule& s, const std::vector<Argument>& args, const Target&
     if (memo) {
         std::ostringstream k;
         k << s.node().get() << '/' << s.trace().size() << '/' << target.str() << '/' << options.name << '/'
-          << options.fast_math << '/' << options.max_unroll << '/' << options.argument_alignment;
+          << options.fast_math << '/' << options.max_unroll << '/' << options.argument_alignment << '/'
+          << options.fast_compile;
         for (auto& a : args) {
             if (auto* t = std::get_if<Tensor>(&a.value)) k << "/t" << t->op().get() << ":" << t->value_index();
             else k << "/v" << std::get<Var>(a.value).get();

@@ -35,6 +35,8 @@ std::vector<Placement> memory_placements(const Module& m) {
 }
 
 std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
+    // A tiered build is saved with its optimized kernels (waiting for them).
+    detail::ModuleAccess::state(m).adopt_optimized(true);
     const detail::ModuleAccess::State& s = detail::ModuleAccess::state(m);
     // An artifact holds CPU object code (linked back into the JIT on load); a CUDA module's
     // kernels are PTX for a device, which this format does not carry.

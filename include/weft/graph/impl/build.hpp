@@ -8,6 +8,32 @@
 
 namespace weft::graph {
 
+namespace detail {
+
+// A tiered build's second tier: st's groups compiled again, optimized, on a thread of the
+// module's own (graph/impl/tier_up.hpp). st's tier is what its kernels were compiled for.
+inline void start_tier_up(ModuleAccess::State& st, const BuildOptions& options) {
+    const bool fast = options.tier != CompileTier::optimized && st.target.is_cpu();
+    st.tier = fast ? CompileTier::fast : CompileTier::optimized;
+    if (!fast || options.tier != CompileTier::tiered) return;
+    BuildOptions optimized = options;
+    optimized.tier = CompileTier::optimized;
+    optimized.progress = nullptr;
+    st.tier_up = std::make_unique<TierUp>(
+        [graph = st.graph, groups = st.groups, target = st.target, optimized,
+         symbolic = st.symbolic](const std::atomic<bool>& cancel) {
+            CompileClock clock;
+            std::vector<GroupBuild> built = compile_groups(graph, groups, target, optimized,
+                                                           symbolic.empty() ? nullptr : &symbolic, clock, &cancel);
+            std::vector<CompiledGroup> result;
+            if (cancel.load()) return result;
+            for (GroupBuild& b : built) result.push_back(std::move(b.compiled));
+            return result;
+        });
+}
+
+}  // namespace detail
+
 Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
@@ -45,6 +71,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
         // callbacks it was built with are not called again.)
         BuildOptions again = options;
         again.progress = nullptr;
+        if (again.tier == CompileTier::tiered) again.tier = CompileTier::optimized;  // compiled at run time
         st->graph_at = [source = graph, again, sym = &st->symbolic, target](const std::vector<int64_t>& values) {
             return detail::graph_at_values(*sym, source, target, again, values);
         };
@@ -60,6 +87,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& optio
     t0 = std::chrono::steady_clock::now();
     detail::plan_and_allocate(*st, options);
     phases.push_back({st->allocated ? "plan memory and allocate" : "plan memory", detail::ms_since(t0)});
+    detail::start_tier_up(*st, options);  // last: build() returns as soon as it can
     return Module(std::move(st));
 }
 

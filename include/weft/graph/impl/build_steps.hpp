@@ -72,8 +72,10 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
     if (symbolic && symbolic->any_floor_term(group.nodes)) tuned.reset(), pretuned = false;
     ConfigSpace space;  // learnt while compiling
     GroupBuild b;
+    const bool fast = options.tier != CompileTier::optimized;  // (tiered: the first build)
     try {
-        b.compiled = compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic, clock);
+        b.compiled = compile_group(g, group, target, tuned.value_or(Config{}).recording_into(&space), symbolic, clock,
+                                   fast);
     } catch (const Error&) {
         // weft's own records never fail a build: one that no longer fits its template (a
         // knob's candidates changed since it was measured, or a symbolic extent) gives way to
@@ -81,7 +83,7 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
         if (!pretuned && !(symbolic && tuned)) throw;
         tuned.reset();
         space = ConfigSpace();
-        b.compiled = compile_group(g, group, target, Config{}.recording_into(&space), symbolic, clock);
+        b.compiled = compile_group(g, group, target, Config{}.recording_into(&space), symbolic, clock, fast);
     }
     b.info = {group_name(g, group), group.nodes, group.master, b.compiled.kernel.compile_ms(), workload,
               !workload.empty() && space.size() > 1, tuned.has_value()};
@@ -92,10 +94,12 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
 // count): lowering, topi's schedules and LLVM are safe to run side by side, and the kernel
 // cache compiles a kernel two groups share once. `progress` is called one call at a time,
 // before each group, in the order the groups start. After an error no group starts; of the
-// groups that failed, the first in group order's error is thrown.
+// groups that failed, the first in group order's error is thrown. Once `*cancel` is set no
+// group starts either (the results are then incomplete).
 inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vector<FusedGroup>& groups,
                                               const Target& target, const BuildOptions& options,
-                                              const SymbolicShapes* symbolic, CompileClock& clock) {
+                                              const SymbolicShapes* symbolic, CompileClock& clock,
+                                              const std::atomic<bool>* cancel = nullptr) {
     WEFT_CHECK(options.compile_threads >= 0, "graph::build: BuildOptions::compile_threads must not be negative, got ",
                options.compile_threads);
     const std::shared_ptr<const autotune::Records> records = tuning_records(options);
@@ -107,7 +111,7 @@ inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vec
     std::mutex progress_lock;
     int started = 0;
     auto work = [&] {
-        for (size_t k; !failed.load() && (k = next.fetch_add(1)) < count;) {
+        for (size_t k; !failed.load() && !(cancel && cancel->load()) && (k = next.fetch_add(1)) < count;) {
             if (options.progress) {
                 std::lock_guard<std::mutex> hold(progress_lock);
                 options.progress(started++, int(count), group_name(graph, groups[k]));

@@ -146,11 +146,13 @@ inline void check_scratch_buffers(const Graph& g, const FusedGroup& group, const
     });
 }
 
-// The group's schedule lowered, its scratch buffers checked.
+// The group's schedule lowered, its scratch buffers checked (`fast_compile`: for a short
+// compile, LowerOptions::fast_compile).
 inline ir::PrimFunc lower_group(const Graph& g, const FusedGroup& group, const Schedule& s,
-                                const std::vector<Argument>& args, const Target& target) {
+                                const std::vector<Argument>& args, const Target& target, bool fast_compile = false) {
     LowerOptions options;
     options.target = target;
+    options.fast_compile = fast_compile;
     for (const Argument& a : args)  // (a graph kernel's scalars are its symbols, sizes >= 1)
         if (const Var* v = std::get_if<Var>(&a.value)) options.sizes.push_back(*v);
     ir::PrimFunc f = lower(s, args, options);
@@ -183,11 +185,12 @@ private:
 
 // The group's schedule lowered and compiled.
 inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Schedule& s,
-                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr) {
+                              const std::vector<Argument>& args, const Target& target, CompileClock* clock = nullptr,
+                              bool fast_compile = false) {
     ir::PrimFunc f;
     {
         ClockSpan span(clock ? &clock->lower_ns : nullptr);
-        f = lower_group(g, group, s, args, target);
+        f = lower_group(g, group, s, args, target, fast_compile);
     }
     ClockSpan span(clock ? &clock->llvm_ns : nullptr);
     return build(f, target);
@@ -326,13 +329,15 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
 
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
                                    const Config& config = {}, const SymbolicShapes* symbolic = nullptr,
-                                   CompileClock* clock = nullptr) {
+                                   CompileClock* clock = nullptr, bool fast_compile = false) {
     CompiledGroup result;
     auto scheduled = [&](const SymbolicShapes* shapes) {
         ClockSpan span(clock ? &clock->schedule_ns : nullptr);
         return schedule_group(g, group, target, config, shapes);
     };
-    auto compiled = [&](const ScheduledGroup& sg) { return lower_and_build(g, group, sg.schedule, sg.args, target, clock); };
+    auto compiled = [&](const ScheduledGroup& sg) {
+        return lower_and_build(g, group, sg.schedule, sg.args, target, clock, fast_compile);
+    };
     // Per size: the kernel at the symbols' max (constant extents) now, the others as the
     // module meets their sizes.
     auto per_size = [&] {

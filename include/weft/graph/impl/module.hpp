@@ -12,6 +12,7 @@
 
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/guards.hpp"
+#include "weft/graph/impl/tier_up.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/pass.hpp"
@@ -104,6 +105,33 @@ struct Module::State {
             else set = *static_cast<const bool*>(flag.copy_to(Device::cpu()).data());  // waits for the stream
             WEFT_CHECK(!set, "graph::Module::run: ", check_messages[c]);
         }
+    }
+
+    // A tiered build (BuildOptions::tier): the tier of the kernels in use, the optimized ones
+    // while they compile, and why they did not (Module::wait_optimized rethrows it).
+    CompileTier tier = CompileTier::optimized;
+    std::unique_ptr<detail::TierUp> tier_up;
+    std::exception_ptr tier_up_error;
+
+    // The optimized kernels in place of the fast ones once they are compiled (`wait`: until
+    // they are). Between runs, on the thread that runs the module: the argument lists and the
+    // per-sample calls point at the same slots, which now hold the optimized kernels.
+    void adopt_optimized(bool wait) {
+        if (!tier_up || (!wait && !tier_up->ready())) return;
+        const std::unique_ptr<detail::TierUp> second = std::move(tier_up);
+        std::vector<detail::CompiledGroup> groups;
+        try {
+            groups = second->take(arg_ids, large_args);
+        } catch (...) {
+            tier_up_error = std::current_exception();  // the fast kernels stay
+            return;
+        }
+        for (size_t k = 0; k < groups.size(); ++k) {
+            kernels[k] = std::move(groups[k].kernel);
+            large[k] = std::move(groups[k].large);
+            infos[k].compile_ms = kernels[k].compile_ms();
+        }
+        tier = CompileTier::optimized;
     }
 
     // Throws unless the module has storage (BuildOptions::allocate).
@@ -550,6 +578,7 @@ void Module::prepare_size(const std::map<std::string, int64_t>& values) {
 void Module::run() {
     State& s = state();
     s.check_allocated("run");
+    s.adopt_optimized(false);
     std::optional<cuda::StreamGuard> on_stream;
     if (s.device.is_cuda()) on_stream.emplace(s.stream);
     if (!s.symbolic.empty()) {
@@ -558,6 +587,14 @@ void Module::run() {
     }
     for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
     s.enforce_checks();
+}
+
+CompileTier Module::tier() const { return state().tier; }
+
+void Module::wait_optimized() {
+    State& s = state();
+    s.adopt_optimized(true);
+    if (s.tier_up_error) std::rethrow_exception(s.tier_up_error);
 }
 
 }  // namespace weft::graph

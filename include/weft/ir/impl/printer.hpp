@@ -228,7 +228,7 @@ std::ostream& operator<<(std::ostream& os, const PrimFunc& f) {
             os << "]";
         }
     }
-    os << ")" << (f.fast_math ? " fast_math" : "") << " {\n";
+    os << ")" << (f.fast_math ? " fast_math" : "") << (f.fast_compile ? " fast_compile" : "") << " {\n";
     std::ostringstream body;
     body << f.body;
     std::istringstream lines(body.str());

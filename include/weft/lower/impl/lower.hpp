@@ -55,6 +55,7 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     ir::PrimFunc f;
     f.name = options.name.empty() ? s.outputs().at(0).name() : options.name;
     f.fast_math = options.fast_math;
+    f.fast_compile = options.fast_compile && !options.target.is_cuda();
     const int64_t alignment = options.argument_alignment;
     WEFT_CHECK(alignment == 0 || (alignment <= 4096 && ir::is_power_of_two(alignment)), "lower: kernel '", f.name,
                "': argument_alignment must be 0 or a power of two up to 4096 bytes, not ", alignment);
@@ -144,12 +145,14 @@ ir::PrimFunc lower(const Schedule& s, const std::vector<Argument>& args, const L
     print("vectorize", body);
     // 5. Loops that index a register tile (a small "local" buffer) are unrolled, so every
     //    access to the tile has a constant position and LLVM keeps it in registers (CPU).
-    if (!gpu) {
-        body = unroll_register_tile_loops(body, options.max_unroll);
+    //    (LowerOptions::fast_compile: none is, every unrolled loop stays a loop.)
+    const int max_unroll = options.fast_compile ? 0 : options.max_unroll;
+    if (!gpu && max_unroll > 0) {
+        body = unroll_register_tile_loops(body, max_unroll);
         print("unroll_register_tile_loops", body);
     }
     //    Unrolled loops -> copies of the body.
-    body = unroll_loops(body, options.max_unroll);
+    body = unroll_loops(body, max_unroll);
     print("unroll", body);
     // 6. Simplify the whole program.
     body = ir::arith::simplify(body, sizes);

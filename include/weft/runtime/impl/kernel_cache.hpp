@@ -23,7 +23,7 @@ ir::Stmt kernel_structure(const ir::PrimFunc& f) {
 
 // Everything else that makes two kernels differ, as text.
 std::string kernel_description(const ir::PrimFunc& f, const Target& target) {
-    std::string s = f.name + (f.fast_math ? " fast_math" : "") + " | " + target.str();
+    std::string s = f.name + (f.fast_math ? " fast_math" : "") + (f.fast_compile ? " fast_compile" : "") + " | " + target.str();
     for (const ir::KernelArg& a : f.args) {
         s += detail::concat(" | ", a.kind == ir::KernelArg::Kind::Tensor ? "tensor " : "scalar ", a.name, " ",
                             a.type.str(), " rank ", a.shape.size(), " aligned ", a.alignment);

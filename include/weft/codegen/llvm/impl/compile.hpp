@@ -80,7 +80,7 @@ inline std::unique_ptr<llvm::Module> optimized_module(const ir::PrimFunc& f, con
     std::string broken;
     llvm::raw_string_ostream why(broken);
     WEFT_ICHECK(!llvm::verifyModule(*m, &why), "the LLVM IR of kernel ", f.name, " is invalid: ", broken);
-    optimize_module(*m, tm);
+    optimize_module(*m, tm, f.fast_compile);
     return m;
 }
 

@@ -14,7 +14,8 @@
 
 namespace weft::codegen::detail {
 
-inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+// `fast_compile` (ir::PrimFunc::fast_compile): O1 without loop unrolling, for a short compile.
+inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool fast_compile = false) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -23,7 +24,7 @@ inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = true;
-    tuning.LoopUnrolling = true;
+    tuning.LoopUnrolling = !fast_compile;
     llvm::PassBuilder pb(&tm, tuning);
 
     llvm::Triple triple(m.getTargetTriple());
@@ -37,7 +38,8 @@ inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    llvm::ModulePassManager mpm =
+        pb.buildPerModuleDefaultPipeline(fast_compile ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O2);
     mpm.run(m, mam);
 }
 

@@ -69,6 +69,8 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
       << b.eliminate_dead_code << b.eliminate_common_subexpressions << b.merge_equal_constants << b.fold_constants
       << b.fold_scale_axis << b.simplify_operators << b.convert_layout << " pretuned " << b.pretuned_records << " "
       << records_fingerprint(b);
+    // A tiered build looks for the optimized module (what its kernels become).
+    if (b.tier == graph::CompileTier::fast) k << " fast";
     // (The schedules are chosen for the thread count: a module for 2 threads runs slower on 1.)
     k << "\ntarget " << o.target.str() << " " << o.target.triple << " " << o.target.cpu << " " << o.target.features
       << " " << o.target.vector_bits << "\nthreads " << ::weft::num_threads();
@@ -103,7 +105,8 @@ graph::Module compile(const std::string& path, const CompileOptions& options) {
         e.rethrow_with(std::string(e.what()) + " (in '" + path + "')");
     }
     graph::Module m = graph::build(g, options.target, options.build);
-    if (key) {
+    // (A tiered module is not stored: its optimized kernels come later, on a thread of its own.)
+    if (key && options.build.tier != graph::CompileTier::tiered) {
         try {
             std::error_code ec;
             std::filesystem::create_directories(dir, ec);
