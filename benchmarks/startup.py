@@ -6,7 +6,8 @@
 
 For each model and round, alternating: weft in a fresh process (tests/onnx_model_run
 --no-warm: onnx::load, then graph::build), cold (no disk kernel cache: every kernel
-JIT-compiled) and warm (WEFT_KERNEL_CACHE_DIR filled by an earlier process: the kernels
+JIT-compiled), tiered (the same with --tier tiered: until build() returns with the fast
+kernels; graph.md, "Compile tiers") and warm (WEFT_KERNEL_CACHE_DIR filled by an earlier process: the kernels
 come from disk; the import, the passes and the plan are redone), cached (weftc run
 --cache-dir: onnx::compile loads the module an earlier process kept, no import and no
 compile, --threads 1), ONNX Runtime's
@@ -111,16 +112,16 @@ def main():
     ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
-    print("| model | kernels | weft cold ms | weft warm ms | weft cached ms | ORT session ms | OpenVINO compile ms | "
-          "cold / ORT | warm / ORT | cached / ORT | cold / OpenVINO |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | kernels | weft cold ms | weft tiered ms | weft warm ms | weft cached ms | ORT session ms | "
+          "OpenVINO compile ms | cold / ORT | tiered / ORT | warm / ORT | cached / ORT | cold / OpenVINO |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in [m for m in args.models.split(",") if m]:
         entry = manifest[name]
         path = os.path.join(args.dir, entry["file"])
         extra = [a for sym, v in entry.get("dim_values", {}).items() for a in ("--dim", f"{sym}={v}")]
         if "max_loop_iterations" in entry:
             extra += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
-        cold, warm, cached, ort_ms, ov_ms, kernels = [], [], [], [], [], 0
+        cold, tiered, warm, cached, ort_ms, ov_ms, kernels = [], [], [], [], [], [], 0
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as models:
             weft_build(args.tool, path, extra, cache)  # fills the disk cache (untimed)
             weft_cached_ms(args.weftc, path, extra, models)  # keeps the module (untimed)
@@ -128,17 +129,19 @@ def main():
                 r = weft_build(args.tool, path, extra)
                 cold.append(r["load_ms"] + r["cold_build_ms"])
                 kernels = r["kernels"]
+                r = weft_build(args.tool, path, extra + ["--tier", "tiered"])
+                tiered.append(r["load_ms"] + r["cold_build_ms"])
                 r = weft_build(args.tool, path, extra, cache)
                 warm.append(r["load_ms"] + r["cold_build_ms"])
                 cached.append(weft_cached_ms(args.weftc, path, extra, models))
                 ort_ms.append(ort_session_ms(path))
                 ov_ms.append(openvino_compile_ms(path))
         med = lambda xs: statistics.median(xs) if xs and xs[0] is not None else None
-        c, w, k, o, v = med(cold), med(warm), med(cached), med(ort_ms), med(ov_ms)
+        c, t, w, k, o, v = med(cold), med(tiered), med(warm), med(cached), med(ort_ms), med(ov_ms)
         fmt = lambda x: "-" if x is None else f"{x:.0f}"
         ratio = lambda a, b: "-" if a is None or b is None else (f"{a / b:.1f}" if a / b >= 0.95 else f"{a / b:.2f}")
-        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(w)} | {fmt(k)} | {fmt(o)} | {fmt(v)} | {ratio(c, o)} | "
-              f"{ratio(w, o)} | {ratio(k, o)} | {ratio(c, v)} |", flush=True)
+        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(t)} | {fmt(w)} | {fmt(k)} | {fmt(o)} | {fmt(v)} | "
+              f"{ratio(c, o)} | {ratio(t, o)} | {ratio(w, o)} | {ratio(k, o)} | {ratio(c, v)} |", flush=True)
 
 
 if __name__ == "__main__":

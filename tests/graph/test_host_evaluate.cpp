@@ -88,6 +88,15 @@ TEST_CASE("host evaluation of weight packings, layout transforms, transposes, sl
         check_op("slice", {{"starts", std::vector<int64_t>{-4, 7}}, {"ends", std::vector<int64_t>{100, -9}},
                            {"steps", std::vector<int64_t>{2, -3}}},
                  random_bytes(t, {9, 8}, seed++));
+        // Constant padding (a bias padded to whole channel blocks), negative pads cropping.
+        if (t != DataType::float_(16)) {
+            check_op("pad", {{"pads", std::vector<int64_t>{0, 8}}}, random_bytes(t, {10}, seed++));
+            check_op("pad", {{"pads", std::vector<int64_t>{1, -2, 0, 2, 3, -1}}, {"value", 5.0}},
+                     random_bytes(t, {3, 6, 4}, seed++));
+            check_op("pad", {{"pads", std::vector<int64_t>{-2, 0}}, {"value", 1.0}}, random_bytes(t, {3}, seed++));
+        }
+        check_op("pad", {{"pads", std::vector<int64_t>{2, 1}}, {"mode", std::string("reflect")}},
+                 std::vector{random_bytes(t, {5}, seed++)}, true);  // compiled instead
         if (!t.is_float()) continue;  // (the blocked layout's operators are for float data)
         // Packed conv weights: blocks dividing the channels, last blocks filled up with zeros.
         check_op("pack_conv2d_weight", {{"ic_bn", int64_t(4)}, {"oc_bn", int64_t(8)}}, random_bytes(t, {16, 8, 3, 3}, seed++));
@@ -140,7 +149,9 @@ TEST_CASE("fold_constants packs a CNN's weights on the host, compiling no kernel
     graph::Graph g;
     graph::Value x = g.input("x", {1, 8, 10, 10});
     graph::Value c = g.relu(g.conv2d(x, g.constant("w1", graph_check::random_buffer({16, 8, 3, 3}, 1)), {.pad = 1}));
-    c = g.conv2d(c, g.constant("w2", graph_check::random_buffer({12, 16, 1, 1}, 2)));
+    // (12 output channels with a bias: the bias padded to whole blocks, on the host too.)
+    c = g.conv2d(c, g.constant("w2", graph_check::random_buffer({12, 16, 1, 1}, 2)),
+                 g.constant("b2", graph_check::random_buffer({12}, 6)));
     g.output(g.dense(g.flatten(g.global_avg_pool2d(c)), g.constant("w3", graph_check::random_buffer({5, 12}, 3))), "y");
     const graph::Graph passes = graph::convert_conv_layout(graph::simplify_operators(g), Target::host());
     const uint64_t compiles = codegen::compile_llvm_count();

@@ -33,7 +33,7 @@ struct PrimFunc {
     // Opt-in per kernel: allow reassociation and other fast-math rewrites of float code.
     bool fast_math = false;
     // Compiled for a short compile rather than the fastest code (LowerOptions::fast_compile):
-    // the CPU backend runs LLVM's O1 pipeline without loop unrolling.
+    // the CPU backend runs LLVM's -O0 pipeline and code generation (FastISel).
     bool fast_compile = false;
 };
 

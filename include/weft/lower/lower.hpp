@@ -28,9 +28,9 @@ struct LowerOptions {
     bool fast_math = false;     // allow reassociation of float math in this kernel
     int max_unroll = 64;        // unrolled loops longer than this stay loops
     // Lowered for a short compile (graph::CompileTier::fast): no loop is unrolled (register
-    // tiles and `unroll` axes stay loops) and the CPU backend runs LLVM's O1 pipeline without
-    // loop unrolling. The same results; kernels compile in about half the time and run
-    // 1.1-2.5x slower (benchmarks/RESULTS.md, "a fast tier at the schedule level").
+    // tiles and `unroll` axes stay loops) and the CPU backend runs LLVM's -O0 pipeline and
+    // code generation. The same results; kernels compile in a fifth to a tenth of the time
+    // and run 5-11x slower (benchmarks/RESULTS.md, "compile tiers").
     bool fast_compile = false;
     // A promise (Halide's set_host_alignment, TVM's data_alignment): every tensor argument's
     // data is aligned to this many bytes (a power of two up to 4096). The kernel checks it

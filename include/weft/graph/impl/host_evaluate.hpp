@@ -306,4 +306,44 @@ BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const Tenso
     return done ? r : BufferRef();
 }
 
+// pad in constant mode: `value` where the output reads outside the input (pads [begin...,
+// end...], negative ones crop); undefined (compiled instead) for the other modes, a dtype
+// with no C++ number type, or a value an integer dtype cannot hold.
+inline BufferRef pad(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+    const BufferRef& x = in[0];
+    if (topi::pad_mode(a.get_string("mode", "constant")) != topi::PadMode::Constant) return {};
+    const double fill = a.get_float("value", 0.0);
+    const std::vector<int64_t> pads = a.get_ints("pads");
+    const size_t rank = out.shape.size();
+    if (pads.size() != 2 * rank || x.shape().size() != rank) return {};
+    BufferRef r = output_of(out);
+    bool filled = false;
+    with_number(out.dtype, [&]<class T>() {
+        if constexpr (std::is_integral_v<T>) {
+            if (!(fill >= double(std::numeric_limits<T>::min()) && fill <= double(std::numeric_limits<T>::max()))) return;
+        }
+        std::fill_n(static_cast<T*>(r.data()), r.size(), static_cast<T>(fill));
+        filled = true;
+    });
+    if (!filled) return {};
+    // The input's part inside the output: per dimension, input [lo, hi) at output lo + begin.
+    std::vector<int64_t> extent(rank);
+    int64_t from = 0, to = 0;
+    const std::vector<int64_t> xs = BufferRef::compact_strides(x.shape()), os = BufferRef::compact_strides(out.shape);
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
+        const int64_t hi = std::min<int64_t>(x.shape()[d], out.shape[d] - begin);
+        if (hi <= lo) return r;  // nothing of the input is left
+        extent[d] = hi - lo;
+        from += lo * xs[d];
+        to += (lo + begin) * os[d];
+    }
+    with_element(x.dtype(), [&]<class E>() {
+        const E* src = static_cast<const E*>(x.data());
+        E* dst = static_cast<E*>(r.data());
+        walk<2>(extent, {from, to}, {xs, os}, [&](int64_t, const std::array<int64_t, 2>& at) { dst[at[1]] = src[at[0]]; });
+    });
+    return r;
+}
+
 }  // namespace weft::graph::ops::host

@@ -226,7 +226,8 @@ inline void register_transform_ops() {
                  .compute = [](In in, const Attrs& a) {
                      return topi::pad(in[0], a.get_ints("pads"), a.get_float("value", 0.0),
                                       topi::pad_mode(a.get_string("mode", "constant")));
-                 }});
+                 },
+                 .evaluate = host::pad});
     register_op({.name = "concat", .pattern = P::Injective, .min_inputs = 1,
                  .max_inputs = std::numeric_limits<int>::max(), .infer = infer_concat,
                  .compute = [](In in, const Attrs& a) { return topi::concat(in, a.get_int("axis")); },

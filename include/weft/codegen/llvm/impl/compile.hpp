@@ -100,7 +100,7 @@ inline std::string object_code_of(llvm::Module& m, llvm::TargetMachine& tm, cons
 inline IRSource ir_source_of(const ir::PrimFunc& f, const Target& target, const std::string& symbol) {
     return [f, target, symbol] {
         llvm::LLVMContext ctx;
-        std::unique_ptr<llvm::Module> m = optimized_module(f, target, symbol, thread_target_machine(target), ctx);
+        std::unique_ptr<llvm::Module> m = optimized_module(f, target, symbol, thread_target_machine(target, f.fast_compile), ctx);
         std::string ir;
         llvm::raw_string_ostream text(ir);
         m->print(text, nullptr);
@@ -147,7 +147,7 @@ std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Ta
     detail::JitSession& jit = detail::JitSession::get();
     std::string symbol = jit.unique_symbol(f.name);
 
-    llvm::TargetMachine& tm = detail::thread_target_machine(target);
+    llvm::TargetMachine& tm = detail::thread_target_machine(target, f.fast_compile);
     std::string object;
     {
         llvm::LLVMContext ctx;

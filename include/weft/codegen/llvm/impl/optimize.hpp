@@ -14,7 +14,8 @@
 
 namespace weft::codegen::detail {
 
-// `fast_compile` (ir::PrimFunc::fast_compile): O1 without loop unrolling, for a short compile.
+// `fast_compile` (ir::PrimFunc::fast_compile): LLVM's -O0 pipeline, for the shortest compile
+// (benchmarks/RESULTS.md, "compile tiers": O1 took three times as long).
 inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool fast_compile = false) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -24,7 +25,7 @@ inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool fast_
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = true;
-    tuning.LoopUnrolling = !fast_compile;
+    tuning.LoopUnrolling = true;
     llvm::PassBuilder pb(&tm, tuning);
 
     llvm::Triple triple(m.getTargetTriple());
@@ -38,8 +39,8 @@ inline void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool fast_
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        pb.buildPerModuleDefaultPipeline(fast_compile ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O2);
+    llvm::ModulePassManager mpm = fast_compile ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                                               : pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
     mpm.run(m, mam);
 }
 

@@ -55,7 +55,10 @@ inline void check_runs_on_host(const Target& target) {
                "'); the LLVM backend JIT-compiles for the host, e.g. Target::host()");
 }
 
-inline std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target) {
+// `level`: the code generator's (None: FastISel and the fast register allocator, for
+// ir::PrimFunc::fast_compile kernels).
+inline std::unique_ptr<llvm::TargetMachine> make_target_machine(
+    const Target& target, llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive) {
     initialize_llvm();
     std::string error;
     const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(target.triple, error);
@@ -63,18 +66,21 @@ inline std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& ta
     llvm::TargetOptions options;
     std::unique_ptr<llvm::TargetMachine> tm(backend->createTargetMachine(
         target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
-        llvm::CodeGenOptLevel::Aggressive, /*JIT=*/true));
+        level, /*JIT=*/true));
     WEFT_CHECK(tm != nullptr, "LLVM cannot create a target machine for ", target.str());
     return tm;
 }
 
 // The calling thread's TargetMachine for `target`, made on first use: creating one (and its
 // subtarget tables) for every kernel was a tenth of a small kernel's compile. (A
-// TargetMachine may compile one module at a time; each thread has its own.)
-inline llvm::TargetMachine& thread_target_machine(const Target& target) {
+// TargetMachine may compile one module at a time; each thread has its own.) `fast`: the one
+// for fast_compile kernels, apart: an -O0 code generation marks its TargetMachine for
+// FastISel for good, which must never reach an optimized kernel.
+inline llvm::TargetMachine& thread_target_machine(const Target& target, bool fast = false) {
     thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
-    std::unique_ptr<llvm::TargetMachine>& tm = machines[target.triple + "|" + target.cpu + "|" + target.features];
-    if (!tm) tm = make_target_machine(target);
+    std::unique_ptr<llvm::TargetMachine>& tm =
+        machines[target.triple + "|" + target.cpu + "|" + target.features + (fast ? "|fast" : "")];
+    if (!tm) tm = make_target_machine(target, fast ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive);
     return *tm;
 }
 
