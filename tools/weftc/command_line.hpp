@@ -69,7 +69,7 @@ model options (for .onnx models):
                                  N iterations (a run that needs more is an error)
   --no-fuse                      one kernel per operator (no operator fusion)
   --tier optimized|fast|tiered   compile the kernels for speed (default), for a short compile
-                                 (about half the time, kernels 1.1-2.5x slower), or fast first
+                                 (a fifth of the time, kernels 4-11x slower), or fast first
                                  with the optimized kernels compiled in the background and used
                                  from the first run after they are ready
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled

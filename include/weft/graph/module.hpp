@@ -68,7 +68,7 @@ struct BuildOptions {
     // Threads that compile the kernels side by side (0: weft's thread count, num_threads()).
     int compile_threads = 0;
     // optimized: every kernel compiled for speed. fast: for a short compile (no loop unrolled,
-    // LLVM's O1; about half the compile, kernels 1.1-2.5x slower). tiered: fast, then the
+    // LLVM -O0: a fifth of the build time, kernels 4-11x slower). tiered: fast, then the
     // optimized kernels compiled on a thread of the module's own, taken by the first run()
     // (or wait_optimized()) after they are ready. CPU targets; a CUDA build is always optimized.
     CompileTier tier = CompileTier::optimized;
