@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 
 #include <weft/codegen/llvm/codegen_llvm.hpp>
 
@@ -139,6 +140,16 @@ TEST_CASE("host evaluation of gathers, concats, casts and shape arithmetic match
         check_op(op, {}, {values<int32_t>({4}, {5, -5, 2147483647, -8}), values<int32_t>({1}, {-3})});
         check_op(op, {}, {values<float>({3}, {1.f, -2.5f, 3e38f}), values<float>({3, 1}, {0.f, 3.f, -1e-3f})});
         check_op(op, {}, {values<double>({2}, {1.0, -2.25}), values<double>({2}, {3.0, 0.5})});
+        check_op(op, {}, {random_bytes(DataType::float_(16), {3}, seed++), random_bytes(DataType::float_(16), {3}, seed++)},
+                 true);
+    }
+    // Comparisons, broadcasting, to bools: equal values, NaNs and signed zeros included.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}) {
+        check_op(op, {}, {a, values<int64_t>({1, 2, 1}, {7, -1})});
+        check_op(op, {}, {values<uint8_t>({4}, {0, 255, 7, 7}), values<uint8_t>({1}, {7})});
+        check_op(op, {}, {values<float>({2, 3}, {1.f, nan, -0.f, 2.f, 3.f, nan}), values<float>({3}, {1.f, 1.f, 0.f})});
+        check_op(op, {}, {values<double>({2}, {1.0, -2.25}), values<double>({2}, {1.0, 0.5})});
         check_op(op, {}, {random_bytes(DataType::float_(16), {3}, seed++), random_bytes(DataType::float_(16), {3}, seed++)},
                  true);
     }

@@ -264,46 +264,72 @@ inline BufferRef cast(const std::vector<BufferRef>& in, const Attrs&, const Tens
     return done ? r : BufferRef();
 }
 
-// add, sub, mul, div with broadcasting (numpy's, the shapes right-aligned) on the integer
-// types and float32 / float64: integers wrap around and divide toward zero, a division by
-// zero giving 0 (topi's div_e and codegen's guarded truncdiv); floats as IEEE (fast math off).
-template <char Op>
-BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
-    const BufferRef &x = in[0], &y = in[1];
-    if (x.dtype() != y.dtype() || x.dtype() != out.dtype) return {};
+// b's stride per dimension of a rank-`rank` result it broadcasts to (numpy's rule, the shapes
+// right-aligned; 0 where it broadcasts).
+inline std::vector<int64_t> broadcast_strides(const BufferRef& b, size_t rank) {
+    std::vector<int64_t> s(rank, 0);
+    const std::vector<int64_t> compact = BufferRef::compact_strides(b.shape());
+    const size_t skip = rank - b.shape().size();
+    for (size_t d = 0; d < b.shape().size(); ++d)
+        if (b.shape()[d] != 1) s[skip + d] = compact[d];
+    return s;
+}
+
+// out[i] = f(u, v) over the broadcast shape, u and v the inputs' elements (one number type T
+// for both); the output's elements are what f returns for T's. Undefined for another dtype.
+template <class F>
+BufferRef broadcast_binary(const BufferRef& x, const BufferRef& y, const TensorType& out, F&& f) {
     const size_t rank = out.shape.size();
-    // Each input's stride per output dimension (0 where it broadcasts).
-    auto strides_of = [&](const BufferRef& b) {
-        std::vector<int64_t> s(rank, 0);
-        const std::vector<int64_t> compact = BufferRef::compact_strides(b.shape());
-        const size_t skip = rank - b.shape().size();
-        for (size_t d = 0; d < b.shape().size(); ++d)
-            if (b.shape()[d] != 1) s[skip + d] = compact[d];
-        return s;
-    };
-    const std::vector<int64_t> sx = strides_of(x), sy = strides_of(y);
+    const std::vector<int64_t> sx = broadcast_strides(x, rank), sy = broadcast_strides(y, rank);
     BufferRef r = output_of(out);
     const bool done = with_number(x.dtype(), [&]<class T>() {
         const T* a = static_cast<const T*>(x.data());
         const T* b = static_cast<const T*>(y.data());
-        T* dst = static_cast<T*>(r.data());
-        walk<2>(out.shape, {0, 0}, {sx, sy}, [&](int64_t i, const std::array<int64_t, 2>& at) {
-            const T u = a[at[0]], v = b[at[1]];
-            if constexpr (std::is_integral_v<T>) {
-                using U = std::make_unsigned_t<T>;
-                if constexpr (Op == '+') dst[i] = T(U(u) + U(v));
-                if constexpr (Op == '-') dst[i] = T(U(u) - U(v));
-                if constexpr (Op == '*') dst[i] = T(U(u) * U(v));
-                if constexpr (Op == '/') dst[i] = v == 0 || (v == -1 && u == std::numeric_limits<T>::min()) ? T(0) : T(u / v);
-            } else {
-                if constexpr (Op == '+') dst[i] = u + v;
-                if constexpr (Op == '-') dst[i] = u - v;
-                if constexpr (Op == '*') dst[i] = u * v;
-                if constexpr (Op == '/') dst[i] = u / v;
-            }
-        });
+        auto* dst = static_cast<decltype(f(T{}, T{}))*>(r.data());
+        walk<2>(out.shape, {0, 0}, {sx, sy},
+                [&](int64_t i, const std::array<int64_t, 2>& at) { dst[i] = f(a[at[0]], b[at[1]]); });
     });
     return done ? r : BufferRef();
+}
+
+// add, sub, mul, div with broadcasting on the integer types and float32 / float64: integers
+// wrap around and divide toward zero, a division by zero giving 0 (topi's div_e and codegen's
+// guarded truncdiv); floats as IEEE (fast math off).
+template <char Op>
+BufferRef arithmetic(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef &x = in[0], &y = in[1];
+    if (x.dtype() != y.dtype() || x.dtype() != out.dtype) return {};
+    return broadcast_binary(x, y, out, []<class T>(T u, T v) -> T {
+        if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            if constexpr (Op == '+') return T(U(u) + U(v));
+            if constexpr (Op == '-') return T(U(u) - U(v));
+            if constexpr (Op == '*') return T(U(u) * U(v));
+            if constexpr (Op == '/') return v == 0 || (v == -1 && u == std::numeric_limits<T>::min()) ? T(0) : T(u / v);
+        } else {
+            if constexpr (Op == '+') return u + v;
+            if constexpr (Op == '-') return u - v;
+            if constexpr (Op == '*') return u * v;
+            if constexpr (Op == '/') return u / v;
+        }
+    });
+}
+
+// equal, not_equal, less, less_equal, greater, greater_equal ('=', '!', '<', 'l', '>', 'g')
+// with broadcasting on the integer types and float32 / float64, giving bools: floats compare
+// as IEEE (a NaN is unequal to everything, ordered comparisons with it false), as the kernels.
+template <char Op>
+BufferRef compare(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef &x = in[0], &y = in[1];
+    if (x.dtype() != y.dtype() || !out.dtype.is_bool()) return {};
+    return broadcast_binary(x, y, out, []<class T>(T u, T v) -> unsigned char {
+        if constexpr (Op == '=') return u == v;
+        if constexpr (Op == '!') return u != v;
+        if constexpr (Op == '<') return u < v;
+        if constexpr (Op == 'l') return u <= v;
+        if constexpr (Op == '>') return u > v;
+        if constexpr (Op == 'g') return u >= v;
+    });
 }
 
 // pad in constant mode: `value` where the output reads outside the input (pads [begin...,

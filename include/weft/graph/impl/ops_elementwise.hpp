@@ -78,7 +78,8 @@ inline void register_elementwise_ops() {
         register_op({.name = name, .pattern = P::ElemWise, .infer = infer,
                      .compute = [f](const std::vector<Tensor>& in, const Attrs&) { return f(in[0]); }});
     };
-    // (Shapes' arithmetic is folded on the host: an importer's Shape -> Gather -> Mul -> Concat.)
+    // (Shapes' arithmetic and comparisons are folded on the host: an importer's Shape -> Gather
+    // -> Mul -> Concat, a Loop's condition.)
     binary("add", topi::add, host::arithmetic<'+'>);
     binary("sub", topi::sub, host::arithmetic<'-'>);
     binary("mul", topi::mul, host::arithmetic<'*'>);
@@ -128,12 +129,12 @@ inline void register_elementwise_ops() {
         return input_if(in[0], in[0].dtype.is_bool(), "bool");
     });
 
-    binary_as("equal", topi::equal, infer_compare);
-    binary_as("not_equal", topi::not_equal, infer_compare);
-    binary_as("greater", topi::greater, infer_compare);
-    binary_as("greater_equal", topi::greater_equal, infer_compare);
-    binary_as("less", topi::less, infer_compare);
-    binary_as("less_equal", topi::less_equal, infer_compare);
+    binary_as("equal", topi::equal, infer_compare, host::compare<'='>);
+    binary_as("not_equal", topi::not_equal, infer_compare, host::compare<'!'>);
+    binary_as("greater", topi::greater, infer_compare, host::compare<'>'>);
+    binary_as("greater_equal", topi::greater_equal, infer_compare, host::compare<'g'>);
+    binary_as("less", topi::less, infer_compare, host::compare<'<'>);
+    binary_as("less_equal", topi::less_equal, infer_compare, host::compare<'l'>);
     binary_as("logical_and", topi::logical_and, infer_logic);
     binary_as("logical_or", topi::logical_or, infer_logic);
     binary_as("logical_xor", topi::logical_xor, infer_logic);
