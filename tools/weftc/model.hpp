@@ -60,11 +60,12 @@ inline ModelOptions model_options(const CommandLine& cl) {
     o.pretuned = !cl.flags.count("--no-pretuned");
     o.any_onnx_option = o.any_onnx_option || !o.records.empty() || !o.pretuned;
     o.cache_dir = value_or(cl, "--cache-dir");
-    const std::string tier = value_or(cl, "--tier", "optimized");
-    if (tier == "fast") o.tier = graph::CompileTier::fast;
-    else if (tier == "tiered") o.tier = graph::CompileTier::tiered;
-    else if (tier != "optimized") usage_error("bad --tier '" + tier + "' (expected optimized, fast or tiered)");
-    o.any_onnx_option = o.any_onnx_option || tier != "optimized";
+    try {
+        o.tier = graph::compile_tier(value_or(cl, "--tier", "optimized"));
+    } catch (const Error& e) {
+        usage_error(std::string("--tier: ") + e.what());
+    }
+    o.any_onnx_option = o.any_onnx_option || o.tier != graph::CompileTier::optimized;
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;

@@ -40,6 +40,9 @@ namespace weft::graph {
 // shortest compile, or the short compile first with the fastest code compiled in the
 // background and swapped in between runs (docs/graph.md, "Compile tiers").
 enum class CompileTier { optimized, fast, tiered };
+// The tier named "optimized", "fast" or "tiered" (a weft::Error naming the three otherwise):
+// what command-line tools read.
+CompileTier compile_tier(const std::string& name);
 
 struct BuildOptions {
     bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator

@@ -135,10 +135,7 @@ int main(int argc, char** argv) {
             } else if (a == "--compile-threads") {  // BuildOptions::compile_threads
                 build_options.compile_threads = std::stoi(next());
             } else if (a == "--tier") {  // BuildOptions::tier: optimized, fast or tiered
-                std::string t = next();
-                if (t == "fast") build_options.tier = graph::CompileTier::fast;
-                else if (t == "tiered") build_options.tier = graph::CompileTier::tiered;
-                else if (t != "optimized") throw std::runtime_error("bad --tier '" + t + "'");
+                build_options.tier = graph::compile_tier(next());
             } else if (a == "--max-loop-iterations") {
                 opts.max_loop_iterations = std::stoll(next());
             } else if (a == "--at") {

@@ -8,6 +8,13 @@
 
 namespace weft::graph {
 
+CompileTier compile_tier(const std::string& name) {
+    if (name == "optimized") return CompileTier::optimized;
+    if (name == "fast") return CompileTier::fast;
+    if (name == "tiered") return CompileTier::tiered;
+    ::weft::detail::throw_user_error("unknown compile tier '" + name + "' (expected optimized, fast or tiered)");
+}
+
 namespace detail {
 
 // A tiered build's second tier: st's groups compiled again, optimized, on a thread of the

@@ -154,7 +154,7 @@ std::shared_ptr<const KernelModule> compile_llvm(const ir::PrimFunc& f, const Ta
         std::unique_ptr<llvm::Module> m = detail::optimized_module(f, target, symbol, tm, ctx);
         object = detail::object_code_of(*m, tm, f.name);
     }
-    auto loaded = jit.add_object(object, symbol, f.name, /*apart=*/false);
+    auto loaded = jit.add_object(std::move(object), symbol, f.name, /*apart=*/false);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return std::make_shared<detail::LLVMKernelModule>(std::move(loaded), symbol, detail::ir_source_of(f, target, symbol),
                                                       target, ms);

@@ -135,7 +135,7 @@ public:
     // symbols are unique); one from elsewhere (an artifact, the disk cache: made by
     // compile_llvm here or in another process) `apart`, into a JITDylib of its own, so that
     // its symbols never clash with this process's kernels.
-    Loaded add_object(const std::string& bytes, const std::string& symbol, const std::string& kernel_name,
+    Loaded add_object(std::string bytes, const std::string& symbol, const std::string& kernel_name,
                       bool apart = true) {
         SessionErrors::Call session_errors(errors_);
         Loaded loaded;
@@ -163,7 +163,7 @@ public:
         if (!address) fail("linked", address.takeError());
         loaded.entry = address->toPtr<WeftKernelFn>();
         loaded.unchecked = unchecked_entry(*dylib, symbol, loaded.entry);
-        loaded.object = bytes;
+        loaded.object = std::move(bytes);  // (the JIT linked its own copy)
         return loaded;
     }
 
