@@ -4,6 +4,8 @@
 // a graph and across graphs.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -54,4 +56,68 @@ TEST_CASE("identical fused groups share one compiled kernel, within a graph and 
     graph::Module again = graph::build(repeated_blocks("b_", 20));
     CHECK(KernelCache::global().misses() == misses);
     CHECK(again.compiled_kernels()[0].module() == kernels[0].module());
+}
+
+namespace {
+
+int scaled_difference_computes = 0;  // how often the operator's computation was made
+
+// y = a * factor - b, counting its computations.
+void register_scaled_difference() {
+    graph::register_op({.name = "test_scaled_difference", .pattern = graph::OpPattern::ElemWise, .min_inputs = 2,
+                        .max_inputs = 2,
+                        .infer = [](const std::vector<graph::TensorType>& in, const graph::Attrs&) { return in[0]; },
+                        .compute = [](const std::vector<Tensor>& in, const graph::Attrs& attrs) {
+                            ++scaled_difference_computes;
+                            const float factor = float(attrs.get_float("factor"));
+                            const Tensor &a = in[0], &b = in[1];
+                            return te::compute(
+                                a.shape(), [&](const std::vector<Expr>& i) { return a.at(i) * factor - b.at(i); },
+                                "scaled_difference");
+                        }});
+}
+
+}  // namespace
+
+TEST_CASE("identical groups are scheduled and lowered once, each reading its own nodes") {
+    register_scaled_difference();
+    graph::Graph g;
+    graph::Value p = g.input("p", {8, 16}), q = g.input("q", {8, 16}), r = g.input("r", {4, 16});
+    auto node = [&](graph::Value a, graph::Value b, double factor, const std::string& name) {
+        return g.output(g.add_node("test_scaled_difference", {a, b}, {{"factor", factor}}, name), name);
+    };
+    // The same signature three times, the inputs in other orders: one computation.
+    node(p, q, 2.0, "pq");
+    node(q, p, 2.0, "qp");
+    node(q, q, 2.0, "qq");  // one input read twice: another signature
+    node(p, p, 2.0, "pp");
+    // Factors that print alike ("100000") but are not: two kernels.
+    node(p, q, 100000.4, "pq_large");
+    node(p, q, 100000.0, "pq_round");
+    node(r, r, 2.0, "rr");  // another shape
+    scaled_difference_computes = 0;
+    graph::Module m = graph::build(g);
+    CHECK(scaled_difference_computes == 5);  // {pq, qp}, {qq, pp}, large, round, rr
+    auto bp = Buffer<float>::random({8, 16}, -1, 1, 5), bq = Buffer<float>::random({8, 16}, -1, 1, 6),
+         br = Buffer<float>::random({4, 16}, -1, 1, 7);
+    m.set_input("p", bp);
+    m.set_input("q", bq);
+    m.set_input("r", br);
+    m.run();
+    struct Want {
+        const char* name;
+        const Buffer<float>&a, &b;
+        float factor;
+    };
+    for (const Want& w : {Want{"pq", bp, bq, 2.f}, Want{"qp", bq, bp, 2.f}, Want{"qq", bq, bq, 2.f},
+                          Want{"pp", bp, bp, 2.f}, Want{"pq_large", bp, bq, 100000.4f},
+                          Want{"pq_round", bp, bq, 100000.f}, Want{"rr", br, br, 2.f}}) {
+        INFO(w.name);
+        Buffer<float> y(m.get_output(w.name));
+        REQUIRE(y.size() == w.a.size());
+        for (int64_t i = 0; i < y.size(); ++i) {  // (a contracted multiply-add rounds once)
+            const double a = w.a.data()[i], b = w.b.data()[i], want = a * w.factor - b;
+            CHECK(std::abs(y.data()[i] - want) <= 3e-7 * (std::abs(a * w.factor) + std::abs(b)));
+        }
+    }
 }

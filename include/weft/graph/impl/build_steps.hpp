@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "weft/graph/impl/group_signature.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/runtime/thread_pool.hpp"
 
@@ -90,9 +91,22 @@ inline GroupBuild compile_with_records(const Graph& g, const FusedGroup& group, 
     return b;
 }
 
+// A group with the signature of an earlier one (graph/impl/group_signature.hpp): the
+// earlier one's build with this group's nodes as the kernel's arguments.
+inline GroupBuild reuse_group_build(const Graph& g, const FusedGroup& group, const GroupBuild& first,
+                                    std::vector<int> arg_ids) {
+    GroupBuild b = first;
+    b.compiled.args = std::move(arg_ids);
+    b.info.name = group_name(g, group);
+    b.info.nodes = group.nodes;
+    b.info.master = group.master;
+    return b;
+}
+
 // Every group of st compiled, on BuildOptions::compile_threads threads (0: weft's thread
-// count): lowering, topi's schedules and LLVM are safe to run side by side, and the kernel
-// cache compiles a kernel two groups share once. `progress` is called one call at a time,
+// count): lowering, topi's schedules and LLVM are safe to run side by side, a group with
+// an earlier group's signature takes its build, and the kernel cache compiles a kernel two
+// groups still share once. `progress` is called one call at a time,
 // before each group, in the order the groups start. After an error no group starts; of the
 // groups that failed, the first in group order's error is thrown. Once `*cancel` is set no
 // group starts either (the results are then incomplete).
@@ -110,12 +124,21 @@ inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vec
     std::atomic<bool> failed{false};
     std::mutex progress_lock;
     int started = 0;
+    // With symbolic dimensions a group's kernels depend on its nodes' symbols too: none shared.
+    std::vector<GroupSignature> signatures;
+    std::vector<size_t> first(count);
+    for (size_t k = 0; k < count; ++k) first[k] = k;
+    if (!symbolic) {
+        for (const FusedGroup& group : groups) signatures.push_back(group_signature(graph, group));
+        first = first_of_signature(signatures);
+    }
     auto work = [&] {
         for (size_t k; !failed.load() && !(cancel && cancel->load()) && (k = next.fetch_add(1)) < count;) {
             if (options.progress) {
                 std::lock_guard<std::mutex> hold(progress_lock);
                 options.progress(started++, int(count), group_name(graph, groups[k]));
             }
+            if (first[k] != k) continue;  // after the others, from its first
             try {
                 results[k] = compile_with_records(graph, groups[k], target, options, records.get(), symbolic, &clock);
             } catch (...) {
@@ -132,6 +155,17 @@ inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vec
     for (std::thread& t : helpers) t.join();
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
+    if (cancel && cancel->load()) return results;
+    for (size_t k = 0; k < count; ++k) {
+        if (first[k] == k) continue;
+        const GroupBuild& built = results[first[k]];
+        // The first's arguments are its signature's unless its kernel runs on samples or
+        // per size (symbolic only): then compile this one itself.
+        if (built.compiled.args == signatures[first[k]].arg_ids && !built.compiled.per_size && !built.compiled.large.defined())
+            results[k] = reuse_group_build(graph, groups[k], built, signatures[k].arg_ids);
+        else
+            results[k] = compile_with_records(graph, groups[k], target, options, records.get(), symbolic, &clock);
+    }
     return results;
 }
 
