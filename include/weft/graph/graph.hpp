@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -328,7 +329,7 @@ private:
     std::vector<std::pair<uint64_t, int>> copied_from_;
     std::vector<Node> nodes_;
     std::vector<std::pair<std::string, Value>> outputs_;
-    std::map<std::string, int> by_name_;
+    std::unordered_map<std::string, int> by_name_;  // (hashed: long node names share long prefixes)
     std::vector<Symbol> symbols_;
     std::vector<SymbolicAxis> symbolic_axes_;
     Instantiate instantiate_;
