@@ -26,6 +26,7 @@
 
 #include "weft/ir/abi.hpp"
 #include "weft/ir/error.hpp"
+#include "weft/ir/half.hpp"
 #include "weft/ir/type.hpp"
 #include "weft/runtime/device.hpp"
 
@@ -117,7 +118,8 @@ std::string shape_string(const std::vector<int64_t>& v);
 template <class T>
 class Buffer : public BufferRef {
     static_assert(requires { dtype_of<T>::value; },
-                  "Buffer<T>: T must be a scalar element type weft knows (bool, (u)int8..64_t, float, double)");
+                  "Buffer<T>: T must be a scalar element type weft knows (bool, (u)int8..64_t, float, double, "
+                  "bfloat16, float16)");
 
 public:
     using value_type = T;
@@ -147,6 +149,9 @@ public:
         } else if constexpr (std::is_floating_point_v<T>) {
             std::uniform_real_distribution<T> d(lo, hi);
             for (T& x : b) x = d(rng);
+        } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
+            std::uniform_real_distribution<float> d{static_cast<float>(lo), static_cast<float>(hi)};  // then rounded
+            for (T& x : b) x = T(d(rng));
         } else {
             // uniform_int_distribution is not defined for 8-bit types: draw in 64 bits.
             using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;

@@ -13,7 +13,7 @@
 //       return x.store({0}, call_llvm_intrin(acc.type(), "llvm.x86.avx512.vpdpbusd.512", {acc, broadcast(av, 16), bv}));
 //   }, "vnni_dot_16x4");
 //
-// topi/tensor_intrins.hpp declares the ones weft ships (VNNI).
+// topi/x86.hpp declares the ones weft ships (VNNI, AVX512_BF16).
 #pragma once
 #include <functional>
 #include <memory>

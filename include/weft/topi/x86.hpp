@@ -1,8 +1,9 @@
-// topi: x86 tensor intrinsics and the int8 operators built on them. AVX-512 VNNI's vpdpbusd
-// multiplies 4 unsigned bytes by 4 signed bytes and adds the 4 products into an int32 lane,
-// 16 lanes at once; the int8 matmul and conv2d here are scheduled so that their innermost
+// topi: x86 tensor intrinsics and the int8 and bfloat16 operators built on them. AVX-512
+// VNNI's vpdpbusd multiplies 4 unsigned bytes by 4 signed bytes and adds the 4 products into
+// an int32 lane, 16 lanes at once; AVX512_BF16's vdpbf16ps does the same for 2 bfloat16 pairs
+// into a float32 lane. The matmul and conv2d here are scheduled so that their innermost
 // loops are exactly that instruction (Stage::tensorize), with the weights in the layout it
-// reads: 16 output channels x 4 reduction elements contiguous (64 bytes).
+// reads: 16 output channels x 4 (int8) or 2 (bfloat16) reduction elements contiguous (64 bytes).
 #pragma once
 #include "weft/te/compute.hpp"
 #include "weft/te/tensor_intrin.hpp"
@@ -17,6 +18,13 @@ TensorIntrin vnni_dot_16x4();
 // Whether this CPU executes AVX-512 VNNI (the kernels below need it at run time).
 bool host_has_vnni();
 
+// c[16] (float32) += sum over k < 2 of float(a[k]) * float(b[j, k]), a bf16[2], b bf16[16, 2]:
+// one vdpbf16ps (AVX512_BF16). Registered as "x86.bf16_dot_16x2".
+TensorIntrin bf16_dot_16x2();
+
+// Whether this CPU executes AVX512_BF16 (the bfloat16 kernels below need it at run time).
+bool host_has_avx512_bf16();
+
 // B s8[K, N] -> s8[N/16, K/4, 16, 4] (K a multiple of 4, N of 16): weights in the layout
 // vpdpbusd reads. Run once at build time for constant weights.
 Tensor pack_vnni_weight(const Tensor& b, std::string name = "b_vnni");
@@ -25,6 +33,17 @@ Tensor pack_vnni_weight(const Tensor& b, std::string name = "b_vnni");
 Tensor matmul_u8s8(const Tensor& a, const Tensor& b_packed, std::string name = "matmul_u8s8");
 // 6 x 64 register tile of int32 accumulators, K innermost as vpdpbusd, column panels in parallel.
 void schedule_matmul_u8s8(Schedule& s, const Tensor& op);
+
+// B bf16[K, N] -> bf16[N/16, K/2, 16, 2] (K a multiple of 2, N of 16): weights in the layout
+// vdpbf16ps reads (16 columns x 2 reduction elements, 64 bytes).
+Tensor pack_bf16_weight(const Tensor& b, std::string name = "b_bf16");
+
+// C f32[M, N] = A bf16[M, K] x B, with B given packed by pack_bf16_weight; products and sums
+// in float32 (vdpbf16ps rounds each pair's sum once, and flushes subnormals).
+Tensor matmul_bf16(const Tensor& a, const Tensor& b_packed, std::string name = "matmul_bf16");
+// The register tile of schedule_matmul_u8s8 (6 rows x up to 64 float32 columns), K innermost
+// in steps of 2 as vdpbf16ps.
+void schedule_matmul_bf16(Schedule& s, const Tensor& op);
 
 // Blocked int8 layouts for conv2d: data u8 NCHW -> [N, C/4, H, W, 4]; weight s8 OIHW ->
 // [O/16, I/4, KH, KW, 16, 4] (C a multiple of 4, O of 16).

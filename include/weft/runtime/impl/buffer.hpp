@@ -38,6 +38,8 @@ std::string cpp_buffer_type_name(DataType t) {
     if (t == boolean) name = "bool";
     else if (t == f32) name = "float";
     else if (t == f64) name = "double";
+    else if (t == bf16) name = "bfloat16";
+    else if (t == f16) name = "float16";
     else if (t.is_scalar() && (t.is_int() || t.is_uint())) return "Buffer<" + t.str() + "_t>";
     return name ? std::string("Buffer<") + name + ">" : "buffer of " + t.str();
 }

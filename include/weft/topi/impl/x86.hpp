@@ -44,55 +44,118 @@ TensorIntrin vnni_dot_16x4() {
 
 bool host_has_vnni() { return Target::host().has_feature("avx512vnni"); }
 
-Tensor pack_vnni_weight(const Tensor& b, std::string name) {
-    WEFT_CHECK(b.ndim() == 2, "pack_vnni_weight: '", b.name(), "' must be 2-D [K, N], has ", b.ndim(), " dimensions");
-    check_dtype(b, i8, "pack_vnni_weight", "weight");
-    int64_t K = const_dim(b, 0, "pack_vnni_weight"), N = const_dim(b, 1, "pack_vnni_weight");
-    WEFT_CHECK(K % 4 == 0 && N % 16 == 0, "pack_vnni_weight: '", b.name(), "' is ", K, " x ", N,
-               "; K must be a multiple of 4 and N of 16 (pad the weight)");
-    return compute({N / 16, K / 4, int64_t(16), int64_t(4)},
-                   [&](Expr no, Expr ko, Expr ni, Expr ki) { return b(ko * 4 + ki, no * 16 + ni); }, name);
+TensorIntrin bf16_dot_16x2() {
+    static const TensorIntrin intrin = [] {
+        Tensor a = placeholder({2}, bf16, "a"), b = placeholder({16, 2}, bf16, "b");
+        IterVar k = reduce_axis(0, 2, "k");
+        Tensor c = compute({16}, [&](Expr j) { return sum(cast(f32, a(k)) * cast(f32, b(j, k)), {k}); }, "c", {"j"});
+        return decl_tensor_intrin(c, [](const TensorIntrinCall& x) {
+            Expr zero = make_int(0);
+            Expr acc = x.output({zero}, 16);
+            Expr pair = reinterpret(i32, x.input(0, {zero}, 2));  // a's 2 bfloat16 as one int32
+            Expr pairs = reinterpret(bf16.with_lanes(32), broadcast(pair, 16));
+            Expr columns = x.input(1, {zero, zero}, 32);
+            return x.store({zero}, call_llvm_intrin(acc.type(), "llvm.x86.avx512bf16.dpbf16ps.512",
+                                                    {acc, pairs, columns}));
+        }, "x86.bf16_dot_16x2");
+    }();
+    return intrin;
 }
 
-Tensor matmul_u8s8(const Tensor& a, const Tensor& bp, std::string name) {
-    const char* op = "matmul_u8s8";
+bool host_has_avx512_bf16() { return Target::host().has_feature("avx512bf16"); }
+
+namespace {
+
+// The weights of a dot-product instruction that reduces `step` elements into each of 16
+// lanes: B [K, N] -> [N/16, K/step, 16, step].
+Tensor pack_dot_weight(const Tensor& b, int64_t step, DataType dtype, const char* op, std::string name) {
+    WEFT_CHECK(b.ndim() == 2, op, ": '", b.name(), "' must be 2-D [K, N], has ", b.ndim(), " dimensions");
+    check_dtype(b, dtype, op, "weight");
+    int64_t K = const_dim(b, 0, op), N = const_dim(b, 1, op);
+    WEFT_CHECK(K % step == 0 && N % 16 == 0, op, ": '", b.name(), "' is ", K, " x ", N, "; K must be a multiple of ",
+               step, " and N of 16 (pad the weight)");
+    return compute({N / 16, K / step, int64_t(16), step},
+                   [&](Expr no, Expr ko, Expr ni, Expr ki) { return b(ko * step + ki, no * 16 + ni); }, name);
+}
+
+// C [M, N] = A [M, K] x B packed by pack_dot_weight, the products and sums in `acc`.
+struct DotMatmul {
+    int64_t step;
+    DataType a, b, acc;
+    const char *op, *packer;
+};
+
+Tensor dot_matmul(const Tensor& a, const Tensor& bp, const DotMatmul& d, std::string name) {
+    const char* op = d.op;
     WEFT_CHECK(a.ndim() == 2, op, ": '", a.name(), "' must be 2-D [M, K], has ", a.ndim(), " dimensions");
-    WEFT_CHECK(bp.ndim() == 4, op, ": '", bp.name(), "' must be packed by pack_vnni_weight [N/16, K/4, 16, 4]");
-    check_dtype(a, u8, op, "input");
-    check_dtype(bp, i8, op, "weight");
-    int64_t K = const_dim(a, 1, op), K4 = const_dim(bp, 1, op);
-    WEFT_CHECK(K == 4 * K4 && const_dim(bp, 2, op) == 16 && const_dim(bp, 3, op) == 4, op, ": '", a.name(),
-               "' has K = ", K, " but the packed weight '", bp.name(), "' holds K = ", 4 * K4);
+    WEFT_CHECK(bp.ndim() == 4, op, ": '", bp.name(), "' must be packed by ", d.packer, " [N/16, K/", d.step, ", 16, ",
+               d.step, "]");
+    check_dtype(a, d.a, op, "input");
+    check_dtype(bp, d.b, op, "weight");
+    int64_t K = const_dim(a, 1, op), Ks = const_dim(bp, 1, op);
+    WEFT_CHECK(K == d.step * Ks && const_dim(bp, 2, op) == 16 && const_dim(bp, 3, op) == d.step, op, ": '", a.name(),
+               "' has K = ", K, " but the packed weight '", bp.name(), "' holds K = ", d.step * Ks);
     IterVar k = reduce_axis(0, K, "k");
+    const int64_t step = d.step;
     return compute({a.shape()[0], const_dim(bp, 0, op) * 16}, [&](Expr i, Expr j) {
-        return sum(cast(i32, a(i, k)) * cast(i32, bp(j / 16, k / 4, j % 16, k % 4)), {k});
+        return sum(cast(d.acc, a(i, k)) * cast(d.acc, bp(j / 16, k / step, j % 16, k % step)), {k});
     }, name);
 }
 
-void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
-    const int64_t N = const_dim(c, 1, "schedule_matmul_u8s8");
+}  // namespace
+
+Tensor pack_vnni_weight(const Tensor& b, std::string name) { return pack_dot_weight(b, 4, i8, "pack_vnni_weight", name); }
+
+Tensor matmul_u8s8(const Tensor& a, const Tensor& bp, std::string name) {
+    return dot_matmul(a, bp, {4, u8, i8, i32, "matmul_u8s8", "pack_vnni_weight"}, std::move(name));
+}
+
+Tensor pack_bf16_weight(const Tensor& b, std::string name) { return pack_dot_weight(b, 2, bf16, "pack_bf16_weight", name); }
+
+Tensor matmul_bf16(const Tensor& a, const Tensor& bp, std::string name) {
+    return dot_matmul(a, bp, {2, bf16, bf16, f32, "matmul_bf16", "pack_bf16_weight"}, std::move(name));
+}
+
+namespace {
+
+// A matmul whose reduction runs in steps of `step` (4 bytes, 2 bfloat16) as `dot`, 16
+// columns at a time.
+void schedule_dot_matmul(Schedule& s, const Tensor& c, int64_t step, const TensorIntrin& dot, const char* op) {
+    const int64_t N = const_dim(c, 1, op);
     const int64_t nr = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;  // columns per tile (4 zmm)
     Tensor cc = s.cache_write(c, "local");
     auto [io, jo, ii, ji] = s[c].tile(c.axis(0), c.axis(1), 6, nr);
-    // Column panels outermost: the packed weight panel (nr x K bytes) stays in L2 while
-    // every row tile streams past it; panels split across threads.
+    // Column panels outermost: the packed weight panel (nr x K) stays in L2 while every row
+    // tile streams past it; panels split across threads, or the row tiles where there is one
+    // panel (64 columns or fewer: fusing the two loops cost 2.5x, the row tiles' tail then
+    // guarded in every tile).
     s[c].reorder({jo, io, ii, ji});
-    s[c].parallel(jo);
+    s[c].parallel(N / nr > 1 ? jo : io);
     s[c].vectorize(ji);
     s[cc].compute_at(s[c], io);
     auto [cjo, cji] = s[cc].split(cc.axis(1), 16);
-    auto [ko, ki] = s[cc].split(cc.reduce_axis(0), 4);
-    // Up to 8 steps of 4 k unrolled: a step is one vpdpbusd per accumulator, and the loop's
+    auto [ko, ki] = s[cc].split(cc.reduce_axis(0), step);
+    // Up to 8 steps unrolled: a step is one instruction per accumulator, and the loop's
     // counter and address updates took issue slots from them. In one process, one thread,
-    // three runs: 1024^3 0.86-0.93 of oneDNN -> 0.98, 256^3 0.97-1.02 -> 1.03-1.05.
+    // three runs (int8): 1024^3 0.86-0.93 of oneDNN -> 0.98, 256^3 0.97-1.02 -> 1.03-1.05.
     int64_t K = 0;
     nn_detail::const_extent(c.reduce_axis(0).dom().extent, &K);
-    auto [kso, ksi] = s[cc].split(ko, conv_detail::largest_divisor_at_most(K / 4, 8));
+    auto [kso, ksi] = s[cc].split(ko, conv_detail::largest_divisor_at_most(K / step, 8));
     s[cc].reorder({kso, ksi, cc.axis(0), cjo, cji, ki});
     s[cc].unroll(ksi);
     s[cc].unroll(cc.axis(0));
     s[cc].unroll(cjo);
-    s[cc].tensorize(cji, vnni_dot_16x4());
+    s[cc].tensorize(cji, dot);
+}
+
+}  // namespace
+
+void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
+    schedule_dot_matmul(s, c, 4, vnni_dot_16x4(), "schedule_matmul_u8s8");
+}
+
+void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
+    schedule_dot_matmul(s, c, 2, bf16_dot_16x2(), "schedule_matmul_bf16");
 }
 
 Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name) {
