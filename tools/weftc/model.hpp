@@ -20,6 +20,7 @@ struct ModelOptions {
     bool pretuned = true;            // false: --no-pretuned
     std::string cache_dir;           // --cache-dir (onnx::CompileOptions::cache_dir)
     graph::CompileTier tier = graph::CompileTier::optimized;  // --tier
+    graph::Precision precision = graph::Precision::f32;       // --precision
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -66,6 +67,12 @@ inline ModelOptions model_options(const CommandLine& cl) {
         usage_error(std::string("--tier: ") + e.what());
     }
     o.any_onnx_option = o.any_onnx_option || o.tier != graph::CompileTier::optimized;
+    try {
+        o.precision = graph::precision(value_or(cl, "--precision", "f32"));
+    } catch (const Error& e) {
+        usage_error(std::string("--precision: ") + e.what());
+    }
+    o.any_onnx_option = o.any_onnx_option || o.precision != graph::Precision::f32;
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -114,7 +121,8 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
     auto start = Clock::now();
     if (graph::is_artifact_file(path)) {
         if (o.any_onnx_option)
-            usage_error("--input-shape, --dim, --no-fuse, --target, --tier, --records and --no-pretuned apply to .onnx models; '" + path +
+            usage_error("--input-shape, --dim, --no-fuse, --target, --tier, --precision, --records and --no-pretuned apply to "
+                        ".onnx models; '" + path +
                         "' is a compiled artifact (compile it again to change them)");
         m.module = graph::load_module(path, &m.metadata, o.max_file_bytes);
         m.artifact = true;
@@ -126,6 +134,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         c.build.records_file = o.records;
         c.build.pretuned_records = o.pretuned;
         c.build.tier = o.tier;
+        c.build.precision = o.precision;
         try {
             if (!c.cache_dir.empty() || std::getenv("WEFT_MODEL_CACHE_DIR")) {
                 m.module = weft::onnx::compile(path, c);  // loaded from the cache, or built and kept

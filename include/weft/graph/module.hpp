@@ -44,6 +44,14 @@ enum class CompileTier { optimized, fast, tiered };
 // what command-line tools read.
 CompileTier compile_tier(const std::string& name);
 
+// The number type the heavy operators compute in (docs/graph.md, "Precision"). f32: all of
+// the graph as its types say. bf16: matmuls with constant float32 weights (linear layers)
+// multiply in bfloat16 and accumulate in float32 (AVX512_BF16's vdpbf16ps where the target
+// has it, float32 FMAs of the rounded values elsewhere); everything else stays float32.
+enum class Precision { f32, bf16 };
+// The precision named "f32" or "bf16" (a weft::Error naming them otherwise).
+Precision precision(const std::string& name);
+
 struct BuildOptions {
     bool fuse = true;         // fuse operators into groups (graph/fuse.hpp); off: one kernel per operator
     // The largest expression a fused group inlines (graph/fuse.hpp, kMaxFusedExpression):
@@ -75,6 +83,7 @@ struct BuildOptions {
     // optimized kernels compiled on a thread of the module's own, taken by the first run()
     // (or wait_optimized()) after they are ready. CPU targets; a CUDA build is always optimized.
     CompileTier tier = CompileTier::optimized;
+    Precision precision = Precision::f32;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the

@@ -91,9 +91,17 @@ Graph convert_conv_layout(const Graph& g, const Target& target = Target::host())
 // for `target`'s vector width; CPU only, with convert_conv_layout (BuildOptions::convert_layout).
 Graph pack_matmul_weights(const Graph& g, const Target& target = Target::host());
 
+// BuildOptions::precision = bf16: each matmul whose right operand is constant float32 (a
+// linear layer's weight, after simplify_operators), with an even K and N a multiple of 16,
+// becomes matmul_bf16 of cast(x, bfloat16) and pack_bf16_weight(cast(B, bfloat16)), which
+// fold_constants converts and packs once; its float32 result and what follows are unchanged.
+// Other layers stay float32.
+Graph convert_matmul_bf16(const Graph& g);
+
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
-// simplify_operators, convert_conv_layout, pack_matmul_weights and fold_constants again (the
+// simplify_operators, convert_matmul_bf16 (with BuildOptions::precision = bf16, CPU only),
+// convert_conv_layout, pack_matmul_weights and fold_constants again (the
 // transposed and packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 // `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the

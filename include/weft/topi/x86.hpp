@@ -44,6 +44,11 @@ Tensor matmul_bf16(const Tensor& a, const Tensor& b_packed, std::string name = "
 // The register tile of schedule_matmul_u8s8 (6 rows x up to 64 float32 columns), K innermost
 // in steps of 2 as vdpbf16ps.
 void schedule_matmul_bf16(Schedule& s, const Tensor& op);
+// The same inside a fused group whose output `out` is op followed by element-wise operators
+// (a bias, an activation) computed from each register tile, for `target`: vdpbf16ps where it
+// has AVX512_BF16 (avx512bf16 in Target::features), else the same tile of float32 FMAs, each
+// bfloat16 widened (correct on any CPU; what BuildOptions::precision = bf16 runs there).
+void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
 // Blocked int8 layouts for conv2d: data u8 NCHW -> [N, C/4, H, W, 4]; weight s8 OIHW ->
 // [O/16, I/4, KH, KW, 16, 4] (C a multiple of 4, O of 16).

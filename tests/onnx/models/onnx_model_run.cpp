@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
                 build_options.compile_threads = std::stoi(next());
             } else if (a == "--tier") {  // BuildOptions::tier: optimized, fast or tiered
                 build_options.tier = graph::compile_tier(next());
+            } else if (a == "--precision") {  // BuildOptions::precision: f32 or bf16
+                build_options.precision = graph::precision(next());
             } else if (a == "--max-loop-iterations") {
                 opts.max_loop_iterations = std::stoll(next());
             } else if (a == "--at") {
@@ -161,7 +163,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
-                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] "
+                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] [--precision P] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;

@@ -15,6 +15,12 @@ CompileTier compile_tier(const std::string& name) {
     ::weft::detail::throw_user_error("unknown compile tier '" + name + "' (expected optimized, fast or tiered)");
 }
 
+Precision precision(const std::string& name) {
+    if (name == "f32") return Precision::f32;
+    if (name == "bf16") return Precision::bf16;
+    ::weft::detail::throw_user_error("unknown precision '" + name + "' (expected f32 or bf16)");
+}
+
 namespace detail {
 
 // A tiered build's second tier: st's groups compiled again, optimized, on a thread of the

@@ -129,6 +129,18 @@ inline BufferRef pack_matmul_weight(const std::vector<BufferRef>& in, const Attr
     return r;
 }
 
+// pack_bf16_weight: B [K, N] -> [N/16, K/2, 16, 2] (topi::pack_bf16_weight: what vdpbf16ps reads).
+inline BufferRef pack_bf16_weight(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+    const BufferRef& b = in[0];
+    const int64_t K = b.shape()[0], N = b.shape()[1];
+    BufferRef r = output_of(out);
+    const auto* src = static_cast<const uint16_t*>(b.data());
+    auto* dst = static_cast<uint16_t*>(r.data());
+    for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j) dst[(((j / 16) * (K / 2) + k / 2) * 16 + j % 16) * 2 + k % 2] = src[k * N + j];
+    return r;
+}
+
 // pack_conv2d_weight: OIHW -> [O/ob, I/ib, KH, KW, ib, ob] (depthwise: [C/ob, 1, KH, KW, 1,
 // ob]), zeros past O and I (topi::pack_conv2d_weight_nchwc, pack_depthwise_weight_nchwc).
 inline BufferRef pack_conv2d_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
@@ -246,10 +258,18 @@ bool with_number(DataType t, F&& f) {
 }
 
 // cast between integer dtypes, and from an integer to float32 or float64 (C++'s conversions
-// are LLVM's trunc, sext / zext and sitofp / uitofp, rounding alike); undefined (compiled
-// instead) otherwise: from a float, to or from bool or a 16-bit float.
+// are LLVM's trunc, sext / zext and sitofp / uitofp, rounding alike), and float32 to bfloat16
+// (rounded to nearest even as the kernels' cast: weights converted by BuildOptions::precision);
+// undefined (compiled instead) otherwise: from a float, to or from bool or a 16-bit float.
 inline BufferRef cast(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
     const BufferRef& x = in[0];
+    if (x.dtype() == f32 && out.dtype == bf16) {
+        BufferRef r = output_of(out);
+        const float* src = static_cast<const float*>(x.data());
+        bfloat16* dst = static_cast<bfloat16*>(r.data());
+        for (int64_t i = 0, n = x.size(); i < n; ++i) dst[i] = bfloat16(src[i]);
+        return r;
+    }
     const auto integer = [](DataType t) { return t.is_int() || t.is_uint(); };
     if (!integer(x.dtype()) || !(integer(out.dtype) || out.dtype.is_float())) return {};
     BufferRef r = output_of(out);

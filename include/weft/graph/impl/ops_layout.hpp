@@ -7,6 +7,7 @@
 #include "weft/graph/impl/op_helpers.hpp"
 #include "weft/graph/impl/ops_nn.hpp"
 #include "weft/topi/conv.hpp"
+#include "weft/topi/x86.hpp"
 
 namespace weft::graph::ops {
 
@@ -141,7 +142,40 @@ inline TensorType infer_matmul_packed(const std::vector<TensorType>& in, const A
     return {{x.shape[0], n}, x.dtype};
 }
 
+// ---- matmul in bfloat16 (BuildOptions::precision = bf16) ------------------------------------
+// pack_bf16_weight: B bf16 [K, N] -> [N/16, K/2, 16, 2]; matmul_bf16: x bf16 [M, K], those
+// blocks -> float32 [M, N] (topi::matmul_bf16): vdpbf16ps where the target has AVX512_BF16.
+
+inline TensorType infer_pack_bf16_weight(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType& b = in[0];
+    check_rank(b, 2, "B");
+    WEFT_CHECK(b.dtype == bf16, "B must be bfloat16, got ", b.str());
+    WEFT_CHECK(b.shape[0] % 2 == 0 && b.shape[1] % 16 == 0, "B ", b.str(),
+               " must have an even row count and a multiple of 16 columns");
+    return {{b.shape[1] / 16, b.shape[0] / 2, 16, 2}, bf16};
+}
+
+inline TensorType infer_matmul_bf16(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &x = in[0], &p = in[1];
+    check_rank(x, 2, "x");
+    WEFT_CHECK(x.dtype == bf16 && p.dtype == bf16, "x and the packed weight must be bfloat16, got ", x.str(), " and ",
+               p.str());
+    WEFT_CHECK(p.shape.size() == 4 && p.shape[1] * 2 == x.shape[1] && p.shape[2] == 16 && p.shape[3] == 2,
+               "the packed weight ", p.str(), " is not the blocks of a [", x.shape[1], ", N] matrix");
+    return {{x.shape[0], p.shape[0] * 16}, f32};
+}
+
 inline void register_layout_ops() {
+    register_op({.name = "pack_bf16_weight", .pattern = OpPattern::Injective, .infer = infer_pack_bf16_weight,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_bf16_weight(in[0]); },
+                 .made_by_passes = true, .evaluate = host::pack_bf16_weight});
+    register_op({.name = "matmul_bf16", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_matmul_bf16,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs&) { return topi::matmul_bf16(in[0], in[1], "matmul_bf16"); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&, const OpContext& c) { topi::schedule_matmul_bf16(s, op, out, c.target); },
+                 .made_by_passes = true});
     using P = OpPattern;
     register_op({.name = "layout_transform", .pattern = P::Injective, .infer = infer_layout_transform,
                  .compute = compute_layout_transform, .made_by_passes = true, .evaluate = host::layout_transform});

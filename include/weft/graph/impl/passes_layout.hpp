@@ -374,6 +374,28 @@ Graph pack_matmul_weights(const Graph& g, const Target& target) {
     return changed ? r.finish() : g;
 }
 
+Graph convert_matmul_bf16(const Graph& g) {
+    std::vector<int> order = pass_detail::walk_order(g, "convert_matmul_bf16");
+    pass_detail::GraphRewriter r(g);
+    bool changed = false;
+    for (int id : order) {
+        const Node& n = g.node(id);
+        const bool fits = n.op == "matmul" && n.type.dtype == f32 && layout_detail::from_constants(g, n.inputs[1]) &&
+                          g.type(n.inputs[1]).shape[0] % 2 == 0 && n.type.shape[1] % 16 == 0;
+        if (!fits) {
+            r.copy(id);
+            continue;
+        }
+        const Attrs to_bf16{{"dtype", std::string("bfloat16")}};
+        Value x = r.out().add_node("cast", {r.mapped(n.inputs[0])}, to_bf16, r.fresh_name(n.name + ".input_bf16"));
+        Value w = r.out().add_node("cast", {r.mapped(n.inputs[1])}, to_bf16, r.fresh_name(n.name + ".weight_bf16"));
+        Value blocks = r.out().add_node("pack_bf16_weight", {w}, {}, r.fresh_name(n.name + ".weight_packed"));
+        r.set(id, r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name));
+        changed = true;
+    }
+    return changed ? r.finish() : g;
+}
+
 Graph convert_conv_layout(const Graph& g, const Target& target) {
     bool any = false;
     for (const Node& n : g.nodes()) any |= n.op == "conv2d";

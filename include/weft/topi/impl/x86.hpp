@@ -118,44 +118,59 @@ Tensor matmul_bf16(const Tensor& a, const Tensor& bp, std::string name) {
 
 namespace {
 
-// A matmul whose reduction runs in steps of `step` (4 bytes, 2 bfloat16) as `dot`, 16
-// columns at a time.
-void schedule_dot_matmul(Schedule& s, const Tensor& c, int64_t step, const TensorIntrin& dot, const char* op) {
-    const int64_t N = const_dim(c, 1, op);
+// A matmul `op` whose reduction runs in steps of `step` (4 bytes, 2 bfloat16) as `dot`, 16
+// columns at a time; `out` is op or op followed by element-wise operators (a fused bias and
+// activation, computed from each register tile). Without `dot`, the same tile of FMAs.
+void schedule_dot_matmul(Schedule& s, const Tensor& op, const Tensor& out, int64_t step, const TensorIntrin* dot,
+                         const char* name) {
+    const int64_t N = const_dim(out, 1, name);
     const int64_t nr = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;  // columns per tile (4 zmm)
-    Tensor cc = s.cache_write(c, "local");
-    auto [io, jo, ii, ji] = s[c].tile(c.axis(0), c.axis(1), 6, nr);
+    Tensor acc = op.same_as(out) ? s.cache_write(op, "local") : op;
+    auto [io, jo, ii, ji] = s[out].tile(out.axis(0), out.axis(1), 6, nr);
     // Column panels outermost: the packed weight panel (nr x K) stays in L2 while every row
     // tile streams past it; panels split across threads, or the row tiles where there is one
     // panel (64 columns or fewer: fusing the two loops cost 2.5x, the row tiles' tail then
     // guarded in every tile).
-    s[c].reorder({jo, io, ii, ji});
-    s[c].parallel(N / nr > 1 ? jo : io);
-    s[c].vectorize(ji);
-    s[cc].compute_at(s[c], io);
-    auto [cjo, cji] = s[cc].split(cc.axis(1), 16);
-    auto [ko, ki] = s[cc].split(cc.reduce_axis(0), step);
+    s[out].reorder({jo, io, ii, ji});
+    s[out].parallel(N / nr > 1 ? jo : io);
+    s[out].vectorize(ji);
+    s[acc].compute_at(s[out], io);
+    auto [cjo, cji] = s[acc].split(acc.axis(1), 16);
+    auto [ko, ki] = s[acc].split(acc.reduce_axis(0), step);
     // Up to 8 steps unrolled: a step is one instruction per accumulator, and the loop's
     // counter and address updates took issue slots from them. In one process, one thread,
     // three runs (int8): 1024^3 0.86-0.93 of oneDNN -> 0.98, 256^3 0.97-1.02 -> 1.03-1.05.
     int64_t K = 0;
-    nn_detail::const_extent(c.reduce_axis(0).dom().extent, &K);
-    auto [kso, ksi] = s[cc].split(ko, conv_detail::largest_divisor_at_most(K / step, 8));
-    s[cc].reorder({kso, ksi, cc.axis(0), cjo, cji, ki});
-    s[cc].unroll(ksi);
-    s[cc].unroll(cc.axis(0));
-    s[cc].unroll(cjo);
-    s[cc].tensorize(cji, dot);
+    nn_detail::const_extent(op.reduce_axis(0).dom().extent, &K);
+    auto [kso, ksi] = s[acc].split(ko, conv_detail::largest_divisor_at_most(K / step, 8));
+    s[acc].unroll(ksi);
+    s[acc].unroll(acc.axis(0));
+    s[acc].unroll(cjo);
+    if (dot) {
+        s[acc].reorder({kso, ksi, acc.axis(0), cjo, cji, ki});
+        s[acc].tensorize(cji, *dot);
+    } else {
+        s[acc].reorder({kso, ksi, ki, acc.axis(0), cjo, cji});
+        s[acc].unroll(ki);
+        s[acc].vectorize(cji);
+    }
 }
 
 }  // namespace
 
 void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
-    schedule_dot_matmul(s, c, 4, vnni_dot_16x4(), "schedule_matmul_u8s8");
+    const TensorIntrin dot = vnni_dot_16x4();
+    schedule_dot_matmul(s, c, c, 4, &dot, "schedule_matmul_u8s8");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
-    schedule_dot_matmul(s, c, 2, bf16_dot_16x2(), "schedule_matmul_bf16");
+    const TensorIntrin dot = bf16_dot_16x2();
+    schedule_dot_matmul(s, c, c, 2, &dot, "schedule_matmul_bf16");
+}
+
+void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    const TensorIntrin dot = bf16_dot_16x2();
+    schedule_dot_matmul(s, op, out, 2, target.has_feature("avx512bf16") ? &dot : nullptr, "schedule_matmul_bf16");
 }
 
 Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name) {

@@ -71,6 +71,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
       << records_fingerprint(b);
     // A tiered build looks for the optimized module (what its kernels become).
     if (b.tier == graph::CompileTier::fast) k << " fast";
+    if (b.precision == graph::Precision::bf16) k << " bf16";
     // (The schedules are chosen for the thread count: a module for 2 threads runs slower on 1.)
     k << "\ntarget " << o.target.str() << " " << o.target.triple << " " << o.target.cpu << " " << o.target.features
       << " " << o.target.vector_bits << "\nthreads " << ::weft::num_threads();
