@@ -159,3 +159,42 @@ TEST_CASE("onnx::compile: a module with kernels compiled per size is built each 
     // A missing model is the importer's error, cache or not.
     CHECK_THROWS_WITH_AS(weft::onnx::compile(dir.file("missing.onnx"), o), doctest::Contains("no such file"), Error);
 }
+
+TEST_CASE("onnx::compile: a bf16 build is cached apart from the float32 one and loads back the same") {
+    // x [4, 32] -> MatMul [32, 48] -> Add bias -> y: one linear layer that converts.
+    Model mlp(13);
+    mlp.input("x", {4, 32});
+    std::vector<float> w(32 * 48), b(48);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 5 % 11) - 5) / 7.f + 0.001f * float(i % 3);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) / 16.f;
+    mlp.initializer("w", {32, 48}, w);
+    mlp.initializer("b", {48}, b);
+    mlp.node("MatMul", {"x", "w"}, {"t"});
+    mlp.node("Add", {"t", "b"}, {"y"});
+    mlp.output("y");
+    TempDir dir;
+    const std::string model = dir.file("mlp.onnx");
+    { std::ofstream(model, std::ios::binary) << mlp.bytes(); }
+    weft::onnx::CompileOptions o{.cache_dir = dir.file("cache")};
+    o.build.precision = graph::Precision::bf16;
+    graph::Module bf16 = weft::onnx::compile(model, o);
+    auto converted = [](const graph::Module& m) {
+        for (const graph::KernelInfo& k : m.kernels())
+            if (k.name.find("matmul_bf16") != std::string::npos) return true;
+        return false;
+    };
+    CHECK(converted(bf16));
+    const std::vector<float> want = run_once(bf16);
+    o.build.precision = graph::Precision::f32;
+    graph::Module f32 = weft::onnx::compile(model, o);
+    CHECK(dir.cached().size() == 2);  // not the bf16 module
+    CHECK_FALSE(converted(f32));
+    const std::vector<float> exact = run_once(f32);
+    CHECK(exact != want);  // (the bf16 module rounded its inputs)
+    o.build.precision = graph::Precision::bf16;
+    const uint64_t compiles = codegen::compile_llvm_count();
+    graph::Module again = weft::onnx::compile(model, o);
+    CHECK(codegen::compile_llvm_count() == compiles);  // loaded, its bfloat16 weights with it
+    CHECK(converted(again));
+    CHECK(run_once(again) == want);
+}
