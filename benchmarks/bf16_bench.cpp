@@ -72,6 +72,63 @@ bench::Runner onednn_bf16_gemm(Shape g) {
     return bench::onednn_runner(ctx, matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
 }
 
+// ---- conv2d ---------------------------------------------------------------------------
+
+struct Conv {
+    const char* name;
+    int64_t C, O, H, K, stride, pad;
+    int64_t out() const { return (H + 2 * pad - K) / stride + 1; }
+    double flops() const { return 2.0 * double(O) * double(out() * out()) * double(C * K * K); }
+};
+
+// In the graph's blocked layout (conv2d_nchwc_blocking's blocks for this CPU), as
+// BuildOptions::precision = bf16 runs it: data bf16 [1, C/ib, H, W, ib].
+bench::Runner weft_bf16_conv(const Conv& cv) {
+    using namespace weft;
+    const Target target = Target::host();
+    const topi::Pad2d pad = topi::Pad2d::all(cv.pad);
+    const topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(cv.C, cv.O, cv.out(), pad, cv.K, target);
+    Tensor X = placeholder({1, cv.C / b.ic_bn, cv.H, cv.H, b.ic_bn}, bf16, "X");
+    Tensor W = placeholder({cv.O / b.oc_bn, cv.C / b.weight_ic_bn, cv.K, cv.K, b.weight_ic_bn, b.oc_bn}, f32, "W");
+    Tensor Wp = topi::pack_conv2d_nchwc_bf16_weight(W, b.ic_bn);
+    Tensor Wpi = placeholder(Wp.shape(), bf16, "Wp");
+    topi::Conv2dParams p;
+    p.stride = {cv.stride, cv.stride};
+    p.padding = pad;
+    Tensor Y = topi::conv2d_nchwc_bf16(X, Wpi, p);
+    Schedule s = create_schedule(Y);
+    topi::schedule_conv2d_nchwc_bf16(s, Y, Y, target);
+    Kernel conv = build(s, {X, Wpi, Y});
+    Kernel pack = build(create_schedule(Wp), {W, Wp});
+    auto x = std::make_shared<Buffer<bfloat16>>(std::vector<int64_t>{1, cv.C / b.ic_bn, cv.H, cv.H, b.ic_bn});
+    auto w = std::make_shared<Buffer<float>>(
+        Buffer<float>::random({cv.O / b.oc_bn, cv.C / b.weight_ic_bn, cv.K, cv.K, b.weight_ic_bn, b.oc_bn}, -1.f, 1.f, 4));
+    auto wp = std::make_shared<Buffer<bfloat16>>(
+        std::vector<int64_t>{cv.O / b.oc_bn, cv.C / b.ic_bn, cv.K, cv.K, b.ic_bn / 2, b.oc_bn, 2});
+    auto y = std::make_shared<Buffer<float>>(std::vector<int64_t>{1, cv.O / b.oc_bn, cv.out(), cv.out(), b.oc_bn});
+    fill_bf16(x->data(), x->size(), 3);
+    pack(*w, *wp);
+    return [=] { conv(*x, *wp, *y); };
+}
+
+bench::Runner onednn_bf16_conv(const Conv& cv) {
+    using namespace dnnl;
+    using tag = memory::format_tag;
+    using dt = memory::data_type;
+    auto ctx = std::make_shared<bench::OneDnn>();
+    memory::dims src{1, cv.C, cv.H, cv.H}, wei{cv.O, cv.C, cv.K, cv.K}, dst{1, cv.O, cv.out(), cv.out()};
+    memory::desc src_any(src, dt::bf16, tag::any), wei_any(wei, dt::bf16, tag::any), dst_any(dst, dt::f32, tag::any);
+    convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any, dst_any,
+                                {cv.stride, cv.stride}, {cv.pad, cv.pad}, {cv.pad, cv.pad});
+    convolution_forward::primitive_desc pd(d, ctx->engine);
+    memory src_user({src, dt::bf16, tag::nchw}, ctx->engine), wei_user({wei, dt::bf16, tag::oihw}, ctx->engine);
+    fill_bf16(static_cast<weft::bfloat16*>(src_user.get_data_handle()), cv.C * cv.H * cv.H, 3);
+    fill_bf16(static_cast<weft::bfloat16*>(wei_user.get_data_handle()), cv.O * cv.C * cv.K * cv.K, 4);
+    memory sm = ctx->reordered(src_user, pd.src_desc()), wm = ctx->reordered(wei_user, pd.weights_desc());
+    memory o(pd.dst_desc(), ctx->engine);
+    return bench::onednn_runner(ctx, convolution_forward(pd), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, o}});
+}
+
 const bool registered = [] {
     if (!weft::topi::host_has_avx512_bf16()) return false;
     // Square GEMMs, and ResNet-50's first 3x3 stage as a GEMM (3136 pixels x 64 x 576).
@@ -81,6 +138,15 @@ const bool registered = [] {
             bench::add(c, "weft", t, [g] { return weft_bf16_gemm(g); });
             bench::add(c, "onednn", t, [g] { return onednn_bf16_gemm(g); });
             bench::add(c, "weft_f32", t, [g] { return weft_f32_gemm(g); });
+        }
+    }
+    // ResNet-50's 3x3 layers at 56, 28 and 14 pixels, and a 1x1 at 56.
+    for (Conv cv : {Conv{"64x56x56_3x3", 64, 64, 56, 3, 1, 1}, Conv{"128x28x28_3x3", 128, 128, 28, 3, 1, 1},
+                    Conv{"256x14x14_3x3", 256, 256, 14, 3, 1, 1}, Conv{"256x56x56_1x1_to64", 256, 64, 56, 1, 1, 0}}) {
+        bench::Case c{std::string("bf16_conv2d/") + cv.name, bench::Unit::Flops, cv.flops()};
+        for (int t : {1, 2}) {
+            bench::add(c, "weft", t, [cv] { return weft_bf16_conv(cv); });
+            bench::add(c, "onednn", t, [cv] { return onednn_bf16_conv(cv); });
         }
     }
     return true;

@@ -8,11 +8,15 @@
 manifest's range, padding masks). For each model: its outputs on the same inputs in float32 and in
 bf16, the relative error max|bf16 - f32| / max|f32| per output (the worst printed), then
 its latency (weftc bench's median) in alternating fresh processes, f32 then bf16, medians
-over the rounds; speed-up = f32 ms / bf16 ms. "bf16 kernels" counts the kernels that run
+over the rounds; speed-up = f32 ms / bf16 ms. OpenVINO (PyPI, where installed): the same
+model and inputs compiled with INFERENCE_PRECISION_HINT bf16 (its default on a CPU with
+AVX512_BF16 or AMX) on as many threads, its error against weft's float32 output and its
+median latency (in this process, after weft's rounds); weft bf16 / OpenVINO bf16 is a speed
+ratio (> 1: weft faster). "bf16 kernels" counts the kernels that run
 matmul_bf16 (linear layers with an even K and a multiple of 16 columns; BuildOptions::precision
 in docs/graph.md).
 """
-import argparse, json, os, re, statistics, subprocess, sys, tempfile
+import argparse, json, os, re, statistics, subprocess, sys, tempfile, time
 
 import numpy as np
 
@@ -45,13 +49,14 @@ def main():
     ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "models", "out", "manifest.json")))
-    print("| model | bf16 kernels / kernels | relative error | f32 ms | bf16 ms | speed-up |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| model | bf16 kernels / kernels | relative error | f32 ms | bf16 ms | speed-up | OpenVINO bf16 error | "
+          "OpenVINO bf16 ms | weft bf16 / OpenVINO |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in a.models.split(","):
         entry = manifest.get(name)
         path = os.path.join(ROOT, "models", "out", f"{name}.onnx")
         if entry is None or not os.path.exists(path):
-            print(f"| {name} | (not exported) | | | | |")
+            print(f"| {name} | (not exported) | | | | | | | |")
             continue
         extra = model_args(entry) + ["--threads", str(a.threads), "--quiet"]
         with tempfile.TemporaryDirectory() as tmp:
@@ -87,8 +92,43 @@ def main():
                 text = weftc(a.weftc, "bench", path, "--precision", p, *extra)
                 times[p].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
         f32, bf16 = statistics.median(times["f32"]), statistics.median(times["bf16"])
+        ov_error, ov_ms = openvino_bf16(path, feeds, outs["f32"], a.threads)
+        ov = f"{ov_error:.1e} | {ov_ms:.3f} | {ov_ms / bf16:.2f}" if ov_ms else "- | - | -"
         print(f"| {name} | {count_bf16_kernels(a.weftc, path, extra)} | {max(errors):.1e} | {f32:.3f} | {bf16:.3f} | "
-              f"{f32 / bf16:.2f} |", flush=True)
+              f"{f32 / bf16:.2f} | {ov} |", flush=True)
+
+
+def openvino_bf16(path, feeds, reference, threads, runs=200):
+    """OpenVINO's bf16 inference of the model on `feeds`: (its worst relative error against
+    `reference`, weft's float32 outputs by name; its median ms), or (None, None) without it."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return None, None
+    core = ov.Core()
+    try:
+        model = core.read_model(path)
+        model.reshape({k: list(v.shape) for k, v in feeds.items()})
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16", "INFERENCE_NUM_THREADS": threads})
+    except RuntimeError:  # a model OpenVINO does not read (swin_t: Dropout in training mode)
+        return None, None
+    request = compiled.create_infer_request()
+    result = request.infer(feeds)
+    errors = []
+    for port in compiled.outputs:
+        names = [n for n in port.get_names() if n in reference.files]  # (a port has several)
+        if not names or not np.issubdtype(reference[names[0]].dtype, np.floating):
+            continue
+        x = reference[names[0]].astype(np.float64)
+        y = np.asarray(result[port]).reshape(x.shape)
+        finite = np.isfinite(x) & np.isfinite(y)
+        errors.append(float(np.max(np.abs(x[finite] - y[finite]), initial=0.0)) / (float(np.max(np.abs(x[finite]), initial=0.0)) or 1.0))
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        request.infer(feeds)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return max(errors, default=float("nan")), statistics.median(times)
 
 
 def count_bf16_kernels(tool, path, extra):

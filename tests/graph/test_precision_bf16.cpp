@@ -113,3 +113,59 @@ TEST_CASE("precision names parse, and an unknown one is named") {
     CHECK(graph::precision("bf16") == graph::Precision::bf16);
     CHECK_THROWS_WITH_AS(graph::precision("fp16"), doctest::Contains("expected f32 or bf16"), Error);
 }
+
+namespace {
+
+// out[o, y, x] = bias[o] + sum of in * w over c, kh, kw (zero padding `pad`, stride 1), in
+// double, the input and weight rounded to bfloat16 first.
+std::vector<double> conv_bf16_reference(const std::vector<double>& in, int64_t C, int64_t H, const Buffer<float>& w,
+                                        const Buffer<float>& bias, int64_t pad) {
+    const int64_t O = w.dim(0), K = w.dim(2), OH = H + 2 * pad - K + 1;
+    auto r = [](double v) { return double(float(bfloat16(float(v)))); };
+    std::vector<double> out(size_t(O * OH * OH));
+    for (int64_t o = 0; o < O; ++o)
+        for (int64_t y = 0; y < OH; ++y)
+            for (int64_t x = 0; x < OH; ++x) {
+                double s = 0;
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t kh = 0; kh < K; ++kh)
+                        for (int64_t kw = 0; kw < K; ++kw) {
+                            const int64_t iy = y + kh - pad, ix = x + kw - pad;
+                            if (iy >= 0 && iy < H && ix >= 0 && ix < H)
+                                s += r(in[size_t((c * H + iy) * H + ix)]) * r(w(o, c, kh, kw));
+                        }
+                out[size_t((o * OH + y) * OH + x)] = double(float(s)) + bias(o);
+            }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("precision bf16: convolutions in bfloat16 match a bfloat16-rounded reference, on any target") {
+    // x [1, 16, 12, 12] -> conv 3x3 (32, pad 1) + bias -> relu -> conv 1x1 (32) + bias -> + the relu's output.
+    auto w1 = Buffer<float>::random({32, 16, 3, 3}, -0.3f, 0.3f, 11), b1 = Buffer<float>::random({32}, -0.1f, 0.1f, 12);
+    auto w2 = Buffer<float>::random({32, 32, 1, 1}, -0.3f, 0.3f, 13), b2 = Buffer<float>::random({32}, -0.1f, 0.1f, 14);
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 16, 12, 12});
+    graph::Value a = g.relu(g.conv2d(x, g.constant("w1", w1), g.constant("b1", b1), {.pad = 1}, "conv1"));
+    g.output(g.add(g.conv2d(a, g.constant("w2", w2), g.constant("b2", b2), {}, "conv2"), a), "y");
+    auto in = Buffer<float>::random({1, 16, 12, 12}, -1.f, 1.f, 15);
+    std::vector<double> h = conv_bf16_reference(std::vector<double>(in.data(), in.data() + in.size()), 16, 12, w1, b1, 1);
+    for (double& v : h) v = std::max(v, 0.0);
+    std::vector<double> want = conv_bf16_reference(h, 32, 12, w2, b2, 0);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += h[i];
+    Target without = Target::host();
+    if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+    for (const Target& target : {Target::host(), without}) {
+        CAPTURE(target.has_feature("avx512bf16"));
+        graph::Module m = graph::build(g, target, {.precision = graph::Precision::bf16});
+        CHECK(count_kernels_named(m, "conv2d_nchwc_bf16") == 2);
+        m.set_input("x", in);
+        m.run();
+        Buffer<float> y(m.get_output("y"));
+        REQUIRE(y.size() == int64_t(want.size()));
+        double worst = 0;
+        for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(y.data()[i] - want[i]) / (1 + std::abs(want[i])));
+        CHECK(worst < 2e-5);
+    }
+}

@@ -137,3 +137,64 @@ TEST_CASE("matmul_bf16 names what does not fit it") {
     Tensor B2 = placeholder({8, 32}, bf16, "B2");
     CHECK_THROWS_WITH_AS(topi::matmul_bf16(A, topi::pack_bf16_weight(B2)), doctest::Contains("K = 6"), Error);
 }
+
+TEST_CASE("bfloat16 conv2d in the blocked layout matches a double reference, with and without AVX512_BF16") {
+    struct Shape { int64_t C, ib, wib, O, ob, H, W, K, stride; topi::Pad2d pad; };
+    // 3x3 padded on every side; 1x1 strided with a weight block of 2 data blocks and 4
+    // vectors of output channels; 5x5 with uneven padding over 8-channel data blocks.
+    for (auto sh : {Shape{32, 16, 16, 32, 16, 9, 9, 3, 1, topi::Pad2d::all(1)},
+                    Shape{32, 16, 32, 64, 64, 7, 11, 1, 2, topi::Pad2d{}},
+                    Shape{16, 8, 16, 32, 32, 8, 10, 5, 1, topi::Pad2d{2, 1, 1, 2}}}) {
+        CAPTURE(sh.C);
+        CAPTURE(sh.K);
+        Tensor X = placeholder({1, sh.C / sh.ib, sh.H, sh.W, sh.ib}, bf16, "X");
+        Tensor Wt = placeholder({sh.O / sh.ob, sh.C / sh.wib, sh.K, sh.K, sh.wib, sh.ob}, f32, "W");
+        Tensor Wp = topi::pack_conv2d_nchwc_bf16_weight(Wt, sh.ib);
+        topi::Conv2dParams p;
+        p.stride = {sh.stride, sh.stride};
+        p.padding = sh.pad;
+        Tensor Y = topi::conv2d_nchwc_bf16(X, Wp, p);
+        int64_t OH = 0, OW = 0;
+        REQUIRE(ir::as_const_int(Y.shape()[2], &OH));
+        REQUIRE(ir::as_const_int(Y.shape()[3], &OW));
+        auto x = Buffer<bfloat16>::random({1, sh.C / sh.ib, sh.H, sh.W, sh.ib}, bfloat16(-1.f), bfloat16(1.f), 4);
+        auto w = Buffer<float>::random({sh.O / sh.ob, sh.C / sh.wib, sh.K, sh.K, sh.wib, sh.ob}, -0.5f, 0.5f, 5);
+        // The reference: every weight rounded to bfloat16, products and sums in double.
+        std::vector<double> want(size_t(sh.O * OH * OW));
+        for (int64_t o = 0; o < sh.O; ++o)
+            for (int64_t oy = 0; oy < OH; ++oy)
+                for (int64_t ox = 0; ox < OW; ++ox) {
+                    double sum = 0;
+                    for (int64_t c = 0; c < sh.C; ++c)
+                        for (int64_t kh = 0; kh < sh.K; ++kh)
+                            for (int64_t kw = 0; kw < sh.K; ++kw) {
+                                const int64_t y = oy * sh.stride + kh - sh.pad.top, xx = ox * sh.stride + kw - sh.pad.left;
+                                if (y < 0 || y >= sh.H || xx < 0 || xx >= sh.W) continue;
+                                const double in = float(x(0, c / sh.ib, y, xx, c % sh.ib));
+                                const double wt = float(bfloat16(w(o / sh.ob, c / sh.wib, kh, kw, c % sh.wib, o % sh.ob)));
+                                sum += in * wt;
+                            }
+                    want[size_t((o * OH + oy) * OW + ox)] = sum;
+                }
+        Target without = Target::host();
+        if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+        for (const Target& target : {Target::host(), without}) {
+            if (target.has_feature("avx512bf16") && skip_without_avx512_bf16()) continue;
+            CAPTURE(target.has_feature("avx512bf16"));
+            Schedule s = create_schedule(Y);
+            topi::schedule_conv2d_nchwc_bf16(s, Y, Y, target);
+            Kernel f = build(s, {X, Wt, Y}, target);
+            CHECK((f.assembly().find("vdpbf16ps") != std::string::npos) == target.has_feature("avx512bf16"));
+            Buffer<float> y({1, sh.O / sh.ob, OH, OW, sh.ob});
+            f(x, w, y);
+            int64_t wrong = 0;
+            for (int64_t o = 0; o < sh.O; ++o)
+                for (int64_t oy = 0; oy < OH; ++oy)
+                    for (int64_t ox = 0; ox < OW; ++ox) {
+                        const double got = y(0, o / sh.ob, oy, ox, o % sh.ob), ref = want[size_t((o * OH + oy) * OW + ox)];
+                        wrong += std::abs(got - ref) > 2e-6 * double(sh.C * sh.K * sh.K) + 1e-5 * std::abs(ref);
+                    }
+            CHECK(wrong == 0);
+        }
+    }
+}

@@ -97,11 +97,17 @@ Graph pack_matmul_weights(const Graph& g, const Target& target = Target::host())
 // fold_constants converts and packs once; its float32 result and what follows are unchanged.
 // Other layers stay float32.
 Graph convert_matmul_bf16(const Graph& g);
+// ... and each conv2d_nchwc (after convert_conv_layout) of constant weights, groups and
+// dilation 1, whose data blocks hold pairs of channels and output blocks vectors of 16,
+// becomes conv2d_nchwc_bf16 of cast(data, bfloat16) and its weight re-blocked in bfloat16
+// pairs (pack_conv2d_nchwc_bf16_weight); depthwise and grouped convolutions stay float32.
+Graph convert_conv_bf16(const Graph& g);
 
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
 // simplify_operators, convert_matmul_bf16 (with BuildOptions::precision = bf16, CPU only),
-// convert_conv_layout, pack_matmul_weights and fold_constants again (the
+// convert_conv_layout, convert_conv_bf16 (bf16 again), pack_matmul_weights and fold_constants
+// again (the
 // transposed and packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 // `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the

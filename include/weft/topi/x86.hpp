@@ -8,6 +8,7 @@
 #include "weft/te/compute.hpp"
 #include "weft/te/tensor_intrin.hpp"
 #include "weft/schedule/schedule.hpp"
+#include "weft/topi/conv.hpp"
 
 namespace weft::topi {
 
@@ -49,6 +50,21 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& op);
 // has AVX512_BF16 (avx512bf16 in Target::features), else the same tile of float32 FMAs, each
 // bfloat16 widened (correct on any CPU; what BuildOptions::precision = bf16 runs there).
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
+
+// bfloat16 conv2d in conv2d_nchwc's blocked layout: data bf16 [N, C/ib, H, W, ib] (ib even:
+// each pair of neighbouring channels is one vdpbf16ps operand), weights packed from
+// conv2d_nchwc's float32 blocks [O/ob, C/wib, KH, KW, wib, ob] (wib a multiple of ib) to bf16
+// [O/ob, C/ib, KH, KW, ib/2, ob, 2] (ob a multiple of 16), rounded to nearest even.
+Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& weight_nchwc, int64_t ib, std::string name = "weight_bf16");
+// out f32 [N, O/ob, OH, OW, ob]: the products of bfloat16 pairs summed in float32; stride
+// and zero padding from `p` (dilation 1, groups 1); taps in the padding left out of the sum.
+Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& weight_packed, const Conv2dParams& p,
+                         std::string name = "conv2d_bf16");
+// A register tile of output columns x 16-channel vectors (at most 24 accumulators), the
+// channel pairs and kw unrolled; vdpbf16ps where `target` has AVX512_BF16, float32 FMAs
+// elsewhere. `out` is op or op followed by element-wise operators (bias, activation, a
+// residual add), computed from each tile.
+void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
 // Blocked int8 layouts for conv2d: data u8 NCHW -> [N, C/4, H, W, 4]; weight s8 OIHW ->
 // [O/16, I/4, KH, KW, 16, 4] (C a multiple of 4, O of 16).

@@ -141,6 +141,28 @@ inline BufferRef pack_bf16_weight(const std::vector<BufferRef>& in, const Attrs&
     return r;
 }
 
+// pack_conv2d_nchwc_bf16_weight: conv2d_nchwc's float32 blocks [O/ob, C/wib, KH, KW, wib, ob]
+// -> bfloat16 [O/ob, C/ib, KH, KW, ib/2, ob, 2] (topi::pack_conv2d_nchwc_bf16_weight).
+inline BufferRef pack_conv2d_nchwc_bf16_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+    const BufferRef& w = in[0];
+    if (w.dtype() != f32) return {};
+    const int64_t OB = out.shape[0], CB = out.shape[1], KH = out.shape[2], KW = out.shape[3], pairs = out.shape[4],
+                  ob = out.shape[5], ib = a.get_int("ib"), WB = w.shape()[1], wib = w.shape()[4];
+    BufferRef r = output_of(out);
+    const float* src = static_cast<const float*>(w.data());
+    bfloat16* dst = static_cast<bfloat16*>(r.data());
+    for (int64_t o = 0; o < OB; ++o)
+        for (int64_t cb = 0; cb < CB; ++cb)
+            for (int64_t t = 0; t < KH * KW; ++t)
+                for (int64_t p = 0; p < pairs; ++p)
+                    for (int64_t oc = 0; oc < ob; ++oc)
+                        for (int64_t k = 0; k < 2; ++k) {
+                            const int64_t c = cb * ib + p * 2 + k;
+                            *dst++ = bfloat16(src[(((o * WB + c / wib) * KH * KW + t) * wib + c % wib) * ob + oc]);
+                        }
+    return r;
+}
+
 // pack_conv2d_weight: OIHW -> [O/ob, I/ib, KH, KW, ib, ob] (depthwise: [C/ob, 1, KH, KW, 1,
 // ob]), zeros past O and I (topi::pack_conv2d_weight_nchwc, pack_depthwise_weight_nchwc).
 inline BufferRef pack_conv2d_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {

@@ -396,6 +396,36 @@ Graph convert_matmul_bf16(const Graph& g) {
     return changed ? r.finish() : g;
 }
 
+Graph convert_conv_bf16(const Graph& g) {
+    std::vector<int> order = pass_detail::walk_order(g, "convert_conv_bf16");
+    pass_detail::GraphRewriter r(g);
+    bool changed = false;
+    for (int id : order) {
+        const Node& n = g.node(id);
+        bool fits = n.op == "conv2d_nchwc" && n.type.dtype == f32 && !n.attrs.get_int("depthwise", 0) &&
+                    n.attrs.get_int("block_groups", 1) == 1 && layout_detail::from_constants(g, n.inputs[1]);
+        if (fits) {
+            const std::vector<int64_t> &x = g.type(n.inputs[0]).shape, &w = g.type(n.inputs[1]).shape;
+            const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
+            // Whole blocks of channel pairs (not the RGB stem's 3 channels in one block).
+            fits = x[4] % 2 == 0 && w[4] % x[4] == 0 && w[1] * w[4] == x[1] * x[4] && w[5] % 16 == 0 &&
+                   p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1;
+        }
+        if (!fits) {
+            r.copy(id);
+            continue;
+        }
+        const int64_t ib = g.type(n.inputs[0]).shape[4];
+        Value x = r.out().add_node("cast", {r.mapped(n.inputs[0])}, {{"dtype", std::string("bfloat16")}},
+                                   r.fresh_name(n.name + ".input_bf16"));
+        Value w = r.out().add_node("pack_conv2d_nchwc_bf16_weight", {r.mapped(n.inputs[1])}, {{"ib", ib}},
+                                   r.fresh_name(n.name + ".weight_bf16"));
+        r.set(id, r.out().add_node("conv2d_nchwc_bf16", {x, w}, n.attrs, n.name));
+        changed = true;
+    }
+    return changed ? r.finish() : g;
+}
+
 Graph convert_conv_layout(const Graph& g, const Target& target) {
     bool any = false;
     for (const Node& n : g.nodes()) any |= n.op == "conv2d";

@@ -143,16 +143,17 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     if (o.fold_constants) p.add({"fold_constants", fold_constants});
     if (o.fold_scale_axis) p.add({"fold_scale_axis", fold_scale_axis});
     if (o.simplify_operators) p.add({"simplify_operators", simplify_operators});
-    const bool bf16_matmuls = o.precision == Precision::bf16 && target.is_cpu();
-    if (bf16_matmuls) p.add({"convert_matmul_bf16", convert_matmul_bf16});
+    const bool bf16 = o.precision == Precision::bf16 && target.is_cpu();
+    if (bf16) p.add({"convert_matmul_bf16", convert_matmul_bf16});
     if (convert_layout) {
         p.add({"convert_conv_layout", [target](const Graph& g) { return convert_conv_layout(g, target); }});
+        if (bf16) p.add({"convert_conv_bf16", convert_conv_bf16});
         p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
     }
-    if (o.fold_constants && (o.simplify_operators || convert_layout || bf16_matmuls))
+    if (o.fold_constants && (o.simplify_operators || convert_layout || bf16))
         p.add({"fold_constants", fold_constants});
     if (o.eliminate_dead_code &&
-        (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout || bf16_matmuls))
+        (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout || bf16))
         p.add({"eliminate_dead_code", eliminate_dead_code});
     return p;
 }

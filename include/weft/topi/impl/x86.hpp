@@ -173,6 +173,100 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, cons
     schedule_dot_matmul(s, op, out, 2, target.has_feature("avx512bf16") ? &dot : nullptr, "schedule_matmul_bf16");
 }
 
+Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& w, int64_t ib, std::string name) {
+    const char* op = "pack_conv2d_nchwc_bf16_weight";
+    WEFT_CHECK(w.ndim() == 6, op, ": '", w.name(), "' must be conv2d_nchwc's packed weight [O/ob, C/wib, KH, KW, wib, ob]");
+    const int64_t OB = const_dim(w, 0, op), WB = const_dim(w, 1, op), KH = const_dim(w, 2, op),
+                  KW = const_dim(w, 3, op), wib = const_dim(w, 4, op), ob = const_dim(w, 5, op);
+    WEFT_CHECK(ib >= 2 && ib % 2 == 0 && wib % ib == 0 && ob % 16 == 0, op, ": '", w.name(), "' has blocks of ", wib,
+               " input and ", ob, " output channels; the data's block ", ib,
+               " must be even and divide the first, and 16 divide the second");
+    const int64_t CB = WB * wib / ib;
+    std::vector<Expr> shape{make_int(OB), make_int(CB), make_int(KH), make_int(KW), make_int(ib / 2), make_int(ob),
+                            make_int(2)};
+    return compute(shape, [&](const std::vector<Expr>& i) {
+        Expr c = i[1] * ib + i[4] * 2 + i[6];  // the input channel
+        return cast(bf16, w(i[0], c / wib, i[2], i[3], c % wib, i[5]));
+    }, name);
+}
+
+Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParams& p, std::string name) {
+    const char* op = "conv2d_nchwc_bf16";
+    WEFT_CHECK(data.ndim() == 5, op, ": data '", data.name(), "' must be [N, C/ib, H, W, ib]");
+    WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == 2, op, ": weight '", wp.name(),
+               "' must be [O/ob, C/ib, KH, KW, ib/2, ob, 2] (pack_conv2d_nchwc_bf16_weight)");
+    check_dtype(data, bf16, op, "data");
+    check_dtype(wp, bf16, op, "weight");
+    WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, op, ": groups and dilation must be 1");
+    const int64_t N = const_dim(data, 0, op), CB = const_dim(data, 1, op), H = const_dim(data, 2, op),
+                  W = const_dim(data, 3, op), ib = const_dim(data, 4, op);
+    const int64_t OB = const_dim(wp, 0, op), KH = const_dim(wp, 2, op), KW = const_dim(wp, 3, op),
+                  ob = const_dim(wp, 5, op);
+    WEFT_CHECK(const_dim(wp, 1, op) == CB && const_dim(wp, 4, op) * 2 == ib, op, ": data has ", CB, " blocks of ", ib,
+               " channels, the weight ", const_dim(wp, 1, op), " of ", const_dim(wp, 4, op) * 2);
+    const Size2d out = conv2d_out_size(H, W, KH, KW, p, op);
+    const Pad2d pad = p.padding;
+    IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
+            ip = reduce_axis(0, ib / 2, "icp"), two = reduce_axis(0, 2, "ici");
+    // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
+    // border, and the taps left out of the sum in place kept a loop over them (256 3x3 @14:
+    // 0.58 -> 0.81 of oneDNN); wide rows read in place (the copy cost 64 3x3 @56 and 128 3x3
+    // @28 15%: RESULTS.md, "bfloat16 GEMM with AVX512_BF16").
+    const bool copy = !pad.none() && out.w <= 16;
+    Tensor padded = data;
+    if (copy) {
+        padded = compute({make_int(N), make_int(CB), make_int(H + pad.top + pad.bottom), make_int(W + pad.left + pad.right),
+                          make_int(ib)},
+                         [&](Expr n, Expr c, Expr y, Expr x, Expr ci) {
+                             Expr inside = conv_detail::inside_input(y, x, pad, make_int(H), make_int(W));
+                             // (chosen by the bits: LLVM makes a bfloat16 constant by a library
+                             // call, __truncsfbf2, on CPUs without AVX512_BF16)
+                             Expr bits = reinterpret(u16, data(n, c, y - pad.top, x - pad.left, ci));
+                             return reinterpret(bf16, if_then_else(inside, bits, ir::make_const(u16, 0)));
+                         }, name + "_pad");
+    }
+    return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
+        Expr y = oy * p.stride.h + kh, x = ox * p.stride.w + kw;
+        Expr in = copy ? padded(n, ic, y, x, ip * 2 + two) : data(n, ic, y - pad.top, x - pad.left, ip * 2 + two);
+        return sum(cast(f32, in) * cast(f32, wp(o, ic, kh, kw, ip, oc, two)), {ic, kh, kw, ip, two},
+                   copy || pad.none() ? Expr() : conv_detail::inside_input(y, x, pad, H, W));
+    }, name);
+}
+
+void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    const char* name = "schedule_conv2d_nchwc_bf16";
+    const int64_t OW = const_dim(out, 3, name), ob = const_dim(out, 4, name);
+    for (auto& in : op.op().input_tensors())
+        if (in.op()->is_compute()) s[in].compute_root();
+    // Register tile: ow_b output columns x ob/16 vectors (<= 24 zmm accumulators).
+    const int64_t vectors = ob / 16, ow_b = conv_detail::largest_divisor_at_most(OW, std::max<int64_t>(1, 24 / vectors));
+    Tensor acc = op.same_as(out) ? s.cache_write(op, "local") : op;
+    auto ax = [](const Tensor& t, int d) { return t.axis(d); };
+    auto [owo, owi] = s[out].split(ax(out, 3), ow_b);
+    s[out].reorder({ax(out, 0), ax(out, 1), ax(out, 2), owo, owi, ax(out, 4)});
+    IterVar rows = s[out].fuse(s[out].fuse(ax(out, 0), ax(out, 1)), ax(out, 2));
+    s[out].parallel(rows);
+    s[out].vectorize(ax(out, 4));
+    s[acc].compute_at(s[out], owo);
+    IterVar icb = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ip = acc.reduce_axis(3),
+            two = acc.reduce_axis(4);
+    auto [ocv, ocl] = s[acc].split(ax(acc, 4), 16);
+    // The channel pairs unrolled, the window's taps not: unrolling kw too ran 2.5% faster
+    // alone but made 4x the code in a fused kernel, whose border tiles loop partitioning
+    // copies, and ran 2x slower there (ResNet-18's 56x56 layers; RESULTS.md).
+    s[acc].unroll(ip);
+    s[acc].unroll(ax(acc, 3));
+    s[acc].unroll(ocv);
+    if (target.has_feature("avx512bf16")) {
+        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, ax(acc, 3), ocv, ocl, two});
+        s[acc].tensorize(ocl, bf16_dot_16x2());
+    } else {
+        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, two, ax(acc, 3), ocv, ocl});
+        s[acc].unroll(two);
+        s[acc].vectorize(ocl);
+    }
+}
+
 Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name) {
     WEFT_CHECK(data.ndim() == 4, "layout_nchw_to_nchw4c: '", data.name(), "' must be NCHW");
     int64_t C = const_dim(data, 1, "layout_nchw_to_nchw4c");
