@@ -13,8 +13,8 @@ model and inputs compiled with INFERENCE_PRECISION_HINT bf16 (its default on a C
 AVX512_BF16 or AMX) on as many threads, its error against weft's float32 output and its
 median latency (in this process, after weft's rounds); weft bf16 / OpenVINO bf16 is a speed
 ratio (> 1: weft faster). "bf16 kernels" counts the kernels that run
-matmul_bf16 (linear layers with an even K and a multiple of 16 columns; BuildOptions::precision
-in docs/graph.md).
+matmul_bf16 or conv2d_nchwc_bf16 (the layers that convert: BuildOptions::precision in
+docs/graph.md).
 """
 import argparse, json, os, re, statistics, subprocess, sys, tempfile, time
 
@@ -24,7 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "models"))
 import compare  # noqa: E402  (the manifest's inputs: compare.inputs_of, compare.draw)
-DEFAULT = "mlp,transformer,bert_encoder,hf_bert,hf_gpt2,lstm_tagger,resnet18,mobilenet_v2,swin_t"
+DEFAULT = ("mlp,transformer,bert_encoder,hf_bert,hf_gpt2,lstm_tagger,resnet18,resnet50,mobilenet_v2,squeezenet1_1,"
+           "densenet121,swin_t")
 
 
 def model_args(entry):
@@ -132,7 +133,7 @@ def openvino_bf16(path, feeds, reference, threads, runs=200):
 
 
 def count_bf16_kernels(tool, path, extra):
-    """'N / M': kernels named matmul_bf16... of all (weftc compile's progress lines)."""
+    """'N / M': kernels named ..._bf16... of all (weftc compile's progress lines)."""
     with tempfile.TemporaryDirectory() as tmp:
         args = [a for a in extra if a != "--quiet"]
         out = subprocess.run([tool, "compile", path, "--precision", "bf16", "-o", os.path.join(tmp, "m.weft"), *args],
@@ -140,7 +141,7 @@ def count_bf16_kernels(tool, path, extra):
     names = re.findall(r"compiling kernel \d+/(\d+) (\S+)", out.stdout + out.stderr)
     if not names:
         return "?"
-    return f"{sum('matmul_bf16' in n for _, n in names)} / {names[-1][0]}"
+    return f"{sum('_bf16' in n for _, n in names)} / {names[-1][0]}"
 
 
 if __name__ == "__main__":

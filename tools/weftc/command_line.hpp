@@ -72,7 +72,7 @@ model options (for .onnx models):
                                  (a fifth of the time, kernels 4-11x slower), or fast first
                                  with the optimized kernels compiled in the background and used
                                  from the first run after they are ready
-  --precision f32|bf16           bf16: linear layers (MatMul / Gemm with constant weights)
+  --precision f32|bf16           bf16: linear layers and convolutions of constant weights
                                  multiply in bfloat16, accumulating in float32 (AVX512_BF16
                                  where the CPU has it); the rest stays float32 (default f32)
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled

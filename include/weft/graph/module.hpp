@@ -46,8 +46,9 @@ CompileTier compile_tier(const std::string& name);
 
 // The number type the heavy operators compute in (docs/graph.md, "Precision"). f32: all of
 // the graph as its types say. bf16: matmuls with constant float32 weights (linear layers)
-// multiply in bfloat16 and accumulate in float32 (AVX512_BF16's vdpbf16ps where the target
-// has it, float32 FMAs of the rounded values elsewhere); everything else stays float32.
+// and blocked-layout convolutions of constant weights multiply in bfloat16 and accumulate in
+// float32 (AVX512_BF16's vdpbf16ps where the target has it, float32 FMAs of the rounded
+// values elsewhere); everything else stays float32.
 enum class Precision { f32, bf16 };
 // The precision named "f32" or "bf16" (a weft::Error naming them otherwise).
 Precision precision(const std::string& name);
