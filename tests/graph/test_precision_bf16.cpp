@@ -169,3 +169,17 @@ TEST_CASE("precision bf16: convolutions in bfloat16 match a bfloat16-rounded ref
         CHECK(worst < 2e-5);
     }
 }
+
+TEST_CASE("precision bf16: an input that several converted layers read is rounded once") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {4, 64});
+    uint64_t seed = 3;
+    for (const char* name : {"q", "k", "v"})  // three projections of one input
+        g.output(g.dense(x, g.constant(std::string(name) + ".w", Buffer<float>::random({32, 64}, -1.f, 1.f, seed++))),
+                 name);
+    graph::Module m = graph::build(g, Target::host(), {.precision = graph::Precision::bf16});
+    CHECK(count_kernels_named(m, "matmul_bf16") == 3);
+    int casts = 0;
+    for (const graph::Node& n : m.graph().nodes()) casts += n.op == "cast";
+    CHECK(casts == 1);
+}

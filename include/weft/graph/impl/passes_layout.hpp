@@ -374,9 +374,30 @@ Graph pack_matmul_weights(const Graph& g, const Target& target) {
     return changed ? r.finish() : g;
 }
 
+namespace layout_detail {
+// x rounded to bfloat16 once, however many converted layers read it (the query, key and value
+// projections of one input; a fire module's two expand convolutions).
+class Bf16Inputs {
+public:
+    explicit Bf16Inputs(pass_detail::GraphRewriter& r) : r_(r) {}
+    Value of(Value x, const std::string& reader) {
+        auto it = casts_.find(x.id);
+        if (it != casts_.end()) return it->second;
+        Value c = r_.out().add_node("cast", {r_.mapped(x)}, {{"dtype", std::string("bfloat16")}},
+                                    r_.fresh_name(reader + ".input_bf16"));
+        return casts_[x.id] = c;
+    }
+
+private:
+    pass_detail::GraphRewriter& r_;
+    std::map<int, Value> casts_;  // by the old graph's node
+};
+}  // namespace layout_detail
+
 Graph convert_matmul_bf16(const Graph& g) {
     std::vector<int> order = pass_detail::walk_order(g, "convert_matmul_bf16");
     pass_detail::GraphRewriter r(g);
+    layout_detail::Bf16Inputs inputs(r);
     bool changed = false;
     for (int id : order) {
         const Node& n = g.node(id);
@@ -386,9 +407,9 @@ Graph convert_matmul_bf16(const Graph& g) {
             r.copy(id);
             continue;
         }
-        const Attrs to_bf16{{"dtype", std::string("bfloat16")}};
-        Value x = r.out().add_node("cast", {r.mapped(n.inputs[0])}, to_bf16, r.fresh_name(n.name + ".input_bf16"));
-        Value w = r.out().add_node("cast", {r.mapped(n.inputs[1])}, to_bf16, r.fresh_name(n.name + ".weight_bf16"));
+        Value x = inputs.of(n.inputs[0], n.name);
+        Value w = r.out().add_node("cast", {r.mapped(n.inputs[1])}, {{"dtype", std::string("bfloat16")}},
+                                   r.fresh_name(n.name + ".weight_bf16"));
         Value blocks = r.out().add_node("pack_bf16_weight", {w}, {}, r.fresh_name(n.name + ".weight_packed"));
         r.set(id, r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name));
         changed = true;
@@ -399,6 +420,7 @@ Graph convert_matmul_bf16(const Graph& g) {
 Graph convert_conv_bf16(const Graph& g) {
     std::vector<int> order = pass_detail::walk_order(g, "convert_conv_bf16");
     pass_detail::GraphRewriter r(g);
+    layout_detail::Bf16Inputs inputs(r);
     bool changed = false;
     for (int id : order) {
         const Node& n = g.node(id);
@@ -416,8 +438,7 @@ Graph convert_conv_bf16(const Graph& g) {
             continue;
         }
         const int64_t ib = g.type(n.inputs[0]).shape[4];
-        Value x = r.out().add_node("cast", {r.mapped(n.inputs[0])}, {{"dtype", std::string("bfloat16")}},
-                                   r.fresh_name(n.name + ".input_bf16"));
+        Value x = inputs.of(n.inputs[0], n.name);
         Value w = r.out().add_node("pack_conv2d_nchwc_bf16_weight", {r.mapped(n.inputs[1])}, {{"ib", ib}},
                                    r.fresh_name(n.name + ".weight_bf16"));
         r.set(id, r.out().add_node("conv2d_nchwc_bf16", {x, w}, n.attrs, n.name));
