@@ -3,6 +3,7 @@
 
     /usr/bin/python3 models/export.py                 # once: models/out/*.onnx
     models/.venv/bin/python benchmarks/precision.py [--models mlp,transformer] [--rounds 5] [--threads 1]
+    models/.venv/bin/python benchmarks/precision.py --top1 200 --models resnet18,resnet50
 
 (the Python of models/compare.py, whose inputs it draws: uniform floats, integers in the
 manifest's range, padding masks). For each model: its outputs on the same inputs in float32 and in
@@ -48,8 +49,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
+    ap.add_argument("--top1", type=int, default=0,
+                    help="instead: the classifiers' top-1 agreement with float32 over this many random inputs")
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "models", "out", "manifest.json")))
+    if a.top1:
+        return top1_agreement(a, manifest)
     print("| model | bf16 kernels / kernels | relative error | f32 ms | bf16 ms | speed-up | OpenVINO bf16 error | "
           "OpenVINO bf16 ms | weft bf16 / OpenVINO |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -99,24 +104,64 @@ def main():
               f"{f32 / bf16:.2f} | {ov} |", flush=True)
 
 
-def openvino_bf16(path, feeds, reference, threads, runs=200):
-    """OpenVINO's bf16 inference of the model on `feeds`: (its worst relative error against
-    `reference`, weft's float32 outputs by name; its median ms), or (None, None) without it."""
+def top1_agreement(a, manifest):
+    """For each model (a classifier: one input, one output of class scores), the share of
+    `a.top1` random inputs on which weft's bf16 build and OpenVINO's bf16 pick the class weft's
+    float32 build picks. Each weftc process loads its module from a model cache (one compile
+    per precision)."""
+    print("| model | inputs | weft bf16 top-1 = f32 | OpenVINO bf16 top-1 = weft f32 |")
+    print("|---|---:|---:|---:|")
+    for name in a.models.split(","):
+        entry, path = manifest[name], os.path.join(ROOT, "models", "out", f"{name}.onnx")
+        spec = compare.inputs_of(entry)[0]
+        shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
+        rng = np.random.default_rng(1)
+        picks = {"f32": [], "bf16": [], "ov": []}
+        ov_request = None
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(a.top1):
+                x = compare.draw(spec, shape, rng)
+                np.savez(os.path.join(tmp, "in.npz"), **{spec["name"]: x})
+                for p in ("f32", "bf16"):
+                    out = os.path.join(tmp, "out.npz")
+                    weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", out, "--precision",
+                          p, "--cache-dir", os.path.join(tmp, "cache"), "--threads", str(a.threads), "--quiet",
+                          *model_args(entry))
+                    y = np.load(out)
+                    picks[p].append(int(np.argmax(y[y.files[0]])))
+                if ov_request is None:
+                    ov_request = openvino_request(path, {spec["name"]: x}, a.threads)
+                if ov_request:
+                    result = ov_request.infer({spec["name"]: x})
+                    picks["ov"].append(int(np.argmax(next(iter(result.values())))))
+        same = lambda k: sum(p == q for p, q in zip(picks[k], picks["f32"])) / len(picks["f32"])
+        ov = f"{same('ov'):.3f}" if picks["ov"] else "-"
+        print(f"| {name} | {a.top1} | {same('bf16'):.3f} | {ov} |", flush=True)
+
+
+def openvino_request(path, feeds, threads):
+    """An OpenVINO bf16 infer request for the model at `path` (None without OpenVINO, or for
+    a model it does not read)."""
     try:
         import openvino as ov
-    except ImportError:
-        return None, None
-    core = ov.Core()
-    try:
+        core = ov.Core()
         model = core.read_model(path)
         model.reshape({k: list(v.shape) for k, v in feeds.items()})
         compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16", "INFERENCE_NUM_THREADS": threads})
-    except RuntimeError:  # a model OpenVINO does not read (swin_t: Dropout in training mode)
+        return compiled.create_infer_request()
+    except (ImportError, RuntimeError):
+        return None
+
+
+def openvino_bf16(path, feeds, reference, threads, runs=200):
+    """OpenVINO's bf16 inference of the model on `feeds`: (its worst relative error against
+    `reference`, weft's float32 outputs by name; its median ms), or (None, None) without it."""
+    request = openvino_request(path, feeds, threads)  # (swin_t: OpenVINO does not read it)
+    if request is None:
         return None, None
-    request = compiled.create_infer_request()
     result = request.infer(feeds)
     errors = []
-    for port in compiled.outputs:
+    for port in request.model_outputs:
         names = [n for n in port.get_names() if n in reference.files]  # (a port has several)
         if not names or not np.issubdtype(reference[names[0]].dtype, np.floating):
             continue
