@@ -236,8 +236,16 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     const char* name = "schedule_conv2d_nchwc_bf16";
     const int64_t OW = const_dim(out, 3, name), ob = const_dim(out, 4, name);
+    // The padded copy of narrow rows, before the convolution: its rows across threads, a
+    // block of channels a vector.
     for (auto& in : op.op().input_tensors())
-        if (in.op()->is_compute()) s[in].compute_root();
+        if (in.op()->is_compute()) {
+            s[in].compute_root();
+            if (in.ndim() == 5) {
+                s[in].parallel(s[in].fuse(s[in].fuse(in.axis(0), in.axis(1)), in.axis(2)));
+                s[in].vectorize(in.axis(4));
+            }
+        }
     // Register tile: ow_b output columns x ob/16 vectors (<= 24 zmm accumulators).
     // A divisor of the row where one is at least half the most that fit, else even tiles with
     // a shorter last one (a 13-wide row: tiles of 1 ran SqueezeNet's last layers 2.5x slower
