@@ -28,14 +28,16 @@ first, main, command = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
 
 
 def kept_sections(path="benchmarks/RESULTS.md"):
-    """The sections of the current RESULTS.md that other scripts write (the GPU section,
-    report_cuda.py's from a GPU machine's run; the threads-on-busy-cores one, contention.py's),
-    kept as they are: this report rewrites only the CPU tables."""
+    """The sections of the current RESULTS.md that are not this report's, kept as they are:
+    those written by hand (results_sections.hand_written), then those other scripts write
+    (the GPU section, report_cuda.py's from a GPU machine's run; the threads-on-busy-cores
+    one, contention.py's, ...). This report rewrites only the CPU tables."""
     try:
         text = open(path).read()
     except OSError:
         return []
-    return [s for s in (results_sections.find_section(text, h) for h in results_sections.KEPT) if s]
+    hand = results_sections.hand_written(text)
+    return hand + [s for s in (results_sections.find_section(text, h) for h in results_sections.KEPT) if s]
 
 
 kept = kept_sections()
@@ -45,7 +47,8 @@ flags = lscpu.get("Flags", "").split()
 isa = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile") if f in flags]
 
 print("# Benchmark results\n")
-print("Written by `benchmarks/run.sh`; do not edit by hand.\n")
+print("The tables down to \"All implementations per case\" are written by `benchmarks/run.sh`; the "
+      "sections after them by hand or by the scripts they name (run.sh keeps them).\n")
 print(f"- date: {datetime.date.today()}")
 print(f"- machine: {lscpu.get('Model name', '?').strip()}, {ctx.get('num_cpus', '?')} CPUs at "
       f"{ctx.get('mhz_per_cpu', '?')} MHz, {'+'.join(isa)}; {platform.system()} {platform.release()}")

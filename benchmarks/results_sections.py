@@ -39,6 +39,19 @@ def find_section(text, heading):
     return text[start + 1:end + 1 if end >= 0 else len(text)].rstrip("\n") + "\n"
 
 
+# The one "## " section report.py writes itself (the copy of docs/onnx-models.md's results,
+# then the table of every implementation).
+REPORT_OWN = ("## ONNX models against ONNX Runtime",)
+
+
+def hand_written(text):
+    """The "## " sections of `text` written by hand (a session's measurements: start-up,
+    precision, symbolic shapes, ...), in their order: every section neither report.py nor
+    another script writes, so that report.py keeps them."""
+    heads = [l for l in text.splitlines() if l.startswith("## ")]
+    return [find_section(text, h) for h in heads if h not in REPORT_OWN and h not in KEPT]
+
+
 def replace_section(text, heading, new):
     """text with its section under `heading` replaced by new, or new appended."""
     start = text.find("\n" + heading + "\n")
