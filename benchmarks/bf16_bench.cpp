@@ -140,9 +140,10 @@ const bool registered = [] {
             bench::add(c, "weft_f32", t, [g] { return weft_f32_gemm(g); });
         }
     }
-    // ResNet-50's 3x3 layers at 56, 28 and 14 pixels, and a 1x1 at 56.
+    // ResNet-50's 3x3 layers at 56, 28, 14 and 7 pixels, and a 1x1 at 56.
     for (Conv cv : {Conv{"64x56x56_3x3", 64, 64, 56, 3, 1, 1}, Conv{"128x28x28_3x3", 128, 128, 28, 3, 1, 1},
-                    Conv{"256x14x14_3x3", 256, 256, 14, 3, 1, 1}, Conv{"256x56x56_1x1_to64", 256, 64, 56, 1, 1, 0}}) {
+                    Conv{"256x14x14_3x3", 256, 256, 14, 3, 1, 1}, Conv{"512x7x7_3x3", 512, 512, 7, 3, 1, 1},
+                    Conv{"256x56x56_1x1_to64", 256, 64, 56, 1, 1, 0}}) {
         bench::Case c{std::string("bf16_conv2d/") + cv.name, bench::Unit::Flops, cv.flops()};
         for (int t : {1, 2}) {
             bench::add(c, "weft", t, [cv] { return weft_bf16_conv(cv); });
