@@ -7,7 +7,6 @@
 namespace weft::topi {
 
 namespace conv_detail {
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void check_block(const std::string& op, const char* what, int64_t bn) {
     WEFT_CHECK(bn >= 1, op, ": the ", what, " block size must be positive, got ", bn);

@@ -88,6 +88,8 @@ inline std::vector<int64_t> up_to(int64_t n, int64_t cap) {
     return v;
 }
 
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // The largest divisor of n that is at most cap (1 if none larger).
 inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
     for (int64_t d = std::min(n, cap); d > 1; --d)

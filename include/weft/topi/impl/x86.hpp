@@ -123,9 +123,10 @@ namespace {
 // activation, computed from each register tile). Without `dot`, the same tile of FMAs.
 void schedule_dot_matmul(Schedule& s, const Tensor& op, const Tensor& out, int64_t step, const TensorIntrin* dot,
                          const char* name) {
+    conv_detail::check_epilogue(name, op, out);
     const int64_t N = const_dim(out, 1, name);
     const int64_t nr = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;  // columns per tile (4 zmm)
-    Tensor acc = op.same_as(out) ? s.cache_write(op, "local") : op;
+    Tensor acc = conv_detail::tile_accumulator(s, op, out);
     auto [io, jo, ii, ji] = s[out].tile(out.axis(0), out.axis(1), 6, nr);
     // Column panels outermost: the packed weight panel (nr x K) stays in L2 while every row
     // tile streams past it; panels split across threads, or the row tiles where there is one
@@ -235,6 +236,7 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
 
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     const char* name = "schedule_conv2d_nchwc_bf16";
+    conv_detail::check_epilogue(name, op, out);
     const int64_t OW = const_dim(out, 3, name), ob = const_dim(out, 4, name);
     // The padded copy of narrow rows, before the convolution: its rows across threads, a
     // block of channels a vector.
@@ -252,8 +254,8 @@ void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out
     // than float32).
     const int64_t vectors = ob / 16, most = std::max<int64_t>(1, 24 / vectors);
     int64_t ow_b = conv_detail::largest_divisor_at_most(OW, most);
-    if (2 * ow_b <= most) ow_b = (OW + (OW + most - 1) / most - 1) / ((OW + most - 1) / most);
-    Tensor acc = op.same_as(out) ? s.cache_write(op, "local") : op;
+    if (2 * ow_b <= most) ow_b = conv_detail::ceil_div(OW, conv_detail::ceil_div(OW, most));
+    Tensor acc = conv_detail::tile_accumulator(s, op, out);
     auto ax = [](const Tensor& t, int d) { return t.axis(d); };
     auto [owo, owi] = s[out].split(ax(out, 3), ow_b);
     s[out].reorder({ax(out, 0), ax(out, 1), ax(out, 2), owo, owi, ax(out, 4)});
