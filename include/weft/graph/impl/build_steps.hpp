@@ -159,12 +159,9 @@ inline std::vector<GroupBuild> compile_groups(const Graph& graph, const std::vec
     for (size_t k = 0; k < count; ++k) {
         if (first[k] == k) continue;
         const GroupBuild& built = results[first[k]];
-        // The first's arguments are its signature's unless its kernel runs on samples or
-        // per size (symbolic only): then compile this one itself.
-        if (built.compiled.args == signatures[first[k]].arg_ids && !built.compiled.per_size && !built.compiled.large.defined())
-            results[k] = reuse_group_build(graph, groups[k], built, signatures[k].arg_ids);
-        else
-            results[k] = compile_with_records(graph, groups[k], target, options, records.get(), symbolic, &clock);
+        WEFT_ICHECK(built.compiled.args == signatures[first[k]].arg_ids, "graph::build: kernel '", built.info.name,
+                    "' takes its arguments in another order than its group's signature lists them");
+        results[k] = reuse_group_build(graph, groups[k], built, signatures[k].arg_ids);
     }
     return results;
 }
