@@ -353,25 +353,19 @@ inline bool from_constants(const Graph& g, Value v, int depth = 4) {
 }  // namespace layout_detail
 
 Graph pack_matmul_weights(const Graph& g, const Target& target) {
-    std::vector<int> order = pass_detail::walk_order(g, "pack_matmul_weights");
     pass_detail::GraphRewriter r(g);
-    bool changed = false;
-    for (int id : order) {
+    return pass_detail::rewrite_nodes(g, r, "pack_matmul_weights", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        if (n.op != "matmul" || !layout_detail::from_constants(g, n.inputs[1]) || !n.type.dtype.is_float()) {
-            r.copy(id);
-            continue;
-        }
+        if (n.op != "matmul" || !layout_detail::from_constants(g, n.inputs[1]) || !n.type.dtype.is_float())
+            return std::nullopt;
         // Whatever the rows (measured faster from 1 row on, RESULTS.md), so that the graph's
         // structure does not change with a symbolic row count.
         const int64_t N = n.type.shape[1];
         const int64_t width = topi::dense_pack_width(N, target);
         Value panels = r.out().add_node("pack_matmul_weight", {r.mapped(n.inputs[1])}, {{"width", width}},
                                         r.fresh_name(n.name + ".weight_packed"));
-        r.set(id, r.out().add_node("matmul_packed", {r.mapped(n.inputs[0]), panels}, {{"n", N}}, n.name));
-        changed = true;
-    }
-    return changed ? r.finish() : g;
+        return r.out().add_node("matmul_packed", {r.mapped(n.inputs[0]), panels}, {{"n", N}}, n.name);
+    });
 }
 
 namespace layout_detail {
@@ -395,56 +389,40 @@ private:
 }  // namespace layout_detail
 
 Graph convert_matmul_bf16(const Graph& g) {
-    std::vector<int> order = pass_detail::walk_order(g, "convert_matmul_bf16");
     pass_detail::GraphRewriter r(g);
     layout_detail::Bf16Inputs inputs(r);
-    bool changed = false;
-    for (int id : order) {
+    return pass_detail::rewrite_nodes(g, r, "convert_matmul_bf16", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        const bool fits = n.op == "matmul" && n.type.dtype == f32 && layout_detail::from_constants(g, n.inputs[1]) &&
-                          g.type(n.inputs[1]).shape[0] % 2 == 0 && n.type.shape[1] % 16 == 0;
-        if (!fits) {
-            r.copy(id);
-            continue;
-        }
+        if (n.op != "matmul" || n.type.dtype != f32 || !layout_detail::from_constants(g, n.inputs[1]) ||
+            g.type(n.inputs[1]).shape[0] % 2 != 0 || n.type.shape[1] % 16 != 0)
+            return std::nullopt;
         Value x = inputs.of(n.inputs[0], n.name);
         Value w = r.out().add_node("cast", {r.mapped(n.inputs[1])}, {{"dtype", std::string("bfloat16")}},
                                    r.fresh_name(n.name + ".weight_bf16"));
         Value blocks = r.out().add_node("pack_bf16_weight", {w}, {}, r.fresh_name(n.name + ".weight_packed"));
-        r.set(id, r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name));
-        changed = true;
-    }
-    return changed ? r.finish() : g;
+        return r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name);
+    });
 }
 
 Graph convert_conv_bf16(const Graph& g) {
-    std::vector<int> order = pass_detail::walk_order(g, "convert_conv_bf16");
     pass_detail::GraphRewriter r(g);
     layout_detail::Bf16Inputs inputs(r);
-    bool changed = false;
-    for (int id : order) {
+    return pass_detail::rewrite_nodes(g, r, "convert_conv_bf16", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        bool fits = n.op == "conv2d_nchwc" && n.type.dtype == f32 && !n.attrs.get_int("depthwise", 0) &&
-                    n.attrs.get_int("block_groups", 1) == 1 && layout_detail::from_constants(g, n.inputs[1]);
-        if (fits) {
-            const std::vector<int64_t> &x = g.type(n.inputs[0]).shape, &w = g.type(n.inputs[1]).shape;
-            const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
-            // Whole blocks of channel pairs (not the RGB stem's 3 channels in one block).
-            fits = x[4] % 2 == 0 && w[4] % x[4] == 0 && w[1] * w[4] == x[1] * x[4] && w[5] % 16 == 0 &&
-                   p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1;
-        }
-        if (!fits) {
-            r.copy(id);
-            continue;
-        }
-        const int64_t ib = g.type(n.inputs[0]).shape[4];
-        Value x = inputs.of(n.inputs[0], n.name);
-        Value w = r.out().add_node("pack_conv2d_nchwc_bf16_weight", {r.mapped(n.inputs[1])}, {{"ib", ib}},
-                                   r.fresh_name(n.name + ".weight_bf16"));
-        r.set(id, r.out().add_node("conv2d_nchwc_bf16", {x, w}, n.attrs, n.name));
-        changed = true;
-    }
-    return changed ? r.finish() : g;
+        if (n.op != "conv2d_nchwc" || n.type.dtype != f32 || n.attrs.get_int("depthwise", 0) ||
+            n.attrs.get_int("block_groups", 1) != 1 || !layout_detail::from_constants(g, n.inputs[1]))
+            return std::nullopt;
+        const std::vector<int64_t> &x = g.type(n.inputs[0]).shape, &w = g.type(n.inputs[1]).shape;
+        const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
+        // Whole blocks of channel pairs (not the RGB stem's 3 channels in one block).
+        if (x[4] % 2 != 0 || w[4] % x[4] != 0 || w[1] * w[4] != x[1] * x[4] || w[5] % 16 != 0 || p.groups != 1 ||
+            p.dilation.h != 1 || p.dilation.w != 1)
+            return std::nullopt;
+        Value data = inputs.of(n.inputs[0], n.name);
+        Value weight = r.out().add_node("pack_conv2d_nchwc_bf16_weight", {r.mapped(n.inputs[1])}, {{"ib", x[4]}},
+                                        r.fresh_name(n.name + ".weight_bf16"));
+        return r.out().add_node("conv2d_nchwc_bf16", {data, weight}, n.attrs, n.name);
+    });
 }
 
 Graph convert_conv_layout(const Graph& g, const Target& target) {

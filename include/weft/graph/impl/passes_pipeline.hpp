@@ -96,6 +96,22 @@ private:
     std::set<std::string> taken_;
 };
 
+// g with each node that `replace(id)` gives a value for (built in r.out()) replaced by it and
+// the others copied, in walk order; g itself when no node was replaced.
+template <class F>
+Graph rewrite_nodes(const Graph& g, GraphRewriter& r, const char* pass, F&& replace) {
+    bool changed = false;
+    for (int id : walk_order(g, pass)) {
+        if (std::optional<Value> v = replace(id)) {
+            r.set(id, *v);
+            changed = true;
+        } else {
+            r.copy(id);
+        }
+    }
+    return changed ? r.finish() : g;
+}
+
 }  // namespace pass_detail
 
 PassPipeline& PassPipeline::add(Pass p) {
