@@ -198,3 +198,22 @@ TEST_CASE("bfloat16 conv2d in the blocked layout matches a double reference, wit
         }
     }
 }
+
+TEST_CASE("a select of bfloat16 values links and runs on a CPU without AVX512_BF16") {
+    // LLVM legalizes a bfloat select with a constant through float32, calling __truncsfbf2,
+    // which the JIT cannot link; codegen selects the bits instead.
+    Tensor X = placeholder({64}, bf16, "X");
+    Tensor Y = compute({64}, [&](Expr i) { return if_then_else(i % 3 == 0, X(i), ir::make_zero(bf16)); }, "y");
+    Target without = Target::host();
+    if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+    for (bool vector : {false, true}) {
+        CAPTURE(vector);
+        Schedule s = create_schedule(Y);
+        if (vector) s[Y].vectorize(Y.axis(0));
+        Kernel k = build(s, {X, Y}, without);
+        auto x = Buffer<bfloat16>::random({64}, bfloat16(-4.f), bfloat16(4.f), 8);
+        Buffer<bfloat16> y({64});
+        k(x, y);
+        for (int64_t i = 0; i < 64; ++i) CHECK(y.data()[i].bits == (i % 3 == 0 ? x.data()[i].bits : 0));
+    }
+}

@@ -48,6 +48,7 @@ private:
     llvm::Value* emit_bit_intrinsic(const ir::Call* op);
     llvm::Value* bfloat_to_float(llvm::Value* v, int lanes);
     llvm::Value* float_to_bfloat(llvm::Value* v, int lanes);
+    llvm::Value* select_value(llvm::Value* cond, llvm::Value* t, llvm::Value* f);
 
     // ---- memory (emit_memory.hpp) ----
     llvm::Value* buffer(const ir::Var& buffer_var);

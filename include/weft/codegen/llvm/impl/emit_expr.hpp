@@ -235,9 +235,18 @@ inline llvm::Value* CodeGenLLVM::emit_(const ir::And* op) { return b_.CreateAnd(
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Or* op) { return b_.CreateOr(emit(op->a), emit(op->b)); }
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Not* op) { return b_.CreateNot(emit(op->a)); }
 
+// A select of bfloat16 values chooses their bits: LLVM legalizes a bfloat select (and its
+// constants) through float32 and back, a call to __truncsfbf2 on CPUs without AVX512_BF16,
+// which the JIT cannot link.
+inline llvm::Value* CodeGenLLVM::select_value(llvm::Value* cond, llvm::Value* t, llvm::Value* f) {
+    if (!t->getType()->getScalarType()->isBFloatTy()) return b_.CreateSelect(cond, t, f);
+    llvm::Type* bits = t->getType()->getWithNewType(b_.getInt16Ty());
+    return b_.CreateBitCast(b_.CreateSelect(cond, b_.CreateBitCast(t, bits), b_.CreateBitCast(f, bits)), t->getType());
+}
+
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Select* op) {
     // A scalar condition with vector values is a valid LLVM select as it is.
-    return b_.CreateSelect(emit(op->condition), emit(op->true_value), emit(op->false_value));
+    return select_value(emit(op->condition), emit(op->true_value), emit(op->false_value));
 }
 
 inline llvm::Value* CodeGenLLVM::emit_(const ir::Cast* op) { return emit_cast(op->value.type(), op->type, emit(op->value)); }
@@ -344,7 +353,7 @@ inline llvm::Value* CodeGenLLVM::emit_if_then_else(const ir::Call* op) {
     WEFT_ICHECK(op->args.size() == 3, "if_then_else takes 3 arguments");
     llvm::Value* cond = emit(op->args[0]);
     if (cond->getType()->isVectorTy())  // per-lane: both sides (the vectorizer guarantees they are safe)
-        return b_.CreateSelect(cond, emit(op->args[1]), emit(op->args[2]));
+        return select_value(cond, emit(op->args[1]), emit(op->args[2]));
     llvm::Function* fn = fs_.fn;
     auto* then_bb = llvm::BasicBlock::Create(ctx_, "ite.then", fn);
     auto* else_bb = llvm::BasicBlock::Create(ctx_, "ite.else", fn);
@@ -359,10 +368,21 @@ inline llvm::Value* CodeGenLLVM::emit_if_then_else(const ir::Call* op) {
     llvm::BasicBlock* else_end = b_.GetInsertBlock();
     b_.CreateBr(merge_bb);
     b_.SetInsertPoint(merge_bb);
-    llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
-    phi->addIncoming(t, then_end);
-    phi->addIncoming(f, else_end);
-    return phi;
+    // (bfloat16 through its bits, as select_value: LLVM turns this phi into a select)
+    llvm::Type* type = t->getType();
+    const bool bits = type->getScalarType()->isBFloatTy();
+    llvm::Type* merged = bits ? type->getWithNewType(b_.getInt16Ty()) : type;
+    auto as_merged = [&](llvm::Value* v, llvm::BasicBlock* end) {
+        if (!bits) return v;
+        llvm::IRBuilder<> at(end->getTerminator());
+        return at.CreateBitCast(v, merged);
+    };
+    llvm::Value* t_merged = as_merged(t, then_end);
+    llvm::Value* f_merged = as_merged(f, else_end);
+    llvm::PHINode* phi = b_.CreatePHI(merged, 2);
+    phi->addIncoming(t_merged, then_end);
+    phi->addIncoming(f_merged, else_end);
+    return bits ? b_.CreateBitCast(phi, type) : phi;
 }
 
 // A C function found by symbol name when the JIT links the kernel.
