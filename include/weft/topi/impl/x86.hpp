@@ -7,6 +7,7 @@
 namespace weft::topi::conv_detail {
 // conv_checks.hpp, compiled with the convolutions.
 Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, const Expr& H, const Expr& W);
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block);
 }  // namespace weft::topi::conv_detail
 
 namespace weft::topi {
@@ -214,18 +215,7 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
     // 0.58 -> 0.81 of oneDNN); wide rows read in place (the copy cost 64 3x3 @56 and 128 3x3
     // @28 15%: RESULTS.md, "bfloat16 GEMM with AVX512_BF16").
     const bool copy = !pad.none() && out.w <= 16;
-    Tensor padded = data;
-    if (copy) {
-        padded = compute({make_int(N), make_int(CB), make_int(H + pad.top + pad.bottom), make_int(W + pad.left + pad.right),
-                          make_int(ib)},
-                         [&](Expr n, Expr c, Expr y, Expr x, Expr ci) {
-                             Expr inside = conv_detail::inside_input(y, x, pad, make_int(H), make_int(W));
-                             // (chosen by the bits: LLVM makes a bfloat16 constant by a library
-                             // call, __truncsfbf2, on CPUs without AVX512_BF16)
-                             Expr bits = reinterpret(u16, data(n, c, y - pad.top, x - pad.left, ci));
-                             return reinterpret(bf16, if_then_else(inside, bits, ir::make_const(u16, 0)));
-                         }, name + "_pad");
-    }
+    const Tensor padded = copy ? conv_detail::pad_spatial(data, pad, 2, name + "_pad", 0) : data;
     return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
         Expr y = oy * p.stride.h + kh, x = ox * p.stride.w + kw;
         Expr in = copy ? padded(n, ic, y, x, ip * 2 + two) : data(n, ic, y - pad.top, x - pad.left, ip * 2 + two);
