@@ -161,8 +161,12 @@ TEST_CASE("onnx Loop: a constant trip count unrolls; loop-carried values and sca
 }
 
 // while (cond and i < M): acc = acc * 2 + x; cond = sum(acc) < limit. M and the limit are
-// graph inputs (M omitted: a while loop); no scan output unless `scan`.
-Model while_model(bool with_trips, bool scan = false) {
+// graph inputs (M omitted: a while loop); no scan output unless `scan`. With `unrolled`, the
+// body slices acc from i * 0, which the importer needs as a constant: the loop cannot run
+// as a loop of kernels (whose i is known only when it runs) and unrolls.
+// With `first_constant`, the first condition is sum(acc0) < 2 (true, known at import): the
+// data decides from the first iteration's condition on.
+Model while_model(bool with_trips, bool scan = false, bool unrolled = false, bool first_constant = false) {
     Model m(13);
     m.input("x", {2});
     m.input("limit", {});
@@ -170,13 +174,23 @@ Model while_model(bool with_trips, bool scan = false) {
     m.initializer("acc0", {2}, {0.f, 0.f});
     m.initializer("two", {1}, {2.f});
     m.node("ReduceSum", {"acc0"}, {"s0"});  // (keepdims: [1], a condition of one value)
-    m.node("Less", {"s0", "limit"}, {"cond0"});
+    m.node("Less", {"s0", first_constant ? "two" : "limit"}, {"cond0"});
     auto& n = m.node("Loop", {with_trips ? "M" : "", "cond0", "acc0"}, scan ? std::vector<std::string>{"acc", "trace"}
                                                                             : std::vector<std::string>{"acc"});
-    graph_attr(n, "body", [scan](pb::GraphProto& g) {
+    if (unrolled) {
+        m.initializer_i64("zero", {1}, {0});
+        m.initializer_i64("end", {1}, {2});
+    }
+    graph_attr(n, "body", [scan, unrolled](pb::GraphProto& g) {
         loop_inputs(g, "i", "cond_in", "acc_in");
         add_node(g, "Mul", {"acc_in", "two"}, {"doubled"});
-        add_node(g, "Add", {"doubled", "x"}, {"acc_out"});
+        if (unrolled) {
+            add_node(g, "Mul", {"i", "zero"}, {"start"});
+            add_node(g, "Slice", {"doubled", "start", "end"}, {"whole"});
+            add_node(g, "Add", {"whole", "x"}, {"acc_out"});
+        } else {
+            add_node(g, "Add", {"doubled", "x"}, {"acc_out"});
+        }
         add_node(g, "ReduceSum", {"acc_out"}, {"s"});
         add_node(g, "Less", {"s", "limit"}, {"cond_out"});
         add_value(g.mutable_output(), "cond_out", pb::TensorProto::BOOL);
@@ -203,9 +217,10 @@ std::pair<std::vector<float>, int64_t> while_reference(const float* x, float lim
 TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bound, checked per run") {
     weft::onnx::LoadOptions o;
     o.max_loop_iterations = 8;
-    for (bool with_trips : {false, true}) {
+    for (auto [with_trips, unrolled] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
         CAPTURE(with_trips);
-        graph::Module mod = graph::build(while_model(with_trips).load(o));
+        CAPTURE(unrolled);
+        graph::Module mod = graph::build(while_model(with_trips, false, unrolled).load(o));
         REQUIRE(mod.num_outputs() == 1);  // the run-time check is not an output
         Buffer<float> x({2});
         x(0) = 1.f, x(1) = 0.5f;
@@ -231,14 +246,22 @@ TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bo
                 CHECK(y(0) == want[0]);
                 CHECK(y(1) == want[1]);
             }
-        // Iterations past the loop's end are skipped: their kernels wait on the flag that
-        // says whether the iteration runs (KernelInfo::condition), which is false there.
-        int guarded = 0;
-        for (const graph::KernelInfo& k : mod.kernels()) guarded += k.condition >= 0;
-        CHECK(guarded >= 8);
         int skipped = 0;
-        for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;  // (the last limit: 8)
-        CHECK(skipped == 0);
+        if (unrolled) {
+            // Unrolled, iterations past the loop's end are skipped: their kernels wait on the
+            // flag that says whether the iteration runs (KernelInfo::condition), false there.
+            int guarded = 0;
+            for (const graph::KernelInfo& k : mod.kernels()) guarded += k.condition >= 0;
+            CHECK(guarded >= 8);
+            for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;  // (the last limit: 8)
+            CHECK(skipped == 0);
+        } else {
+            // A loop of kernels: the body compiled once, run as many times as the data says.
+            int loops = 0;
+            for (const graph::KernelInfo& k : mod.kernels()) loops += k.name == "loop";
+            CHECK(loops == 1);
+            CHECK(mod.kernels().size() <= 3);
+        }
         Buffer<float> l({1});
         l(0) = 1.f;  // one iteration
         mod.set_input("limit", l);
@@ -247,8 +270,12 @@ TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bo
             m(0) = 8;
             mod.set_input("M", m);
         }
-        for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;
-        CHECK(skipped >= 7);
+        if (unrolled) {
+            for (const graph::KernelTiming& t : mod.profile(1).kernels) skipped += t.runs == 0;
+            CHECK(skipped >= 7);
+        } else {
+            mod.run();
+        }
         CHECK(Buffer<float>(mod.get_output(0))(0) == while_reference(x.data(), 1.f, 100).first[0]);
         // A run that needs a ninth iteration fails, naming the bound; the next one is fine.
         l(0) = 1000.f;
@@ -268,6 +295,29 @@ TEST_CASE("onnx Loop: a condition and a trip count the inputs decide run to a bo
     }
 }
 
+TEST_CASE("onnx Loop: a condition known at first and then decided by the data runs as a loop of kernels") {
+    weft::onnx::LoadOptions o;
+    o.max_loop_iterations = 8;
+    graph::Module mod = graph::build(while_model(false, false, false, true).load(o));
+    int loops = 0;
+    for (const graph::KernelInfo& k : mod.kernels()) loops += k.name == "loop";
+    CHECK(loops == 1);
+    Buffer<float> x({2});
+    x(0) = 0.25f, x(1) = 1.5f;
+    mod.set_input("x", x);
+    for (float limit : {1.f, 10.f, 300.f}) {
+        CAPTURE(limit);
+        Buffer<float> l({1});
+        l(0) = limit;
+        mod.set_input("limit", l);
+        mod.run();
+        auto [want, iterations] = while_reference(x.data(), limit, 100);
+        REQUIRE(iterations <= 8);
+        CHECK(Buffer<float>(mod.get_output(0))(0) == want[0]);
+        CHECK(Buffer<float>(mod.get_output(0))(1) == want[1]);
+    }
+}
+
 TEST_CASE("onnx Loop: one the inputs decide needs a bound and no scan outputs, else it is refused") {
     std::string e = error_of([&] { while_model(false).load(); });
     CHECK(e.find("(Loop, opset 13)") != std::string::npos);
@@ -278,8 +328,9 @@ TEST_CASE("onnx Loop: one the inputs decide needs a bound and no scan outputs, e
     e = error_of([&] { while_model(true, true).load(o); });
     CHECK(e.find("a Loop with scan outputs needs its iterations known at import") != std::string::npos);
     CHECK(e.find("'M') must be a constant, but it is a graph input") != std::string::npos);
-    o.max_loop_iterations = 100000;
-    e = error_of([&] { while_model(true).load(o); });
+    o.max_loop_iterations = 100000;  // a loop of kernels takes any bound; an unrolled one, not
+    CHECK_NOTHROW(while_model(true).load(o));
+    e = error_of([&] { while_model(true, false, true).load(o); });
     CHECK(e.find("is more than weft unrolls") != std::string::npos);
     // Frozen inputs make the same loop one the importer counts: no bound needed.
     weft::onnx::LoadOptions frozen;

@@ -38,6 +38,7 @@
 namespace weft::graph {
 
 inline constexpr char kArtifactMagic[9] = "WEFTMODL";
+// 10: a loop's kernel (Graph::loop) holds its body's module, an artifact of its own;
 // 9: a symbolic extent may hold floor terms (a strided convolution over an image size);
 // 8: the checksum is hash64 (at memory speed: FNV-1a's byte loop dominated loading), and
 // each constant's data starts at a multiple of 64 bytes in the file (load_module maps
@@ -50,11 +51,13 @@ inline constexpr char kArtifactMagic[9] = "WEFTMODL";
 // work per iteration); 4: each kernel stores its object code's hash; 3: kernel arguments say
 // which is written and which inputs it may overwrite in place; 2: the checksum is FNV-1a 64
 // (1 used a wrong offset basis).
-inline constexpr uint32_t kArtifactVersion = 9;
+inline constexpr uint32_t kArtifactVersion = 10;
 // The most dimensions a tensor of an artifact has: save refuses more, so load reads whatever
 // save wrote (graph::Limits::max_rank's default is the same).
 inline constexpr size_t kArtifactMaxRank = 16;
 inline constexpr size_t kArtifactHeaderBytes = 32;
+// The deepest loops (Graph::loop) nest in an artifact: each one's body is an artifact inside.
+inline constexpr int kMaxArtifactLoopDepth = 32;
 
 // The largest artifact load_module reads unless told otherwise: 4 GiB, above the weights
 // and code of any model weft compiles, and a bound on what a wrong path can make it allocate.

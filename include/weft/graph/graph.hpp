@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,8 +50,13 @@ struct TensorType {
     bool operator==(const TensorType&) const = default;
 };
 
-// An attribute: an integer, a float, a string, or a list of integers or floats.
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+class Graph;
+
+// An attribute: an integer, a float, a string, a list of integers or floats, or a graph (a
+// loop's body: Graph::loop). A graph attribute is shared, never copied, and compared by
+// identity: two nodes are equal only with the same body.
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                               std::shared_ptr<const Graph>>;
 
 class Attrs {
 public:
@@ -72,6 +78,8 @@ public:
     std::vector<int64_t> get_ints(const std::string& key) const;
     std::vector<int64_t> get_ints(const std::string& key, std::vector<int64_t> fallback) const;
     std::vector<double> get_floats(const std::string& key, std::vector<double> fallback = {}) const;
+    // A graph attribute; nullptr where there is none.
+    std::shared_ptr<const Graph> get_graph(const std::string& key) const;
 
     const std::map<std::string, AttrValue>& items() const { return values_; }
     std::string str() const;  // "{pads=[1, 1, 1, 1], strides=[2, 2]}"
@@ -113,6 +121,14 @@ struct Pool2dAttrs {
     bool ceil_mode = false;          // output extents rounded up (ONNX's ceil_mode; topi::Pool2dParams)
 };
 
+// Graph::loop's options: which carried value the node gives, and the most iterations a run
+// may take (0: no bound; past it, run() throws `limit_message`, or a message naming the node).
+struct LoopAttrs {
+    int64_t output = 0;
+    int64_t max_iterations = 0;
+    std::string limit_message;
+};
+
 // What one graph may hold, checked on every node as it is added (an input, a constant, an
 // operator's inferred output), so that a hostile or mistaken model stops with a weft::Error
 // naming the node and the limit instead of exhausting memory, overflowing a size or
@@ -150,6 +166,11 @@ namespace detail {
 // first, so that nodes stored in order keep it; nodes on (or behind) a cycle are left out.
 // Graph::check and the artifact loader order nodes with it.
 std::vector<int> smallest_first_order(const std::vector<std::vector<int>>& inputs);
+// The names of a loop body's inputs and outputs (Graph::loop).
+inline const char* const kLoopIteration = "iteration";
+inline const char* const kLoopCondition = "condition";
+inline std::string loop_carried_name(size_t k) { return "carried" + std::to_string(k); }
+inline std::string loop_captured_name(size_t k) { return "captured" + std::to_string(k); }
 }  // namespace detail
 
 // The graph at other values of its symbols (by name). The default re-infers every node from
@@ -284,6 +305,21 @@ public:
     Value where(Value cond, Value a, Value b, std::string name = "");
     Value cast(Value x, DataType dtype, std::string name = "");
     Value erf(Value x, std::string name = "");
+
+    // A loop that the module runs, not unrolled (ONNX Loop's meaning): with i from 0,
+    //   while (i < trips && condition) { (condition, carried...) = body(i, condition, carried..., captured...); ++i; }
+    // `body` is a graph of its own whose inputs are named "iteration" (int64 [1]),
+    // "condition" (bool [1]), "carried0", "carried1", ... (the types of `carried`) and
+    // "captured0", ... (of `captured`, values it reads unchanged), and whose outputs are
+    // "condition" (bool [1]) and "carried0", ... (each of its input's type). The node's value
+    // is carried value `output` after the last iteration (one node per carried value the
+    // graph reads: each runs the loop). With `max_iterations` > 0, a run that would start
+    // iteration max_iterations + 1 is a weft::Error. build() compiles the body once, as a
+    // module of its own (CPU targets): docs/graph.md, "Loops".
+    //   graph::Graph body;   ... body.output(next_condition, "condition"); body.output(next_h, "carried0");
+    //   graph::Value y = g.loop(body, trips, condition, {h0}, {weights});
+    Value loop(const Graph& body, Value trips, Value condition, std::vector<Value> carried,
+               std::vector<Value> captured = {}, const LoopAttrs& attrs = {}, std::string name = "");
 
 
     // ---- reading ----------------------------------------------------------------------

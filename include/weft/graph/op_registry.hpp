@@ -21,6 +21,7 @@
 
 #include "weft/graph/graph.hpp"
 #include "weft/ir/target.hpp"
+#include "weft/runtime/kernel.hpp"
 #include "weft/schedule/config.hpp"
 #include "weft/schedule/schedule.hpp"
 #include "weft/te/compute.hpp"
@@ -104,6 +105,11 @@ struct OpDef {
     // inputs (compact host buffers), the attributes and the inferred output type. Empty: the
     // constant is folded by a compiled kernel.
     std::function<BufferRef(const std::vector<BufferRef>&, const Attrs&, const TensorType&)> evaluate;
+    // An operator that is not a computation in the tensor language (a loop that runs a graph:
+    // Graph::loop) makes its node's kernel itself: the node alone is its group, and the
+    // kernel takes the node's inputs in order, then its output. `fast_compile`: the build's
+    // fast tier (BuildOptions::tier). Such an operator's `compute` is never called.
+    std::function<Kernel(const Graph& g, int node, const Target& target, bool fast_compile)> make_kernel;
 };
 
 // The operator called `name`; weft::Error "unknown operator" when there is none.

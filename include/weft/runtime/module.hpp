@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "weft/ir/abi.hpp"
@@ -11,6 +12,8 @@
 #include "weft/ir/target.hpp"
 
 namespace weft {
+
+class KernelArgValue;  // runtime/kernel.hpp
 
 // A kernel's machine code as a relocatable object file (ELF on Linux) and the symbol of its
 // entry point in it: what graph/artifact.hpp saves, and codegen::load_llvm_object loads
@@ -58,6 +61,15 @@ public:
     // The memory the module holds (code, the text kept for llvm_ir(), the JIT's pages), an
     // estimate for the kernel cache's budget; 0 when the backend does not say.
     virtual int64_t memory_bytes() const { return 0; }
+    // A kernel computed by host code, not generated code (a graph's loop, which runs a module
+    // per iteration): entry() is null, and Kernel::call checks the arguments against the
+    // signature and then passes them to call_host.
+    virtual bool runs_on_host() const { return false; }
+    virtual void call_host(std::span<const KernelArgValue> args) const;
 };
+
+inline void KernelModule::call_host(std::span<const KernelArgValue>) const {
+    WEFT_ICHECK(false, "KernelModule::call_host on a module of generated code");
+}
 
 }  // namespace weft

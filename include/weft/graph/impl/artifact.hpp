@@ -11,6 +11,7 @@
 #include "weft/graph/artifact.hpp"
 #include "weft/graph/impl/artifact_encoding.hpp"
 #include "weft/graph/impl/artifact_symbolic.hpp"
+#include "weft/graph/impl/loop_kernel.hpp"
 #include "weft/graph/impl/module.hpp"
 #include "weft/runtime/bytes.hpp"
 
@@ -77,8 +78,11 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         w.str(n.name);
         w.u32(uint32_t(n.inputs.size()));
         for (Value v : n.inputs) w.i32(v.id);
-        w.u32(uint32_t(n.attrs.items().size()));
+        // (A loop's body is not saved as a graph: its kernel holds the body's module, below.)
+        auto is_graph = [](const auto& item) { return std::holds_alternative<std::shared_ptr<const Graph>>(item.second); };
+        w.u32(uint32_t(n.attrs.items().size() - std::count_if(n.attrs.items().begin(), n.attrs.items().end(), is_graph)));
         for (auto& [k, v] : n.attrs.items()) {
+            if (std::holds_alternative<std::shared_ptr<const Graph>>(v)) continue;
             w.str(k);
             detail::write_attr(w, v);
         }
@@ -133,6 +137,14 @@ std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
         // loader refuses an object (or a reference to one) that is not this kernel's.
         // Kernels the cache served share one module: its object is stored once, and the
         // others refer to the first kernel with it.
+        // A loop's kernel: its body's module, an artifact of its own.
+        if (const detail::LoopKernelModule* loop = detail::as_loop(kernel)) {
+            const std::string body = save_to_memory(loop->body());
+            w.pod(::weft::detail::fnv1a64(body));
+            w.u8(2);
+            w.str(body);
+            continue;
+        }
         auto [object_of, first] = stored.try_emplace(kernel.module().get());
         ObjectCode object;
         if (first) {
@@ -390,7 +402,36 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
         for (size_t a = 0; a < nargs; ++a) f.args.push_back(detail::read_kernel_arg(r, g, symbolic, shapes, arg_ids, a, f.name));
         const uint64_t object_hash = r.pod<uint64_t>("a kernel's object hash");
         std::shared_ptr<const KernelModule> module;
-        if (r.u8("a kernel's object code") != 0) {  // the object of an earlier kernel
+        const uint8_t object_kind = r.u8("a kernel's object code");
+        if (object_kind == 2) {  // a loop's body, an artifact of its own
+            const std::string body = r.str("a loop's body");
+            if (g.node(group.root()).op != "loop" || group.nodes.size() != 1)
+                r.fail("kernel '" + f.name + "' holds a loop's body but computes '" + g.node(group.root()).name + "'");
+            if (::weft::detail::fnv1a64(body) != object_hash)
+                r.fail("kernel '" + f.name + "': its loop body does not match the hash saved with its signature");
+            // (Each level's bytes hold the next: a bound on the depth, not on the size, keeps
+            // a hostile file from nesting loops until the stack runs out.)
+            static thread_local int depth = 0;
+            if (depth >= kMaxArtifactLoopDepth)
+                r.fail(::weft::detail::concat("loops nest deeper than ", kMaxArtifactLoopDepth));
+            Module m;
+            try {
+                ++depth;
+                struct Leave {
+                    ~Leave() { --depth; }
+                } leave;
+                m = load_module_from_memory(body);
+            } catch (const Error& e) {
+                r.fail("kernel '" + f.name + "': its loop body: " + ::weft::detail::unprefixed(e.what()));
+            }
+            object_hashes.push_back(object_hash);
+            st->kernels.push_back(detail::loop_kernel(g, group.root(), std::move(m), info.compile_ms));
+            st->groups.push_back(std::move(group));
+            st->infos.push_back(std::move(info));
+            st->arg_ids.push_back(std::move(arg_ids));
+            continue;
+        }
+        if (object_kind != 0) {  // the object of an earlier kernel
             int earlier = r.i32("a kernel's object code");
             if (earlier < 0 || size_t(earlier) >= k) r.fail(::weft::detail::concat("a kernel refers to kernel ", earlier));
             if (object_hashes[size_t(earlier)] != object_hash)

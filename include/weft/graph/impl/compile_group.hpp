@@ -197,10 +197,12 @@ inline Kernel lower_and_build(const Graph& g, const FusedGroup& group, const Sch
 }
 
 // The workload key of a group's tuning task: its master's operator, input types and
-// attributes, "dense(float32[64, 512], float32[1000, 512]){}"; "" without a master.
+// attributes, "dense(float32[64, 512], float32[1000, 512]){}"; "" without a master or for
+// an operator that makes its own kernel (a loop: nothing to tune).
 inline std::string group_workload(const Graph& g, const FusedGroup& group) {
     if (group.master < 0) return "";
     const Node& m = g.node(group.master);
+    if (op_def(m.op).make_kernel) return "";
     std::string key = m.op + "(";
     for (size_t i = 0; i < m.inputs.size(); ++i) key += (i ? ", " : "") + g.type(m.inputs[i]).str();
     return key + ")" + m.attrs.str();
@@ -327,9 +329,29 @@ inline ScheduledGroup schedule_group(const Graph& g, const FusedGroup& group, co
     return result;
 }
 
+// A group of one node whose operator makes its own kernel (OpDef::make_kernel: a loop),
+// or nullopt.
+inline std::optional<CompiledGroup> compile_own_kernel(const Graph& g, const FusedGroup& group, const Target& target,
+                                                       const SymbolicShapes* symbolic, bool fast_compile) {
+    const Node& n = g.node(group.root());
+    const OpDef& def = op_def(n.op);
+    if (!def.make_kernel) return std::nullopt;
+    WEFT_ICHECK(group.nodes.size() == 1, describe(n), " makes its own kernel but was fused with other nodes");
+    CompiledGroup result;
+    for (Value v : n.inputs) result.args.push_back(v.id);
+    result.args.push_back(group.root());
+    if (symbolic)
+        for (int id : result.args)
+            WEFT_CHECK(!symbolic->is_symbolic(id), "graph::build: symbolic dimensions: ", describe(n), " reads or writes '",
+                       g.node(id).name, "', whose shape depends on the symbols; give the symbols fixed values");
+    result.kernel = def.make_kernel(g, group.root(), target, fast_compile);
+    return result;
+}
+
 inline CompiledGroup compile_group(const Graph& g, const FusedGroup& group, const Target& target,
                                    const Config& config = {}, const SymbolicShapes* symbolic = nullptr,
                                    CompileClock* clock = nullptr, bool fast_compile = false) {
+    if (std::optional<CompiledGroup> own = compile_own_kernel(g, group, target, symbolic, fast_compile)) return *own;
     CompiledGroup result;
     auto scheduled = [&](const SymbolicShapes* shapes) {
         ClockSpan span(clock ? &clock->schedule_ns : nullptr);

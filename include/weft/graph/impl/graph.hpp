@@ -57,6 +57,8 @@ inline void print_attr(std::ostream& os, const AttrValue& v) {
                 os << '"' << x << '"';
             } else if constexpr (std::is_arithmetic_v<T>) {
                 os << x;
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Graph>>) {
+                os << "<graph of " << (x ? x->size() : 0) << " nodes>";
             } else {
                 os << '[';
                 for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
@@ -97,6 +99,11 @@ double Attrs::get_float(const std::string& key, double fallback) const {
 std::string Attrs::get_string(const std::string& key, const std::string& fallback) const {
     const std::string* v = detail::attr_as<std::string>(values_, key, "a string");
     return v ? *v : fallback;
+}
+
+std::shared_ptr<const Graph> Attrs::get_graph(const std::string& key) const {
+    const auto* v = detail::attr_as<std::shared_ptr<const Graph>>(values_, key, "a graph");
+    return v ? *v : nullptr;
 }
 
 std::vector<int64_t> Attrs::get_ints(const std::string& key) const {

@@ -40,6 +40,8 @@ inline void append_exact(std::string& key, const AttrValue& value) {
                 key += x;
             } else if constexpr (std::is_arithmetic_v<T>) {
                 number(x);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Graph>>) {
+                number(reinterpret_cast<uintptr_t>(x.get()));  // the same body, not an equal one
             } else {
                 number(uint64_t(x.size()));
                 for (auto e : x) number(e);

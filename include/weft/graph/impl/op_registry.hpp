@@ -7,6 +7,7 @@
 
 #include "weft/graph/impl/ops_elementwise.hpp"
 #include "weft/graph/impl/ops_layout.hpp"
+#include "weft/graph/impl/ops_loop.hpp"
 #include "weft/graph/impl/ops_nn.hpp"
 #include "weft/graph/impl/ops_transform.hpp"
 #include "weft/graph/op_registry.hpp"
@@ -33,6 +34,7 @@ inline void register_builtin_ops() {
         ops::register_nn_ops();
         ops::register_transform_ops();
         ops::register_layout_ops();
+        ops::register_loop_ops();
     });
 }
 

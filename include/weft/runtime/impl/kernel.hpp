@@ -225,6 +225,7 @@ void Kernel::call(std::span<const KernelArgValue> args) const {
     }
 
     check_no_aliasing(kname, plan.func, args);
+    if (module_->runs_on_host()) return module_->call_host(args);
     if (on_cuda) {
         runtime::detail::launch_cuda(module_, plan, args, values.data(), symbol.data(), symbol_set.data(), device);
         return;

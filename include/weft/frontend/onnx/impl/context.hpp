@@ -47,6 +47,21 @@ inline std::string unique_graph_name(const graph::Graph& g, std::map<std::string
     return n;
 }
 
+// A loop body's input (Ctx::import_body): its name in the body graph, type, and whether it
+// stands for an ONNX scalar.
+struct BodyInput {
+    std::string name;
+    graph::TensorType type;
+    bool scalar = false;
+};
+
+// A loop body converted into a graph of its own, and the values around it that it reads
+// (its inputs captured0, captured1, ...: Graph::loop).
+struct BodyImport {
+    graph::Graph body;
+    std::vector<Value> captured;
+};
+
 struct Ctx {
     graph::Graph& g;
     const pb::NodeProto& node;
@@ -88,6 +103,12 @@ struct Ctx {
     // Converts a subgraph attribute (If's branch, Loop's body) with its inputs bound to the
     // given values and returns its outputs (load.hpp, Importer::inline_graph).
     std::function<std::vector<Value>(const pb::GraphProto&, const std::vector<Value>&)> inline_graph;
+    // Converts a Loop's body into a graph of its own with inputs `inputs`; `finish` gets its
+    // ONNX outputs while that graph is `g` (to add the body's outputs). load.hpp,
+    // Importer::import_body; an UnsupportedError where the body cannot be one.
+    std::function<BodyImport(const pb::GraphProto&, const std::vector<BodyInput>&,
+                             const std::function<void(const std::vector<Value>&)>&)>
+        import_body;
     // Sequences are lists of values known at import: the inputs that are sequences (their
     // `ins` entry is undefined), and the outputs a sequence operator makes (ops_sequence.hpp).
     std::map<size_t, std::vector<Value>> seq_ins, seq_outs;

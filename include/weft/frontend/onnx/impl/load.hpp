@@ -244,6 +244,10 @@ private:
             c.inline_graph = [this](const pb::GraphProto& gp, const std::vector<Value>& bound) {
                 return inline_graph(gp, bound);
             };
+            c.import_body = [this](const pb::GraphProto& gp, const std::vector<BodyInput>& inputs,
+                                   const std::function<void(const std::vector<Value>&)>& finish) {
+                return import_body(gp, inputs, finish);
+            };
             const DataType half = widen_half_inputs(c);
             std::vector<Value> outs;
             if (!convert_empty_elementwise(c, n.op_type())) outs = it->second.convert(c);
@@ -297,9 +301,75 @@ private:
         auto it = (root.*table).find(name);
         return it == (root.*table).end() ? nullptr : &it->second;
     }
-    const Value* lookup(const std::string& name) const { return innermost(scopes_, root_, name, &Scope::values); }
+    // While a loop's body is converted (import_body), a value of the graph around it becomes
+    // the body's: a constant copied in, anything else a captured input (Graph::loop).
+    const Value* lookup(const std::string& name) {
+        const Value* v = innermost(scopes_, root_, name, &Scope::values);
+        if (!v || !outer_ || !v->defined()) return v;
+        for (size_t s = body_scope_; s < scopes_.size(); ++s)
+            if (scopes_[s].values.count(name)) return v;  // the body's own
+        const graph::Node& n = outer_->g.node(*v);
+        Value inner;
+        if (n.is_constant()) {
+            inner = g_.constant_shared(unique_name(n.name), n.value);
+        } else {
+            inner = g_.input(graph::detail::loop_captured_name(captured_.size()), n.type.shape, n.type.dtype);
+            captured_.push_back(*v);
+        }
+        if (outer_->rank0.count(v->id)) rank0_.insert(inner.id);
+        return &(scopes_[body_scope_].values[name] = inner);
+    }
     const std::vector<Value>* lookup_sequence(const std::string& name) const {
-        return innermost(scopes_, root_, name, &Scope::sequences);
+        const std::vector<Value>* sq = innermost(scopes_, root_, name, &Scope::sequences);
+        if (sq && outer_) {
+            bool own = false;
+            for (size_t s = body_scope_; s < scopes_.size(); ++s) own |= scopes_[s].sequences.count(name) != 0;
+            if (!own) unsupported("a loop's body that reads the sequence '" + name + "' from around it");
+        }
+        return sq;
+    }
+
+    // A Loop's body converted into a graph of its own (Ctx::import_body): its inputs `inputs`
+    // (names and types, scalars marked), its ONNX outputs handed to `finish` while the body
+    // is the graph being built. The graph's state keyed by node ids is the body's meanwhile.
+    BodyImport import_body(const pb::GraphProto& gp, const std::vector<BodyInput>& inputs,
+                           const std::function<void(const std::vector<Value>&)>& finish) {
+        if (outer_) unsupported("a loop inside a loop's body runs unrolled");
+        if (size_t(gp.input_size()) != inputs.size())
+            malformed("a subgraph with " + std::to_string(gp.input_size()) + " inputs given " + std::to_string(inputs.size()));
+        Outer outer{std::move(g_), std::move(rank0_), std::move(evaluated_), std::move(widened_)};
+        g_ = graph::Graph();
+        g_.set_limits(outer.g.limits());
+        rank0_.clear();
+        evaluated_.clear();
+        widened_.clear();
+        outer_ = &outer;
+        body_scope_ = scopes_.size();
+        captured_.clear();
+        struct Restore {
+            Importer& im;
+            Outer& o;
+            size_t scopes;
+            ~Restore() {
+                im.g_ = std::move(o.g);
+                im.rank0_ = std::move(o.rank0);
+                im.evaluated_ = std::move(o.evaluated);
+                im.widened_ = std::move(o.widened);
+                im.outer_ = nullptr;
+                im.scopes_.resize(scopes);
+            }
+        } restore{*this, outer, scopes_.size()};
+        scopes_.emplace_back();
+        std::vector<Value> bound;
+        for (const BodyInput& in : inputs) {
+            bound.push_back(g_.input(in.name, in.type.shape, in.type.dtype));
+            if (in.scalar) rank0_.insert(bound.back().id);
+        }
+        scopes_.pop_back();  // (inline_graph makes the body's scope and binds them)
+        finish(inline_graph(gp, bound));
+        BodyImport r{std::move(g_), std::move(captured_)};
+        g_ = graph::Graph();
+        return r;
     }
 
     // A subgraph (If's branch, Loop's body) converted in a scope of its own, its inputs bound to
@@ -418,6 +488,17 @@ private:
     const LoadOptions& opt_;
     graph::Graph g_;
     int opset_ = 0;
+    // While a loop's body is converted: the graph around it and its state (import_body), the
+    // first scope that is the body's, and the values around it that the body reads.
+    struct Outer {
+        graph::Graph g;
+        std::set<int> rank0;
+        std::map<int, BufferRef> evaluated;
+        std::map<int, Value> widened;
+    };
+    Outer* outer_ = nullptr;
+    size_t body_scope_ = 0;
+    std::vector<Value> captured_;
     Scope root_;
     std::vector<Scope> scopes_;  // the subgraphs being converted, innermost last (inline_graph)
     std::map<std::string, std::string> producer_;  // for outputs not computed: which node

@@ -77,6 +77,59 @@ inline Value kept_where(Ctx& c, Value runs, Value next, Value before, size_t k) 
     return y;
 }
 
+// The Loop as a loop the module runs (Graph::loop), its body converted once into a graph of
+// its own: what a loop the inputs' values decide becomes. nullopt where the body cannot be
+// one (a value it needs known at import comes from the iteration number or a carried value,
+// it reads a sequence, a carried value changes type, there are scan outputs, the graph has
+// symbolic dimensions): the loop unrolls instead. `trips` / `dynamic_trips` and `go` / `cond`
+// say what the trip count and the first condition are.
+inline std::optional<std::vector<Value>> loop_of_kernels(Ctx& c, const pb::GraphProto& body, std::optional<int64_t> trips,
+                                                         Value dynamic_trips, std::optional<bool> go, Value cond,
+                                                         const std::string& why) {
+    const size_t n = c.n_in() - 2;
+    if (n == 0 || size_t(body.output_size()) != 1 + n || !c.g.symbols().empty()) return std::nullopt;
+    // (Without a bound: the refusal that names it. Not unrolled, any bound will do.)
+    const int64_t bound = c.max_loop_iterations > 0 ? c.max_loop_iterations : dynamic_iterations(c, 0, why);
+    std::vector<Value> carried;
+    std::vector<BodyInput> inputs{{graph::detail::kLoopIteration, {{1}, DataType::int_(64)}, true},
+                                  {graph::detail::kLoopCondition, {{1}, DataType::bool_()}, true}};
+    for (size_t k = 0; k < n; ++k) {
+        carried.push_back(c.in(2 + k));
+        inputs.push_back({graph::detail::loop_carried_name(k), c.type(carried.back()), c.is_scalar(carried.back())});
+    }
+    BodyImport b;
+    try {
+        b = c.import_body(body, inputs, [&](const std::vector<Value>& outs) {
+            c.g.output(truth_of(c, outs[0]), graph::detail::kLoopCondition);
+            for (size_t k = 0; k < n; ++k) {
+                if (c.type(outs[1 + k]) != inputs[2 + k].type)
+                    unsupported("loop-carried value " + std::to_string(k) + " changes type");
+                c.g.output(outs[1 + k], graph::detail::loop_carried_name(k));
+            }
+        });
+    } catch (const Error&) {  // (unrolled, the loop says what it cannot do, if anything)
+        return std::nullopt;
+    }
+    Value m = dynamic_trips.defined() ? dynamic_trips
+                                      : c.constant(int64_buffer({trips.value_or(std::numeric_limits<int64_t>::max())}, {1}), "trips");
+    if (c.dtype(m) != DataType::int_(64) || c.shape(m) != std::vector<int64_t>{1}) return std::nullopt;
+    Value first = cond.defined() ? cond : c.constant(filled_buffer(DataType::bool_(), {1}, go.value_or(true) ? 1 : 0), "condition");
+    const graph::LoopAttrs attrs{0, bound, "the Loop '" + c.node.name() + "' needs more than " + std::to_string(bound) +
+                                               " iterations on these inputs (onnx::LoadOptions::max_loop_iterations)"};
+    std::vector<Value> results;
+    for (size_t k = 0; k < n; ++k) {
+        if (!c.wants(int(k))) {
+            results.push_back(Value{});
+            continue;
+        }
+        graph::LoopAttrs a = attrs;
+        a.output = int64_t(k);
+        results.push_back(c.g.loop(b.body, m, first, carried, b.captured, a, c.out(int(k))));
+        if (c.is_scalar(carried[k])) c.mark_scalar(results.back());
+    }
+    return results;
+}
+
 }  // namespace control_detail
 
 // If: a condition known at import takes its branch alone. One that depends on the inputs'
@@ -154,6 +207,13 @@ inline std::vector<Value> convert_loop(Ctx& c) {
     const int64_t scans = int64_t(body.output_size()) - 1 - int64_t(carried.size());
     if (scans < 0 || body.input_size() != int64_t(carried.size()) + 2)
         malformed("the body's inputs and outputs do not fit " + std::to_string(carried.size()) + " loop-carried values");
+    // A loop the inputs decide runs as a loop of kernels where its body allows.
+    const std::optional<int64_t> first_trips = trips;
+    const std::optional<bool> first_go = go;
+    const Value first_cond = cond;
+    auto as_loop = [&] { return loop_of_kernels(c, body, first_trips, dynamic_trips, first_go, first_cond, why); };
+    if (scans == 0 && (dynamic_trips.defined() || cond.defined()))
+        if (std::optional<std::vector<Value>> r = as_loop()) return *r;
     std::vector<std::vector<Value>> stacked(static_cast<size_t>(scans), std::vector<Value>{});
     Value ran;  // whether the last iteration ran, where the inputs' values decide it
     for (int64_t i = 0;; ++i) {
@@ -184,6 +244,8 @@ inline std::vector<Value> convert_loop(Ctx& c) {
             go.reset();
             if (why.empty()) why = e.what();
         }
+        if (!go && !cond.defined() && scans == 0 && !dynamic_trips.defined())  // (decided by the data from now on)
+            if (std::optional<std::vector<Value>> r = as_loop()) return *r;
         if (!go) cond = truth_of(c, outs[0]);
         ran = runs;
     }
