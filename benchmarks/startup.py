@@ -11,7 +11,8 @@ kernels; graph.md, "Compile tiers") and warm (WEFT_KERNEL_CACHE_DIR filled by an
 come from disk; the import, the passes and the plan are redone), cached (weftc run
 --cache-dir: onnx::compile loads the module an earlier process kept, no import and no
 compile, --threads 1), ONNX Runtime's
-InferenceSession(path) (graph optimizations on, 1 intra-op thread) and OpenVINO's
+InferenceSession(path) (graph optimizations on, 1 intra-op thread; also its first session in a
+fresh process, which a cached weft start in a fresh process compares with like for like) and OpenVINO's
 core.compile_model(path, "CPU") in this process (each the median of 3). Medians over the
 rounds; the ratios weft / peer (< 1: weft starts sooner). ORT and OpenVINO come from PyPI:
 the script re-runs itself with models/.venv/bin/python, then /root/venv/bin/python, when
@@ -96,6 +97,26 @@ def ort_session_ms(path):
     return median_of(lambda: ort.InferenceSession(path, o, providers=["CPUExecutionProvider"]))
 
 
+ORT_FIRST = '''
+import sys, time, onnxruntime as ort
+o = ort.SessionOptions()
+o.intra_op_num_threads = 1
+o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+t0 = time.perf_counter()
+ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
+print((time.perf_counter() - t0) * 1e3)
+'''
+
+
+def ort_first_session_ms(path):
+    """ONNX Runtime's first session in a fresh process (after `import onnxruntime`, untimed):
+    what weft's cached start in a fresh process compares with like for like."""
+    if ort is None:
+        return None
+    out = subprocess.run([sys.executable, "-c", ORT_FIRST, path], capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def openvino_compile_ms(path):
     if ov is None:
         return None
@@ -113,15 +134,16 @@ def main():
     args = ap.parse_args()
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     print("| model | kernels | weft cold ms | weft tiered ms | weft warm ms | weft cached ms | ORT session ms | "
-          "OpenVINO compile ms | cold / ORT | tiered / ORT | warm / ORT | cached / ORT | cold / OpenVINO |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "ORT 1st session ms | OpenVINO compile ms | cold / ORT | tiered / ORT | warm / ORT | cached / ORT | "
+          "cached / ORT 1st | cold / OpenVINO |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in [m for m in args.models.split(",") if m]:
         entry = manifest[name]
         path = os.path.join(args.dir, entry["file"])
         extra = [a for sym, v in entry.get("dim_values", {}).items() for a in ("--dim", f"{sym}={v}")]
         if "max_loop_iterations" in entry:
             extra += ["--max-loop-iterations", str(entry["max_loop_iterations"])]
-        cold, tiered, warm, cached, ort_ms, ov_ms, kernels = [], [], [], [], [], [], 0
+        cold, tiered, warm, cached, ort_ms, ort_first, ov_ms, kernels = [], [], [], [], [], [], [], 0
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as models:
             weft_build(args.tool, path, extra, cache)  # fills the disk cache (untimed)
             weft_cached_ms(args.weftc, path, extra, models)  # keeps the module (untimed)
@@ -135,13 +157,15 @@ def main():
                 warm.append(r["load_ms"] + r["cold_build_ms"])
                 cached.append(weft_cached_ms(args.weftc, path, extra, models))
                 ort_ms.append(ort_session_ms(path))
+                ort_first.append(ort_first_session_ms(path))
                 ov_ms.append(openvino_compile_ms(path))
         med = lambda xs: statistics.median(xs) if xs and xs[0] is not None else None
-        c, t, w, k, o, v = med(cold), med(tiered), med(warm), med(cached), med(ort_ms), med(ov_ms)
+        c, t, w, k, o, f, v = med(cold), med(tiered), med(warm), med(cached), med(ort_ms), med(ort_first), med(ov_ms)
         fmt = lambda x: "-" if x is None else f"{x:.0f}"
         ratio = lambda a, b: "-" if a is None or b is None else (f"{a / b:.1f}" if a / b >= 0.95 else f"{a / b:.2f}")
-        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(t)} | {fmt(w)} | {fmt(k)} | {fmt(o)} | {fmt(v)} | "
-              f"{ratio(c, o)} | {ratio(t, o)} | {ratio(w, o)} | {ratio(k, o)} | {ratio(c, v)} |", flush=True)
+        print(f"| {name} | {kernels} | {fmt(c)} | {fmt(t)} | {fmt(w)} | {fmt(k)} | {fmt(o)} | {fmt(f)} | {fmt(v)} | "
+              f"{ratio(c, o)} | {ratio(t, o)} | {ratio(w, o)} | {ratio(k, o)} | {ratio(k, f)} | {ratio(c, v)} |",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -181,9 +182,18 @@ private:
 
     JitSession() {
         initialize_llvm();
-        auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-        WEFT_CHECK(bool(builder), "LLVM does not support this host for JIT compilation: ",
-                   message_of(builder.takeError()));
+        // The host as Target::host() detected it (JITTargetMachineBuilder::detectHost would
+        // ask the CPU for its features a second time, in every process that loads a kernel).
+        const Target host = Target::host();
+        auto builder = std::make_optional<llvm::orc::JITTargetMachineBuilder>(llvm::Triple(host.triple));
+        builder->setCPU(host.cpu);
+        std::vector<std::string> features;
+        for (size_t begin = 0; begin < host.features.size();) {
+            size_t end = std::min(host.features.find(',', begin), host.features.size());
+            features.push_back(host.features.substr(begin, end - begin));
+            begin = end + 1;
+        }
+        builder->addFeatures(features);
         builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
         // Materialization (compiling, linking) on the thread that asks for a symbol: LLJIT's
         // own choice with concurrent compilation, a thread pool, started a thread per object
