@@ -34,6 +34,11 @@ Tensor pack_vnni_weight(const Tensor& b, std::string name = "b_vnni");
 Tensor matmul_u8s8(const Tensor& a, const Tensor& b_packed, std::string name = "matmul_u8s8");
 // 6 x 64 register tile of int32 accumulators, K innermost as vpdpbusd, column panels in parallel.
 void schedule_matmul_u8s8(Schedule& s, const Tensor& op);
+// The same inside a fused group whose output `out` is op followed by element-wise operators
+// (zero-point corrections, a cast and scale to float32), for `target`: vpdpbusd where it has
+// AVX-512 VNNI (avx512vnni in Target::features), else the same tile of int32 multiply-adds
+// (correct on any CPU).
+void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
 // B bf16[K, N] -> bf16[N/16, K/2, 16, 2] (K a multiple of 2, N of 16): weights in the layout
 // vdpbf16ps reads (16 columns x 2 reduction elements, 64 bytes).

@@ -129,15 +129,19 @@ inline BufferRef pack_matmul_weight(const std::vector<BufferRef>& in, const Attr
     return r;
 }
 
-// pack_bf16_weight: B [K, N] -> [N/16, K/2, 16, 2] (topi::pack_bf16_weight: what vdpbf16ps reads).
-inline BufferRef pack_bf16_weight(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
+// pack_bf16_weight / pack_vnni_weight: B [K, N] -> [N/16, K/step, 16, step], step 2 for
+// bfloat16 and 4 for int8 (topi's: what vdpbf16ps / vpdpbusd read).
+inline BufferRef pack_dot_weight(const std::vector<BufferRef>& in, const Attrs&, const TensorType& out) {
     const BufferRef& b = in[0];
-    const int64_t K = b.shape()[0], N = b.shape()[1];
+    const int64_t K = b.shape()[0], N = b.shape()[1], step = out.shape[3];
     BufferRef r = output_of(out);
-    const auto* src = static_cast<const uint16_t*>(b.data());
-    auto* dst = static_cast<uint16_t*>(r.data());
-    for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < N; ++j) dst[(((j / 16) * (K / 2) + k / 2) * 16 + j % 16) * 2 + k % 2] = src[k * N + j];
+    with_element(b.dtype(), [&]<class E>() {
+        const E* src = static_cast<const E*>(b.data());
+        E* dst = static_cast<E*>(r.data());
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < N; ++j)
+                dst[(((j / 16) * (K / step) + k / step) * 16 + j % 16) * step + k % step] = src[k * N + j];
+    });
     return r;
 }
 

@@ -165,6 +165,30 @@ inline TensorType infer_matmul_bf16(const std::vector<TensorType>& in, const Att
     return {{x.shape[0], p.shape[0] * 16}, f32};
 }
 
+// ---- matmul of 8-bit integers (VNNI) ----------------------------------------------------------
+// pack_vnni_weight: B int8 [K, N] -> [N/16, K/4, 16, 4]; matmul_u8s8: x uint8 [M, K], those
+// blocks -> int32 [M, N] (topi::matmul_u8s8): vpdpbusd where the target has AVX-512 VNNI,
+// int32 multiply-adds elsewhere. The ONNX importer's MatMulInteger takes them.
+
+inline TensorType infer_pack_vnni_weight(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType& b = in[0];
+    check_rank(b, 2, "B");
+    WEFT_CHECK(b.dtype == DataType::int_(8), "B must be int8, got ", b.str());
+    WEFT_CHECK(b.shape[0] % 4 == 0 && b.shape[1] % 16 == 0, "B ", b.str(),
+               " must have a multiple of 4 rows and of 16 columns");
+    return {{b.shape[1] / 16, b.shape[0] / 4, 16, 4}, b.dtype};
+}
+
+inline TensorType infer_matmul_u8s8(const std::vector<TensorType>& in, const Attrs&) {
+    const TensorType &x = in[0], &p = in[1];
+    check_rank(x, 2, "x");
+    WEFT_CHECK(x.dtype == DataType::uint(8) && p.dtype == DataType::int_(8),
+               "x must be uint8 and the packed weight int8, got ", x.str(), " and ", p.str());
+    WEFT_CHECK(p.shape.size() == 4 && p.shape[1] * 4 == x.shape[1] && p.shape[2] == 16 && p.shape[3] == 4,
+               "the packed weight ", p.str(), " is not the blocks of a [", x.shape[1], ", N] matrix");
+    return {{x.shape[0], p.shape[0] * 16}, DataType::int_(32)};
+}
+
 // conv2d_nchwc in bfloat16: pack_conv2d_nchwc_bf16_weight (ib: the data's channel block)
 // re-blocks conv2d_nchwc's packed float32 weight as pairs of input channels; conv2d_nchwc_bf16
 // takes data bf16 [N, C/ib, H, W, ib] and that weight -> float32 [N, O/ob, OH, OW, ob].
@@ -207,7 +231,16 @@ inline void register_layout_ops() {
                  .made_by_passes = true});
     register_op({.name = "pack_bf16_weight", .pattern = OpPattern::Injective, .infer = infer_pack_bf16_weight,
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_bf16_weight(in[0]); },
-                 .made_by_passes = true, .evaluate = host::pack_bf16_weight});
+                 .made_by_passes = true, .evaluate = host::pack_dot_weight});
+    register_op({.name = "pack_vnni_weight", .pattern = OpPattern::Injective, .infer = infer_pack_vnni_weight,
+                 .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_vnni_weight(in[0]); },
+                 .evaluate = host::pack_dot_weight});
+    register_op({.name = "matmul_u8s8", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_matmul_u8s8,
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs&) { return topi::matmul_u8s8(in[0], in[1], "matmul_u8s8"); },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&, const OpContext& c) { topi::schedule_matmul_u8s8(s, op, out, c.target); }});
     register_op({.name = "matmul_bf16", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_matmul_bf16,
                  .compute = [](const std::vector<Tensor>& in,

@@ -121,7 +121,8 @@ namespace {
 
 // A matmul `op` whose reduction runs in steps of `step` (4 bytes, 2 bfloat16) as `dot`, 16
 // columns at a time; `out` is op or op followed by element-wise operators (a fused bias and
-// activation, computed from each register tile). Without `dot`, the same tile of FMAs.
+// activation, computed from each register tile). Without `dot`, the same tile of FMAs (or
+// of int32 multiply-adds).
 void schedule_dot_matmul(Schedule& s, const Tensor& op, const Tensor& out, int64_t step, const TensorIntrin* dot,
                          const char* name) {
     conv_detail::check_epilogue(name, op, out);
@@ -163,6 +164,11 @@ void schedule_dot_matmul(Schedule& s, const Tensor& op, const Tensor& out, int64
 void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
     const TensorIntrin dot = vnni_dot_16x4();
     schedule_dot_matmul(s, c, c, 4, &dot, "schedule_matmul_u8s8");
+}
+
+void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    const TensorIntrin dot = vnni_dot_16x4();
+    schedule_dot_matmul(s, op, out, 4, target.has_feature("avx512vnni") ? &dot : nullptr, "schedule_matmul_u8s8");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& c) {

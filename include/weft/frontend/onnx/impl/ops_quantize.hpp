@@ -177,12 +177,82 @@ inline Value centred(Ctx& c, size_t k, size_t zp, int64_t axis) {
     return c.has(zp) ? c.add("sub", {f, wide_param(c, zp, r, axis)}) : f;
 }
 
+// (A - a_zero_point) x (B - b_zero_point) in int32 on the 8-bit kernels (graph's matmul_u8s8:
+// VNNI's vpdpbusd where the target has it), for A of 8-bit integers [..., M, K] and B a
+// constant [K, N] of them (K a multiple of 4, N of 16), A's zero point one value (known or
+// not), B's constant per tensor or per column; nullopt otherwise (the float64 composition
+// then). Inputs a, a_zp, b, b_zp at positions ak, azk, bk, bzk. vpdpbusd multiplies unsigned by
+// signed bytes: an int8 A is shifted by +128 and a uint8 B by -128, their zero points with
+// them, and (A - za)(B - zb) = A B - za colsum(B) - rowsum(A) zb + K za zb.
+inline std::optional<Value> integer_matmul_vnni(Ctx& c, size_t ak, size_t azk, size_t bk, size_t bzk) {
+    const DataType u8 = DataType::uint(8), s8 = DataType::int_(8), i32 = DataType::int_(32);
+    Value a = c.in(ak);
+    const DataType at = c.dtype(a);
+    if ((at != u8 && at != s8) || c.rank(a) < 2) return std::nullopt;
+    BufferRef b, zb;
+    try {
+        b = c.const_value(bk, "B");
+        if (c.has(bzk)) zb = c.const_value(bzk, "b_zero_point");
+    } catch (const UnsupportedError&) {  // B computed at run time: the composition
+        return std::nullopt;
+    }
+    if (!b.defined() || b.ndim() != 2 || (b.dtype() != u8 && b.dtype() != s8)) return std::nullopt;
+    const int64_t K = b.shape()[0], N = b.shape()[1];
+    if (c.shape(a).back() != K || K % 4 != 0 || N % 16 != 0) return std::nullopt;
+    if (c.has(azk) && c.type(c.in(azk)).size() != 1) return std::nullopt;
+    std::vector<int32_t> zero_b(size_t(N), 0);
+    if (zb.defined()) {
+        const std::vector<double> z = buffer_floats(zb);
+        if (z.size() != 1 && int64_t(z.size()) != N) return std::nullopt;
+        for (int64_t n = 0; n < N; ++n) zero_b[size_t(n)] = int32_t(z.size() == 1 ? z[0] : z[size_t(n)]);
+    }
+    BufferRef bq = BufferRef::allocate(s8, {K, N}), colsum = BufferRef::allocate(i32, {N});
+    auto* q = static_cast<int8_t*>(bq.data());
+    auto* sums = static_cast<int32_t*>(colsum.data());
+    for (int64_t n = 0; n < N; ++n) sums[n] = 0;
+    for (int64_t i = 0; i < K * N; ++i) {
+        const int v = b.dtype() == u8 ? int(static_cast<const uint8_t*>(b.data())[i]) - 128
+                                      : int(static_cast<const int8_t*>(b.data())[i]);
+        q[i] = int8_t(v);
+        sums[i % N] += v;
+    }
+    if (b.dtype() == u8)
+        for (int32_t& z : zero_b) z -= 128;
+    const std::vector<int64_t> shape = c.shape(a);
+    int64_t M = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) M *= shape[d];
+    Value rows = reshape(c, a, {M, K});
+    std::optional<Value> za;  // A's zero point as int32 [1], shifted with A
+    if (c.has(azk)) za = c.g.cast(reshape(c, c.in(azk), {1}), i32, c.fresh("a_zero_point"));
+    if (at == s8) {
+        rows = c.g.cast(c.add("add", {c.g.cast(rows, i32, c.fresh("a_wide")), c.scalar(128, i32, "shift")}), u8,
+                        c.fresh("a_unsigned"));
+        za = za ? c.add("add", {*za, c.scalar(128, i32, "shift")}) : c.scalar(128, i32, "a_zero_point");
+    }
+    Value p = c.add("matmul_u8s8", {rows, c.add("pack_vnni_weight", {c.constant(bq, "b_int8")})});
+    if (za) p = c.add("sub", {p, c.add("mul", {*za, c.constant(colsum, "b_column_sums")})});
+    if (std::any_of(zero_b.begin(), zero_b.end(), [](int32_t z) { return z != 0; })) {
+        BufferRef zbuf = BufferRef::allocate(i32, {N}), kzb = BufferRef::allocate(i32, {N});
+        for (int64_t n = 0; n < N; ++n) {
+            static_cast<int32_t*>(zbuf.data())[n] = zero_b[size_t(n)];
+            static_cast<int32_t*>(kzb.data())[n] = int32_t(K) * zero_b[size_t(n)];
+        }
+        Value rowsum = c.g.sum(c.g.cast(rows, i32, c.fresh("a_wide")), {1}, true, c.fresh("a_row_sums"));
+        p = c.add("sub", {p, c.add("mul", {rowsum, c.constant(zbuf, "b_zero_point")})});
+        if (za) p = c.add("add", {p, c.add("mul", {*za, c.constant(kzb, "k_b_zero_point")})});
+    }
+    std::vector<int64_t> out(shape.begin(), shape.end() - 1);
+    out.push_back(N);
+    return reshape(c, p, out);
+}
+
 }  // namespace quantize_detail
 
 // MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points per tensor, per
-// row of A or per column of B).
+// row of A or per column of B): on the 8-bit kernels where B is a constant that fits them.
 inline std::vector<Value> convert_matmul_integer(Ctx& c) {
     using namespace quantize_detail;
+    if (std::optional<Value> p = integer_matmul_vnni(c, 0, 2, 1, 3)) return {renamed(c, *p, c.out())};
     Value a = centred(c, 0, 2, -2), b = centred(c, 1, 3, -1);
     return {c.g.cast(matmul_of(c, a, b, c.fresh("product")), DataType::int_(32), c.out())};
 }
@@ -199,6 +269,10 @@ inline std::vector<Value> convert_conv_integer(Ctx& c) {
 // QLinearMatMul: saturate(round((A - a_zp) x (B - b_zp) * a_scale * b_scale / y_scale) + y_zp).
 inline std::vector<Value> convert_qlinear_matmul(Ctx& c) {
     using namespace quantize_detail;
+    if (std::optional<Value> p = integer_matmul_vnni(c, 0, 2, 3, 5)) {
+        c.ignore_input(1);
+        return {requantize(c, c.g.cast(*p, DataType::float_(64), c.fresh("product")), 1, -2, 4, -1, 6, 7)};
+    }
     Value a = centred(c, 0, 2, -2), b = centred(c, 3, 5, -1);
     return {requantize(c, matmul_of(c, a, b, c.fresh("product")), 1, -2, 4, -1, 6, 7)};
 }
