@@ -288,3 +288,45 @@ TEST_CASE("pack_matmul_weights packs a matmul's constant weight once, at build, 
         CHECK(max_output_difference(g, {}, no_passes()) < 1e-5);
     }
 }
+
+TEST_CASE("simplify_operators moves a reshape that keeps the last axis past element-wise operators") {
+    // matmul [64, 32] -> reshape [1, 64, 32] -> + bias -> gelu, as an importer splits a
+    // matmul's rows back into [batch, sequence]: the reshape goes after the gelu, so the
+    // matmul's kernel takes the bias and the gelu as its epilogue.
+    graph::Graph g;
+    graph::Value x = g.input("x", {64, 16});
+    graph::Value w = g.constant("w", Buffer<float>::random({16, 32}, -1, 1, 1));
+    graph::Value bias = g.constant("bias", Buffer<float>::random({32}, -1, 1, 2));
+    graph::Value scale = g.constant("scale", Buffer<float>::random({1, 1, 32}, -1, 1, 3));
+    graph::Value rows = g.reshape(g.matmul(x, w), {1, 64, 32}, "rows");
+    graph::Value y = g.mul(g.gelu(g.add(rows, bias, "biased")), scale, "y");
+    g.output(y, "y");
+    graph::Graph s = graph::simplify_operators(g);
+    // The reshape now follows y's operators; the output keeps its name and shape.
+    const graph::Node& out = s.node(s.outputs()[0].second);
+    CHECK(out.op == "reshape");
+    CHECK(out.name == "y");
+    CHECK(s.node(out.inputs[0]).op == "mul");
+    CHECK(s.type(out.inputs[0]).shape == std::vector<int64_t>{64, 32});
+    // One kernel for the matmul and its epilogue, then the reshape's copy (an output).
+    graph::Module m = graph::build(g);
+    bool fused = false;
+    for (const graph::KernelInfo& k : m.kernels()) fused |= k.name.find("gelu") != std::string::npos && k.name.find("matmul") != std::string::npos;
+    CHECK(fused);
+    auto xv = Buffer<float>::random({64, 16}, -1, 1, 4);
+    m.set_input("x", xv);
+    m.run();
+    graph::Module ref = graph::build(g, Target::host(), {.fuse = false, .simplify_operators = false});
+    ref.set_input("x", xv);
+    ref.run();
+    Buffer<float> got(m.get_output("y")), want(ref.get_output("y"));
+    REQUIRE(got.shape() == want.shape());
+    for (int64_t i = 0; i < got.size(); ++i) CHECK(got.data()[i] == doctest::Approx(want.data()[i]).epsilon(1e-5));
+    // An operand that varies along another axis keeps the reshape where it is.
+    graph::Graph h;
+    graph::Value a = h.input("a", {64, 32});
+    graph::Value per_row = h.constant("per_row", Buffer<float>::random({1, 64, 1}, -1, 1, 5));
+    h.output(h.add(h.reshape(a, {1, 64, 32}), per_row), "z");
+    graph::Graph t = graph::simplify_operators(h);
+    CHECK(t.node(t.outputs()[0].second).op == "add");
+}

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "weft/graph/impl/ops_nn.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
@@ -93,6 +94,53 @@ inline std::optional<Attrs> pool_with_pad(const Node& pool, const Node& pad) {
     return a;
 }
 
+// Element-wise operators whose meaning does not depend on their operands' shapes beyond
+// broadcasting (no axis attribute): what a reshape may move past.
+inline bool is_shape_free_elementwise(const std::string& op) {
+    static const std::set<std::string> ops = {
+        "add", "sub", "mul", "div", "pow", "maximum", "minimum", "relu", "leaky_relu", "clip", "sigmoid", "tanh",
+        "gelu", "hard_swish", "exp", "log", "sqrt", "erf", "cast", "where"};
+    return ops.count(op) != 0;
+}
+
+// An element-wise node of a reshape that keeps the last dimension (a matmul's rows split back
+// into [batch, sequence] by an importer), its other operands varying along the last dimension
+// at most (a bias, a scalar), or reshapes of the same shape too (a residual): the operator
+// applied before the reshape, the reshape after it. The reshape between a matmul and its bias
+// and activation ended the matmul's kernel (the GELU of a transformer's feed-forward in a
+// kernel of its own: benchmarks/RESULTS.md, "int8: ONNX Runtime's dynamically quantized
+// models"); moved past them, the matmul takes them as its epilogue. nullopt where it does not
+// apply.
+inline std::optional<Value> reshape_moved_past(const Graph& g, const Node& n, GraphRewriter& r) {
+    if (!is_shape_free_elementwise(n.op) || n.type.shape.empty() || !g.symbols().empty() || g.shape_at_max(n.name))
+        return std::nullopt;
+    const Graph& out = r.out();
+    std::optional<std::vector<int64_t>> source;  // the shape before the reshapes
+    std::vector<Value> inputs;
+    for (Value v : n.inputs) {
+        Value m = r.mapped(v);
+        const Node& in = out.node(m);
+        if (in.op == "reshape" && in.type.shape == n.type.shape) {
+            Value before = in.inputs[0];  // (through a chain of reshapes: an importer's renaming)
+            while (out.node(before).op == "reshape") before = out.node(before).inputs[0];
+            const std::vector<int64_t>& s = out.type(before).shape;
+            if (s.empty() || s.back() != n.type.shape.back() || (source && *source != s)) return std::nullopt;
+            source = s;
+            inputs.push_back(before);
+            continue;
+        }
+        const std::vector<int64_t>& s = in.type.shape;
+        if (s.size() > n.type.shape.size() || std::any_of(s.begin(), s.end() - 1, [](int64_t d) { return d != 1; }))
+            return std::nullopt;
+        inputs.push_back(s.size() > 1 ? r.out().add_node("reshape", {m}, {{"shape", std::vector<int64_t>{s.back()}}},
+                                                         r.fresh_name(in.name + ".last_axis"))
+                                      : m);
+    }
+    if (!source || source->size() == n.type.shape.size()) return std::nullopt;
+    Value moved = r.out().add_node(n.op, std::move(inputs), n.attrs, r.fresh_name(n.name + ".before_reshape"));
+    return r.out().add_node("reshape", {moved}, {{"shape", n.type.shape}}, n.name);
+}
+
 }  // namespace pass_detail
 
 Graph simplify_operators(const Graph& g) {
@@ -160,6 +208,11 @@ Graph simplify_operators(const Graph& g) {
                 changed = true;
                 continue;
             }
+        if (std::optional<Value> v = pass_detail::reshape_moved_past(g, n, r)) {
+            r.set(id, *v);
+            changed = true;
+            continue;
+        }
         r.copy(id);
     }
     return changed ? r.finish() : g;
