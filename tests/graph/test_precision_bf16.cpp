@@ -111,7 +111,7 @@ TEST_CASE("precision bf16: linear layers in bfloat16 match a bfloat16-rounded re
 TEST_CASE("precision names parse, and an unknown one is named") {
     CHECK(graph::precision("f32") == graph::Precision::f32);
     CHECK(graph::precision("bf16") == graph::Precision::bf16);
-    CHECK_THROWS_WITH_AS(graph::precision("fp16"), doctest::Contains("expected f32 or bf16"), Error);
+    CHECK_THROWS_WITH_AS(graph::precision("fp16"), doctest::Contains("expected f32, bf16 or int8"), Error);
 }
 
 namespace {

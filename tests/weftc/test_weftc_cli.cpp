@@ -547,3 +547,44 @@ TEST_CASE("weftc info marks the kernels that run only when their branch is taken
     CHECK(info.out.find("branch_a  [runs when use_a is true]") != std::string::npos);
     CHECK(info.out.find("branch_b  [runs when use_a is false]") != std::string::npos);
 }
+
+TEST_CASE("weftc --precision int8 quantizes linear layers with the --calibrate inputs") {
+    Scratch s("int8");
+    onnx_test::Model m(13);
+    m.input("x", {4, 32});
+    std::vector<float> w(32 * 48);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = float(std::sin(double(i) * 0.37)) * 0.3f;
+    m.initializer("w", {32, 48}, w);
+    m.node("MatMul", {"x", "w"}, {"y"});
+    m.output("y");
+    write_model(m, s / "model.onnx");
+    for (int k = 0; k < 3; ++k)
+        weftc::save_npz(s / ("cal" + std::to_string(k) + ".npz"), {{"x", Buffer<float>::random({4, 32}, -1.f, 1.f, 10 + uint64_t(k))}});
+    weftc::save_npz(s / "in.npz", {{"x", Buffer<float>::random({4, 32}, -1.f, 1.f, 3)}});
+    const std::string calibrate = " --calibrate " + (s / "cal0.npz") + " --calibrate " + (s / "cal1.npz") +
+                                  " --calibrate " + (s / "cal2.npz");
+    const std::string model = s / "model.onnx", in = " --inputs " + (s / "in.npz");
+    Result f = run_weftc(s, "run " + model + in + " --quiet --output " + (s / "f.npz"));
+    Result q = run_weftc(s, "run " + model + in + " --quiet --precision int8" + calibrate + " --output " + (s / "q.npz"));
+    INFO(q.err);
+    REQUIRE(f.status == 0);
+    REQUIRE(q.status == 0);
+    // Within a percent of float32, and not float32 itself.
+    const BufferRef fy = weftc::load_npz(s / "f.npz").at(0).second, qy = weftc::load_npz(s / "q.npz").at(0).second;
+    float err = 0, scale = 0;
+    for (int64_t i = 0; i < fy.size(); ++i) {
+        err = std::max(err, std::abs(static_cast<const float*>(qy.data())[i] - static_cast<const float*>(fy.data())[i]));
+        scale = std::max(scale, std::abs(static_cast<const float*>(fy.data())[i]));
+    }
+    CHECK(err > 0);
+    CHECK(err / scale < 0.02f);
+    // An artifact compiled so runs the same.
+    Result c = run_weftc(s, "compile " + model + " -o " + (s / "q.weft") + " --quiet --precision int8" + calibrate);
+    REQUIRE(c.status == 0);
+    REQUIRE(run_weftc(s, "run " + (s / "q.weft") + in + " --quiet --output " + (s / "a.npz")).status == 0);
+    check_close(weftc::load_npz(s / "a.npz").at(0).second, qy);
+    // Without calibration inputs, or calibration without int8: one-line usage errors.
+    check_one_line_error(run_weftc(s, "run " + model + " --precision int8"), "--precision int8", 2,
+                         "--precision int8 needs --calibrate");
+    check_one_line_error(run_weftc(s, "run " + model + calibrate), "--calibrate", 2, "--calibrate applies to --precision int8");
+}

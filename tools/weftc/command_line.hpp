@@ -72,9 +72,13 @@ model options (for .onnx models):
                                  (a fifth of the time, kernels 4-11x slower), or fast first
                                  with the optimized kernels compiled in the background and used
                                  from the first run after they are ready
-  --precision f32|bf16           bf16: linear layers and convolutions of constant weights
+  --precision f32|bf16|int8      bf16: linear layers and convolutions of constant weights
                                  multiply in bfloat16, accumulating in float32 (AVX512_BF16
-                                 where the CPU has it); the rest stays float32 (default f32)
+                                 where the CPU has it); int8: linear layers on 8-bit integers
+                                 (VNNI where the CPU has it), quantized with the ranges the
+                                 --calibrate inputs give; the rest stays float32 (default f32)
+  --calibrate IN.npz             with --precision int8: a typical input (one array per model
+                                 input, by name, as run --inputs takes); repeatable, a few
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
@@ -305,7 +309,7 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
                                                             "--target", "--max-file-size", "--records",
                                                             "--max-loop-iterations", "--cache-dir", "--tier",
-                                                            "--precision"};
+                                                            "--precision", "--calibrate"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

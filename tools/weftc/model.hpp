@@ -21,6 +21,7 @@ struct ModelOptions {
     std::string cache_dir;           // --cache-dir (onnx::CompileOptions::cache_dir)
     graph::CompileTier tier = graph::CompileTier::optimized;  // --tier
     graph::Precision precision = graph::Precision::f32;       // --precision
+    std::vector<std::string> calibrate;                       // --calibrate (precision int8)
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -73,6 +74,12 @@ inline ModelOptions model_options(const CommandLine& cl) {
         usage_error(std::string("--precision: ") + e.what());
     }
     o.any_onnx_option = o.any_onnx_option || o.precision != graph::Precision::f32;
+    if (auto it = cl.values.find("--calibrate"); it != cl.values.end()) o.calibrate = it->second;
+    if (o.precision == graph::Precision::int8 && o.calibrate.empty())
+        usage_error("--precision int8 needs --calibrate IN.npz (a few typical inputs, repeatable) to choose the "
+                    "activations' scales");
+    if (!o.calibrate.empty() && o.precision != graph::Precision::int8)
+        usage_error("--calibrate applies to --precision int8");
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -135,6 +142,17 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         c.build.pretuned_records = o.pretuned;
         c.build.tier = o.tier;
         c.build.precision = o.precision;
+        // --calibrate: each file one input map (a rank-0 array feeds a [1] input); the files'
+        // buffers outlive the build that reads them.
+        std::vector<NamedBuffers> samples;
+        for (const std::string& file : o.calibrate) {
+            check_exists(file);
+            samples.push_back(weftc::load_npz(file, o.max_file_bytes));
+            std::map<std::string, BufferRef> sample;
+            for (auto& [name, b] : samples.back())
+                sample[name] = b.ndim() == 0 ? BufferRef(b.data(), b.dtype(), {1}) : b;
+            c.build.calibration.push_back(std::move(sample));
+        }
         try {
             if (!c.cache_dir.empty() || std::getenv("WEFT_MODEL_CACHE_DIR")) {
                 m.module = weft::onnx::compile(path, c);  // loaded from the cache, or built and kept

@@ -48,9 +48,12 @@ CompileTier compile_tier(const std::string& name);
 // the graph as its types say. bf16: matmuls with constant float32 weights (linear layers)
 // and blocked-layout convolutions of constant weights multiply in bfloat16 and accumulate in
 // float32 (AVX512_BF16's vdpbf16ps where the target has it, float32 FMAs of the rounded
-// values elsewhere); everything else stays float32.
-enum class Precision { f32, bf16 };
-// The precision named "f32" or "bf16" (a weft::Error naming them otherwise).
+// values elsewhere); everything else stays float32. int8: matmuls with constant float32
+// weights run on 8-bit integers (post-training quantization: the activations' ranges from
+// BuildOptions::calibration, the weights per output column; VNNI's vpdpbusd where the target
+// has it), everything else float32.
+enum class Precision { f32, bf16, int8 };
+// The precision named "f32", "bf16" or "int8" (a weft::Error naming them otherwise).
 Precision precision(const std::string& name);
 
 struct BuildOptions {
@@ -85,6 +88,10 @@ struct BuildOptions {
     // (or wait_optimized()) after they are ready. CPU targets; a CUDA build is always optimized.
     CompileTier tier = CompileTier::optimized;
     Precision precision = Precision::f32;
+    // Precision::int8: typical inputs (each a map from every graph input's name to a value)
+    // that the float32 graph is run on to find each quantized activation's range. A few
+    // suffice; they are run once, at build.
+    std::vector<std::map<std::string, BufferRef>> calibration;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the

@@ -17,6 +17,7 @@
 #include "weft/graph/impl/passes_fold_constants.hpp"
 #include "weft/graph/impl/passes_fold_scale_axis.hpp"
 #include "weft/graph/impl/passes_layout.hpp"
+#include "weft/graph/impl/passes_int8.hpp"
 #include "weft/graph/impl/passes_operators.hpp"
 #include "weft/graph/impl/passes_pipeline.hpp"
 #include "weft/graph/impl/passes_simplify.hpp"

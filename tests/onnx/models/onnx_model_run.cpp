@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
     double min_time = 1.0;
     int min_runs = 10;
     bool warm = true, profile = false;
+    int calibration_samples = 8;
     try {
         for (int k = 1; k < argc; ++k) {
             std::string a = argv[k];
@@ -136,8 +137,10 @@ int main(int argc, char** argv) {
                 build_options.compile_threads = std::stoi(next());
             } else if (a == "--tier") {  // BuildOptions::tier: optimized, fast or tiered
                 build_options.tier = graph::compile_tier(next());
-            } else if (a == "--precision") {  // BuildOptions::precision: f32 or bf16
+            } else if (a == "--precision") {  // BuildOptions::precision: f32, bf16 or int8
                 build_options.precision = graph::precision(next());
+            } else if (a == "--calibrate") {  // int8: this many random calibration inputs (8)
+                calibration_samples = std::stoi(next());
             } else if (a == "--max-loop-iterations") {
                 opts.max_loop_iterations = std::stoll(next());
             } else if (a == "--at") {
@@ -163,7 +166,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
-                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] [--precision P] "
+                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] [--precision P] [--calibrate N] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;
@@ -184,6 +187,24 @@ int main(int argc, char** argv) {
         auto t0 = Clock::now();
         graph::Graph g = onnx::load(model, opts);
         double load_ms = ms_since(t0);
+        // int8: calibration inputs drawn as the run's float inputs are (other seeds), the
+        // others from their --input files.
+        if (build_options.precision == graph::Precision::int8)
+            for (int s = 0; s < calibration_samples; ++s) {
+                std::map<std::string, BufferRef> sample;
+                for (graph::Value v : g.inputs()) {
+                    const graph::Node& n = g.node(v);
+                    if (auto f = input_files.find(n.name); f != input_files.end()) {
+                        sample[n.name] = BufferRef::allocate(n.type.dtype, n.type.shape);
+                        read_raw(f->second, sample[n.name]);
+                    } else if (n.type.dtype == DataType::float_(32)) {
+                        sample[n.name] = Buffer<float>::random(n.type.shape, -1.f, 1.f, 9000 + 64 * uint64_t(s) + uint64_t(v.id));
+                    } else {
+                        throw std::runtime_error("input '" + n.name + "' is not float32: give it with --input");
+                    }
+                }
+                build_options.calibration.push_back(std::move(sample));
+            }
 
         // Kernels compiled = the kernel cache's misses during a build (KernelInfo::compile_ms
         // is the time the kernel took when it was compiled, also when the cache serves it).

@@ -18,7 +18,8 @@ CompileTier compile_tier(const std::string& name) {
 Precision precision(const std::string& name) {
     if (name == "f32") return Precision::f32;
     if (name == "bf16") return Precision::bf16;
-    ::weft::detail::throw_user_error("unknown precision '" + name + "' (expected f32 or bf16)");
+    if (name == "int8") return Precision::int8;
+    ::weft::detail::throw_user_error("unknown precision '" + name + "' (expected f32, bf16 or int8)");
 }
 
 namespace detail {

@@ -161,6 +161,10 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     if (o.simplify_operators) p.add({"simplify_operators", simplify_operators});
     const bool bf16 = o.precision == Precision::bf16 && target.is_cpu();
     if (bf16) p.add({"convert_matmul_bf16", convert_matmul_bf16});
+    if (o.precision == Precision::int8 && target.is_cpu()) {
+        const auto calibration = o.calibration;
+        p.add({"quantize_matmul_int8", [calibration](const Graph& g) { return quantize_matmul_int8(g, calibration); }});
+    }
     if (convert_layout) {
         p.add({"convert_conv_layout", [target](const Graph& g) { return convert_conv_layout(g, target); }});
         if (bf16) p.add({"convert_conv_bf16", convert_conv_bf16});

@@ -72,6 +72,15 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     // A tiered build looks for the optimized module (what its kernels become).
     if (b.tier == graph::CompileTier::fast) k << " fast";
     if (b.precision == graph::Precision::bf16) k << " bf16";
+    if (b.precision == graph::Precision::int8) {  // (the scales come from the calibration inputs)
+        k << " int8";
+        for (const auto& sample : b.calibration)
+            for (auto& [name, v] : sample) {
+                const BufferRef host = v.copy_to(Device::cpu());
+                k << " " << name << ":" << ::weft::detail::hex64(::weft::detail::hash64(
+                                                {static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
+            }
+    }
     // (The schedules are chosen for the thread count: a module for 2 threads runs slower on 1.)
     k << "\ntarget " << o.target.str() << " " << o.target.triple << " " << o.target.cpu << " " << o.target.features
       << " " << o.target.vector_bits << "\nthreads " << ::weft::num_threads();

@@ -1,0 +1,124 @@
+// BuildOptions::precision = int8: linear layers quantized after training (the activations'
+// ranges from calibration inputs, the weights per column), run on the 8-bit kernels. Against
+// the same quantization simulated in C++, against float32, without VNNI, and its errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "weft/weft.hpp"
+
+using namespace weft;
+
+namespace {
+
+constexpr int64_t kM = 8, kK = 64, kN = 32;
+
+struct Layer {
+    Buffer<float> w = Buffer<float>::random({kK, kN}, -0.5f, 0.5f, 11);
+    graph::Graph graph() const {
+        graph::Graph g;
+        g.output(g.matmul(g.input("x", {kM, kK}), g.constant("w", w)), "y");
+        return g;
+    }
+};
+
+std::vector<std::map<std::string, BufferRef>> calibration(int count, float lo, float hi) {
+    std::vector<std::map<std::string, BufferRef>> c;
+    for (int i = 0; i < count; ++i) c.push_back({{"x", Buffer<float>::random({kM, kK}, lo, hi, 100 + uint64_t(i))}});
+    return c;
+}
+
+// The pass's arithmetic in C++: x to uint8 over the calibrated range, W to int8 per column,
+// the int32 products corrected for the zero point, scaled in float32.
+std::vector<float> simulated(const Layer& l, const std::vector<std::map<std::string, BufferRef>>& calib,
+                             const Buffer<float>& x) {
+    float lo = 0, hi = 0;
+    for (auto& s : calib) {
+        const Buffer<float> c(s.at("x"));
+        for (float v : c) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    const float scale = (hi - lo) / 255.0f, zp = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+    std::vector<float> cs(kN, 0.0f);
+    for (int64_t i = 0; i < kK * kN; ++i) cs[size_t(i % kN)] = std::max(cs[size_t(i % kN)], std::abs(l.w.data()[i]));
+    for (float& s : cs) s /= 127.0f;
+    std::vector<float> y(size_t(kM * kN));
+    for (int64_t m = 0; m < kM; ++m)
+        for (int64_t n = 0; n < kN; ++n) {
+            int32_t acc = 0, colsum = 0;
+            for (int64_t k = 0; k < kK; ++k) {
+                const int32_t q = int32_t(std::clamp(std::nearbyint(x.data()[m * kK + k] / scale) + zp, 0.0f, 255.0f));
+                const int32_t wq = int32_t(std::clamp(std::nearbyint(l.w.data()[k * kN + n] / cs[size_t(n)]), -127.0f, 127.0f));
+                acc += q * wq;
+                colsum += wq;
+            }
+            y[size_t(m * kN + n)] = float(acc - int32_t(zp) * colsum) * (scale * cs[size_t(n)]);
+        }
+    return y;
+}
+
+Buffer<float> run(const graph::Graph& g, const graph::BuildOptions& o, const Buffer<float>& x,
+                  const Target& target = Target::host()) {
+    graph::Module m = graph::build(g, target, o);
+    m.set_input("x", x);
+    m.run();
+    return Buffer<float>(m.get_output(0).copy_to(Device::cpu()));
+}
+
+Target without_vnni() {
+    Target t = Target::host();
+    if (size_t at = t.features.find("+avx512vnni"); at != std::string::npos) t.features[at] = '-';
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("precision int8: a linear layer computes what its quantization says, with and without VNNI") {
+    Layer l;
+    const auto calib = calibration(3, -1.0f, 2.0f);
+    graph::BuildOptions o{.precision = graph::Precision::int8, .calibration = calib};
+    graph::Module m = graph::build(l.graph(), Target::host(), o);
+    int eight_bit = 0;
+    for (const graph::KernelInfo& k : m.kernels()) eight_bit += k.name.find("matmul_u8s8") != std::string::npos;
+    CHECK(eight_bit == 1);
+    // Inputs inside and outside the calibrated range (saturated there).
+    for (auto [lo, hi, seed] : {std::tuple{-1.0f, 2.0f, 7}, std::tuple{-3.0f, 3.0f, 8}}) {
+        auto x = Buffer<float>::random({kM, kK}, lo, hi, uint64_t(seed));
+        const std::vector<float> want = simulated(l, calib, x);
+        const Buffer<float> got = run(l.graph(), o, x), plain = run(l.graph(), o, x, without_vnni());
+        for (size_t i = 0; i < want.size(); ++i) {
+            REQUIRE(got.data()[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1e-4));
+            REQUIRE(plain.data()[i] == got.data()[i]);
+        }
+    }
+}
+
+TEST_CASE("precision int8: an MLP stays within a percent of float32") {
+    graph::Graph g;
+    graph::Value x = g.input("x", {kM, kK});
+    graph::Value h = g.relu(g.matmul(x, g.constant("w1", Buffer<float>::random({kK, 128}, -0.2f, 0.2f, 1))));
+    graph::Value y = g.matmul(h, g.constant("w2", Buffer<float>::random({128, kN}, -0.2f, 0.2f, 2)));
+    g.output(y, "y");
+    const auto calib = calibration(8, -1.0f, 1.0f);
+    auto in = Buffer<float>::random({kM, kK}, -1.0f, 1.0f, 3);
+    const Buffer<float> q = run(g, {.precision = graph::Precision::int8, .calibration = calib}, in);
+    const Buffer<float> f = run(g, {}, in);
+    float err = 0, scale = 0;
+    for (int64_t i = 0; i < f.size(); ++i) {
+        err = std::max(err, std::abs(q.data()[i] - f.data()[i]));
+        scale = std::max(scale, std::abs(f.data()[i]));
+    }
+    CHECK(err / scale < 0.02f);
+    CHECK(err > 0);  // (quantized: not the float32 result itself)
+}
+
+TEST_CASE("precision int8 needs calibration inputs that name every input") {
+    Layer l;
+    CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8}),
+                         doctest::Contains("precision int8 needs calibration inputs"), Error);
+    std::vector<std::map<std::string, BufferRef>> wrong{{{"z", Buffer<float>::random({kM, kK})}}};
+    CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8, .calibration = wrong}),
+                         doctest::Contains("has no value for 'x'"), Error);
+    CHECK(graph::precision("int8") == graph::Precision::int8);
+    CHECK_THROWS_WITH_AS(graph::precision("int4"), doctest::Contains("expected f32, bf16 or int8"), Error);
+}
