@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Precision: the models under models/ built in float32 and with --precision bf16, in one run.
+"""Precision: the models under models/ built in float32 and with --precision bf16 (or int8), in one run.
 
     /usr/bin/python3 models/export.py                 # once: models/out/*.onnx
     models/.venv/bin/python benchmarks/precision.py [--models mlp,transformer] [--rounds 5] [--threads 1]
     models/.venv/bin/python benchmarks/precision.py --top1 200 --models resnet18,resnet50
+    models/.venv/bin/python benchmarks/precision.py --precision int8 --models mlp,transformer
+
+With --precision int8 each model is calibrated on 8 inputs drawn as the test input is (other
+seeds: weftc --calibrate), and the OpenVINO columns stay empty.
 
 (the Python of models/compare.py, whose inputs it draws: uniform floats, integers in the
 manifest's range, padding masks). For each model: its outputs on the same inputs in float32 and in
@@ -48,6 +52,8 @@ def main():
     ap.add_argument("--models", default=DEFAULT)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--precision", default="bf16", choices=["bf16", "int8"],
+                    help="the low precision against float32 (int8: calibrated on 8 inputs drawn as the test's)")
     ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
     ap.add_argument("--top1", type=int, default=0,
                     help="instead: the classifiers' top-1 agreement with float32 over this many random inputs")
@@ -55,7 +61,8 @@ def main():
     manifest = json.load(open(os.path.join(ROOT, "models", "out", "manifest.json")))
     if a.top1:
         return top1_agreement(a, manifest)
-    print("| model | bf16 kernels / kernels | relative error | f32 ms | bf16 ms | speed-up | OpenVINO bf16 error | "
+    low = a.precision
+    print(f"| model | {low} kernels / kernels | relative error | f32 ms | {low} ms | speed-up | OpenVINO bf16 error | "
           "OpenVINO bf16 ms | weft bf16 / OpenVINO |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in a.models.split(","):
@@ -72,15 +79,32 @@ def main():
                 shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
                 feeds[spec["name"]] = compare.draw(spec, shape, rng)
             np.savez(os.path.join(tmp, "in.npz"), **feeds)
+            # int8: calibration inputs drawn as the test input is (other seeds), kept for the
+            # bench runs below (the temporary directory lives until the model's row is printed).
+            settings = {"f32": ["--precision", "f32"], "bf16": ["--precision", "bf16"], "int8": ["--precision", "int8"]}
+            for c in range(8 if low == "int8" else 0):
+                crng = np.random.default_rng(100 + c)
+                sample = {}
+                for spec in compare.inputs_of(entry):
+                    shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
+                    sample[spec["name"]] = compare.draw(spec, shape, crng)
+                np.savez(os.path.join(tmp, f"cal{c}.npz"), **sample)
+                settings["int8"] += ["--calibrate", os.path.join(tmp, f"cal{c}.npz")]
             outs = {}
-            for p in ("f32", "bf16"):
+            for p in ("f32", low):
                 f = os.path.join(tmp, p + ".npz")
-                weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", f, "--precision", p,
-                      *extra)
+                weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", f, *settings[p], *extra)
                 outs[p] = np.load(f)
+            row = measure(a, name, path, entry, extra, feeds, outs, low, settings)
+        print(row, flush=True)
+
+
+def measure(a, name, path, entry, extra, feeds, outs, low, settings):
+    """The model's row: the low precision's error against float32, both latencies, OpenVINO's bf16."""
+    if True:
         errors = []
         for k in outs["f32"].files:
-            x, y = outs["f32"][k], outs["bf16"][k]
+            x, y = outs["f32"][k], outs[low][k]
             if not np.issubdtype(x.dtype, np.floating):
                 errors.append(float(np.any(x != y)))
                 continue
@@ -91,17 +115,16 @@ def main():
                 continue
             scale = float(np.max(np.abs(x[finite]), initial=0.0)) or 1.0
             errors.append(float(np.max(np.abs(x[finite].astype(np.float64) - y[finite]), initial=0.0)) / scale)
-        times = {"f32": [], "bf16": []}
-        kernels = ""
+        times = {"f32": [], low: []}
         for _ in range(a.rounds):
-            for p in ("f32", "bf16"):
-                text = weftc(a.weftc, "bench", path, "--precision", p, *extra)
+            for p in ("f32", low):
+                text = weftc(a.weftc, "bench", path, *settings[p], *extra)
                 times[p].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
-        f32, bf16 = statistics.median(times["f32"]), statistics.median(times["bf16"])
-        ov_error, ov_ms = openvino_bf16(path, feeds, outs["f32"], a.threads)
-        ov = f"{ov_error:.1e} | {ov_ms:.3f} | {ov_ms / bf16:.2f}" if ov_ms else "- | - | -"
-        print(f"| {name} | {count_bf16_kernels(a.weftc, path, extra)} | {max(errors):.1e} | {f32:.3f} | {bf16:.3f} | "
-              f"{f32 / bf16:.2f} | {ov} |", flush=True)
+        f32, lp = statistics.median(times["f32"]), statistics.median(times[low])
+        ov_error, ov_ms = openvino_bf16(path, feeds, outs["f32"], a.threads) if low == "bf16" else (None, None)
+        ov = f"{ov_error:.1e} | {ov_ms:.3f} | {ov_ms / lp:.2f}" if ov_ms else "- | - | -"
+        return (f"| {name} | {count_low_kernels(a.weftc, path, extra, settings[low])} | {max(errors):.1e} | {f32:.3f} | "
+                f"{lp:.3f} | {f32 / lp:.2f} | {ov} |")
 
 
 def top1_agreement(a, manifest):
@@ -187,16 +210,17 @@ def openvino_bf16(path, feeds, reference, threads, runs=200):
     return max(errors, default=float("nan")), statistics.median(times)
 
 
-def count_bf16_kernels(tool, path, extra):
-    """'N / M': kernels named ..._bf16... of all (weftc compile's progress lines)."""
+def count_low_kernels(tool, path, extra, setting):
+    """'N / M': the kernels of the low precision (named ..._bf16... or ...u8s8...) of all (weftc
+    compile's progress lines)."""
     with tempfile.TemporaryDirectory() as tmp:
         args = [a for a in extra if a != "--quiet"]
-        out = subprocess.run([tool, "compile", path, "--precision", "bf16", "-o", os.path.join(tmp, "m.weft"), *args],
+        out = subprocess.run([tool, "compile", path, *setting, "-o", os.path.join(tmp, "m.weft"), *args],
                              capture_output=True, text=True)
     names = re.findall(r"compiling kernel \d+/(\d+) (\S+)", out.stdout + out.stderr)
     if not names:
         return "?"
-    return f"{sum('_bf16' in n for _, n in names)} / {names[-1][0]}"
+    return f"{sum('_bf16' in n or 'u8s8' in n for _, n in names)} / {names[-1][0]}"
 
 
 if __name__ == "__main__":
