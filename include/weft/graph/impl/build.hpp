@@ -8,18 +8,30 @@
 
 namespace weft::graph {
 
+namespace detail {
+// The option named `name` in `table` (what command-line tools read); otherwise a weft::Error
+// "unknown <what> 'name' (expected a, b or c)".
+template <class E, size_t N>
+E named_option(const std::string& name, const std::pair<const char*, E> (&table)[N], const char* what) {
+    std::string expected;
+    for (size_t i = 0; i < N; ++i) {
+        if (name == table[i].first) return table[i].second;
+        expected += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + table[i].first;
+    }
+    ::weft::detail::throw_user_error("unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
+}
+}  // namespace detail
+
 CompileTier compile_tier(const std::string& name) {
-    if (name == "optimized") return CompileTier::optimized;
-    if (name == "fast") return CompileTier::fast;
-    if (name == "tiered") return CompileTier::tiered;
-    ::weft::detail::throw_user_error("unknown compile tier '" + name + "' (expected optimized, fast or tiered)");
+    static const std::pair<const char*, CompileTier> tiers[] = {
+        {"optimized", CompileTier::optimized}, {"fast", CompileTier::fast}, {"tiered", CompileTier::tiered}};
+    return detail::named_option(name, tiers, "compile tier");
 }
 
 Precision precision(const std::string& name) {
-    if (name == "f32") return Precision::f32;
-    if (name == "bf16") return Precision::bf16;
-    if (name == "int8") return Precision::int8;
-    ::weft::detail::throw_user_error("unknown precision '" + name + "' (expected f32, bf16 or int8)");
+    static const std::pair<const char*, Precision> precisions[] = {
+        {"f32", Precision::f32}, {"bf16", Precision::bf16}, {"int8", Precision::int8}};
+    return detail::named_option(name, precisions, "precision");
 }
 
 namespace detail {

@@ -141,8 +141,8 @@ void schedule_dot_matmul(Schedule& s, const Tensor& op, const Tensor& out, int64
     auto [cjo, cji] = s[acc].split(acc.axis(1), 16);
     auto [ko, ki] = s[acc].split(acc.reduce_axis(0), step);
     // Up to 8 steps unrolled: a step is one instruction per accumulator, and the loop's
-    // counter and address updates took issue slots from them. In one process, one thread,
-    // three runs (int8): 1024^3 0.86-0.93 of oneDNN -> 0.98, 256^3 0.97-1.02 -> 1.03-1.05.
+    // counter and address updates took issue slots from them (docs/performance.md, "VNNI
+    // schedules: unrolling").
     int64_t K = 0;
     nn_detail::const_extent(op.reduce_axis(0).dom().extent, &K);
     auto [kso, ksi] = s[acc].split(ko, conv_detail::largest_divisor_at_most(K / step, 8));
@@ -217,9 +217,9 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
     IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
             ip = reduce_axis(0, ib / 2, "icp"), two = reduce_axis(0, 2, "ici");
     // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
-    // border, and the taps left out of the sum in place kept a loop over them (256 3x3 @14:
-    // 0.58 -> 0.81 of oneDNN); wide rows read in place (the copy cost 64 3x3 @56 and 128 3x3
-    // @28 15%: RESULTS.md, "bfloat16 GEMM with AVX512_BF16").
+    // border, and the taps left out of the sum in place kept a loop over them; wide rows read
+    // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
+    // AVX512_BF16").
     const bool copy = !pad.none() && out.w <= 16;
     const Tensor padded = copy ? conv_detail::pad_spatial(data, pad, 2, name + "_pad", 0) : data;
     return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
@@ -262,9 +262,10 @@ void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out
     IterVar icb = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ip = acc.reduce_axis(3),
             two = acc.reduce_axis(4);
     auto [ocv, ocl] = s[acc].split(ax(acc, 4), 16);
-    // The channel pairs unrolled, the window's taps not: unrolling kw too ran 2.5% faster
-    // alone but made 4x the code in a fused kernel, whose border tiles loop partitioning
-    // copies, and ran 2x slower there (ResNet-18's 56x56 layers; RESULTS.md).
+    // The channel pairs unrolled, the window's taps not: unrolling kw too ran faster alone
+    // but made 4x the code in a fused kernel, whose border tiles loop partitioning copies,
+    // and ran slower there (ResNet-18's 56x56 layers; RESULTS.md, "bfloat16 GEMM with
+    // AVX512_BF16").
     s[acc].unroll(ip);
     s[acc].unroll(ax(acc, 3));
     s[acc].unroll(ocv);
@@ -348,8 +349,7 @@ void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& out) {
     s[cc].reorder({ax(cc, 0), ax(cc, 2), icb, kh, kw, ax(cc, 1), ax(cc, 3), ax(cc, 4), ici});
     // A step of (icb, kh, kw) is one vpdpbusd per accumulator: its loop's counter and address
     // updates cost more than in a float tile with 16 channels per step. The window unrolled
-    // (kw always, kh too up to 3x3), in one process, one thread, 64->64 3x3@56 and 256->256
-    // 3x3@14: 0.75-0.83 of oneDNN -> 0.92-0.94 (kw alone: 0.85-0.87).
+    // (kw always, kh too up to 3x3; docs/performance.md, "VNNI schedules: unrolling").
     int64_t KH = 0, KW = 0;
     nn_detail::const_extent(kh.dom().extent, &KH);
     nn_detail::const_extent(kw.dom().extent, &KW);
