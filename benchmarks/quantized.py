@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Dynamically quantized models: weft against ONNX Runtime on the same int8 .onnx, in one run.
+"""Quantized models: weft against ONNX Runtime on the same int8 .onnx, in one run.
 
     /usr/bin/python3 models/export.py                  # once: models/out/*.onnx
-    python3 benchmarks/quantized.py [--models transformer,mlp] [--min-time 2]
+    python3 benchmarks/quantized.py [--models transformer,mlp] [--min-time 2] [--static]
+
+With --static the models are quantized by quantize_static in the QDQ format instead
+(QuantizeLinear / DequantizeLinear around each MatMul, calibrated on 8 inputs drawn as the
+test input is, with other seeds).
 
 Each model is quantized by ONNX Runtime's own tool (onnxruntime.quantization.quantize_dynamic,
 int8 weights: DynamicQuantizeLinear + MatMulInteger for every MatMul with a constant weight),
@@ -27,6 +31,19 @@ import sys
 from onnxruntime.quantization import quantize_dynamic, QuantType
 quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8)
 """
+# Static quantization in the QDQ format (QuantizeLinear / DequantizeLinear pairs around each
+# MatMul: uint8 activations, int8 weights per tensor), calibrated on the .npz files given.
+QUANTIZE_STATIC = """
+import sys, numpy as np
+from onnxruntime.quantization import quantize_static, QuantFormat, QuantType, CalibrationDataReader
+class Reader(CalibrationDataReader):
+    def __init__(self, files):
+        self.samples = iter([dict(np.load(f)) for f in files])
+    def get_next(self):
+        return next(self.samples, None)
+quantize_static(sys.argv[1], sys.argv[2], Reader(sys.argv[3:]), quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"])
+"""
 
 
 def quantizer():
@@ -47,6 +64,8 @@ def main():
     ap.add_argument("--dir", default=os.path.join(ROOT, "models", "out"))
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
     ap.add_argument("--min-time", type=float, default=2.0)
+    ap.add_argument("--static", action="store_true",
+                    help="quantize_static in the QDQ format (MatMuls; calibrated on 8 inputs drawn as the test's)")
     args = ap.parse_args()
     args.check = False
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
@@ -58,8 +77,17 @@ def main():
         for name in [m for m in args.models.split(",") if m]:
             entry = dict(manifest[name])
             quantized = os.path.join(work, name + "_int8.onnx")
-            subprocess.run([py, "-c", QUANTIZE, os.path.join(args.dir, entry["file"]), quantized], check=True,
-                           capture_output=True)
+            calibration = []
+            for k in range(8 if args.static else 0):  # (the seeds differ from the test input's)
+                rng = np.random.default_rng(100 + k)
+                sample = {}
+                for spec in compare.inputs_of(entry):
+                    shape = [compare.dim_value(entry, sym, {}) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
+                    sample[spec["name"]] = compare.draw(spec, shape, rng)
+                calibration.append(os.path.join(work, f"{name}.cal{k}.npz"))
+                np.savez(calibration[-1], **sample)
+            subprocess.run([py, "-c", QUANTIZE_STATIC if args.static else QUANTIZE, os.path.join(args.dir, entry["file"]),
+                            quantized, *calibration], check=True, capture_output=True)
             f32 = compare.run_model(name, entry, args, args.tool, os.path.join(work, "f32"))
             args_q = argparse.Namespace(**vars(args))
             args_q.dir = work

@@ -155,7 +155,7 @@ inline std::map<std::string, OpEntry> make_converters() {
         return {c.add("bitcast", {c.in(0)}, {{"dtype", t.str()}}, c.out())};
     }, 26};
     t["Gemm"] = {fn(convert_gemm)};
-    t["MatMul"] = {fn(convert_matmul)};
+    t["MatMul"] = {fn(convert_matmul_of_dequantized)};
     t["RNN"] = {[](Ctx& c) { return convert_rnn(c, "RNN"); }};
     t["GRU"] = {[](Ctx& c) { return convert_rnn(c, "GRU"); }, 3};
     t["LSTM"] = {[](Ctx& c) { return convert_rnn(c, "LSTM"); }};

@@ -179,27 +179,20 @@ inline Value centred(Ctx& c, size_t k, size_t zp, int64_t axis) {
 
 // (A - a_zero_point) x (B - b_zero_point) in int32 on the 8-bit kernels (graph's matmul_u8s8:
 // VNNI's vpdpbusd where the target has it), for A of 8-bit integers [..., M, K] and B a
-// constant [K, N] of them (K a multiple of 4, N of 16), A's zero point one value (known or
-// not), B's constant per tensor or per column; nullopt otherwise (the float64 composition
-// then). Inputs a, a_zp, b, b_zp at positions ak, azk, bk, bzk. vpdpbusd multiplies unsigned by
+// constant [K, N] of them (K a multiple of 4, N of 16; its data `b`), A's zero point one value
+// (known or not), B's constant per tensor or per column (`zb`, or undefined); nullopt
+// otherwise (the float64 composition then). vpdpbusd multiplies unsigned by
 // signed bytes: an int8 A is shifted by +128 and a uint8 B by -128, their zero points with
 // them, and (A - za)(B - zb) = A B - za colsum(B) - rowsum(A) zb + K za zb.
-inline std::optional<Value> integer_matmul_vnni(Ctx& c, size_t ak, size_t azk, size_t bk, size_t bzk) {
+inline std::optional<Value> integer_matmul_8bit(Ctx& c, Value a, std::optional<Value> za_in, const BufferRef& b,
+                                                const BufferRef& zb) {
     const DataType u8 = DataType::uint(8), s8 = DataType::int_(8), i32 = DataType::int_(32);
-    Value a = c.in(ak);
     const DataType at = c.dtype(a);
     if ((at != u8 && at != s8) || c.rank(a) < 2) return std::nullopt;
-    BufferRef b, zb;
-    try {
-        b = c.const_value(bk, "B");
-        if (c.has(bzk)) zb = c.const_value(bzk, "b_zero_point");
-    } catch (const UnsupportedError&) {  // B computed at run time: the composition
-        return std::nullopt;
-    }
     if (!b.defined() || b.ndim() != 2 || (b.dtype() != u8 && b.dtype() != s8)) return std::nullopt;
     const int64_t K = b.shape()[0], N = b.shape()[1];
     if (c.shape(a).back() != K || K % 4 != 0 || N % 16 != 0) return std::nullopt;
-    if (c.has(azk) && c.type(c.in(azk)).size() != 1) return std::nullopt;
+    if (za_in && c.type(*za_in).size() != 1) return std::nullopt;
     std::vector<int32_t> zero_b(size_t(N), 0);
     if (zb.defined()) {
         const std::vector<double> z = buffer_floats(zb);
@@ -223,7 +216,7 @@ inline std::optional<Value> integer_matmul_vnni(Ctx& c, size_t ak, size_t azk, s
     for (size_t d = 0; d + 1 < shape.size(); ++d) M *= shape[d];
     Value rows = reshape(c, a, {M, K});
     std::optional<Value> za;  // A's zero point as int32 [1], shifted with A
-    if (c.has(azk)) za = c.g.cast(reshape(c, c.in(azk), {1}), i32, c.fresh("a_zero_point"));
+    if (za_in) za = c.g.cast(reshape(c, *za_in, {1}), i32, c.fresh("a_zero_point"));
     if (at == s8) {
         rows = c.g.cast(c.add("add", {c.g.cast(rows, i32, c.fresh("a_wide")), c.scalar(128, i32, "shift")}), u8,
                         c.fresh("a_unsigned"));
@@ -246,7 +239,83 @@ inline std::optional<Value> integer_matmul_vnni(Ctx& c, size_t ak, size_t azk, s
     return reshape(c, p, out);
 }
 
+// integer_matmul_8bit of a node's inputs a, a_zp, b, b_zp at positions ak, azk, bk, bzk.
+inline std::optional<Value> integer_matmul_vnni(Ctx& c, size_t ak, size_t azk, size_t bk, size_t bzk) {
+    Value a = c.in(ak);
+    BufferRef b, zb;
+    try {
+        b = c.const_value(bk, "B");
+        if (c.has(bzk)) zb = c.const_value(bzk, "b_zero_point");
+    } catch (const UnsupportedError&) {  // B computed at run time: the composition
+        return std::nullopt;
+    }
+    return integer_matmul_8bit(c, a, c.has(azk) ? std::optional<Value>(c.in(azk)) : std::nullopt, b, zb);
+}
+
+// A value DequantizeLinear made (convert_dequantize_linear: mul(cast(q) [- cast(zero point)],
+// scale), the parameters reshaped along an axis where they have one entry per index): its
+// 8-bit q, zero point (undefined: none) and scale.
+struct Dequantized {
+    Value q;
+    std::optional<Value> zero_point;
+    Value scale;
+};
+
+inline std::optional<Dequantized> as_dequantized(Ctx& c, Value v) {
+    const graph::Node& m = c.g.node(v);
+    if (m.op != "mul" || m.inputs.size() != 2 || c.dtype(v) != DataType::float_(32)) return std::nullopt;
+    Dequantized d{Value{}, std::nullopt, m.inputs[1]};
+    const graph::Node* body = &c.g.node(m.inputs[0]);
+    if (body->op == "sub") {
+        const graph::Node& z = c.g.node(body->inputs[1]);
+        if (z.op != "cast") return std::nullopt;
+        d.zero_point = z.inputs[0];
+        body = &c.g.node(body->inputs[0]);
+    }
+    if (body->op != "cast") return std::nullopt;
+    d.q = body->inputs[0];
+    const DataType t = c.dtype(d.q);
+    if (t != DataType::uint(8) && t != DataType::int_(8)) return std::nullopt;
+    return d;
+}
+
+// The data of a constant reached through reshapes (a per-axis parameter), flattened; undefined
+// for anything else.
+inline BufferRef constant_data(Ctx& c, Value v) {
+    const graph::Node* n = &c.g.node(v);
+    while (n->op == "reshape") n = &c.g.node(n->inputs[0]);
+    if (!n->is_constant()) return {};
+    return BufferRef(n->value.data(), n->value.dtype(), {n->value.size()});
+}
+
 }  // namespace quantize_detail
+
+// MatMul of two DequantizeLinear outputs (a QDQ model: an activation quantized to 8 bits and a
+// constant 8-bit weight), A's scale and zero point one value each, B's per tensor or per
+// column: the integer product on the 8-bit kernels (integer_matmul_8bit) times a_scale *
+// b_scale, instead of a float matmul of the dequantized values; otherwise MatMul as usual.
+inline std::vector<Value> convert_matmul_of_dequantized(Ctx& c) {
+    using namespace quantize_detail;
+    const std::optional<Dequantized> a = as_dequantized(c, c.in(0)), b = as_dequantized(c, c.in(1));
+    if (a && b && c.type(a->scale).size() == 1) {
+        const BufferRef bq = constant_data(c, b->q), bs = constant_data(c, b->scale);
+        const BufferRef bz = b->zero_point ? constant_data(c, *b->zero_point) : BufferRef();
+        const int64_t N = c.rank(b->q) == 2 ? c.shape(b->q)[1] : 0;
+        const bool fits = bq.defined() && bs.defined() && (!b->zero_point || bz.defined()) &&
+                          (bs.size() == 1 || bs.size() == N) && bs.dtype() == DataType::float_(32);
+        if (fits)
+            if (std::optional<Value> p = integer_matmul_8bit(
+                    c, a->q, a->zero_point,
+                    BufferRef(bq.data(), bq.dtype(), c.shape(b->q)), bz)) {
+                Value scaled = c.add("mul", {c.g.cast(*p, DataType::float_(32), c.fresh("product_f")),
+                                             reshape(c, a->scale, {1})});
+                BufferRef own = BufferRef::allocate(bs.dtype(), bs.shape());  // (bs views another node's data)
+                std::memcpy(own.data(), bs.data(), size_t(bs.size_bytes()));
+                return {c.add("mul", {scaled, c.constant(own, "b_scale")}, {}, c.out())};
+            }
+    }
+    return convert_matmul(c);
+}
 
 // MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points per tensor, per
 // row of A or per column of B): on the 8-bit kernels where B is a constant that fits them.
