@@ -65,6 +65,28 @@ inline std::vector<SeedModule> artifact_seed_modules() {
         g.output(g.dense(g.flatten(c, 1), g.constant("wd", Buffer<float>::random({2, 48}, -0.3f, 0.3f, 6))), "y");
         seeds.push_back({"symbolic_batch", graph::build(g)});
     }
+    {  // A loop (Graph::loop): its kernel holds the body's module, an artifact inside the artifact.
+        auto filled = [](std::vector<int64_t> shape, float v) {
+            Buffer<float> b(std::move(shape));
+            for (float& x : b) x = v;
+            return b;
+        };
+        graph::Graph body;
+        graph::Value h = body.input("carried0", {4});
+        graph::Value next = body.add(body.mul(h, body.constant("half", filled({1}, 0.5f))), body.input("captured0", {4}));
+        body.output(body.add_node("greater", {body.reshape(body.max(next), {1}), body.constant("eps", filled({1}, 0.1f))}),
+                    "condition");
+        body.output(next, "carried0");
+        graph::Graph g;
+        graph::Value x = g.input("x", {4});
+        graph::Value trips = g.input("trips", {1}, DataType::int_(64));
+        Buffer<bool> yes({1});
+        yes.data()[0] = true;
+        g.output(g.loop(body, trips, g.constant("go", yes), {x}, {g.constant("step", filled({4}, 0.05f))},
+                        {.max_iterations = 64}),
+                 "y");
+        seeds.push_back({"loop", graph::build(g)});
+    }
     return seeds;
 }
 

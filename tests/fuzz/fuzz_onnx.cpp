@@ -22,6 +22,7 @@ onnx::LoadOptions fuzz_load_options() {
     o.limits.max_tensor_bytes = int64_t(1) << 23;
     o.limits.max_nodes = 2000;
     o.limits.max_node_inputs = 256;
+    o.max_loop_iterations = 16;  // (loops the data decides import, as loops or unrolled)
     return o;
 }
 
