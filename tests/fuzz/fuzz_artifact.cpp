@@ -24,16 +24,25 @@
 
 #include "artifact_seeds.hpp"
 #include "fuzz_contract.hpp"
+#include "weft/graph/impl/loop_kernel.hpp"
 #include "weftc/artifact_edit.hpp"
 
 namespace {
 
 using namespace weft;
 
-// A kernel's identity for the trust check: its object code's hash and its signature.
+// A kernel's identity for the trust check: its object code's hash and its signature; for a
+// loop's kernel, its bound and carried values and its body's kernels' identities (a body is
+// object code too, and a bound the fuzzer raised would only make the run a hang).
 std::string kernel_identity(const Kernel& k) {
     const ir::PrimFunc& f = k.signature();
     std::string id = detail::concat(detail::fnv1a64(k.module()->object_code().bytes), " ", f.name, " ", f.fast_math);
+    if (const graph::detail::LoopKernelModule* loop = graph::detail::as_loop(k)) {
+        const graph::detail::LoopSpec& spec = loop->spec();
+        id += detail::concat(" loop ", spec.carried, " ", spec.captured, " ", spec.output, " ", spec.max_iterations, " {");
+        for (const Kernel& b : loop->body().compiled_kernels()) id += kernel_identity(b) + ";";
+        id += "}";
+    }
     for (const ir::KernelArg& a : f.args) {
         id += detail::concat(" ", a.name, ":", a.type.str(), ":", a.is_output);
         for (const ir::Expr& d : a.shape) id += detail::concat(",", d);

@@ -61,6 +61,7 @@ public:
     bool runs_on_host() const override { return true; }
     double compile_ms() const override { return compile_ms_; }
     const Module& body() const { return body_; }
+    const LoopSpec& spec() const { return spec_; }
 
     // args: trips, condition, carried..., captured..., the output.
     void call_host(std::span<const KernelArgValue> args) const override {
