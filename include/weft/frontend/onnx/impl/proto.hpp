@@ -317,20 +317,32 @@ inline std::vector<double> buffer_floats(const BufferRef& b) {
     return std::vector<double>(v.begin(), v.end());
 }
 
-// Element i of a numeric or bool buffer set to `value` (converted to its dtype).
+// `value` as the integer type T, saturated to its range (NaN: 0). A plain conversion of a
+// value out of range is undefined behaviour: a model's attribute of 2^63 (an NLLLoss
+// ignore_index near INT64_MAX, which a double rounds up past it) found by fuzz_onnx.
+template <class T>
+T saturated(double value) {
+    if (std::isnan(value)) return T(0);
+    if (value <= double(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (value >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return T(value);
+}
+
+// Element i of a numeric or bool buffer set to `value` (converted to its dtype; integers
+// saturate).
 inline void set_element(BufferRef& b, int64_t i, double value) {
     DataType dtype = b.dtype();
     char* p = static_cast<char*>(b.data());
     if (dtype == DataType::float_(32)) reinterpret_cast<float*>(p)[i] = float(value);
     else if (dtype == DataType::float_(64)) reinterpret_cast<double*>(p)[i] = value;
-    else if (dtype == DataType::int_(64)) reinterpret_cast<int64_t*>(p)[i] = int64_t(value);
-    else if (dtype == DataType::int_(32)) reinterpret_cast<int32_t*>(p)[i] = int32_t(value);
-    else if (dtype == DataType::int_(16)) reinterpret_cast<int16_t*>(p)[i] = int16_t(value);
-    else if (dtype == DataType::int_(8)) reinterpret_cast<int8_t*>(p)[i] = int8_t(value);
-    else if (dtype == DataType::uint(8)) reinterpret_cast<uint8_t*>(p)[i] = uint8_t(value);
-    else if (dtype == DataType::uint(16)) reinterpret_cast<uint16_t*>(p)[i] = uint16_t(value);
-    else if (dtype == DataType::uint(32)) reinterpret_cast<uint32_t*>(p)[i] = uint32_t(value);
-    else if (dtype == DataType::uint(64)) reinterpret_cast<uint64_t*>(p)[i] = uint64_t(value);
+    else if (dtype == DataType::int_(64)) reinterpret_cast<int64_t*>(p)[i] = saturated<int64_t>(value);
+    else if (dtype == DataType::int_(32)) reinterpret_cast<int32_t*>(p)[i] = saturated<int32_t>(value);
+    else if (dtype == DataType::int_(16)) reinterpret_cast<int16_t*>(p)[i] = saturated<int16_t>(value);
+    else if (dtype == DataType::int_(8)) reinterpret_cast<int8_t*>(p)[i] = saturated<int8_t>(value);
+    else if (dtype == DataType::uint(8)) reinterpret_cast<uint8_t*>(p)[i] = saturated<uint8_t>(value);
+    else if (dtype == DataType::uint(16)) reinterpret_cast<uint16_t*>(p)[i] = saturated<uint16_t>(value);
+    else if (dtype == DataType::uint(32)) reinterpret_cast<uint32_t*>(p)[i] = saturated<uint32_t>(value);
+    else if (dtype == DataType::uint(64)) reinterpret_cast<uint64_t*>(p)[i] = saturated<uint64_t>(value);
     else if (dtype.is_bool()) p[i] = value != 0;
     else malformed("cannot make a constant of " + dtype.str());
 }
