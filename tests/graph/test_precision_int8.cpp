@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -65,12 +66,6 @@ Buffer<float> run(const graph::Graph& g, const graph::BuildOptions& o, const Buf
     return Buffer<float>(m.get_output(0).copy_to(Device::cpu()));
 }
 
-Target without_vnni() {
-    Target t = Target::host();
-    if (size_t at = t.features.find("+avx512vnni"); at != std::string::npos) t.features[at] = '-';
-    return t;
-}
-
 }  // namespace
 
 TEST_CASE("precision int8: a linear layer computes what its quantization says, with and without VNNI") {
@@ -85,7 +80,7 @@ TEST_CASE("precision int8: a linear layer computes what its quantization says, w
     for (auto [lo, hi, seed] : {std::tuple{-1.0f, 2.0f, 7}, std::tuple{-3.0f, 3.0f, 8}}) {
         auto x = Buffer<float>::random({kM, kK}, lo, hi, uint64_t(seed));
         const std::vector<float> want = simulated(l, calib, x);
-        const Buffer<float> got = run(l.graph(), o, x), plain = run(l.graph(), o, x, without_vnni());
+        const Buffer<float> got = run(l.graph(), o, x), plain = run(l.graph(), o, x, weft::test::host_without("avx512vnni"));
         for (size_t i = 0; i < want.size(); ++i) {
             REQUIRE(got.data()[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1e-4));
             REQUIRE(plain.data()[i] == got.data()[i]);
@@ -121,4 +116,20 @@ TEST_CASE("precision int8 needs calibration inputs that name every input") {
                          doctest::Contains("has no value for 'x'"), Error);
     CHECK(graph::precision("int8") == graph::Precision::int8);
     CHECK_THROWS_WITH_AS(graph::precision("int4"), doctest::Contains("expected f32, bf16 or int8"), Error);
+}
+
+TEST_CASE("precision int8: calibration reads its values by name beside the graph's run-time checks") {
+    // A run-time check is a graph output a module does not list: calibration's extra outputs
+    // must not be found by position.
+    Layer l;
+    graph::Graph g = l.graph();
+    graph::Value x = g.find("x").value();
+    Buffer<float> huge({1});
+    huge.data()[0] = 1e30f;
+    g.check_at_run(g.add_node("greater", {g.reshape(g.max(x), {1}), g.constant("huge", huge)}), "x is huge");
+    const auto calib = calibration(3, -1.0f, 2.0f);
+    auto in = Buffer<float>::random({kM, kK}, -1.0f, 2.0f, 7);
+    const std::vector<float> want = simulated(l, calib, in);
+    const Buffer<float> got = run(g, {.precision = graph::Precision::int8, .calibration = calib}, in);
+    for (size_t i = 0; i < want.size(); ++i) REQUIRE(got.data()[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1e-4));
 }

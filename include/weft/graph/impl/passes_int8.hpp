@@ -40,28 +40,21 @@ inline bool quantizable(const Graph& g, const Node& n) {
     return layout_detail::from_constants(g, n.inputs[1]) && w[0] % 4 == 0 && w[1] % 16 == 0;
 }
 
-// Each quantizable matmul's input range over the calibration inputs: the float32 graph with
-// those inputs as extra outputs, built once (the fast tier: a few runs) and run on each.
+// The range of each quantizable matmul's input over the calibration inputs (min-max, holding
+// 0), by the input's node id: the float32 graph with those inputs as extra outputs, built once
+// (the fast tier: a few runs) and run on each. Empty where no matmul is quantizable.
 inline std::map<int, std::pair<float, float>> calibrated_ranges(
     const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
+    Graph probe = g;
+    std::map<int, std::pair<float, float>> ranges;
+    auto output_name = [](int id) { return "weft.calibrate." + std::to_string(id); };
+    for (const Node& n : g.nodes())
+        if (quantizable(g, n) && ranges.try_emplace(n.inputs[0].id, 0.0f, 0.0f).second)
+            probe.output(n.inputs[0], output_name(n.inputs[0].id));
+    if (ranges.empty()) return ranges;
     WEFT_CHECK(!calibration.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
                "a few typical inputs, each a map from input name to value), to choose the activations' scales");
-    Graph probe = g;
-    std::vector<int> readers;  // the matmuls, in the order of the probe's extra outputs
-    std::map<int, int> output_of;  // input node id -> its extra output's position
-    for (const Node& n : g.nodes()) {
-        const int id = int(&n - g.nodes().data());
-        if (!quantizable(g, n)) continue;
-        readers.push_back(id);
-        if (!output_of.count(n.inputs[0].id)) {
-            output_of[n.inputs[0].id] = int(g.outputs().size() + output_of.size());
-            probe.output(Value{n.inputs[0].id}, "weft.calibrate." + std::to_string(n.inputs[0].id));
-        }
-    }
-    std::map<int, std::pair<float, float>> ranges;
-    if (readers.empty()) return ranges;
     Module m = build(probe, Target::host(), {.tier = CompileTier::fast});
-    std::map<int, std::pair<float, float>> by_input;
     for (const std::map<std::string, BufferRef>& sample : calibration) {
         for (const std::string& name : m.input_names()) {
             auto it = sample.find(name);
@@ -70,18 +63,39 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
             m.set_input(name, it->second);
         }
         m.run();
-        for (auto& [input, k] : output_of) {
-            const BufferRef& x = m.get_output(k);
+        for (auto& [input, range] : ranges) {
+            const BufferRef& x = m.get_output(output_name(input));
             const float* p = static_cast<const float*>(x.data());
-            auto& [lo, hi] = by_input.try_emplace(input, 0.0f, 0.0f).first->second;  // (the range holds 0)
             for (int64_t i = 0; i < x.size(); ++i) {
-                lo = std::min(lo, p[i]);
-                hi = std::max(hi, p[i]);
+                range.first = std::min(range.first, p[i]);
+                range.second = std::max(range.second, p[i]);
             }
         }
     }
-    for (int id : readers) ranges[id] = by_input.at(g.node(id).inputs[0].id);
     return ranges;
+}
+
+// A float32 weight [K, N] quantized per column, symmetric: int8 in [-127, 127] at
+// max |W[:, n]| / 127, and each column's sum of the int8 values (the zero point's correction).
+struct Int8Weight {
+    BufferRef values;
+    std::vector<float> column_scales;
+    std::vector<int32_t> column_sums;
+};
+
+inline Int8Weight quantized_weight(const BufferRef& w) {
+    const int64_t K = w.shape()[0], N = w.shape()[1];
+    Int8Weight q{BufferRef::allocate(DataType::int_(8), {K, N}), std::vector<float>(size_t(N), 0.0f),
+                 std::vector<int32_t>(size_t(N), 0)};
+    const float* wp = static_cast<const float*>(w.data());
+    for (int64_t i = 0; i < K * N; ++i) q.column_scales[size_t(i % N)] = std::max(q.column_scales[size_t(i % N)], std::abs(wp[i]));
+    for (float& s : q.column_scales) s = s > 0 ? s / 127.0f : 1.0f;
+    auto* values = static_cast<int8_t*>(q.values.data());
+    for (int64_t i = 0; i < K * N; ++i) {
+        values[i] = int8_t(std::clamp(std::nearbyint(wp[i] / q.column_scales[size_t(i % N)]), -127.0f, 127.0f));
+        q.column_sums[size_t(i % N)] += values[i];
+    }
+    return q;
 }
 
 inline BufferRef f32_vector(const std::vector<float>& v) {
@@ -93,19 +107,17 @@ inline BufferRef f32_vector(const std::vector<float>& v) {
 }  // namespace int8_detail
 
 Graph quantize_matmul_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
-    bool any = false;
-    for (const Node& n : g.nodes()) any |= int8_detail::quantizable(g, n);
-    if (!any) return g;
     const std::map<int, std::pair<float, float>> ranges = int8_detail::calibrated_ranges(g, calibration);
+    if (ranges.empty()) return g;
     pass_detail::GraphRewriter r(g);
     std::map<int, Value> quantized;  // per input node: its uint8 form (one per activation)
     return pass_detail::rewrite_nodes(g, r, "quantize_matmul_int8", [&](int id) -> std::optional<Value> {
-        auto range = ranges.find(id);
-        if (range == ranges.end()) return std::nullopt;
         const Node& n = g.node(id);
+        if (!int8_detail::quantizable(g, n)) return std::nullopt;
+        auto range = ranges.find(n.inputs[0].id);
         const BufferRef w = int8_detail::host_value(g, n.inputs[1]);
         if (!w.defined()) return std::nullopt;
-        const int64_t K = w.shape()[0], N = w.shape()[1];
+        const int64_t N = w.shape()[1];
         // x's scale and zero point: its range over 255 steps, 0 exactly representable.
         const auto [lo, hi] = range->second;
         const float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
@@ -123,29 +135,18 @@ Graph quantize_matmul_int8(const Graph& g, const std::vector<std::map<std::strin
             at->second = o.cast(o.clip(shifted, 0, 255, r.fresh_name(base + ".saturated")), DataType::uint(8),
                                 r.fresh_name(base));
         }
-        // W per column, symmetric in [-127, 127]; the column sums for the zero point's correction.
-        BufferRef wq = BufferRef::allocate(DataType::int_(8), {K, N}), colsum = BufferRef::allocate(DataType::int_(32), {N});
-        std::vector<float> column_scale(size_t(N), 0.0f);
-        const float* wp = static_cast<const float*>(w.data());
-        for (int64_t i = 0; i < K * N; ++i) column_scale[size_t(i % N)] = std::max(column_scale[size_t(i % N)], std::abs(wp[i]));
-        for (float& s : column_scale) s = s > 0 ? s / 127.0f : 1.0f;
-        auto* q = static_cast<int8_t*>(wq.data());
-        auto* sums = static_cast<int32_t*>(colsum.data());
-        std::fill(sums, sums + N, 0);
-        for (int64_t i = 0; i < K * N; ++i) {
-            q[i] = int8_t(std::clamp(std::nearbyint(wp[i] / column_scale[size_t(i % N)]), -127.0f, 127.0f));
-            sums[i % N] += q[i];
-        }
+        const int8_detail::Int8Weight wq = int8_detail::quantized_weight(w);
+        BufferRef correction = BufferRef::allocate(DataType::int_(32), {N});  // zero point x column sums
         std::vector<float> out_scale(static_cast<size_t>(N), 0.0f);
         for (int64_t j = 0; j < N; ++j) {
-            out_scale[size_t(j)] = scale * column_scale[size_t(j)];
-            sums[j] *= int32_t(zero_point);
+            static_cast<int32_t*>(correction.data())[j] = int32_t(zero_point) * wq.column_sums[size_t(j)];
+            out_scale[size_t(j)] = scale * wq.column_scales[size_t(j)];
         }
         Graph& o = r.out();
-        Value packed = o.add_node("pack_vnni_weight", {o.constant(r.fresh_name(n.name + ".weight_int8"), wq)}, {},
+        Value packed = o.add_node("pack_vnni_weight", {o.constant(r.fresh_name(n.name + ".weight_int8"), wq.values)}, {},
                                   r.fresh_name(n.name + ".weight_packed"));
         Value acc = o.add_node("matmul_u8s8", {at->second, packed}, {}, r.fresh_name(n.name + ".int8"));
-        Value exact = o.sub(acc, o.constant(r.fresh_name(n.name + ".zero_point_correction"), colsum),
+        Value exact = o.sub(acc, o.constant(r.fresh_name(n.name + ".zero_point_correction"), correction),
                             r.fresh_name(n.name + ".int32"));
         return o.mul(o.cast(exact, DataType::float_(32), r.fresh_name(n.name + ".float")),
                      o.constant(r.fresh_name(n.name + ".scales"), int8_detail::f32_vector(out_scale)), n.name);

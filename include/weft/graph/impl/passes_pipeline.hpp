@@ -160,8 +160,9 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     if (o.fold_scale_axis) p.add({"fold_scale_axis", fold_scale_axis});
     if (o.simplify_operators) p.add({"simplify_operators", simplify_operators});
     const bool bf16 = o.precision == Precision::bf16 && target.is_cpu();
+    const bool int8 = o.precision == Precision::int8 && target.is_cpu();
     if (bf16) p.add({"convert_matmul_bf16", convert_matmul_bf16});
-    if (o.precision == Precision::int8 && target.is_cpu()) {
+    if (int8) {
         const auto calibration = o.calibration;
         p.add({"quantize_matmul_int8", [calibration](const Graph& g) { return quantize_matmul_int8(g, calibration); }});
     }
@@ -170,10 +171,11 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
         if (bf16) p.add({"convert_conv_bf16", convert_conv_bf16});
         p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
     }
-    if (o.fold_constants && (o.simplify_operators || convert_layout || bf16))
+    // (The low-precision passes leave weight conversions and packings for the second fold.)
+    if (o.fold_constants && (o.simplify_operators || convert_layout || bf16 || int8))
         p.add({"fold_constants", fold_constants});
     if (o.eliminate_dead_code &&
-        (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout || bf16))
+        (o.fold_constants || o.fold_scale_axis || o.simplify_operators || convert_layout || bf16 || int8))
         p.add({"eliminate_dead_code", eliminate_dead_code});
     return p;
 }
