@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -81,8 +82,8 @@ TEST_CASE("precision bf16: linear layers in bfloat16 match a bfloat16-rounded re
     auto x = Buffer<float>::random({5, 64}, -1.f, 1.f, 9);
     const std::vector<double> want = reference(ls, x, {true, true, false});
     const std::vector<double> want_f32 = reference(ls, x, {false, false, false});
-    Target without = Target::host();  // the same CPU told it has no AVX512_BF16: the FMA tile
-    if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+    // The same CPU told it has no AVX512_BF16: the FMA tile.
+    const Target without = weft::test::host_without("avx512bf16");
     for (const Target& target : {Target::host(), without}) {
         CAPTURE(target.features.find("+avx512bf16") != std::string::npos);
         graph::Module m = graph::build(g, target, {.precision = graph::Precision::bf16});
@@ -154,8 +155,7 @@ TEST_CASE("precision bf16: convolutions in bfloat16 match a bfloat16-rounded ref
     for (double& v : h) v = std::max(v, 0.0);
     std::vector<double> want = conv_bf16_reference(h, 32, 12, w2, b2, 0);
     for (size_t i = 0; i < want.size(); ++i) want[i] += h[i];
-    Target without = Target::host();
-    if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+    const Target without = weft::test::host_without("avx512bf16");
     for (const Target& target : {Target::host(), without}) {
         CAPTURE(target.has_feature("avx512bf16"));
         graph::Module m = graph::build(g, target, {.precision = graph::Precision::bf16});

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "onnx_model.hpp"
+#include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -123,12 +124,6 @@ struct IntegerMatmul {
     }
 };
 
-Target without_vnni() {
-    Target t = Target::host();
-    if (size_t at = t.features.find("+avx512vnni"); at != std::string::npos) t.features[at] = '-';
-    return t;
-}
-
 }  // namespace
 
 TEST_CASE("onnx MatMulInteger with a constant B runs on the 8-bit kernels, exactly") {
@@ -147,9 +142,9 @@ TEST_CASE("onnx MatMulInteger with a constant B runs on the 8-bit kernels, exact
 
 TEST_CASE("onnx MatMulInteger on the 8-bit kernels is exact without VNNI too") {
     IntegerMatmul m{{false, true, 48, true}};
-    m.check(without_vnni(), true);
+    m.check(weft::test::host_without("avx512vnni"), true);
     IntegerMatmul s{{true, false, 1, true}};
-    s.check(without_vnni(), true);
+    s.check(weft::test::host_without("avx512vnni"), true);
 }
 
 TEST_CASE("onnx QLinearMatMul with a constant B runs on the 8-bit kernels and requantizes exactly") {

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -176,8 +177,7 @@ TEST_CASE("bfloat16 conv2d in the blocked layout matches a double reference, wit
                             }
                     want[size_t((o * OH + oy) * OW + ox)] = sum;
                 }
-        Target without = Target::host();
-        if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+        const Target without = weft::test::host_without("avx512bf16");
         for (const Target& target : {Target::host(), without}) {
             if (target.has_feature("avx512bf16") && skip_without_avx512_bf16()) continue;
             CAPTURE(target.has_feature("avx512bf16"));
@@ -204,8 +204,7 @@ TEST_CASE("a select of bfloat16 values links and runs on a CPU without AVX512_BF
     // which the JIT cannot link; codegen selects the bits instead.
     Tensor X = placeholder({64}, bf16, "X");
     Tensor Y = compute({64}, [&](Expr i) { return if_then_else(i % 3 == 0, X(i), ir::make_zero(bf16)); }, "y");
-    Target without = Target::host();
-    if (size_t at = without.features.find("+avx512bf16"); at != std::string::npos) without.features[at] = '-';
+    const Target without = weft::test::host_without("avx512bf16");
     for (bool vector : {false, true}) {
         CAPTURE(vector);
         Schedule s = create_schedule(Y);
