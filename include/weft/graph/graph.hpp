@@ -320,6 +320,9 @@ public:
     //   graph::Value y = g.loop(body, trips, condition, {h0}, {weights});
     Value loop(const Graph& body, Value trips, Value condition, std::vector<Value> carried,
                std::vector<Value> captured = {}, const LoopAttrs& attrs = {}, std::string name = "");
+    // The same with a body several loop nodes share (one per carried value read): not copied.
+    Value loop(std::shared_ptr<const Graph> body, Value trips, Value condition, std::vector<Value> carried,
+               std::vector<Value> captured = {}, const LoopAttrs& attrs = {}, std::string name = "");
 
 
     // ---- reading ----------------------------------------------------------------------

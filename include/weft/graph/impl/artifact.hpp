@@ -35,6 +35,31 @@ std::vector<Placement> memory_placements(const Module& m) {
     return result;
 }
 
+namespace detail {
+
+// A loop kernel's module from its record: the body's artifact (checked against the kernel's
+// hash) loaded, wrapped for the loop node `n`. Each level's bytes hold the next: a bound on
+// the depth, not on the size, keeps a hostile file from nesting loops until the stack runs out.
+inline std::shared_ptr<const KernelModule> read_loop_body(ArtifactReader& r, const Node& n, const std::string& kernel,
+                                                          uint64_t hash, double compile_ms) {
+    const std::string body = r.str("a loop's body");
+    if (::weft::detail::fnv1a64(body) != hash)
+        r.fail("kernel '" + kernel + "': its loop body does not match the hash saved with its signature");
+    static thread_local int depth = 0;
+    if (depth >= kMaxArtifactLoopDepth) r.fail(::weft::detail::concat("loops nest deeper than ", kMaxArtifactLoopDepth));
+    struct Nested {
+        Nested() { ++depth; }
+        ~Nested() { --depth; }
+    } nested;
+    try {
+        return std::make_shared<LoopKernelModule>(load_module_from_memory(body), loop_spec(n), compile_ms);
+    } catch (const Error& e) {
+        r.fail("kernel '" + kernel + "': its loop body: " + ::weft::detail::unprefixed(e.what()));
+    }
+}
+
+}  // namespace detail
+
 std::string save_to_memory(const Module& m, const ArtifactMetadata& metadata) {
     // A tiered build is saved with its optimized kernels (waiting for them).
     detail::ModuleAccess::state(m).adopt_optimized(true);
@@ -404,34 +429,14 @@ Module detail::load_module_from(std::string_view bytes, ArtifactMetadata* metada
         std::shared_ptr<const KernelModule> module;
         const uint8_t object_kind = r.u8("a kernel's object code");
         if (object_kind == 2) {  // a loop's body, an artifact of its own
-            const std::string body = r.str("a loop's body");
-            if (g.node(group.root()).op != "loop" || group.nodes.size() != 1)
-                r.fail("kernel '" + f.name + "' holds a loop's body but computes '" + g.node(group.root()).name + "'");
-            if (::weft::detail::fnv1a64(body) != object_hash)
-                r.fail("kernel '" + f.name + "': its loop body does not match the hash saved with its signature");
-            // (Each level's bytes hold the next: a bound on the depth, not on the size, keeps
-            // a hostile file from nesting loops until the stack runs out.)
-            static thread_local int depth = 0;
-            if (depth >= kMaxArtifactLoopDepth)
-                r.fail(::weft::detail::concat("loops nest deeper than ", kMaxArtifactLoopDepth));
-            Module m;
-            try {
-                ++depth;
-                struct Leave {
-                    ~Leave() { --depth; }
-                } leave;
-                m = load_module_from_memory(body);
-            } catch (const Error& e) {
-                r.fail("kernel '" + f.name + "': its loop body: " + ::weft::detail::unprefixed(e.what()));
-            }
-            object_hashes.push_back(object_hash);
-            st->kernels.push_back(detail::loop_kernel(g, group.root(), std::move(m), info.compile_ms));
-            st->groups.push_back(std::move(group));
-            st->infos.push_back(std::move(info));
-            st->arg_ids.push_back(std::move(arg_ids));
-            continue;
-        }
-        if (object_kind != 0) {  // the object of an earlier kernel
+            const Node& n = g.node(group.root());
+            std::vector<int> wanted;  // (what the loop's host code indexes: its inputs, then it)
+            for (Value v : n.inputs) wanted.push_back(v.id);
+            wanted.push_back(group.root());
+            if (n.op != "loop" || group.nodes.size() != 1 || arg_ids != wanted)
+                r.fail("kernel '" + f.name + "' holds a loop's body but is not the kernel of loop node '" + n.name + "'");
+            module = detail::read_loop_body(r, g.node(group.root()), f.name, object_hash, info.compile_ms);
+        } else if (object_kind != 0) {  // the object of an earlier kernel
             int earlier = r.i32("a kernel's object code");
             if (earlier < 0 || size_t(earlier) >= k) r.fail(::weft::detail::concat("a kernel refers to kernel ", earlier));
             if (object_hashes[size_t(earlier)] != object_hash)

@@ -3,8 +3,8 @@
 // A data-dependent ONNX Loop unrolled to its bound made its model's graph 30x larger and
 // its start-up 26x ONNX Runtime's (benchmarks/RESULTS.md, "Start-up: loops run as loops").
 #pragma once
+#include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "weft/graph/module.hpp"
 
@@ -121,12 +121,6 @@ inline ir::PrimFunc loop_signature(const Graph& g, int node) {
     return f;
 }
 
-// A loop kernel around a body module that is compiled already (build(), or an artifact's).
-inline Kernel loop_kernel(const Graph& g, int node, Module body, double compile_ms) {
-    return Kernel(std::make_shared<LoopKernelModule>(std::move(body), loop_spec(g.node(node)), compile_ms),
-                  loop_signature(g, node));
-}
-
 // OpDef::make_kernel of "loop": the body built for the target, in the build's tier.
 inline Kernel make_loop_kernel(const Graph& g, int node, const Target& target, bool fast_compile) {
     const Node& n = g.node(node);
@@ -144,8 +138,8 @@ inline Kernel make_loop_kernel(const Graph& g, int node, const Target& target, b
     } catch (const Error& e) {
         ::weft::detail::rethrow_with_context(e, "graph::build: the body of " + describe(n));
     }
-    return loop_kernel(g, node, std::move(m),
-                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return Kernel(std::make_shared<LoopKernelModule>(std::move(m), loop_spec(n), ms), loop_signature(g, node));
 }
 
 // The loop module behind a kernel, or null for a generated kernel.

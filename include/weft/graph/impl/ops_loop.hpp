@@ -36,6 +36,14 @@ inline void register_loop_ops() {
 
 Value Graph::loop(const Graph& body, Value trips, Value condition, std::vector<Value> carried,
                   std::vector<Value> captured, const LoopAttrs& attrs, std::string name) {
+    return loop(std::make_shared<const Graph>(body), trips, condition, std::move(carried), std::move(captured), attrs,
+                std::move(name));
+}
+
+Value Graph::loop(std::shared_ptr<const Graph> body_graph, Value trips, Value condition, std::vector<Value> carried,
+                  std::vector<Value> captured, const LoopAttrs& attrs, std::string name) {
+    WEFT_CHECK(body_graph, "graph::Graph::loop: the body is null");
+    const Graph& body = *body_graph;
     const std::string what = "graph::Graph::loop" + (name.empty() ? std::string() : " '" + name + "'");
     WEFT_CHECK(!carried.empty(), what, ": a loop needs at least one carried value");
     WEFT_CHECK(body.symbols().empty(), what, ": the body has symbolic dimensions; a loop's body has fixed shapes");
@@ -67,7 +75,7 @@ Value Graph::loop(const Graph& body, Value trips, Value condition, std::vector<V
     std::vector<Value> inputs{trips, condition};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
     inputs.insert(inputs.end(), captured.begin(), captured.end());
-    Attrs a{{"body", std::make_shared<const Graph>(body)},
+    Attrs a{{"body", std::move(body_graph)},
             {"carried", int64_t(carried.size())},
             {"output", attrs.output},
             {"max_iterations", attrs.max_iterations}};

@@ -88,6 +88,7 @@ inline std::optional<std::vector<Value>> loop_of_kernels(Ctx& c, const pb::Graph
                                                          const std::string& why) {
     const size_t n = c.n_in() - 2;
     if (n == 0 || size_t(body.output_size()) != 1 + n || !c.g.symbols().empty()) return std::nullopt;
+    if (dynamic_trips.defined() && c.type(dynamic_trips) != graph::TensorType{{1}, DataType::int_(64)}) return std::nullopt;
     // (Without a bound: the refusal that names it. Not unrolled, any bound will do.)
     const int64_t bound = c.max_loop_iterations > 0 ? c.max_loop_iterations : dynamic_iterations(c, 0, why);
     std::vector<Value> carried;
@@ -112,10 +113,10 @@ inline std::optional<std::vector<Value>> loop_of_kernels(Ctx& c, const pb::Graph
     }
     Value m = dynamic_trips.defined() ? dynamic_trips
                                       : c.constant(int64_buffer({trips.value_or(std::numeric_limits<int64_t>::max())}, {1}), "trips");
-    if (c.dtype(m) != DataType::int_(64) || c.shape(m) != std::vector<int64_t>{1}) return std::nullopt;
     Value first = cond.defined() ? cond : c.constant(filled_buffer(DataType::bool_(), {1}, go.value_or(true) ? 1 : 0), "condition");
     const graph::LoopAttrs attrs{0, bound, "the Loop '" + c.node.name() + "' needs more than " + std::to_string(bound) +
                                                " iterations on these inputs (onnx::LoadOptions::max_loop_iterations)"};
+    const auto body_graph = std::make_shared<const graph::Graph>(std::move(b.body));  // (one, however many read)
     std::vector<Value> results;
     for (size_t k = 0; k < n; ++k) {
         if (!c.wants(int(k))) {
@@ -124,7 +125,7 @@ inline std::optional<std::vector<Value>> loop_of_kernels(Ctx& c, const pb::Graph
         }
         graph::LoopAttrs a = attrs;
         a.output = int64_t(k);
-        results.push_back(c.g.loop(b.body, m, first, carried, b.captured, a, c.out(int(k))));
+        results.push_back(c.g.loop(body_graph, m, first, carried, b.captured, a, c.out(int(k))));
         if (c.is_scalar(carried[k])) c.mark_scalar(results.back());
     }
     return results;
@@ -208,10 +209,9 @@ inline std::vector<Value> convert_loop(Ctx& c) {
     if (scans < 0 || body.input_size() != int64_t(carried.size()) + 2)
         malformed("the body's inputs and outputs do not fit " + std::to_string(carried.size()) + " loop-carried values");
     // A loop the inputs decide runs as a loop of kernels where its body allows.
-    const std::optional<int64_t> first_trips = trips;
-    const std::optional<bool> first_go = go;
+    const std::optional<bool> first_go = go;  // (go and cond change as iterations unroll)
     const Value first_cond = cond;
-    auto as_loop = [&] { return loop_of_kernels(c, body, first_trips, dynamic_trips, first_go, first_cond, why); };
+    auto as_loop = [&] { return loop_of_kernels(c, body, trips, dynamic_trips, first_go, first_cond, why); };
     if (scans == 0 && (dynamic_trips.defined() || cond.defined()))
         if (std::optional<std::vector<Value>> r = as_loop()) return *r;
     std::vector<std::vector<Value>> stacked(static_cast<size_t>(scans), std::vector<Value>{});
