@@ -301,13 +301,18 @@ private:
         auto it = (root.*table).find(name);
         return it == (root.*table).end() ? nullptr : &it->second;
     }
+    // Whether `name` is defined in a scope of the loop body being converted (import_body).
+    template <class T>
+    bool in_body(const std::string& name, std::map<std::string, T> Scope::*table) const {
+        for (size_t s = body_scope_; s < scopes_.size(); ++s)
+            if ((scopes_[s].*table).count(name)) return true;
+        return false;
+    }
     // While a loop's body is converted (import_body), a value of the graph around it becomes
     // the body's: a constant copied in, anything else a captured input (Graph::loop).
     const Value* lookup(const std::string& name) {
         const Value* v = innermost(scopes_, root_, name, &Scope::values);
-        if (!v || !outer_ || !v->defined()) return v;
-        for (size_t s = body_scope_; s < scopes_.size(); ++s)
-            if (scopes_[s].values.count(name)) return v;  // the body's own
+        if (!v || !outer_ || !v->defined() || in_body(name, &Scope::values)) return v;
         const graph::Node& n = outer_->g.node(*v);
         Value inner;
         if (n.is_constant()) {
@@ -321,11 +326,8 @@ private:
     }
     const std::vector<Value>* lookup_sequence(const std::string& name) const {
         const std::vector<Value>* sq = innermost(scopes_, root_, name, &Scope::sequences);
-        if (sq && outer_) {
-            bool own = false;
-            for (size_t s = body_scope_; s < scopes_.size(); ++s) own |= scopes_[s].sequences.count(name) != 0;
-            if (!own) unsupported("a loop's body that reads the sequence '" + name + "' from around it");
-        }
+        if (sq && outer_ && !in_body(name, &Scope::sequences))
+            unsupported("a loop's body that reads the sequence '" + name + "' from around it");
         return sq;
     }
 
@@ -337,39 +339,29 @@ private:
         if (outer_) unsupported("a loop inside a loop's body runs unrolled");
         if (size_t(gp.input_size()) != inputs.size())
             malformed("a subgraph with " + std::to_string(gp.input_size()) + " inputs given " + std::to_string(inputs.size()));
-        Outer outer{std::move(g_), std::move(rank0_), std::move(evaluated_), std::move(widened_)};
-        g_ = graph::Graph();
-        g_.set_limits(outer.g.limits());
-        rank0_.clear();
-        evaluated_.clear();
-        widened_.clear();
+        GraphState outer;  // (empty: swapped in as the body's state, it keeps the graph around)
+        outer.g.set_limits(g_.limits());
+        swap_state(outer);
         outer_ = &outer;
         body_scope_ = scopes_.size();
         captured_.clear();
         struct Restore {
             Importer& im;
-            Outer& o;
+            GraphState& o;
             size_t scopes;
             ~Restore() {
-                im.g_ = std::move(o.g);
-                im.rank0_ = std::move(o.rank0);
-                im.evaluated_ = std::move(o.evaluated);
-                im.widened_ = std::move(o.widened);
+                im.swap_state(o);
                 im.outer_ = nullptr;
                 im.scopes_.resize(scopes);
             }
         } restore{*this, outer, scopes_.size()};
-        scopes_.emplace_back();
-        std::vector<Value> bound;
+        std::vector<Value> bound;  // (inline_graph makes the body's scope and binds them)
         for (const BodyInput& in : inputs) {
             bound.push_back(g_.input(in.name, in.type.shape, in.type.dtype));
             if (in.scalar) rank0_.insert(bound.back().id);
         }
-        scopes_.pop_back();  // (inline_graph makes the body's scope and binds them)
         finish(inline_graph(gp, bound));
-        BodyImport r{std::move(g_), std::move(captured_)};
-        g_ = graph::Graph();
-        return r;
+        return BodyImport{std::move(g_), std::move(captured_)};
     }
 
     // A subgraph (If's branch, Loop's body) converted in a scope of its own, its inputs bound to
@@ -490,13 +482,19 @@ private:
     int opset_ = 0;
     // While a loop's body is converted: the graph around it and its state (import_body), the
     // first scope that is the body's, and the values around it that the body reads.
-    struct Outer {
+    struct GraphState {
         graph::Graph g;
         std::set<int> rank0;
         std::map<int, BufferRef> evaluated;
         std::map<int, Value> widened;
     };
-    Outer* outer_ = nullptr;
+    void swap_state(GraphState& s) {
+        std::swap(g_, s.g);
+        std::swap(rank0_, s.rank0);
+        std::swap(evaluated_, s.evaluated);
+        std::swap(widened_, s.widened);
+    }
+    GraphState* outer_ = nullptr;
     size_t body_scope_ = 0;
     std::vector<Value> captured_;
     Scope root_;
