@@ -24,7 +24,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +35,7 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 
 #include "weft/codegen/llvm/impl/emit_kernel.hpp"
 #include "weft/codegen/llvm/impl/target_machine.hpp"
@@ -185,16 +185,10 @@ private:
         // The host as Target::host() detected it (JITTargetMachineBuilder::detectHost would
         // ask the CPU for its features a second time, in every process that loads a kernel).
         const Target host = Target::host();
-        auto builder = std::make_optional<llvm::orc::JITTargetMachineBuilder>(llvm::Triple(host.triple));
-        builder->setCPU(host.cpu);
-        std::vector<std::string> features;
-        for (size_t begin = 0; begin < host.features.size();) {
-            size_t end = std::min(host.features.find(',', begin), host.features.size());
-            features.push_back(host.features.substr(begin, end - begin));
-            begin = end + 1;
-        }
-        builder->addFeatures(features);
-        builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+        llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(host.triple)};
+        builder.setCPU(host.cpu);
+        builder.addFeatures(llvm::SubtargetFeatures(host.features).getFeatures());  // (splits "+a,-b")
+        builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
         // Materialization (compiling, linking) on the thread that asks for a symbol: LLJIT's
         // own choice with concurrent compilation, a thread pool, started a thread per object
         // an artifact links (benchmarks/RESULTS.md, "Start-up from an artifact").
@@ -205,7 +199,7 @@ private:
         // thread's own TargetMachine; LLJIT's IR compiler, which would share one, is unused).
         auto jit = llvm::orc::LLJITBuilder()
                        .setExecutionSession(std::make_unique<llvm::orc::ExecutionSession>(std::move(*process)))
-                       .setJITTargetMachineBuilder(std::move(*builder))
+                       .setJITTargetMachineBuilder(std::move(builder))
                        .setSupportConcurrentCompilation(true)
                        .create();
         WEFT_CHECK(bool(jit), "could not create LLVM's ORC JIT: ", message_of(jit.takeError()));
