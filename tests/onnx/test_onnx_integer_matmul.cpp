@@ -163,30 +163,33 @@ TEST_CASE("onnx MatMulInteger of shapes the 8-bit kernels do not take keeps the 
 }
 
 TEST_CASE("onnx MatMul of DequantizeLinear outputs (a QDQ model) runs on the 8-bit kernels") {
-    for (bool per_column : {true, false}) {
-        CAPTURE(per_column);
-        const int64_t K = 32, N = 48;
+    // A weight's scale per column or per tensor takes the 8-bit kernels; one per row (axis 0)
+    // of a square weight, as many values as columns, keeps the float matmul.
+    enum Scales { per_column, per_tensor, per_row };
+    for (Scales scales : {per_column, per_tensor, per_row}) {
+        CAPTURE(int(scales));
+        const int64_t K = 32, N = scales == per_row ? 32 : 48;
         Model m(13);
         m.input("x", {2, 5, K});
         m.initializer("sx", {}, {0.02f});
         raw_initializer(m, "zx", {}, pb::TensorProto::UINT8, {128});
         const std::vector<int> w = draw(size_t(K * N), true, 5);
         raw_initializer(m, "w", {K, N}, pb::TensorProto::INT8, w);
-        std::vector<float> sw(per_column ? size_t(N) : 1);
+        std::vector<float> sw(scales == per_tensor ? 1 : size_t(N));
         for (size_t n = 0; n < sw.size(); ++n) sw[n] = 0.001f * float(n + 1);
-        m.initializer("sw", per_column ? std::vector<int64_t>{N} : std::vector<int64_t>{}, sw);
-        raw_initializer(m, "zw", per_column ? std::vector<int64_t>{N} : std::vector<int64_t>{}, pb::TensorProto::INT8,
-                        std::vector<int>(sw.size(), 0));
+        const std::vector<int64_t> dims = scales == per_tensor ? std::vector<int64_t>{} : std::vector<int64_t>{N};
+        m.initializer("sw", dims, sw);
+        raw_initializer(m, "zw", dims, pb::TensorProto::INT8, std::vector<int>(sw.size(), 0));
         m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
         m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
-        set_int(m.node("DequantizeLinear", {"w", "sw", "zw"}, {"wd"}), "axis", 1);
+        set_int(m.node("DequantizeLinear", {"w", "sw", "zw"}, {"wd"}), "axis", scales == per_row ? 0 : 1);
         m.node("MatMul", {"xd", "wd"}, {"y"});
         m.output("y");
         graph::Graph g = m.load();
         int eight_bit = 0, floats = 0;
         for (const graph::Node& n : g.nodes()) eight_bit += n.op == "matmul_u8s8", floats += n.op == "matmul";
-        CHECK(eight_bit == 1);
-        CHECK(floats == 0);
+        CHECK(eight_bit == (scales == per_row ? 0 : 1));
+        CHECK(floats == (scales == per_row ? 1 : 0));
         graph::Module mod = graph::build(g);
         auto x = Buffer<float>::random({2, 5, K}, -2.f, 2.f, 9);
         mod.set_input("x", x);
@@ -198,9 +201,11 @@ TEST_CASE("onnx MatMul of DequantizeLinear outputs (a QDQ model) runs on the 8-b
                 double acc = 0;
                 for (int64_t k = 0; k < K; ++k) {
                     const float q = std::clamp(std::nearbyint(x.data()[r * K + k] / 0.02f) + 128.0f, 0.0f, 255.0f);
-                    acc += double(q - 128.0f) * double(w[size_t(k * N + n)]);
+                    const double wk = double(w[size_t(k * N + n)]) * (scales == per_row ? double(sw[size_t(k)]) : 1.0);
+                    acc += double(q - 128.0f) * wk;
                 }
-                const double want = acc * double(0.02f) * double(sw[per_column ? size_t(n) : 0]);
+                const double want = acc * double(0.02f) * (scales == per_column ? double(sw[size_t(n)])
+                                                          : scales == per_tensor ? double(sw[0]) : 1.0);
                 wrong += std::abs(double(y.data()[r * N + n]) - want) > 1e-5 * std::max(1.0, std::abs(want));
             }
         CHECK(wrong == 0);

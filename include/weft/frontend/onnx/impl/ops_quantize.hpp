@@ -301,8 +301,14 @@ inline std::vector<Value> convert_matmul_of_dequantized(Ctx& c) {
         const BufferRef bq = constant_data(c, b->q), bs = constant_data(c, b->scale);
         const BufferRef bz = b->zero_point ? constant_data(c, *b->zero_point) : BufferRef();
         const int64_t N = c.rank(b->q) == 2 ? c.shape(b->q)[1] : 0;
-        const bool fits = bq.defined() && bs.defined() && (!b->zero_point || bz.defined()) &&
-                          (bs.size() == 1 || bs.size() == N) && bs.dtype() == DataType::float_(32);
+        // One value, or one per column: a scale along B's rows (axis 0) of a square B has N
+        // values too, but is not the columns'.
+        auto per_column = [&](Value p) {
+            const graph::TensorType& t = c.type(p);
+            return t.size() == 1 || (t.size() == N && t.shape.back() == N);
+        };
+        const bool fits = bq.defined() && bs.defined() && (!b->zero_point || bz.defined()) && per_column(b->scale) &&
+                          (!b->zero_point || per_column(*b->zero_point)) && bs.dtype() == DataType::float_(32);
         if (fits)
             if (std::optional<Value> p = integer_matmul_8bit(
                     c, a->q, a->zero_point,
