@@ -117,6 +117,7 @@ inline std::optional<Value> reshape_moved_past(const Graph& g, const Node& n, Gr
     const Graph& out = r.out();
     std::optional<std::vector<int64_t>> source;  // the shape before the reshapes
     std::vector<Value> inputs;
+    std::vector<bool> last_axis;  // an operand to reshape to its last axis ([1, 1, N] -> [N])
     for (Value v : n.inputs) {
         Value m = r.mapped(v);
         const Node& in = out.node(m);
@@ -127,16 +128,21 @@ inline std::optional<Value> reshape_moved_past(const Graph& g, const Node& n, Gr
             if (s.empty() || s.back() != n.type.shape.back() || (source && *source != s)) return std::nullopt;
             source = s;
             inputs.push_back(before);
+            last_axis.push_back(false);
             continue;
         }
         const std::vector<int64_t>& s = in.type.shape;
         if (s.size() > n.type.shape.size() || std::any_of(s.begin(), s.end() - 1, [](int64_t d) { return d != 1; }))
             return std::nullopt;
-        inputs.push_back(s.size() > 1 ? r.out().add_node("reshape", {m}, {{"shape", std::vector<int64_t>{s.back()}}},
-                                                         r.fresh_name(in.name + ".last_axis"))
-                                      : m);
+        inputs.push_back(m);
+        last_axis.push_back(s.size() > 1);
     }
     if (!source || source->size() == n.type.shape.size()) return std::nullopt;
+    // (Nothing is added to the new graph before the rewrite is known to apply.)
+    for (size_t k = 0; k < inputs.size(); ++k)
+        if (last_axis[k])
+            inputs[k] = r.out().add_node("reshape", {inputs[k]}, {{"shape", std::vector<int64_t>{out.type(inputs[k]).shape.back()}}},
+                                         r.fresh_name(out.node(inputs[k]).name + ".last_axis"));
     Value moved = r.out().add_node(n.op, std::move(inputs), n.attrs, r.fresh_name(n.name + ".before_reshape"));
     return r.out().add_node("reshape", {moved}, {{"shape", n.type.shape}}, n.name);
 }
