@@ -142,51 +142,37 @@ inline TensorType infer_matmul_packed(const std::vector<TensorType>& in, const A
     return {{x.shape[0], n}, x.dtype};
 }
 
-// ---- matmul in bfloat16 (BuildOptions::precision = bf16) ------------------------------------
-// pack_bf16_weight: B bf16 [K, N] -> [N/16, K/2, 16, 2]; matmul_bf16: x bf16 [M, K], those
-// blocks -> float32 [M, N] (topi::matmul_bf16): vdpbf16ps where the target has AVX512_BF16.
+// ---- matmuls on dot-product instructions ------------------------------------------------------
+// bfloat16 (BuildOptions::precision = bf16): pack_bf16_weight B bf16 [K, N] -> [N/16, K/2, 16,
+// 2]; matmul_bf16 x bf16 [M, K], those blocks -> float32 [M, N] (vdpbf16ps where the target has
+// AVX512_BF16). 8-bit integers: pack_vnni_weight B int8 [K, N] -> [N/16, K/4, 16, 4];
+// matmul_u8s8 x uint8 [M, K], those blocks -> int32 [M, N] (vpdpbusd where the target has
+// AVX-512 VNNI, int32 multiply-adds elsewhere; the ONNX importer's MatMulInteger and QDQ
+// MatMuls, precision int8). topi::pack_*_weight, matmul_bf16, matmul_u8s8.
 
-inline TensorType infer_pack_bf16_weight(const std::vector<TensorType>& in, const Attrs&) {
-    const TensorType& b = in[0];
-    check_rank(b, 2, "B");
-    WEFT_CHECK(b.dtype == bf16, "B must be bfloat16, got ", b.str());
-    WEFT_CHECK(b.shape[0] % 2 == 0 && b.shape[1] % 16 == 0, "B ", b.str(),
-               " must have an even row count and a multiple of 16 columns");
-    return {{b.shape[1] / 16, b.shape[0] / 2, 16, 2}, bf16};
+// B [K, N] of `dtype` -> [N/16, K/step, 16, step].
+inline auto infer_pack_dot_weight(int64_t step, DataType dtype) {
+    return [step, dtype](const std::vector<TensorType>& in, const Attrs&) -> TensorType {
+        const TensorType& b = in[0];
+        check_rank(b, 2, "B");
+        WEFT_CHECK(b.dtype == dtype, "B must be ", dtype.str(), ", got ", b.str());
+        WEFT_CHECK(b.shape[0] % step == 0 && b.shape[1] % 16 == 0, "B ", b.str(), " must have a multiple of ", step,
+                   " rows and of 16 columns");
+        return {{b.shape[1] / 16, b.shape[0] / step, 16, step}, dtype};
+    };
 }
 
-inline TensorType infer_matmul_bf16(const std::vector<TensorType>& in, const Attrs&) {
-    const TensorType &x = in[0], &p = in[1];
-    check_rank(x, 2, "x");
-    WEFT_CHECK(x.dtype == bf16 && p.dtype == bf16, "x and the packed weight must be bfloat16, got ", x.str(), " and ",
-               p.str());
-    WEFT_CHECK(p.shape.size() == 4 && p.shape[1] * 2 == x.shape[1] && p.shape[2] == 16 && p.shape[3] == 2,
-               "the packed weight ", p.str(), " is not the blocks of a [", x.shape[1], ", N] matrix");
-    return {{x.shape[0], p.shape[0] * 16}, f32};
-}
-
-// ---- matmul of 8-bit integers (VNNI) ----------------------------------------------------------
-// pack_vnni_weight: B int8 [K, N] -> [N/16, K/4, 16, 4]; matmul_u8s8: x uint8 [M, K], those
-// blocks -> int32 [M, N] (topi::matmul_u8s8): vpdpbusd where the target has AVX-512 VNNI,
-// int32 multiply-adds elsewhere. The ONNX importer's MatMulInteger takes them.
-
-inline TensorType infer_pack_vnni_weight(const std::vector<TensorType>& in, const Attrs&) {
-    const TensorType& b = in[0];
-    check_rank(b, 2, "B");
-    WEFT_CHECK(b.dtype == DataType::int_(8), "B must be int8, got ", b.str());
-    WEFT_CHECK(b.shape[0] % 4 == 0 && b.shape[1] % 16 == 0, "B ", b.str(),
-               " must have a multiple of 4 rows and of 16 columns");
-    return {{b.shape[1] / 16, b.shape[0] / 4, 16, 4}, b.dtype};
-}
-
-inline TensorType infer_matmul_u8s8(const std::vector<TensorType>& in, const Attrs&) {
-    const TensorType &x = in[0], &p = in[1];
-    check_rank(x, 2, "x");
-    WEFT_CHECK(x.dtype == DataType::uint(8) && p.dtype == DataType::int_(8),
-               "x must be uint8 and the packed weight int8, got ", x.str(), " and ", p.str());
-    WEFT_CHECK(p.shape.size() == 4 && p.shape[1] * 4 == x.shape[1] && p.shape[2] == 16 && p.shape[3] == 4,
-               "the packed weight ", p.str(), " is not the blocks of a [", x.shape[1], ", N] matrix");
-    return {{x.shape[0], p.shape[0] * 16}, DataType::int_(32)};
+// x [M, K] of `a` times such blocks of `b` -> [M, N] of `out`.
+inline auto infer_dot_matmul(int64_t step, DataType a, DataType b, DataType out) {
+    return [=](const std::vector<TensorType>& in, const Attrs&) -> TensorType {
+        const TensorType &x = in[0], &p = in[1];
+        check_rank(x, 2, "x");
+        WEFT_CHECK(x.dtype == a && p.dtype == b, "x must be ", a.str(), " and the packed weight ", b.str(), ", got ",
+                   x.str(), " and ", p.str());
+        WEFT_CHECK(p.shape.size() == 4 && p.shape[1] * step == x.shape[1] && p.shape[2] == 16 && p.shape[3] == step,
+                   "the packed weight ", p.str(), " is not the blocks of a [", x.shape[1], ", N] matrix");
+        return {{x.shape[0], p.shape[0] * 16}, out};
+    };
 }
 
 // conv2d_nchwc in bfloat16: pack_conv2d_nchwc_bf16_weight (ib: the data's channel block)
@@ -229,20 +215,20 @@ inline void register_layout_ops() {
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                                 const Attrs&, const OpContext& c) { topi::schedule_conv2d_nchwc_bf16(s, op, out, c.target); },
                  .made_by_passes = true});
-    register_op({.name = "pack_bf16_weight", .pattern = OpPattern::Injective, .infer = infer_pack_bf16_weight,
+    register_op({.name = "pack_bf16_weight", .pattern = OpPattern::Injective, .infer = infer_pack_dot_weight(2, bf16),
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_bf16_weight(in[0]); },
                  .made_by_passes = true, .evaluate = host::pack_dot_weight});
-    register_op({.name = "pack_vnni_weight", .pattern = OpPattern::Injective, .infer = infer_pack_vnni_weight,
+    register_op({.name = "pack_vnni_weight", .pattern = OpPattern::Injective, .infer = infer_pack_dot_weight(4, DataType::int_(8)),
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_vnni_weight(in[0]); },
                  .evaluate = host::pack_dot_weight});
     register_op({.name = "matmul_u8s8", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
-                 .infer = infer_matmul_u8s8,
+                 .infer = infer_dot_matmul(4, DataType::uint(8), DataType::int_(8), DataType::int_(32)),
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs&) { return topi::matmul_u8s8(in[0], in[1], "matmul_u8s8"); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                                 const Attrs&, const OpContext& c) { topi::schedule_matmul_u8s8(s, op, out, c.target); }});
     register_op({.name = "matmul_bf16", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
-                 .infer = infer_matmul_bf16,
+                 .infer = infer_dot_matmul(2, bf16, bf16, f32),
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs&) { return topi::matmul_bf16(in[0], in[1], "matmul_bf16"); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
