@@ -28,7 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "models"))
-import compare  # noqa: E402  (the manifest's inputs: compare.inputs_of, compare.draw)
+import compare  # noqa: E402  (the manifest's inputs: compare.draw_inputs, compare.draw)
 DEFAULT = ("mlp,transformer,bert_encoder,hf_bert,hf_gpt2,lstm_tagger,resnet18,resnet50,mobilenet_v2,squeezenet1_1,"
            "densenet121,swin_t")
 
@@ -74,57 +74,48 @@ def main():
         extra = model_args(entry) + ["--threads", str(a.threads), "--quiet"]
         with tempfile.TemporaryDirectory() as tmp:
             rng = np.random.default_rng(0)
-            feeds = {}
-            for spec in compare.inputs_of(entry):
-                shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
-                feeds[spec["name"]] = compare.draw(spec, shape, rng)
+            feeds = compare.draw_inputs(entry, rng)
             np.savez(os.path.join(tmp, "in.npz"), **feeds)
             # int8: calibration inputs drawn as the test input is (other seeds), kept for the
             # bench runs below (the temporary directory lives until the model's row is printed).
             settings = {"f32": ["--precision", "f32"], "bf16": ["--precision", "bf16"], "int8": ["--precision", "int8"]}
             for c in range(8 if low == "int8" else 0):
-                crng = np.random.default_rng(100 + c)
-                sample = {}
-                for spec in compare.inputs_of(entry):
-                    shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
-                    sample[spec["name"]] = compare.draw(spec, shape, crng)
-                np.savez(os.path.join(tmp, f"cal{c}.npz"), **sample)
+                np.savez(os.path.join(tmp, f"cal{c}.npz"), **compare.draw_inputs(entry, np.random.default_rng(100 + c)))
                 settings["int8"] += ["--calibrate", os.path.join(tmp, f"cal{c}.npz")]
             outs = {}
             for p in ("f32", low):
                 f = os.path.join(tmp, p + ".npz")
                 weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", f, *settings[p], *extra)
                 outs[p] = np.load(f)
-            row = measure(a, name, path, entry, extra, feeds, outs, low, settings)
+            row = measure(a, name, path, extra, feeds, outs, low, settings)
         print(row, flush=True)
 
 
-def measure(a, name, path, entry, extra, feeds, outs, low, settings):
+def measure(a, name, path, extra, feeds, outs, low, settings):
     """The model's row: the low precision's error against float32, both latencies, OpenVINO's bf16."""
-    if True:
-        errors = []
-        for k in outs["f32"].files:
-            x, y = outs["f32"][k], outs[low][k]
-            if not np.issubdtype(x.dtype, np.floating):
-                errors.append(float(np.any(x != y)))
-                continue
-            # (compared where both are finite; a difference in where they are counts as 1)
-            finite = np.isfinite(x) & np.isfinite(y)
-            if np.any(finite != (np.isfinite(x) | np.isfinite(y))):
-                errors.append(1.0)
-                continue
-            scale = float(np.max(np.abs(x[finite]), initial=0.0)) or 1.0
-            errors.append(float(np.max(np.abs(x[finite].astype(np.float64) - y[finite]), initial=0.0)) / scale)
-        times = {"f32": [], low: []}
-        for _ in range(a.rounds):
-            for p in ("f32", low):
-                text = weftc(a.weftc, "bench", path, *settings[p], *extra)
-                times[p].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
-        f32, lp = statistics.median(times["f32"]), statistics.median(times[low])
-        ov_error, ov_ms = openvino_bf16(path, feeds, outs["f32"], a.threads) if low == "bf16" else (None, None)
-        ov = f"{ov_error:.1e} | {ov_ms:.3f} | {ov_ms / lp:.2f}" if ov_ms else "- | - | -"
-        return (f"| {name} | {count_low_kernels(a.weftc, path, extra, settings[low])} | {max(errors):.1e} | {f32:.3f} | "
-                f"{lp:.3f} | {f32 / lp:.2f} | {ov} |")
+    errors = []
+    for k in outs["f32"].files:
+        x, y = outs["f32"][k], outs[low][k]
+        if not np.issubdtype(x.dtype, np.floating):
+            errors.append(float(np.any(x != y)))
+            continue
+        # (compared where both are finite; a difference in where they are counts as 1)
+        finite = np.isfinite(x) & np.isfinite(y)
+        if np.any(finite != (np.isfinite(x) | np.isfinite(y))):
+            errors.append(1.0)
+            continue
+        scale = float(np.max(np.abs(x[finite]), initial=0.0)) or 1.0
+        errors.append(float(np.max(np.abs(x[finite].astype(np.float64) - y[finite]), initial=0.0)) / scale)
+    times = {"f32": [], low: []}
+    for _ in range(a.rounds):
+        for p in ("f32", low):
+            text = weftc(a.weftc, "bench", path, *settings[p], *extra)
+            times[p].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
+    f32, lp = statistics.median(times["f32"]), statistics.median(times[low])
+    ov_error, ov_ms = openvino_bf16(path, feeds, outs["f32"], a.threads) if low == "bf16" else (None, None)
+    ov = f"{ov_error:.1e} | {ov_ms:.3f} | {ov_ms / lp:.2f}" if ov_ms else "- | - | -"
+    return (f"| {name} | {count_low_kernels(a.weftc, path, extra, settings[low])} | {max(errors):.1e} | {f32:.3f} | "
+            f"{lp:.3f} | {f32 / lp:.2f} | {ov} |")
 
 
 def top1_agreement(a, manifest):
@@ -137,7 +128,7 @@ def top1_agreement(a, manifest):
     for name in a.models.split(","):
         entry, path = manifest[name], os.path.join(ROOT, "models", "out", f"{name}.onnx")
         spec = compare.inputs_of(entry)[0]
-        shape = [d if s is None else compare.dim_value(entry, s, {}) for d, s in zip(spec["shape"], spec["symbolic"])]
+        shape = compare.input_shape(entry, spec)
         rng = np.random.default_rng(1)
         # (uniform noise drives a classifier to one or two classes: image_like inputs instead)
         picks = {"f32": [], "bf16": [], "ov": []}

@@ -79,13 +79,8 @@ def main():
             quantized = os.path.join(work, name + "_int8.onnx")
             calibration = []
             for k in range(8 if args.static else 0):  # (the seeds differ from the test input's)
-                rng = np.random.default_rng(100 + k)
-                sample = {}
-                for spec in compare.inputs_of(entry):
-                    shape = [compare.dim_value(entry, sym, {}) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
-                    sample[spec["name"]] = compare.draw(spec, shape, rng)
                 calibration.append(os.path.join(work, f"{name}.cal{k}.npz"))
-                np.savez(calibration[-1], **sample)
+                np.savez(calibration[-1], **compare.draw_inputs(entry, np.random.default_rng(100 + k)))
             subprocess.run([py, "-c", QUANTIZE_STATIC if args.static else QUANTIZE, os.path.join(args.dir, entry["file"]),
                             quantized, *calibration], check=True, capture_output=True)
             f32 = compare.run_model(name, entry, args, args.tool, os.path.join(work, "f32"))

@@ -63,9 +63,8 @@ def integer_inputs(entry, work):
     for spec in compare.inputs_of(entry):
         if spec["dtype"] == "float32":
             continue
-        shape = [compare.dim_value(entry, sym, {}) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
         f = os.path.join(work, spec["name"] + ".bin")
-        compare.draw(spec, shape, rng).tofile(f)
+        compare.draw(spec, compare.input_shape(entry, spec), rng).tofile(f)
         args += ["--input", f"{spec['name']}={f}"]
     return args
 

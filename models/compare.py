@@ -73,6 +73,16 @@ def dim_value(entry, sym, overrides):
     return overrides.get(sym, entry["dim_values"].get(sym))
 
 
+def input_shape(entry, spec, overrides=None):
+    """An input's shape: the manifest's, its symbolic dimensions at their values (or `overrides`')."""
+    return [dim_value(entry, sym, overrides or {}) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
+
+
+def draw_inputs(entry, rng, overrides=None):
+    """Every input of a manifest entry drawn (`draw`), by name, in the manifest's order."""
+    return {spec["name"]: draw(spec, input_shape(entry, spec, overrides), rng) for spec in inputs_of(entry)}
+
+
 def draw(spec, shape, rng):
     """An input's values: uniform [low, high) (integers for integer types), or a padding mask
     (ones, then `pad` zeros along the last axis)."""
@@ -121,7 +131,7 @@ def run_model(name, entry, args, tool, work, symbolic=None):
     cmd = [tool, path, "--out", os.path.join(work, name)]
     os.makedirs(os.path.join(work, name), exist_ok=True)
     for spec in inputs_of(entry):
-        shape = [dim_value(entry, sym, overrides) if sym else d for d, sym in zip(spec["shape"], spec["symbolic"])]
+        shape = input_shape(entry, spec, overrides)
         symbols.update({sym: dim_value(entry, sym, overrides) for sym in spec["symbolic"] if sym})
         x = draw(spec, shape, rng)
         feed[spec["name"]] = x
