@@ -45,6 +45,14 @@ inline std::string records_fingerprint(const graph::BuildOptions& o) {
     return "records file " + ::weft::detail::hex64(::weft::detail::hash64(text));
 }
 
+// A buffer's type and a hash of its bytes, "float32[1, 3]:0123456789abcdef" (a frozen input's
+// or a calibration input's part of the key).
+inline std::string buffer_fingerprint(const BufferRef& b) {
+    const BufferRef host = b.device().is_cpu() && b.is_compact() ? b : b.copy_to(Device::cpu());
+    return host.dtype().str() + graph::shape_str(host.shape()) + ":" +
+           ::weft::detail::hex64(::weft::detail::hash64({static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
+}
+
 // Everything that decides the module compile() builds from `model` with `o`, as text; none
 // where such a module is not cached (it could not be saved, or would not be the same).
 inline std::optional<std::string> model_cache_key(std::string_view model, const CompileOptions& o) {
@@ -56,11 +64,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     for (auto& [name, shape] : l.input_shapes) k << " shape " << name << "=" << graph::shape_str(shape);
     for (auto& [name, v] : l.dim_values) k << " dim " << name << "=" << v;
     for (const graph::Symbol& s : l.symbols) k << " symbol " << s.name << "=" << s.min << ".." << s.max;
-    for (auto& [name, b] : l.constant_inputs) {
-        const BufferRef host = b.copy_to(Device::cpu());
-        k << " constant " << name << "=" << host.dtype().str() << graph::shape_str(host.shape()) << ":"
-          << ::weft::detail::hex64(::weft::detail::hash64({static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
-    }
+    for (auto& [name, b] : l.constant_inputs) k << " constant " << name << "=" << buffer_fingerprint(b);
     const graph::Limits& lim = l.limits;
     k << " loops " << l.max_loop_iterations << " limits " << lim.max_rank << "," << lim.max_tensor_elements << ","
       << lim.max_tensor_bytes << "," << lim.max_nodes << "," << lim.max_node_inputs;
@@ -75,11 +79,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     if (b.precision == graph::Precision::int8) {  // (the scales come from the calibration inputs)
         k << " int8";
         for (const auto& sample : b.calibration)
-            for (auto& [name, v] : sample) {
-                const BufferRef host = v.copy_to(Device::cpu());
-                k << " " << name << ":" << ::weft::detail::hex64(::weft::detail::hash64(
-                                                {static_cast<const char*>(host.data()), size_t(host.size_bytes())}));
-            }
+            for (auto& [name, v] : sample) k << " " << name << "=" << buffer_fingerprint(v);
     }
     // (The schedules are chosen for the thread count: a module for 2 threads runs slower on 1.)
     k << "\ntarget " << o.target.str() << " " << o.target.triple << " " << o.target.cpu << " " << o.target.features
