@@ -3,7 +3,7 @@
 
     /usr/bin/python3 models/export.py                 # once: models/out/*.onnx
     models/.venv/bin/python benchmarks/precision.py [--models mlp,transformer] [--rounds 5] [--threads 1]
-    models/.venv/bin/python benchmarks/precision.py --top1 200 --models resnet18,resnet50
+    models/.venv/bin/python benchmarks/precision.py --top1 200 --models resnet18,resnet50 [--precision int8]
     models/.venv/bin/python benchmarks/precision.py --precision int8 --models mlp,transformer
 
 With --precision int8 each model is calibrated on 8 inputs drawn as the test input is (other
@@ -120,27 +120,33 @@ def measure(a, name, path, extra, feeds, outs, low, settings):
 
 def top1_agreement(a, manifest):
     """For each model (a classifier: one input, one output of class scores), the share of
-    `a.top1` random inputs on which weft's bf16 build and OpenVINO's bf16 pick the class weft's
-    float32 build picks. Each weftc process loads its module from a model cache (one compile
-    per precision)."""
-    print("| model | inputs | classes picked (f32) | weft bf16 top-1 = f32 | OpenVINO bf16 top-1 = weft f32 |")
+    `a.top1` random inputs on which weft's low-precision build (bf16, or int8 calibrated on 8
+    image-like inputs of other seeds) and OpenVINO's bf16 pick the class weft's float32 build
+    picks. Each weftc process loads its module from a model cache (one compile per precision)."""
+    low = a.precision
+    print(f"| model | inputs | classes picked (f32) | weft {low} top-1 = f32 | OpenVINO bf16 top-1 = weft f32 |")
     print("|---|---:|---:|---:|---:|")
     for name in a.models.split(","):
         entry, path = manifest[name], os.path.join(ROOT, "models", "out", f"{name}.onnx")
         spec = compare.inputs_of(entry)[0]
         shape = compare.input_shape(entry, spec)
+        draw = lambda rng: image_like(shape, rng) if len(shape) == 4 else compare.draw(spec, shape, rng)
         rng = np.random.default_rng(1)
         # (uniform noise drives a classifier to one or two classes: image_like inputs instead)
-        picks = {"f32": [], "bf16": [], "ov": []}
+        picks = {"f32": [], low: [], "ov": []}
         ov_request = None
         with tempfile.TemporaryDirectory() as tmp:
+            settings = {"f32": ["--precision", "f32"], low: ["--precision", low]}
+            for c in range(8 if low == "int8" else 0):
+                np.savez(os.path.join(tmp, f"cal{c}.npz"), **{spec["name"]: draw(np.random.default_rng(1000 + c))})
+                settings[low] += ["--calibrate", os.path.join(tmp, f"cal{c}.npz")]
             for i in range(a.top1):
-                x = image_like(shape, rng) if len(shape) == 4 else compare.draw(spec, shape, rng)
+                x = draw(rng)
                 np.savez(os.path.join(tmp, "in.npz"), **{spec["name"]: x})
-                for p in ("f32", "bf16"):
+                for p in ("f32", low):
                     out = os.path.join(tmp, "out.npz")
-                    weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", out, "--precision",
-                          p, "--cache-dir", os.path.join(tmp, "cache"), "--threads", str(a.threads), "--quiet",
+                    weftc(a.weftc, "run", path, "--inputs", os.path.join(tmp, "in.npz"), "--output", out, *settings[p],
+                          "--cache-dir", os.path.join(tmp, "cache"), "--threads", str(a.threads), "--quiet",
                           *model_args(entry))
                     y = np.load(out)
                     picks[p].append(int(np.argmax(y[y.files[0]])))
@@ -151,7 +157,7 @@ def top1_agreement(a, manifest):
                     picks["ov"].append(int(np.argmax(next(iter(result.values())))))
         same = lambda k: sum(p == q for p, q in zip(picks[k], picks["f32"])) / len(picks["f32"])
         ov = f"{same('ov'):.3f}" if picks["ov"] else "-"
-        print(f"| {name} | {a.top1} | {len(set(picks['f32']))} | {same('bf16'):.3f} | {ov} |", flush=True)
+        print(f"| {name} | {a.top1} | {len(set(picks['f32']))} | {same(low):.3f} | {ov} |", flush=True)
 
 
 def image_like(shape, rng):

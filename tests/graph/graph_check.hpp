@@ -15,6 +15,13 @@ namespace graph_check {
 
 using namespace weft;
 
+// How many of m's kernels have `part` in their name.
+inline int count_kernels_named(const graph::Module& m, const std::string& part) {
+    int n = 0;
+    for (const graph::KernelInfo& k : m.kernels()) n += k.name.find(part) != std::string::npos;
+    return n;
+}
+
 // Random inputs for every input of g, uniform in [-1, 1), one seed each from `seed` on.
 inline std::map<std::string, BufferRef> random_inputs(const graph::Graph& g, uint64_t seed) {
     std::map<std::string, BufferRef> inputs;

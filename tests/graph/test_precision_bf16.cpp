@@ -8,10 +8,12 @@
 #include <cmath>
 #include <string>
 
+#include "graph_check.hpp"
 #include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
+using graph_check::count_kernels_named;
 
 namespace {
 
@@ -68,11 +70,6 @@ std::vector<float> run(graph::Module& m, const Buffer<float>& x) {
     return std::vector<float>(y.data(), y.data() + y.size());
 }
 
-int count_kernels_named(const graph::Module& m, const std::string& part) {
-    int n = 0;
-    for (const graph::KernelInfo& k : m.kernels()) n += k.name.find(part) != std::string::npos;
-    return n;
-}
 
 }  // namespace
 

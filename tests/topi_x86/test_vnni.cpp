@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "host_without.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
@@ -164,4 +165,76 @@ TEST_CASE("a tensorized schedule replays from JSON through the intrinsic registr
     CHECK(replayed == s);
     CHECK(ir::to_string(lower(replayed, {A, B, C}).body) == ir::to_string(lower(s, {A, B, C}).body));
     CHECK_THROWS_WITH_AS(lookup_tensor_intrin("no.such"), doctest::Contains("no tensor intrinsic named 'no.such'"), Error);
+}
+
+TEST_CASE("int8 conv2d in conv2d_nchwc's blocked layout pads with the zero point, with and without VNNI") {
+    struct Shape { int64_t C, ib, wib, O, ob, H, W, K, stride; topi::Pad2d pad; int64_t zero_point; };
+    // 3x3 padded with a zero point (a padded copy), 1x1 strided with a weight block of 2 data
+    // blocks and 2 vectors of output channels, 5x5 with uneven zero padding over 8-channel
+    // blocks on a 20-wide row (read in place), 3x3 on a wide row padded with a zero point.
+    for (auto sh : {Shape{32, 16, 16, 32, 16, 9, 9, 3, 1, topi::Pad2d::all(1), 131},
+                    Shape{32, 16, 32, 64, 32, 7, 11, 1, 2, topi::Pad2d{}, 7},
+                    Shape{16, 8, 16, 32, 32, 8, 20, 5, 1, topi::Pad2d{2, 1, 1, 2}, 0},
+                    Shape{8, 4, 8, 16, 16, 5, 19, 3, 1, topi::Pad2d::all(1), 255}}) {
+        CAPTURE(sh.C);
+        CAPTURE(sh.K);
+        CAPTURE(sh.zero_point);
+        Tensor X = placeholder({1, sh.C / sh.ib, sh.H, sh.W, sh.ib}, u8, "X");
+        Tensor Wt = placeholder({sh.O / sh.ob, sh.C / sh.wib, sh.K, sh.K, sh.wib, sh.ob}, i8, "W");
+        Tensor Wp = topi::pack_conv2d_nchwc_u8s8_weight(Wt, sh.ib);
+        topi::Conv2dParams p;
+        p.stride = {sh.stride, sh.stride};
+        p.padding = sh.pad;
+        Tensor Y = topi::conv2d_nchwc_u8s8(X, Wp, p, sh.zero_point);
+        int64_t OH = 0, OW = 0;
+        REQUIRE(ir::as_const_int(Y.shape()[2], &OH));
+        REQUIRE(ir::as_const_int(Y.shape()[3], &OW));
+        auto x = random_bytes<uint8_t>({1, sh.C / sh.ib, sh.H, sh.W, sh.ib}, 8);
+        auto w = random_bytes<int8_t>({sh.O / sh.ob, sh.C / sh.wib, sh.K, sh.K, sh.wib, sh.ob}, 9);
+        // The reference: the padding holds the zero point, sums in int64.
+        std::vector<int64_t> want(size_t(sh.O * OH * OW));
+        for (int64_t o = 0; o < sh.O; ++o)
+            for (int64_t oy = 0; oy < OH; ++oy)
+                for (int64_t ox = 0; ox < OW; ++ox) {
+                    int64_t sum = 0;
+                    for (int64_t c = 0; c < sh.C; ++c)
+                        for (int64_t kh = 0; kh < sh.K; ++kh)
+                            for (int64_t kw = 0; kw < sh.K; ++kw) {
+                                const int64_t y = oy * sh.stride + kh - sh.pad.top, xx = ox * sh.stride + kw - sh.pad.left;
+                                const bool inside = y >= 0 && y < sh.H && xx >= 0 && xx < sh.W;
+                                const int64_t in = inside ? int64_t(x(0, c / sh.ib, y, xx, c % sh.ib)) : sh.zero_point;
+                                sum += in * int64_t(w(o / sh.ob, c / sh.wib, kh, kw, c % sh.wib, o % sh.ob));
+                            }
+                    want[size_t((o * OH + oy) * OW + ox)] = sum;
+                }
+        const Target without = weft::test::host_without("avx512vnni");
+        for (const Target& target : {Target::host(), without}) {
+            if (target.has_feature("avx512vnni") && skip_without_vnni()) continue;
+            CAPTURE(target.has_feature("avx512vnni"));
+            Schedule s = create_schedule(Y);
+            topi::schedule_conv2d_nchwc_u8s8(s, Y, Y, target);
+            Kernel f = build(s, {X, Wt, Y}, target);
+            CHECK((f.assembly().find("vpdpbusd") != std::string::npos) == target.has_feature("avx512vnni"));
+            Buffer<int32_t> y({1, sh.O / sh.ob, OH, OW, sh.ob});
+            f(x, w, y);
+            int64_t wrong = 0;
+            for (int64_t o = 0; o < sh.O; ++o)
+                for (int64_t oy = 0; oy < OH; ++oy)
+                    for (int64_t ox = 0; ox < OW; ++ox)
+                        wrong += y(0, o / sh.ob, oy, ox, o % sh.ob) != want[size_t((o * OH + oy) * OW + ox)];
+            CHECK(wrong == 0);
+        }
+    }
+}
+
+TEST_CASE("conv2d_nchwc_u8s8 names what does not fit it") {
+    Tensor X = placeholder({1, 2, 6, 6, 8}, u8, "X");
+    Tensor W6 = placeholder({1, 2, 3, 3, 8, 16}, i8, "W");
+    CHECK_THROWS_WITH_AS(topi::pack_conv2d_nchwc_u8s8_weight(W6, 6), doctest::Contains("multiple of 4"), Error);
+    CHECK_THROWS_WITH_AS(topi::pack_conv2d_nchwc_u8s8_weight(placeholder({1, 2, 3, 3, 8, 16}, f32, "F"), 8),
+                         doctest::Contains("int8"), Error);
+    Tensor Wp = topi::pack_conv2d_nchwc_u8s8_weight(W6, 8);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc_u8s8(X, Wp, topi::Conv2dParams{}, 256), doctest::Contains("zero point"), Error);
+    CHECK_THROWS_WITH_AS(topi::conv2d_nchwc_u8s8(placeholder({1, 2, 6, 6, 8}, i8, "S"), Wp, topi::Conv2dParams{}), doctest::Contains("uint8"),
+                         Error);
 }

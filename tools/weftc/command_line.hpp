@@ -74,9 +74,9 @@ model options (for .onnx models):
                                  from the first run after they are ready
   --precision f32|bf16|int8      bf16: linear layers and convolutions of constant weights
                                  multiply in bfloat16, accumulating in float32 (AVX512_BF16
-                                 where the CPU has it); int8: linear layers on 8-bit integers
-                                 (VNNI where the CPU has it), quantized with the ranges the
-                                 --calibrate inputs give; the rest stays float32 (default f32)
+                                 where the CPU has it); int8: the same layers on 8-bit
+                                 integers (VNNI where the CPU has it), quantized with the ranges
+                                 the --calibrate inputs give; the rest stays float32 (default f32)
   --calibrate IN.npz             with --precision int8: a typical input (one array per model
                                  input, by name, as run --inputs takes); repeatable, a few
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled

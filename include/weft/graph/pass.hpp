@@ -104,20 +104,21 @@ Graph convert_matmul_bf16(const Graph& g);
 Graph convert_conv_bf16(const Graph& g);
 
 // BuildOptions::precision = int8: each matmul of a float32 x [M, K] and a constant float32
-// weight [K, N] (K % 4 = 0, N % 16 = 0) runs on 8-bit integers: x quantized to uint8 with the
-// scale and zero point of its range over `calibration` (the float32 graph run on each input
-// map; min-max, widened to hold 0), the weight to int8 per output column (symmetric, max
-// |W[:, n]| / 127), matmul_u8s8, then the zero point's correction and the scales as its
-// epilogue (float32 out). A weft::Error where `calibration` is empty or lacks an input.
-Graph quantize_matmul_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration);
+// weight [K, N] (K % 4 = 0, N % 16 = 0), and each conv2d_nchwc (after convert_conv_layout) of
+// a constant weight, groups and dilation 1, data blocks of a multiple of 4 channels and output
+// blocks of 16 (not depthwise), runs on 8-bit integers: x quantized to uint8 with the scale and
+// zero point of its range over `calibration` (the float32 graph run on each input map;
+// min-max, widened to hold 0), the weight to int8 per output channel (symmetric, max |W| /
+// 127 over the channel), matmul_u8s8 / conv2d_nchwc_u8s8 (its padding the zero point), then
+// the zero point's correction and the scales as its epilogue (float32 out). A weft::Error
+// where `calibration` is empty or lacks an input.
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration);
 
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
 // simplify_operators, convert_matmul_bf16 (with BuildOptions::precision = bf16, CPU only),
-// quantize_matmul_int8 (precision = int8, CPU only),
-// convert_conv_layout, convert_conv_bf16 (bf16 again), pack_matmul_weights and fold_constants
-// again (the
-// transposed and packed weights), then
+// convert_conv_layout, convert_conv_bf16 (bf16 again), quantize_int8 (precision = int8, CPU
+// only), pack_matmul_weights and fold_constants again (the transposed and packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 // `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the
 // blocked layout's channel block is a CPU's vector width; topi::cuda keeps NCHW).

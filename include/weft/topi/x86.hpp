@@ -71,6 +71,21 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& weight_packed, const 
 // residual add), computed from each tile.
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
+// int8 conv2d in conv2d_nchwc's blocked layout (what BuildOptions::precision = int8 runs):
+// data u8 [N, C/ib, H, W, ib] (ib a multiple of 4: each 4 neighbouring channels are one
+// vpdpbusd operand); weights int8 in conv2d_nchwc's blocks [O/ob, C/wib, KH, KW, wib, ob]
+// re-blocked to [O/ob, C/ib, KH, KW, ib/4, ob, 4] (wib a multiple of ib, ob of 16).
+Tensor pack_conv2d_nchwc_u8s8_weight(const Tensor& weight_nchwc, int64_t ib, std::string name = "weight_u8s8");
+// out s32 [N, O/ob, OH, OW, ob]: the products summed in int32; stride and padding from `p`
+// (dilation 1, groups 1), the padding holding `zero_point` (the data's: a quantized 0.0).
+Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& weight_packed, const Conv2dParams& p, int64_t zero_point = 0,
+                         std::string name = "conv2d_u8s8");
+// A register tile of output columns x 16-channel vectors (at most 24 accumulators), the
+// channel quads and the tile unrolled; vpdpbusd where `target` has AVX-512 VNNI, int32
+// multiply-adds elsewhere. `out` is op or op followed by element-wise operators (the zero
+// point's correction, the scales, a bias, an activation), computed from each tile.
+void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
+
 // Blocked int8 layouts for conv2d: data u8 NCHW -> [N, C/4, H, W, 4]; weight s8 OIHW ->
 // [O/16, I/4, KH, KW, 16, 4] (C a multiple of 4, O of 16).
 Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name = "data_nchw4c");

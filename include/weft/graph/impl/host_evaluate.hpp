@@ -145,25 +145,29 @@ inline BufferRef pack_dot_weight(const std::vector<BufferRef>& in, const Attrs&,
     return r;
 }
 
-// pack_conv2d_nchwc_bf16_weight: conv2d_nchwc's float32 blocks [O/ob, C/wib, KH, KW, wib, ob]
-// -> bfloat16 [O/ob, C/ib, KH, KW, ib/2, ob, 2] (topi::pack_conv2d_nchwc_bf16_weight).
-inline BufferRef pack_conv2d_nchwc_bf16_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
+// pack_conv2d_nchwc_bf16_weight / pack_conv2d_nchwc_u8s8_weight: conv2d_nchwc's blocks [O/ob,
+// C/wib, KH, KW, wib, ob] -> [O/ob, C/ib, KH, KW, ib/step, ob, step], float32 rounded to
+// bfloat16 (step 2) or int8 as it is (step 4) (topi's).
+inline BufferRef pack_conv2d_nchwc_dot_weight(const std::vector<BufferRef>& in, const Attrs& a, const TensorType& out) {
     const BufferRef& w = in[0];
-    if (w.dtype() != f32) return {};
-    const int64_t OB = out.shape[0], CB = out.shape[1], KH = out.shape[2], KW = out.shape[3], pairs = out.shape[4],
-                  ob = out.shape[5], ib = a.get_int("ib"), WB = w.shape()[1], wib = w.shape()[4];
+    const bool bf16_out = out.dtype == bf16;
+    if (w.dtype() != (bf16_out ? f32 : DataType::int_(8))) return {};
+    const int64_t OB = out.shape[0], CB = out.shape[1], KH = out.shape[2], KW = out.shape[3], steps = out.shape[4],
+                  ob = out.shape[5], step = out.shape[6], ib = a.get_int("ib"), WB = w.shape()[1], wib = w.shape()[4];
     BufferRef r = output_of(out);
-    const float* src = static_cast<const float*>(w.data());
-    bfloat16* dst = static_cast<bfloat16*>(r.data());
-    for (int64_t o = 0; o < OB; ++o)
-        for (int64_t cb = 0; cb < CB; ++cb)
-            for (int64_t t = 0; t < KH * KW; ++t)
-                for (int64_t p = 0; p < pairs; ++p)
-                    for (int64_t oc = 0; oc < ob; ++oc)
-                        for (int64_t k = 0; k < 2; ++k) {
-                            const int64_t c = cb * ib + p * 2 + k;
-                            *dst++ = bfloat16(src[(((o * WB + c / wib) * KH * KW + t) * wib + c % wib) * ob + oc]);
-                        }
+    auto pack = [&]<class From, class To>(const From* src, To* dst) {
+        for (int64_t o = 0; o < OB; ++o)
+            for (int64_t cb = 0; cb < CB; ++cb)
+                for (int64_t t = 0; t < KH * KW; ++t)
+                    for (int64_t p = 0; p < steps; ++p)
+                        for (int64_t oc = 0; oc < ob; ++oc)
+                            for (int64_t k = 0; k < step; ++k) {
+                                const int64_t c = cb * ib + p * step + k;
+                                *dst++ = To(src[(((o * WB + c / wib) * KH * KW + t) * wib + c % wib) * ob + oc]);
+                            }
+    };
+    if (bf16_out) pack(static_cast<const float*>(w.data()), static_cast<bfloat16*>(r.data()));
+    else pack(static_cast<const int8_t*>(w.data()), static_cast<int8_t*>(r.data()));
     return r;
 }
 

@@ -175,45 +175,69 @@ inline auto infer_dot_matmul(int64_t step, DataType a, DataType b, DataType out)
     };
 }
 
-// conv2d_nchwc in bfloat16: pack_conv2d_nchwc_bf16_weight (ib: the data's channel block)
-// re-blocks conv2d_nchwc's packed float32 weight as pairs of input channels; conv2d_nchwc_bf16
-// takes data bf16 [N, C/ib, H, W, ib] and that weight -> float32 [N, O/ob, OH, OW, ob].
+// conv2d_nchwc on dot-product instructions: pack_conv2d_nchwc_bf16_weight /
+// pack_conv2d_nchwc_u8s8_weight (ib: the data's channel block) re-block conv2d_nchwc's packed
+// weight (float32 / int8) as pairs / quads of input channels; conv2d_nchwc_bf16 takes data
+// bf16 [N, C/ib, H, W, ib] and that weight -> float32 [N, O/ob, OH, OW, ob]; conv2d_nchwc_u8s8
+// data uint8 (its padding the attribute zero_point) -> int32 (precision int8).
 
-inline TensorType infer_pack_conv2d_nchwc_bf16_weight(const std::vector<TensorType>& in, const Attrs& a) {
-    const TensorType& w = in[0];
-    check_rank(w, 6, "the packed weight");
-    const int64_t ib = a.get_int("ib");
-    WEFT_CHECK(ib >= 2 && ib % 2 == 0 && w.shape[4] % ib == 0 && w.shape[5] % 16 == 0, "the packed weight ", w.str(),
-               " cannot take pairs of a data block of ", ib, " channels in vectors of 16 output channels");
-    return {{w.shape[0], w.shape[1] * w.shape[4] / ib, w.shape[2], w.shape[3], ib / 2, w.shape[5], 2}, bf16};
+inline auto infer_pack_conv2d_nchwc_dot_weight(int64_t step, DataType from, DataType to) {
+    return [=](const std::vector<TensorType>& in, const Attrs& a) -> TensorType {
+        const TensorType& w = in[0];
+        check_rank(w, 6, "the packed weight");
+        WEFT_CHECK(w.dtype == from, "the packed weight must be ", from.str(), ", got ", w.str());
+        const int64_t ib = a.get_int("ib");
+        WEFT_CHECK(ib >= step && ib % step == 0 && w.shape[4] % ib == 0 && w.shape[5] % 16 == 0, "the packed weight ",
+                   w.str(), " cannot take steps of ", step, " of a data block of ", ib,
+                   " channels in vectors of 16 output channels");
+        return {{w.shape[0], w.shape[1] * w.shape[4] / ib, w.shape[2], w.shape[3], ib / step, w.shape[5], step}, to};
+    };
 }
 
-inline TensorType infer_conv2d_nchwc_bf16(const std::vector<TensorType>& in, const Attrs& a) {
-    const TensorType &x = in[0], &w = in[1];
-    check_rank(x, 5, "the NCHW[x]c data");
-    check_rank(w, 7, "the bfloat16 weight");
-    WEFT_CHECK(x.dtype == bf16 && w.dtype == bf16, "the data and weight must be bfloat16, got ", x.str(), " and ",
-               w.str());
-    WEFT_CHECK(w.shape[1] == x.shape[1] && w.shape[4] * 2 == x.shape[4], "the weight ", w.str(),
-               " does not match the data's channel blocks ", x.str());
-    const topi::Conv2dParams p = conv2d_params(a);
-    WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, "groups and dilation must be 1");
-    const topi::Size2d out = topi::conv2d_out_size(x.shape[2], x.shape[3], w.shape[2], w.shape[3], p);
-    return {{x.shape[0], w.shape[0], out.h, out.w, w.shape[5]}, f32};
+inline auto infer_conv2d_nchwc_dot(int64_t step, DataType data, DataType weight, DataType out_type) {
+    return [=](const std::vector<TensorType>& in, const Attrs& a) -> TensorType {
+        const TensorType &x = in[0], &w = in[1];
+        check_rank(x, 5, "the NCHW[x]c data");
+        check_rank(w, 7, "the packed weight");
+        WEFT_CHECK(x.dtype == data && w.dtype == weight, "the data must be ", data.str(), " and the weight ",
+                   weight.str(), ", got ", x.str(), " and ", w.str());
+        WEFT_CHECK(w.shape[1] == x.shape[1] && w.shape[4] * step == x.shape[4] && w.shape[6] == step, "the weight ",
+                   w.str(), " does not match the data's channel blocks ", x.str());
+        const topi::Conv2dParams p = conv2d_params(a);
+        WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, "groups and dilation must be 1");
+        const int64_t zero_point = a.get_int("zero_point", 0);
+        WEFT_CHECK(zero_point >= 0 && zero_point <= 255, "zero_point must be in [0, 255], got ", zero_point);
+        const topi::Size2d out = topi::conv2d_out_size(x.shape[2], x.shape[3], w.shape[2], w.shape[3], p);
+        return {{x.shape[0], w.shape[0], out.h, out.w, w.shape[5]}, out_type};
+    };
 }
 
 inline void register_layout_ops() {
     register_op({.name = "pack_conv2d_nchwc_bf16_weight", .pattern = OpPattern::Injective,
-                 .infer = infer_pack_conv2d_nchwc_bf16_weight,
+                 .infer = infer_pack_conv2d_nchwc_dot_weight(2, f32, bf16),
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::pack_conv2d_nchwc_bf16_weight(in[0], a.get_int("ib")); },
-                 .made_by_passes = true, .evaluate = host::pack_conv2d_nchwc_bf16_weight});
+                 .made_by_passes = true, .evaluate = host::pack_conv2d_nchwc_dot_weight});
     register_op({.name = "conv2d_nchwc_bf16", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
-                 .infer = infer_conv2d_nchwc_bf16,
+                 .infer = infer_conv2d_nchwc_dot(2, bf16, bf16, f32),
                  .compute = [](const std::vector<Tensor>& in,
                                const Attrs& a) { return topi::conv2d_nchwc_bf16(in[0], in[1], conv2d_params(a)); },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                                 const Attrs&, const OpContext& c) { topi::schedule_conv2d_nchwc_bf16(s, op, out, c.target); },
+                 .made_by_passes = true});
+    register_op({.name = "pack_conv2d_nchwc_u8s8_weight", .pattern = OpPattern::Injective,
+                 .infer = infer_pack_conv2d_nchwc_dot_weight(4, DataType::int_(8), DataType::int_(8)),
+                 .compute = [](const std::vector<Tensor>& in,
+                               const Attrs& a) { return topi::pack_conv2d_nchwc_u8s8_weight(in[0], a.get_int("ib")); },
+                 .made_by_passes = true, .evaluate = host::pack_conv2d_nchwc_dot_weight});
+    register_op({.name = "conv2d_nchwc_u8s8", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
+                 .infer = infer_conv2d_nchwc_dot(4, DataType::uint(8), DataType::int_(8), DataType::int_(32)),
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a) {
+                         return topi::conv2d_nchwc_u8s8(in[0], in[1], conv2d_params(a), a.get_int("zero_point", 0));
+                     },
+                 .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
+                                const Attrs&, const OpContext& c) { topi::schedule_conv2d_nchwc_u8s8(s, op, out, c.target); },
                  .made_by_passes = true});
     register_op({.name = "pack_bf16_weight", .pattern = OpPattern::Injective, .infer = infer_pack_dot_weight(2, bf16),
                  .compute = [](const std::vector<Tensor>& in, const Attrs&) { return topi::pack_bf16_weight(in[0]); },

@@ -1,11 +1,13 @@
-// Definition of graph/pass.hpp's quantize_matmul_int8 (BuildOptions::precision = int8):
-// post-training quantization of linear layers. The activations' ranges come from running the
-// float32 graph on calibration inputs; each matmul of a constant float32 weight then runs on
-// the 8-bit kernels (matmul_u8s8: VNNI's vpdpbusd where the target has it):
+// Definition of graph/pass.hpp's quantize_int8 (BuildOptions::precision = int8): post-training
+// quantization of linear layers and convolutions. The activations' ranges come from running
+// the float32 graph on calibration inputs; each matmul or conv2d_nchwc of a constant float32
+// weight then runs on the 8-bit kernels (matmul_u8s8, conv2d_nchwc_u8s8: VNNI's vpdpbusd
+// where the target has it):
 //   x -> uint8 with the scale and zero point of its calibrated range (min-max, widened to 0),
-//   W -> int8 per output column, symmetric (scale max |W[:, n]| / 127),
-//   y = float(x_q W_q - zero_point * colsum(W_q)) * x_scale * w_scale[n],
-// the correction and the scaling fused into the matmul's kernel.
+//   W -> int8 per output channel, symmetric (scale max |W[:, n]| / 127),
+//   y = float(x_q * W_q - zero_point * sum(W_q[n])) * x_scale * w_scale[n],
+// the correction and the scaling fused into the kernel. A convolution's padding holds the
+// zero point (a quantized 0.0), so the correction is the same at every pixel.
 #pragma once
 #include <cmath>
 
@@ -32,17 +34,28 @@ inline BufferRef host_value(const Graph& g, Value v, int depth = 4) {
     return def.evaluate(in, n.attrs, n.type);
 }
 
-// The matmuls quantize_matmul_int8 converts: float32 x [M, K] times a constant float32
-// weight [K, N], K a multiple of 4 and N of 16 (the 8-bit kernel's blocks).
+// The layers quantize_int8 converts: a matmul of a float32 x [M, K] and a constant float32
+// weight [K, N], K a multiple of 4 and N of 16 (the 8-bit kernel's blocks); a conv2d_nchwc of
+// a constant weight, groups and dilation 1, whose data blocks hold quads of channels and whose
+// output blocks vectors of 16 (not depthwise: that kernel has no 8-bit form).
 inline bool quantizable(const Graph& g, const Node& n) {
-    if (n.op != "matmul" || n.type.dtype != DataType::float_(32) || g.node(n.inputs[0]).is_constant()) return false;
+    if ((n.op != "matmul" && n.op != "conv2d_nchwc") || n.type.dtype != DataType::float_(32) ||
+        g.node(n.inputs[0]).is_constant() || !layout_detail::from_constants(g, n.inputs[1]))
+        return false;
     const std::vector<int64_t>& w = g.type(n.inputs[1]).shape;
-    return layout_detail::from_constants(g, n.inputs[1]) && w[0] % 4 == 0 && w[1] % 16 == 0;
+    if (n.op == "matmul") return w[0] % 4 == 0 && w[1] % 16 == 0;
+    if (n.inputs.size() != 2 || n.attrs.get_int("depthwise", 0) ||
+        n.attrs.get_int("block_groups", 1) != 1)
+        return false;
+    const std::vector<int64_t>& x = g.type(n.inputs[0]).shape;
+    const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
+    return x[4] % 4 == 0 && w[4] % x[4] == 0 && w[1] * w[4] == x[1] * x[4] && w[5] % 16 == 0 && p.groups == 1 &&
+           p.dilation.h == 1 && p.dilation.w == 1;
 }
 
-// The range of each quantizable matmul's input over the calibration inputs (min-max, holding
+// The range of each quantizable layer's input over the calibration inputs (min-max, holding
 // 0), by the input's node id: the float32 graph with those inputs as extra outputs, built once
-// (the fast tier: a few runs) and run on each. Empty where no matmul is quantizable.
+// (the fast tier: a few runs) and run on each. Empty where no layer is quantizable.
 inline std::map<int, std::pair<float, float>> calibrated_ranges(
     const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
     Graph probe = g;
@@ -75,27 +88,38 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
     return ranges;
 }
 
-// A float32 weight [K, N] quantized per column, symmetric: int8 in [-127, 127] at
-// max |W[:, n]| / 127, and each column's sum of the int8 values (the zero point's correction).
+// A float32 weight quantized per output channel, symmetric: int8 in [-127, 127] at max |W| /
+// 127 over the channel, and each channel's sum of the int8 values (the zero point's
+// correction). `channel_of(i)`: the output channel of element i.
 struct Int8Weight {
     BufferRef values;
-    std::vector<float> column_scales;
-    std::vector<int32_t> column_sums;
+    std::vector<float> scales;
+    std::vector<int32_t> sums;
 };
 
-inline Int8Weight quantized_weight(const BufferRef& w) {
-    const int64_t K = w.shape()[0], N = w.shape()[1];
-    Int8Weight q{BufferRef::allocate(DataType::int_(8), {K, N}), std::vector<float>(size_t(N), 0.0f),
-                 std::vector<int32_t>(size_t(N), 0)};
+template <class ChannelOf>
+Int8Weight quantized_weight(const BufferRef& w, int64_t channels, ChannelOf channel_of) {
+    Int8Weight q{BufferRef::allocate(DataType::int_(8), w.shape()), std::vector<float>(size_t(channels), 0.0f),
+                 std::vector<int32_t>(size_t(channels), 0)};
     const float* wp = static_cast<const float*>(w.data());
-    for (int64_t i = 0; i < K * N; ++i) q.column_scales[size_t(i % N)] = std::max(q.column_scales[size_t(i % N)], std::abs(wp[i]));
-    for (float& s : q.column_scales) s = s > 0 ? s / 127.0f : 1.0f;
+    for (int64_t i = 0; i < w.size(); ++i) q.scales[channel_of(i)] = std::max(q.scales[channel_of(i)], std::abs(wp[i]));
+    for (float& s : q.scales) s = s > 0 ? s / 127.0f : 1.0f;
     auto* values = static_cast<int8_t*>(q.values.data());
-    for (int64_t i = 0; i < K * N; ++i) {
-        values[i] = int8_t(std::clamp(std::nearbyint(wp[i] / q.column_scales[size_t(i % N)]), -127.0f, 127.0f));
-        q.column_sums[size_t(i % N)] += values[i];
+    for (int64_t i = 0; i < w.size(); ++i) {
+        const size_t c = channel_of(i);
+        values[i] = int8_t(std::clamp(std::nearbyint(wp[i] / q.scales[c]), -127.0f, 127.0f));
+        q.sums[c] += values[i];
     }
     return q;
+}
+
+// A matmul's weight [K, N]: per column. A conv2d_nchwc's [O/ob, C/wib, KH, KW, wib, ob]: per
+// output channel (the first and last indices), in that order.
+inline Int8Weight quantized_weight(const BufferRef& w, bool conv) {
+    const std::vector<int64_t>& s = w.shape();
+    if (!conv) return quantized_weight(w, s[1], [N = s[1]](int64_t i) { return size_t(i % N); });
+    const int64_t ob = s[5], block = w.size() / s[0];
+    return quantized_weight(w, s[0] * ob, [=](int64_t i) { return size_t(i / block * ob + i % ob); });
 }
 
 inline BufferRef f32_vector(const std::vector<float>& v) {
@@ -106,50 +130,70 @@ inline BufferRef f32_vector(const std::vector<float>& v) {
 
 }  // namespace int8_detail
 
-Graph quantize_matmul_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
-    const std::map<int, std::pair<float, float>> ranges = int8_detail::calibrated_ranges(g, calibration);
+namespace int8_detail {
+
+// x as uint8 at `scale` and `zero_point`: round(x / scale) + zero_point, saturated.
+inline Value quantized_input(Graph& o, pass_detail::GraphRewriter& r, Value x, float scale, float zero_point) {
+    const std::string base = o.node(x).name + ".uint8";
+    Value steps = o.add_node("div", {x, o.constant(r.fresh_name(base + ".scale"), f32_vector({scale}))}, {},
+                             r.fresh_name(base + ".steps"));
+    Value shifted = o.add_node("add", {o.add_node("round", {steps}, {}, r.fresh_name(base + ".round")),
+                                       o.constant(r.fresh_name(base + ".zero_point"), f32_vector({zero_point}))},
+                               {}, r.fresh_name(base + ".shifted"));
+    return o.cast(o.clip(shifted, 0, 255, r.fresh_name(base + ".saturated")), DataType::uint(8), r.fresh_name(base));
+}
+
+}  // namespace int8_detail
+
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
+    using namespace int8_detail;
+    const std::map<int, std::pair<float, float>> ranges = calibrated_ranges(g, calibration);
     if (ranges.empty()) return g;
     pass_detail::GraphRewriter r(g);
     std::map<int, Value> quantized;  // per input node: its uint8 form (one per activation)
-    return pass_detail::rewrite_nodes(g, r, "quantize_matmul_int8", [&](int id) -> std::optional<Value> {
+    return pass_detail::rewrite_nodes(g, r, "quantize_int8", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        if (!int8_detail::quantizable(g, n)) return std::nullopt;
+        if (!quantizable(g, n)) return std::nullopt;
         auto range = ranges.find(n.inputs[0].id);
-        const BufferRef w = int8_detail::host_value(g, n.inputs[1]);
+        const BufferRef w = host_value(g, n.inputs[1]);
         if (!w.defined()) return std::nullopt;
-        const int64_t N = w.shape()[1];
+        const bool conv = n.op == "conv2d_nchwc";
         // x's scale and zero point: its range over 255 steps, 0 exactly representable.
         const auto [lo, hi] = range->second;
         const float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
         const float zero_point = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
-        Value x = r.mapped(n.inputs[0]);
-        auto [at, fresh] = quantized.try_emplace(n.inputs[0].id);
-        if (fresh) {
-            Graph& o = r.out();
-            const std::string base = o.node(x).name + ".uint8";
-            Value steps = o.add_node("div", {x, o.constant(r.fresh_name(base + ".scale"), int8_detail::f32_vector({scale}))},
-                                     {}, r.fresh_name(base + ".steps"));
-            Value shifted = o.add_node("add", {o.add_node("round", {steps}, {}, r.fresh_name(base + ".round")),
-                                               o.constant(r.fresh_name(base + ".zero_point"), int8_detail::f32_vector({zero_point}))},
-                                       {}, r.fresh_name(base + ".shifted"));
-            at->second = o.cast(o.clip(shifted, 0, 255, r.fresh_name(base + ".saturated")), DataType::uint(8),
-                                r.fresh_name(base));
-        }
-        const int8_detail::Int8Weight wq = int8_detail::quantized_weight(w);
-        BufferRef correction = BufferRef::allocate(DataType::int_(32), {N});  // zero point x column sums
-        std::vector<float> out_scale(static_cast<size_t>(N), 0.0f);
-        for (int64_t j = 0; j < N; ++j) {
-            static_cast<int32_t*>(correction.data())[j] = int32_t(zero_point) * wq.column_sums[size_t(j)];
-            out_scale[size_t(j)] = scale * wq.column_scales[size_t(j)];
-        }
         Graph& o = r.out();
-        Value packed = o.add_node("pack_vnni_weight", {o.constant(r.fresh_name(n.name + ".weight_int8"), wq.values)}, {},
-                                  r.fresh_name(n.name + ".weight_packed"));
-        Value acc = o.add_node("matmul_u8s8", {at->second, packed}, {}, r.fresh_name(n.name + ".int8"));
-        Value exact = o.sub(acc, o.constant(r.fresh_name(n.name + ".zero_point_correction"), correction),
-                            r.fresh_name(n.name + ".int32"));
+        auto [at, fresh] = quantized.try_emplace(n.inputs[0].id);
+        if (fresh) at->second = quantized_input(o, r, r.mapped(n.inputs[0]), scale, zero_point);
+        const Int8Weight wq = quantized_weight(w, conv);
+        const int64_t channels = int64_t(wq.scales.size());
+        // The output's shape of per-channel constants: [N] for a matmul, [1, O/ob, 1, 1, ob].
+        const std::vector<int64_t> per_channel =
+            conv ? std::vector<int64_t>{1, w.shape()[0], 1, 1, w.shape()[5]} : std::vector<int64_t>{channels};
+        BufferRef correction = BufferRef::allocate(DataType::int_(32), per_channel);  // zero point x channel sums
+        BufferRef out_scale = BufferRef::allocate(DataType::float_(32), per_channel);
+        for (int64_t j = 0; j < channels; ++j) {
+            static_cast<int32_t*>(correction.data())[j] = int32_t(zero_point) * wq.sums[size_t(j)];
+            static_cast<float*>(out_scale.data())[j] = scale * wq.scales[size_t(j)];
+        }
+        Value weight = o.constant(r.fresh_name(n.name + ".weight_int8"), wq.values);
+        Value acc;
+        if (conv) {
+            const int64_t ib = g.type(n.inputs[0]).shape[4];
+            Value packed = o.add_node("pack_conv2d_nchwc_u8s8_weight", {weight}, {{"ib", ib}},
+                                      r.fresh_name(n.name + ".weight_packed"));
+            Attrs attrs = n.attrs;
+            attrs.set("zero_point", int64_t(zero_point));
+            acc = o.add_node("conv2d_nchwc_u8s8", {at->second, packed}, attrs, r.fresh_name(n.name + ".int8"));
+        } else {
+            Value packed = o.add_node("pack_vnni_weight", {weight}, {}, r.fresh_name(n.name + ".weight_packed"));
+            acc = o.add_node("matmul_u8s8", {at->second, packed}, {}, r.fresh_name(n.name + ".int8"));
+        }
+        Value exact = zero_point == 0.0f ? acc
+                                         : o.sub(acc, o.constant(r.fresh_name(n.name + ".zero_point_correction"), correction),
+                                                 r.fresh_name(n.name + ".int32"));
         return o.mul(o.cast(exact, DataType::float_(32), r.fresh_name(n.name + ".float")),
-                     o.constant(r.fresh_name(n.name + ".scales"), int8_detail::f32_vector(out_scale)), n.name);
+                     o.constant(r.fresh_name(n.name + ".scales"), out_scale), n.name);
     });
 }
 

@@ -162,15 +162,16 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     const bool bf16 = o.precision == Precision::bf16 && target.is_cpu();
     const bool int8 = o.precision == Precision::int8 && target.is_cpu();
     if (bf16) p.add({"convert_matmul_bf16", convert_matmul_bf16});
-    if (int8) {
-        const auto calibration = o.calibration;
-        p.add({"quantize_matmul_int8", [calibration](const Graph& g) { return quantize_matmul_int8(g, calibration); }});
-    }
     if (convert_layout) {
         p.add({"convert_conv_layout", [target](const Graph& g) { return convert_conv_layout(g, target); }});
         if (bf16) p.add({"convert_conv_bf16", convert_conv_bf16});
-        p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
     }
+    // (After the layout conversion: the convolutions it quantizes are conv2d_nchwc.)
+    if (int8) {
+        const auto calibration = o.calibration;
+        p.add({"quantize_int8", [calibration](const Graph& g) { return quantize_int8(g, calibration); }});
+    }
+    if (convert_layout) p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
     // (The low-precision passes leave weight conversions and packings for the second fold.)
     if (o.fold_constants && (o.simplify_operators || convert_layout || bf16 || int8))
         p.add({"fold_constants", fold_constants});

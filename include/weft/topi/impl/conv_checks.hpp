@@ -204,8 +204,10 @@ double padding_tap_fraction(int64_t in, int64_t out, int64_t kernel, int64_t str
 // `channel_block` (blocked data [N, C/b, H, W, b] only, a multiple of b): the copy's channel
 // block, [N, C/channel_block, H', W', channel_block], so that a convolution can run its
 // innermost reduction over more channels than the data's block (conv2d_nchwc_weight_ic_bn);
-// 0 keeps b. A copy is made even without padding when the block changes.
-Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block = 0) {
+// 0 keeps b. A copy is made even without padding when the block changes. `pad_value`: what
+// the padding holds (undefined: zero; a quantized input's zero point).
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block = 0,
+                   const Expr& pad_value = Expr()) {
     std::vector<Expr> shape = data.shape();
     const Expr H = shape[size_t(h_axis)], W = shape[size_t(h_axis + 1)];
     int64_t block = 0, blocks = 0;
@@ -224,7 +226,7 @@ Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string&
     }
     auto value = [=](std::vector<Expr> idx) {
         Expr y = idx[size_t(h_axis)], x = idx[size_t(h_axis + 1)];
-        const Expr zero = ir::make_zero(data.dtype());
+        const Expr zero = pad_value.defined() ? pad_value : ir::make_zero(data.dtype());
         idx[size_t(h_axis)] = min(max(y - pad.top, Expr(int64_t(0))), plus(H, -1));
         idx[size_t(h_axis + 1)] = min(max(x - pad.left, Expr(int64_t(0))), plus(W, -1));
         if (reblock) {  // channel c = idx[1] * channel_block + idx[4] of the data's blocks

@@ -7,7 +7,8 @@
 namespace weft::topi::conv_detail {
 // conv_checks.hpp, compiled with the convolutions.
 Expr inside_input(const Expr& y, const Expr& x, Pad2d pad, const Expr& H, const Expr& W);
-Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block);
+Tensor pad_spatial(const Tensor& data, Pad2d pad, int h_axis, const std::string& name, int64_t channel_block,
+                   const Expr& pad_value);
 }  // namespace weft::topi::conv_detail
 
 namespace weft::topi {
@@ -181,57 +182,77 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, cons
     schedule_dot_matmul(s, op, out, 2, target.has_feature("avx512bf16") ? &dot : nullptr, "schedule_matmul_bf16");
 }
 
-Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& w, int64_t ib, std::string name) {
-    const char* op = "pack_conv2d_nchwc_bf16_weight";
+namespace {
+
+// A convolution in conv2d_nchwc's blocked layout whose reduction over input channels runs in
+// steps of `step` (2 bfloat16, 4 bytes) as one dot-product instruction per 16 output channels.
+struct DotConv {
+    int64_t step;
+    DataType data, weight, acc;
+    const char *op, *packer;
+};
+
+// conv2d_nchwc's weight blocks [O/ob, C/wib, KH, KW, wib, ob] -> [O/ob, C/ib, KH, KW, ib/step,
+// ob, step] in `dtype` (a cast: rounded to nearest even for bfloat16, the same values for int8).
+Tensor pack_conv2d_nchwc_dot_weight(const Tensor& w, int64_t ib, int64_t step, DataType dtype, const char* op,
+                                    std::string name) {
     WEFT_CHECK(w.ndim() == 6, op, ": '", w.name(), "' must be conv2d_nchwc's packed weight [O/ob, C/wib, KH, KW, wib, ob]");
     const int64_t OB = const_dim(w, 0, op), WB = const_dim(w, 1, op), KH = const_dim(w, 2, op),
                   KW = const_dim(w, 3, op), wib = const_dim(w, 4, op), ob = const_dim(w, 5, op);
-    WEFT_CHECK(ib >= 2 && ib % 2 == 0 && wib % ib == 0 && ob % 16 == 0, op, ": '", w.name(), "' has blocks of ", wib,
-               " input and ", ob, " output channels; the data's block ", ib,
-               " must be even and divide the first, and 16 divide the second");
+    WEFT_CHECK(ib >= step && ib % step == 0 && wib % ib == 0 && ob % 16 == 0, op, ": '", w.name(), "' has blocks of ",
+               wib, " input and ", ob, " output channels; the data's block ", ib, " must be a multiple of ", step,
+               " and divide the first, and 16 divide the second");
     const int64_t CB = WB * wib / ib;
-    std::vector<Expr> shape{make_int(OB), make_int(CB), make_int(KH), make_int(KW), make_int(ib / 2), make_int(ob),
-                            make_int(2)};
+    std::vector<Expr> shape{make_int(OB), make_int(CB), make_int(KH), make_int(KW), make_int(ib / step), make_int(ob),
+                            make_int(step)};
     return compute(shape, [&](const std::vector<Expr>& i) {
-        Expr c = i[1] * ib + i[4] * 2 + i[6];  // the input channel
-        return cast(bf16, w(i[0], c / wib, i[2], i[3], c % wib, i[5]));
+        Expr c = i[1] * ib + i[4] * step + i[6];  // the input channel
+        return cast(dtype, w(i[0], c / wib, i[2], i[3], c % wib, i[5]));
     }, name);
 }
 
-Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParams& p, std::string name) {
-    const char* op = "conv2d_nchwc_bf16";
+// `pad_value`: what the padding holds (undefined: zero; taps there are left out of the sum
+// where the input is read in place, which only zero allows).
+Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
+                        const Expr& pad_value, std::string name) {
+    const char* op = d.op;
     WEFT_CHECK(data.ndim() == 5, op, ": data '", data.name(), "' must be [N, C/ib, H, W, ib]");
-    WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == 2, op, ": weight '", wp.name(),
-               "' must be [O/ob, C/ib, KH, KW, ib/2, ob, 2] (pack_conv2d_nchwc_bf16_weight)");
-    check_dtype(data, bf16, op, "data");
-    check_dtype(wp, bf16, op, "weight");
+    WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == d.step, op, ": weight '", wp.name(),
+               "' must be [O/ob, C/ib, KH, KW, ib/", d.step, ", ob, ", d.step, "] (", d.packer, ")");
+    check_dtype(data, d.data, op, "data");
+    check_dtype(wp, d.weight, op, "weight");
     WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, op, ": groups and dilation must be 1");
     const int64_t N = const_dim(data, 0, op), CB = const_dim(data, 1, op), H = const_dim(data, 2, op),
                   W = const_dim(data, 3, op), ib = const_dim(data, 4, op);
     const int64_t OB = const_dim(wp, 0, op), KH = const_dim(wp, 2, op), KW = const_dim(wp, 3, op),
                   ob = const_dim(wp, 5, op);
-    WEFT_CHECK(const_dim(wp, 1, op) == CB && const_dim(wp, 4, op) * 2 == ib, op, ": data has ", CB, " blocks of ", ib,
-               " channels, the weight ", const_dim(wp, 1, op), " of ", const_dim(wp, 4, op) * 2);
+    WEFT_CHECK(const_dim(wp, 1, op) == CB && const_dim(wp, 4, op) * d.step == ib, op, ": data has ", CB, " blocks of ",
+               ib, " channels, the weight ", const_dim(wp, 1, op), " of ", const_dim(wp, 4, op) * d.step);
     const Size2d out = conv2d_out_size(H, W, KH, KW, p, op);
     const Pad2d pad = p.padding;
+    const int64_t step = d.step;
     IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
-            ip = reduce_axis(0, ib / 2, "icp"), two = reduce_axis(0, 2, "ici");
+            ip = reduce_axis(0, ib / step, "icp"), lane = reduce_axis(0, step, "ici");
     // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
     // border, and the taps left out of the sum in place kept a loop over them; wide rows read
     // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
-    // AVX512_BF16").
-    const bool copy = !pad.none() && out.w <= 16;
-    const Tensor padded = copy ? conv_detail::pad_spatial(data, pad, 2, name + "_pad", 0) : data;
+    // AVX512_BF16"). A padding that is not zero is always a copy.
+    const bool copy = !pad.none() && (out.w <= 16 || pad_value.defined());
+    const Tensor padded = copy ? conv_detail::pad_spatial(data, pad, 2, name + "_pad", 0, pad_value) : data;
     return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
         Expr y = oy * p.stride.h + kh, x = ox * p.stride.w + kw;
-        Expr in = copy ? padded(n, ic, y, x, ip * 2 + two) : data(n, ic, y - pad.top, x - pad.left, ip * 2 + two);
-        return sum(cast(f32, in) * cast(f32, wp(o, ic, kh, kw, ip, oc, two)), {ic, kh, kw, ip, two},
+        Expr in = copy ? padded(n, ic, y, x, ip * step + lane) : data(n, ic, y - pad.top, x - pad.left, ip * step + lane);
+        return sum(cast(d.acc, in) * cast(d.acc, wp(o, ic, kh, kw, ip, oc, lane)), {ic, kh, kw, ip, lane},
                    copy || pad.none() ? Expr() : conv_detail::inside_input(y, x, pad, H, W));
     }, name);
 }
 
-void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
-    const char* name = "schedule_conv2d_nchwc_bf16";
+// A register tile of output columns x ob/16 vectors (at most 24 accumulators), the input's
+// steps and kw unrolled; `dot` (the instruction) where given, else the same tile of float32
+// FMAs or int32 multiply-adds. `out` is op or op followed by element-wise operators, computed
+// from each tile.
+void schedule_dot_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const TensorIntrin* dot,
+                               const char* name) {
     conv_detail::check_epilogue(name, op, out);
     const int64_t OW = const_dim(out, 3, name), ob = const_dim(out, 4, name);
     // The padded copy of narrow rows, before the convolution: its rows across threads, a
@@ -260,23 +281,60 @@ void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out
     s[out].vectorize(ax(out, 4));
     s[acc].compute_at(s[out], owo);
     IterVar icb = acc.reduce_axis(0), kh = acc.reduce_axis(1), kw = acc.reduce_axis(2), ip = acc.reduce_axis(3),
-            two = acc.reduce_axis(4);
+            lane = acc.reduce_axis(4);
     auto [ocv, ocl] = s[acc].split(ax(acc, 4), 16);
-    // The channel pairs unrolled, the window's taps not: unrolling kw too ran faster alone
+    // The input's steps unrolled, the window's taps not: unrolling kw too ran faster alone
     // but made 4x the code in a fused kernel, whose border tiles loop partitioning copies,
     // and ran slower there (ResNet-18's 56x56 layers; RESULTS.md, "bfloat16 GEMM with
     // AVX512_BF16").
     s[acc].unroll(ip);
     s[acc].unroll(ax(acc, 3));
     s[acc].unroll(ocv);
-    if (target.has_feature("avx512bf16")) {
-        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, ax(acc, 3), ocv, ocl, two});
-        s[acc].tensorize(ocl, bf16_dot_16x2());
+    if (dot) {
+        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, ax(acc, 3), ocv, ocl, lane});
+        s[acc].tensorize(ocl, *dot);
     } else {
-        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, two, ax(acc, 3), ocv, ocl});
-        s[acc].unroll(two);
+        s[acc].reorder({ax(acc, 0), ax(acc, 1), ax(acc, 2), icb, kh, kw, ip, lane, ax(acc, 3), ocv, ocl});
+        s[acc].unroll(lane);
         s[acc].vectorize(ocl);
     }
+}
+
+const DotConv kConvBf16{2, bf16, bf16, f32, "conv2d_nchwc_bf16", "pack_conv2d_nchwc_bf16_weight"};
+const DotConv kConvU8s8{4, u8, i8, i32, "conv2d_nchwc_u8s8", "pack_conv2d_nchwc_u8s8_weight"};
+
+}  // namespace
+
+Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& w, int64_t ib, std::string name) {
+    return pack_conv2d_nchwc_dot_weight(w, ib, 2, bf16, kConvBf16.packer, std::move(name));
+}
+
+Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParams& p, std::string name) {
+    return dot_conv2d_nchwc(data, wp, p, kConvBf16, Expr(), std::move(name));
+}
+
+void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    const TensorIntrin dot = bf16_dot_16x2();
+    schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512bf16") ? &dot : nullptr,
+                              "schedule_conv2d_nchwc_bf16");
+}
+
+Tensor pack_conv2d_nchwc_u8s8_weight(const Tensor& w, int64_t ib, std::string name) {
+    check_dtype(w, i8, kConvU8s8.packer, "weight");
+    return pack_conv2d_nchwc_dot_weight(w, ib, 4, i8, kConvU8s8.packer, std::move(name));
+}
+
+Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, const Conv2dParams& p, int64_t zero_point,
+                         std::string name) {
+    WEFT_CHECK(zero_point >= 0 && zero_point <= 255, "conv2d_nchwc_u8s8: the data's zero point must be in [0, 255], got ",
+               zero_point);
+    return dot_conv2d_nchwc(data, wp, p, kConvU8s8, zero_point ? ir::make_const(u8, double(zero_point)) : Expr(), std::move(name));
+}
+
+void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    const TensorIntrin dot = vnni_dot_16x4();
+    schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512vnni") ? &dot : nullptr,
+                              "schedule_conv2d_nchwc_u8s8");
 }
 
 Tensor layout_nchw_to_nchw4c(const Tensor& data, std::string name) {
