@@ -5,8 +5,9 @@
     python3 benchmarks/quantized.py [--models transformer,mlp] [--min-time 2] [--static]
 
 With --static the models are quantized by quantize_static in the QDQ format instead
-(QuantizeLinear / DequantizeLinear around each MatMul, calibrated on 8 inputs drawn as the
-test input is, with other seeds).
+(QuantizeLinear / DequantizeLinear around each MatMul and Conv, calibrated on 8 inputs drawn
+as the test input is, with other seeds; --per-channel: the weights' scales per output channel,
+what ORT advises for CNNs).
 
 Each model is quantized by ONNX Runtime's own tool (onnxruntime.quantization.quantize_dynamic,
 int8 weights: DynamicQuantizeLinear + MatMulInteger for every MatMul with a constant weight),
@@ -32,7 +33,8 @@ from onnxruntime.quantization import quantize_dynamic, QuantType
 quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8)
 """
 # Static quantization in the QDQ format (QuantizeLinear / DequantizeLinear pairs around each
-# MatMul: uint8 activations, int8 weights per tensor), calibrated on the .npz files given.
+# MatMul and Conv: uint8 activations, int8 weights per tensor, or per channel where argv[3] is
+# "1"), calibrated on the .npz files given.
 QUANTIZE_STATIC = """
 import sys, numpy as np
 from onnxruntime.quantization import quantize_static, QuantFormat, QuantType, CalibrationDataReader
@@ -41,8 +43,9 @@ class Reader(CalibrationDataReader):
         self.samples = iter([dict(np.load(f)) for f in files])
     def get_next(self):
         return next(self.samples, None)
-quantize_static(sys.argv[1], sys.argv[2], Reader(sys.argv[3:]), quant_format=QuantFormat.QDQ,
-                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"])
+quantize_static(sys.argv[1], sys.argv[2], Reader(sys.argv[4:]), quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Conv"],
+                per_channel=sys.argv[3] == "1")
 """
 
 
@@ -65,7 +68,8 @@ def main():
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tests", "onnx_model_run"))
     ap.add_argument("--min-time", type=float, default=2.0)
     ap.add_argument("--static", action="store_true",
-                    help="quantize_static in the QDQ format (MatMuls; calibrated on 8 inputs drawn as the test's)")
+                    help="quantize_static in the QDQ format (MatMuls and Convs; calibrated on 8 inputs drawn as the test's)")
+    ap.add_argument("--per-channel", action="store_true", help="with --static: the weights' scales per output channel")
     args = ap.parse_args()
     args.check = False
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
@@ -81,8 +85,9 @@ def main():
             for k in range(8 if args.static else 0):  # (the seeds differ from the test input's)
                 calibration.append(os.path.join(work, f"{name}.cal{k}.npz"))
                 np.savez(calibration[-1], **compare.draw_inputs(entry, np.random.default_rng(100 + k)))
+            extra = ["1" if args.per_channel else "0", *calibration] if args.static else []
             subprocess.run([py, "-c", QUANTIZE_STATIC if args.static else QUANTIZE, os.path.join(args.dir, entry["file"]),
-                            quantized, *calibration], check=True, capture_output=True)
+                            quantized, *extra], check=True, capture_output=True)
             f32 = compare.run_model(name, entry, args, args.tool, os.path.join(work, "f32"))
             args_q = argparse.Namespace(**vars(args))
             args_q.dir = work

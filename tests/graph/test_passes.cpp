@@ -7,7 +7,8 @@ using namespace pass_testing;
 TEST_CASE("the default pipeline lists its passes in order and leaves out those switched off") {
     CHECK(graph::default_pipeline({}).str() ==
           "eliminate_dead_code -> eliminate_common_subexpressions -> fold_constants -> fold_scale_axis -> "
-          "simplify_operators -> convert_conv_layout -> pack_matmul_weights -> fold_constants -> eliminate_dead_code");
+          "simplify_operators -> convert_conv_layout -> convert_quantized_convs -> pack_matmul_weights -> fold_constants -> "
+          "eliminate_dead_code");
     CHECK(graph::default_pipeline({.fold_constants = false, .fold_scale_axis = false, .simplify_operators = false,
                                    .convert_layout = false})
               .str() == "eliminate_dead_code -> eliminate_common_subexpressions");

@@ -324,3 +324,25 @@ TEST_CASE("a concat of different blocks takes the smallest; one with a partial b
     CHECK(blocked_vs_nchw(g, &m) < 1e-5);
     CHECK(ranks_of(m.graph(), "concat") == std::vector<size_t>{5, 4});  // a, b in blocks of 16; 120 channels do not fill them
 }
+
+TEST_CASE("element-wise operators with a single-value operand stay blocked: a QDQ model's quantize chain") {
+    // conv -> x / scale, round, + zero point, clip, - zero point, * scale (QuantizeLinear and
+    // DequantizeLinear with one scale and zero point) -> conv: the scalars broadcast over the
+    // blocked data as they are, no layout transform between the convolutions.
+    graph::Graph g;
+    graph::testing::Weights w(g, 21);
+    graph::Value x = g.input("x", {1, 16, 10, 10});
+    graph::Value c = g.conv2d(x, w.conv_weight("c.w", 32, 16, 3), {.pad = 1}, "c");
+    Buffer<float> scale({1}), zero_point({1, 1, 1, 1});
+    scale.data()[0] = 0.05f;
+    zero_point.data()[0] = 7.0f;
+    graph::Value s = g.constant("scale", scale), z = g.constant("zero_point", zero_point);
+    graph::Value q = g.clip(g.add(g.add_node("round", {g.div(c, s)}), z), 0, 255, "q");
+    graph::Value d = g.mul(g.sub(q, z), s, "dq");
+    g.output(g.conv2d(d, w.conv_weight("p.w", 16, 32, 1), {}, "p"), "y");
+    graph::Module m;
+    CHECK(blocked_vs_nchw(g, &m) < 1e-5);
+    CHECK(ranks_of(m.graph(), "add") == std::vector<size_t>{5});
+    CHECK(ranks_of(m.graph(), "mul") == std::vector<size_t>{5});
+    CHECK(count_ops(m.graph(), "layout_transform") == 2);  // in and out only
+}

@@ -132,3 +132,33 @@ TEST_CASE("precision int8: a small CNN stays within a few percent of float32") {
     CHECK(err / scale < 0.03f);
     CHECK(err > 0);  // (quantized: not the float32 result itself)
 }
+
+TEST_CASE("a conv2d that carries its quantization runs on the 8-bit kernel at any precision, without calibration") {
+    // What the ONNX importer writes for a QDQ model's Conv: the input's scale and zero point,
+    // the weight's steps. A weight off those steps (here: random) is quantized over each
+    // channel's range instead, as calibrated layers are.
+    const ConvCase c{16, 32, 9, 9, 3, 1, -1.0f, 2.0f};
+    const float scale = (c.hi - c.lo) / 255.0f, zero_point = std::nearbyint(-c.lo / scale);
+    auto w = Buffer<float>::random({c.O, c.C, c.K, c.K}, -0.3f, 0.3f, 21);
+    graph::Graph g;
+    graph::Attrs a{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                   {"quantized_input_scale", double(scale)},
+                   {"quantized_input_zero_point", int64_t(zero_point)},
+                   {"quantized_weight_scales", std::vector<double>{0.01}}};
+    g.output(g.add_node("conv2d", {g.input("x", {1, c.C, c.H, c.W}), g.constant("w", w)}, a, "conv"), "y");
+    graph::Module m = graph::build(g);
+    CHECK(count_kernels_named(m, "u8s8") == 1);
+    auto x = Buffer<float>::random({1, c.C, c.H, c.W}, c.lo, c.hi, 7);
+    m.set_input("x", x);
+    m.run();
+    Buffer<float> y(m.get_output("y"));
+    const std::vector<float> want = simulated(c, w, x, c.lo, c.hi);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < want.size(); ++i) wrong += std::abs(y.data()[i] - want[i]) > 1e-5f * std::max(1.0f, std::abs(want[i]));
+    CHECK(wrong == 0);
+    // A zero point past uint8's range is refused, naming the layer.
+    a.set("quantized_input_zero_point", int64_t(300));
+    graph::Graph bad;
+    bad.output(bad.add_node("conv2d", {bad.input("x", {1, c.C, c.H, c.W}), bad.constant("w", w)}, a, "conv"), "y");
+    CHECK_THROWS_WITH_AS(graph::build(bad), doctest::Contains("zero point in [0, 255]"), Error);
+}

@@ -69,6 +69,16 @@ struct Model {
         for (int64_t d : dims) t->add_dims(d);
         for (int64_t x : v) t->add_int64_data(x);
     }
+    // An 8-bit initializer (elem: TensorProto::INT8 or UINT8) as raw bytes.
+    void initializer_8bit(const std::string& name, std::vector<int64_t> dims, int elem, const std::vector<int>& v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(elem);
+        for (int64_t d : dims) t->add_dims(d);
+        std::string raw;
+        for (int x : v) raw.push_back(char(x));
+        t->set_raw_data(raw);
+    }
     std::string bytes() const { return m.SerializeAsString(); }
     weft::graph::Graph load(const weft::onnx::LoadOptions& o = {}) const {
         return weft::onnx::load_from_memory(bytes(), o);

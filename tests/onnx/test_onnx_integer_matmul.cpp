@@ -26,16 +26,6 @@ struct Case {
 
 int elem_of(bool is_signed) { return is_signed ? pb::TensorProto::INT8 : pb::TensorProto::UINT8; }
 
-void raw_initializer(Model& m, const std::string& name, std::vector<int64_t> dims, int elem, const std::vector<int>& v) {
-    auto* t = m.g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(elem);
-    for (int64_t d : dims) t->add_dims(d);
-    std::string bytes;
-    for (int x : v) bytes.push_back(char(x));
-    t->set_raw_data(bytes);
-}
-
 std::vector<int> draw(size_t n, bool is_signed, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> d(is_signed ? -128 : 0, is_signed ? 127 : 255);
@@ -55,10 +45,10 @@ struct IntegerMatmul {
         Model m(13);
         m.input("a", {2, 5, k.K}, elem_of(k.a_signed));
         m.input("a_zp", {}, elem_of(k.a_signed));
-        raw_initializer(m, "b", {k.K, k.N}, elem_of(k.b_signed), b);
+        m.initializer_8bit("b", {k.K, k.N}, elem_of(k.b_signed), b);
         std::string bzp;
         if (k.b_zero_points) {
-            raw_initializer(m, "b_zp", k.b_zero_points == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{k.N},
+            m.initializer_8bit("b_zp", k.b_zero_points == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{k.N},
                             elem_of(k.b_signed), zb);
             bzp = "b_zp";
         }
@@ -70,7 +60,7 @@ struct IntegerMatmul {
         m.initializer("a_scale", {}, {0.02f});
         m.initializer("b_scale", {}, {0.01f});
         m.initializer("y_scale", {}, {0.5f});
-        raw_initializer(m, "y_zp", {}, pb::TensorProto::UINT8, {100});
+        m.initializer_8bit("y_zp", {}, pb::TensorProto::UINT8, {100});
         m.node("QLinearMatMul", {"a", "a_scale", "a_zp", "b", "b_scale", bzp.empty() ? "" : bzp, "y_scale", "y_zp"}, {"y"});
         m.output("y", pb::TensorProto::UINT8);
         return m;
@@ -172,14 +162,14 @@ TEST_CASE("onnx MatMul of DequantizeLinear outputs (a QDQ model) runs on the 8-b
         Model m(13);
         m.input("x", {2, 5, K});
         m.initializer("sx", {}, {0.02f});
-        raw_initializer(m, "zx", {}, pb::TensorProto::UINT8, {128});
+        m.initializer_8bit("zx", {}, pb::TensorProto::UINT8, {128});
         const std::vector<int> w = draw(size_t(K * N), true, 5);
-        raw_initializer(m, "w", {K, N}, pb::TensorProto::INT8, w);
+        m.initializer_8bit("w", {K, N}, pb::TensorProto::INT8, w);
         std::vector<float> sw(scales == per_tensor ? 1 : size_t(N));
         for (size_t n = 0; n < sw.size(); ++n) sw[n] = 0.001f * float(n + 1);
         const std::vector<int64_t> dims = scales == per_tensor ? std::vector<int64_t>{} : std::vector<int64_t>{N};
         m.initializer("sw", dims, sw);
-        raw_initializer(m, "zw", dims, pb::TensorProto::INT8, std::vector<int>(sw.size(), 0));
+        m.initializer_8bit("zw", dims, pb::TensorProto::INT8, std::vector<int>(sw.size(), 0));
         m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
         m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
         set_int(m.node("DequantizeLinear", {"w", "sw", "zw"}, {"wd"}), "axis", scales == per_row ? 0 : 1);

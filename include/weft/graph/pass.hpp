@@ -112,13 +112,20 @@ Graph convert_conv_bf16(const Graph& g);
 // 127 over the channel), matmul_u8s8 / conv2d_nchwc_u8s8 (its padding the zero point), then
 // the zero point's correction and the scales as its epilogue (float32 out). A weft::Error
 // where `calibration` is empty or lacks an input.
+// A layer whose quantization its model gives (a conv2d with the attributes
+// quantized_input_scale, quantized_input_zero_point and quantized_weight_scales, as the ONNX
+// importer writes them for a QDQ model's Conv) is quantized at those rather than calibrated.
 Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration);
+// Whatever the precision (CPU, after convert_conv_layout): only the layers whose quantization
+// their model gives run on the 8-bit kernels, as quantize_int8 runs them; no calibration.
+Graph convert_quantized_convs(const Graph& g);
 
 // The passes `options` switches on, in the order build() runs them:
 // eliminate_dead_code, eliminate_common_subexpressions, fold_constants, fold_scale_axis,
 // simplify_operators, convert_matmul_bf16 (with BuildOptions::precision = bf16, CPU only),
 // convert_conv_layout, convert_conv_bf16 (bf16 again), quantize_int8 (precision = int8, CPU
-// only), pack_matmul_weights and fold_constants again (the transposed and packed weights), then
+// only; else convert_quantized_convs), pack_matmul_weights and fold_constants again (the
+// transposed and packed weights), then
 // eliminate_dead_code again (the folds leave the constants they replaced unread).
 // `target` is what the graph is built for: convert_conv_layout runs for a CPU only (the
 // blocked layout's channel block is a CPU's vector width; topi::cuda keeps NCHW).

@@ -176,8 +176,16 @@ Graph fold_scale_axis(const Graph& g) {
         for (int64_t i = 0; i < w.type.size(); ++i)
             pass_detail::store_element(weight, i, pass_detail::load_element(w.value, i) * scale[size_t(i / per_channel)]);
         Value wv = r.out().constant_shared(r.fresh_name(w.name + ".folded"), weight);
+        // A QDQ model's weight (quantized_weight_scales, graph/pass.hpp's quantize_int8) stays
+        // on a grid: its steps scaled as its values are.
+        Attrs attrs = anchor.attrs;
+        if (const std::vector<double> steps = attrs.get_floats("quantized_weight_scales"); !steps.empty()) {
+            std::vector<double> folded(channels);
+            for (size_t c = 0; c < channels; ++c) folded[c] = std::abs(steps[steps.size() == 1 ? 0 : c] * scale[c]);
+            attrs.set("quantized_weight_scales", std::move(folded));
+        }
         // Followed by a bias_add, the conv2d / dense keeps its name; alone it takes the tail's.
-        Value y = r.out().add_node(anchor.op, {r.mapped(anchor.inputs[0]), wv}, anchor.attrs,
+        Value y = r.out().add_node(anchor.op, {r.mapped(anchor.inputs[0]), wv}, std::move(attrs),
                                    shifted ? anchor.name : g.node(id).name);
         if (shifted) {
             BufferRef bias = BufferRef::allocate(w.type.dtype, {int64_t(channels)});

@@ -53,6 +53,10 @@ inline bool quantizable(const Graph& g, const Node& n) {
            p.dilation.h == 1 && p.dilation.w == 1;
 }
 
+// A layer whose quantization its model gives (a QDQ model's convolution: the ONNX importer's
+// quantized_input_scale, quantized_input_zero_point and quantized_weight_scales attributes).
+inline bool annotated(const Node& n) { return n.attrs.has("quantized_input_scale"); }
+
 // The range of each quantizable layer's input over the calibration inputs (min-max, holding
 // 0), by the input's node id: the float32 graph with those inputs as extra outputs, built once
 // (the fast tier: a few runs) and run on each. Empty where no layer is quantizable.
@@ -62,7 +66,7 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
     std::map<int, std::pair<float, float>> ranges;
     auto output_name = [](int id) { return "weft.calibrate." + std::to_string(id); };
     for (const Node& n : g.nodes())
-        if (quantizable(g, n) && ranges.try_emplace(n.inputs[0].id, 0.0f, 0.0f).second)
+        if (quantizable(g, n) && !annotated(n) && ranges.try_emplace(n.inputs[0].id, 0.0f, 0.0f).second)
             probe.output(n.inputs[0], output_name(n.inputs[0].id));
     if (ranges.empty()) return ranges;
     WEFT_CHECK(!calibration.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
@@ -113,13 +117,41 @@ Int8Weight quantized_weight(const BufferRef& w, int64_t channels, ChannelOf chan
     return q;
 }
 
+// The weight at the scales its model gives (one, or one per channel), where every value lies
+// on their grid (int8 steps): its int8 values exactly; std::nullopt where one does not (a
+// pass changed the weight: fold_scale_axis).
+template <class ChannelOf>
+std::optional<Int8Weight> weight_on_grid(const BufferRef& w, int64_t channels, ChannelOf channel_of,
+                                         const std::vector<double>& scales) {
+    if (scales.size() != 1 && int64_t(scales.size()) != channels) return std::nullopt;
+    Int8Weight q{BufferRef::allocate(DataType::int_(8), w.shape()), std::vector<float>(size_t(channels)),
+                 std::vector<int32_t>(size_t(channels), 0)};
+    for (int64_t c = 0; c < channels; ++c) q.scales[size_t(c)] = float(scales[scales.size() == 1 ? 0 : size_t(c)]);
+    const float* wp = static_cast<const float*>(w.data());
+    auto* values = static_cast<int8_t*>(q.values.data());
+    for (int64_t i = 0; i < w.size(); ++i) {
+        const size_t c = channel_of(i);
+        const double steps = double(wp[i]) / double(q.scales[c]), nearest = std::nearbyint(steps);
+        if (!(q.scales[c] > 0) || std::abs(steps - nearest) > 1e-3 || nearest < -128 || nearest > 127) return std::nullopt;
+        values[i] = int8_t(nearest);
+        q.sums[c] += values[i];
+    }
+    return q;
+}
+
 // A matmul's weight [K, N]: per column. A conv2d_nchwc's [O/ob, C/wib, KH, KW, wib, ob]: per
-// output channel (the first and last indices), in that order.
-inline Int8Weight quantized_weight(const BufferRef& w, bool conv) {
+// output channel (the first and last indices), in that order; at `given` scales where the
+// weight lies on their grid (a QDQ model's), else symmetric over each channel's range.
+inline Int8Weight quantized_weight(const BufferRef& w, bool conv, const std::vector<double>& given = {}) {
     const std::vector<int64_t>& s = w.shape();
-    if (!conv) return quantized_weight(w, s[1], [N = s[1]](int64_t i) { return size_t(i % N); });
+    auto quantize = [&](int64_t channels, auto channel_of) {
+        if (!given.empty())
+            if (std::optional<Int8Weight> q = weight_on_grid(w, channels, channel_of, given)) return std::move(*q);
+        return quantized_weight(w, channels, channel_of);
+    };
+    if (!conv) return quantize(s[1], [N = s[1]](int64_t i) { return size_t(i % N); });
     const int64_t ob = s[5], block = w.size() / s[0];
-    return quantized_weight(w, s[0] * ob, [=](int64_t i) { return size_t(i / block * ob + i % ob); });
+    return quantize(s[0] * ob, [=](int64_t i) { return size_t(i / block * ob + i % ob); });
 }
 
 inline BufferRef f32_vector(const std::vector<float>& v) {
@@ -145,27 +177,43 @@ inline Value quantized_input(Graph& o, pass_detail::GraphRewriter& r, Value x, f
 
 }  // namespace int8_detail
 
-Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
-    using namespace int8_detail;
-    const std::map<int, std::pair<float, float>> ranges = calibrated_ranges(g, calibration);
-    if (ranges.empty()) return g;
+namespace int8_detail {
+
+// quantize_int8 (`calibrated`: every quantizable layer, the unannotated ones at their
+// calibrated ranges) and convert_quantized_convs (the annotated ones only).
+inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration,
+                             bool calibrated, const char* pass) {
+    const std::map<int, std::pair<float, float>> ranges =
+        calibrated ? calibrated_ranges(g, calibration) : std::map<int, std::pair<float, float>>{};
+    bool any = !ranges.empty();
+    for (const Node& n : g.nodes()) any = any || (quantizable(g, n) && annotated(n));
+    if (!any) return g;
     pass_detail::GraphRewriter r(g);
-    std::map<int, Value> quantized;  // per input node: its uint8 form (one per activation)
-    return pass_detail::rewrite_nodes(g, r, "quantize_int8", [&](int id) -> std::optional<Value> {
+    // Per input node and quantization: its uint8 form (one per activation).
+    std::map<std::tuple<int, float, float>, Value> quantized;
+    return pass_detail::rewrite_nodes(g, r, pass, [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        if (!quantizable(g, n)) return std::nullopt;
-        auto range = ranges.find(n.inputs[0].id);
+        if (!quantizable(g, n) || (!calibrated && !annotated(n))) return std::nullopt;
         const BufferRef w = host_value(g, n.inputs[1]);
         if (!w.defined()) return std::nullopt;
         const bool conv = n.op == "conv2d_nchwc";
-        // x's scale and zero point: its range over 255 steps, 0 exactly representable.
-        const auto [lo, hi] = range->second;
-        const float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
-        const float zero_point = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+        float scale = 1.0f, zero_point = 0.0f;
+        if (annotated(n)) {
+            scale = float(n.attrs.get_float("quantized_input_scale"));
+            zero_point = float(n.attrs.get_int("quantized_input_zero_point", 0));
+            WEFT_CHECK(scale > 0 && std::isfinite(scale) && zero_point >= 0 && zero_point <= 255, describe(n),
+                       ": its quantized input's scale must be finite and > 0 and its zero point in [0, 255], got ",
+                       scale, " and ", zero_point);
+        } else {
+            // x's scale and zero point: its range over 255 steps, 0 exactly representable.
+            const auto [lo, hi] = ranges.at(n.inputs[0].id);
+            scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+            zero_point = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+        }
         Graph& o = r.out();
-        auto [at, fresh] = quantized.try_emplace(n.inputs[0].id);
+        auto [at, fresh] = quantized.try_emplace({n.inputs[0].id, scale, zero_point});
         if (fresh) at->second = quantized_input(o, r, r.mapped(n.inputs[0]), scale, zero_point);
-        const Int8Weight wq = quantized_weight(w, conv);
+        const Int8Weight wq = quantized_weight(w, conv, n.attrs.get_floats("quantized_weight_scales"));
         const int64_t channels = int64_t(wq.scales.size());
         // The output's shape of per-channel constants: [N] for a matmul, [1, O/ob, 1, 1, ob].
         const std::vector<int64_t> per_channel =
@@ -196,5 +244,13 @@ Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, Buff
                      o.constant(r.fresh_name(n.name + ".scales"), out_scale), n.name);
     });
 }
+
+}  // namespace int8_detail
+
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
+    return int8_detail::quantize_layers(g, calibration, true, "quantize_int8");
+}
+
+Graph convert_quantized_convs(const Graph& g) { return int8_detail::quantize_layers(g, {}, false, "convert_quantized_convs"); }
 
 }  // namespace weft::graph

@@ -304,8 +304,9 @@ private:
     }
 
     // An element-wise operator whose inputs are all blocked alike (or, for a binary one,
-    // one blocked and the other an NCHW tensor of the same shape, converted); where the
-    // channels do not fill the blocks, only one of the finite_at_zero operators.
+    // one blocked and the other an NCHW tensor of the same shape, converted, or a single value:
+    // a QDQ model's scale and zero point, broadcast as they are); where the channels do not
+    // fill the blocks, only one of the finite_at_zero operators.
     bool elementwise(int id) {
         const Graph& g = r_.old();
         const Node& n = g.node(id);
@@ -322,6 +323,10 @@ private:
             const std::vector<int64_t>& s = g.type(v).shape;
             const bool per_channel = s.size() == 4 && (s[0] == 1 || s[0] == n.type.shape[0]) &&
                                      s[1] == n.type.shape[1] && s[2] == 1 && s[3] == 1;
+            if (block_[size_t(v.id)] == 0 && g.type(v).size() == 1 && s.size() <= 4) {
+                in.push_back(r_.mapped(v));
+                continue;
+            }
             if (s != n.type.shape && !per_channel) return false;
             in.push_back(blocked(v.id, b));
         }

@@ -170,6 +170,8 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     if (int8) {
         const auto calibration = o.calibration;
         p.add({"quantize_int8", [calibration](const Graph& g) { return quantize_int8(g, calibration); }});
+    } else if (convert_layout) {
+        p.add({"convert_quantized_convs", convert_quantized_convs});
     }
     if (convert_layout) p.add({"pack_matmul_weights", [target](const Graph& g) { return pack_matmul_weights(g, target); }});
     // (The low-precision passes leave weight conversions and packings for the second fold.)

@@ -182,7 +182,7 @@ inline std::map<std::string, OpEntry> make_converters() {
     t["BitwiseOr"] = {binary("bitwise_or"), 18};
     t["BitwiseXor"] = {binary("bitwise_xor"), 18};
     t["BitwiseNot"] = {unary("bitwise_not"), 18};
-    t["Conv"] = {fn(convert_conv)};
+    t["Conv"] = {fn(convert_conv_of_dequantized)};
     t["ConvTranspose"] = {fn(convert_conv_transpose)};
     t["MaxPool"] = {[](Ctx& c) { return convert_pool(c, PoolKind::Max); }};
     t["MaxUnpool"] = {fn(convert_max_unpool), 9};

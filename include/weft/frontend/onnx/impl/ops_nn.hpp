@@ -166,7 +166,9 @@ inline Value conv3d_of(Ctx& c, Value x, Value w, const std::vector<int64_t>& str
     return c.g.transpose(split, {0, 2, 1, 3, 4}, c.fresh("conv3d"));
 }
 
-inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const std::string& name) {
+// `extra`: attributes the conv2d takes beside the node's (a QDQ model's quantization).
+inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const std::string& name,
+                     const Attrs& extra = {}) {
     Spatial sp = spatial_of(c, x, "Conv", true);
     if (!c.dtype(x).is_float()) unsupported("Conv on " + c.dtype(x).str() + " (weft convolves floats)");
     if (c.rank(w) != c.rank(x)) malformed("the weight's rank differs from the data's");
@@ -190,15 +192,12 @@ inline Value conv_of(Ctx& c, Value x, Value w, std::optional<Value> bias, const 
             {"pads", two_d_pads(pads, sp.one_d)},
             {"dilations", two_d(dil, sp.one_d, 1)},
             {"groups", c.i("group", 1)}};
+    for (const auto& [key, value] : extra.items()) a.set(key, value);
     bool last = !bias && !sp.one_d;
     Value y = c.add("conv2d", {x, w}, a, last ? name : "");
     if (bias) y = c.add("bias_add", {y, *bias}, {{"axis", int64_t(1)}}, sp.one_d ? "" : name);
     if (sp.one_d) y = c.add("squeeze", {y}, {{"axes", std::vector<int64_t>{2}}}, name);
     return y;
-}
-
-inline std::vector<Value> convert_conv(Ctx& c) {
-    return {conv_of(c, c.in(0), c.in(1), c.has(2) ? std::optional<Value>(c.in(2)) : std::nullopt, c.out())};
 }
 
 enum class PoolKind { Max, Average, Lp };

@@ -323,6 +323,51 @@ inline std::vector<Value> convert_matmul_of_dequantized(Ctx& c) {
     return convert_matmul(c);
 }
 
+namespace quantize_detail {
+
+// The quantization a QDQ model gives a Conv whose data is a DequantizeLinear output (one scale
+// and zero point) and whose weight is a constant 8-bit weight DequantizeLinear made (zero
+// point 0, one scale or one per output channel): the conv2d's quantized_input_scale,
+// quantized_input_zero_point (as uint8: an int8 input's plus 128) and quantized_weight_scales,
+// which the graph's quantize passes run on the 8-bit kernels (graph/pass.hpp). Empty where the
+// Conv is not of that form.
+inline Attrs conv_quantization(Ctx& c) {
+    const std::optional<Dequantized> x = as_dequantized(c, c.in(0)), w = as_dequantized(c, c.in(1));
+    if (!x || !w || c.rank(w->q) < 3) return {};
+    const BufferRef xs = constant_data(c, x->scale), xz = x->zero_point ? constant_data(c, *x->zero_point) : BufferRef();
+    const BufferRef wq = constant_data(c, w->q), ws = constant_data(c, w->scale);
+    const BufferRef wz = w->zero_point ? constant_data(c, *w->zero_point) : BufferRef();
+    const int64_t O = c.shape(w->q)[0];
+    const graph::TensorType& ws_type = c.type(w->scale);
+    if (!xs.defined() || xs.size() != 1 || xs.dtype() != DataType::float_(32) || (x->zero_point && !xz.defined()) ||
+        (xz.defined() && xz.size() != 1) || !wq.defined() || wq.dtype() != DataType::int_(8) || !ws.defined() ||
+        ws.dtype() != DataType::float_(32) || (ws.size() != 1 && (ws.size() != O || ws_type.shape[0] != O)) ||
+        (w->zero_point && !wz.defined()))
+        return {};
+    for (int64_t i = 0; wz.defined() && i < wz.size(); ++i)
+        if (static_cast<const int8_t*>(wz.data())[i] != 0) return {};
+    int64_t zero_point = 0;
+    if (xz.defined())
+        zero_point = xz.dtype() == DataType::uint(8) ? int64_t(*static_cast<const uint8_t*>(xz.data()))
+                                                      : int64_t(*static_cast<const int8_t*>(xz.data())) + 128;
+    else if (c.dtype(x->q) == DataType::int_(8))
+        zero_point = 128;
+    const float* wsp = static_cast<const float*>(ws.data());
+    return {{"quantized_input_scale", double(*static_cast<const float*>(xs.data()))},
+            {"quantized_input_zero_point", zero_point},
+            {"quantized_weight_scales", std::vector<double>(wsp, wsp + ws.size())}};
+}
+
+}  // namespace quantize_detail
+
+// Conv, with a QDQ model's quantization kept on the conv2d where its data and weight are
+// DequantizeLinear outputs (quantize_detail::conv_quantization): the float convolution of the
+// dequantized values, which the graph's passes put on the 8-bit kernels.
+inline std::vector<Value> convert_conv_of_dequantized(Ctx& c) {
+    return {conv_of(c, c.in(0), c.in(1), c.has(2) ? std::optional<Value>(c.in(2)) : std::nullopt, c.out(),
+                    quantize_detail::conv_quantization(c))};
+}
+
 // MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in int32 (zero points per tensor, per
 // row of A or per column of B): on the 8-bit kernels where B is a constant that fits them.
 inline std::vector<Value> convert_matmul_integer(Ctx& c) {

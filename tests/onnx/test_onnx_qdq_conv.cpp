@@ -1,0 +1,145 @@
+// A QDQ model's Conv (ONNX Runtime's quantize_static: DequantizeLinear of a uint8 or int8
+// activation and of a constant int8 weight, per tensor or per output channel) runs on the
+// 8-bit convolution (conv2d_nchwc_u8s8) whatever the precision, against a float64 reference
+// of the dequantized values; a weight with a zero point other than 0 keeps the float
+// convolution, and computes the same.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "onnx_model.hpp"
+#include "weft/weft.hpp"
+
+using namespace weft;
+using namespace onnx_test;
+
+namespace {
+
+constexpr int64_t kC = 16, kO = 32, kH = 9, kW = 11;
+
+struct QdqConv {
+    bool signed_input = false;  // int8 activations (zero point -5) or uint8 (100)
+    bool per_channel = true;    // the weight's scales
+    int weight_zero_point = 0;  // not 0: not the 8-bit kernel's form
+    bool scaled_after = false;  // a per-channel Mul after the Conv, which fold_scale_axis folds into its weight
+
+    float sx = 0.03f;
+    int zx() const { return signed_input ? -5 : 100; }
+    std::vector<int> w = [] {
+        std::mt19937 rng(5);
+        std::vector<int> v(size_t(kO * kC * 9));
+        for (int& x : v) x = int(rng() % 255) - 127;
+        return v;
+    }();
+    std::vector<float> sw() const {
+        std::vector<float> s(per_channel ? size_t(kO) : 1);
+        for (size_t o = 0; o < s.size(); ++o) s[o] = 0.002f * float(o + 1);
+        return s;
+    }
+    std::vector<float> bias = std::vector<float>(size_t(kO), 0.25f);
+    std::vector<float> channel_scales() const {
+        std::vector<float> s(static_cast<size_t>(kO));
+        for (size_t o = 0; o < s.size(); ++o) s[o] = 1.37f + 0.01f * float(o);
+        return s;
+    }
+
+    Model model() const {
+        Model m(13);
+        m.input("x", {1, kC, kH, kW});
+        const int xe = signed_input ? pb::TensorProto::INT8 : pb::TensorProto::UINT8;
+        m.initializer("sx", {}, {sx});
+        m.initializer_8bit("zx", {}, xe, {zx()});
+        m.initializer_8bit("w", {kO, kC, 3, 3}, pb::TensorProto::INT8, w);
+        const std::vector<float> scales = sw();
+        const std::vector<int64_t> dims = per_channel ? std::vector<int64_t>{kO} : std::vector<int64_t>{};
+        m.initializer("sw", dims, scales);
+        m.initializer_8bit("zw", dims, pb::TensorProto::INT8, std::vector<int>(scales.size(), weight_zero_point));
+        m.initializer("b", {kO}, bias);
+        m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+        m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+        set_int(m.node("DequantizeLinear", {"w", "sw", "zw"}, {"wd"}), "axis", 0);
+        set_ints(m.node("Conv", {"xd", "wd", "b"}, {scaled_after ? "conv" : "y"}), "pads", {1, 1, 1, 1});
+        if (scaled_after) {
+            m.initializer("s", {1, kO, 1, 1}, channel_scales());
+            m.node("Mul", {"conv", "s"}, {"y"});
+        }
+        m.output("y");
+        return m;
+    }
+
+    // The convolution of the dequantized values in float64, padded with 0.0.
+    std::vector<double> reference(const Buffer<float>& x) const {
+        const int lo = signed_input ? -128 : 0, hi = signed_input ? 127 : 255;
+        std::vector<double> xd(size_t(x.size()));
+        for (size_t i = 0; i < xd.size(); ++i)
+            xd[i] = (std::clamp(double(std::nearbyint(x.data()[i] / sx)) + zx(), double(lo), double(hi)) - zx()) * double(sx);
+        const std::vector<float> scales = sw();
+        std::vector<double> y(size_t(kO * kH * kW));
+        for (int64_t o = 0; o < kO; ++o)
+            for (int64_t oy = 0; oy < kH; ++oy)
+                for (int64_t ox = 0; ox < kW; ++ox) {
+                    double acc = bias[size_t(o)];
+                    for (int64_t c = 0; c < kC; ++c)
+                        for (int64_t kh = 0; kh < 3; ++kh)
+                            for (int64_t kw = 0; kw < 3; ++kw) {
+                                const int64_t iy = oy + kh - 1, ix = ox + kw - 1;
+                                if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
+                                const double wd = double(w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)] - weight_zero_point) *
+                                                  double(scales[per_channel ? size_t(o) : 0]);
+                                acc += xd[size_t((c * kH + iy) * kW + ix)] * wd;
+                            }
+                    y[size_t((o * kH + oy) * kW + ox)] = scaled_after ? acc * double(channel_scales()[size_t(o)]) : acc;
+                }
+        return y;
+    }
+
+    void check(bool expect_8bit) const {
+        graph::Module m = graph::build(model().load());
+        int eight_bit = 0;
+        for (const graph::Node& n : m.graph().nodes()) eight_bit += n.op == "conv2d_nchwc_u8s8";
+        CHECK(eight_bit == (expect_8bit ? 1 : 0));
+        auto x = Buffer<float>::random({1, kC, kH, kW}, -4.f, 4.f, 9);  // (past the range too: saturated)
+        m.set_input("x", x);
+        m.run();
+        Buffer<float> y(m.get_output(0));
+        const std::vector<double> want = reference(x);
+        REQUIRE(y.size() == int64_t(want.size()));
+        int64_t wrong = 0;
+        // The 8-bit kernel sums integers exactly; the float convolution rounds its sums of
+        // products (up to about 50 in magnitude) in float32.
+        const double tolerance = expect_8bit ? 1e-5 : 1e-4;
+        for (size_t i = 0; i < want.size(); ++i)
+            wrong += std::abs(y.data()[i] - want[i]) > tolerance * std::max(1.0, std::abs(want[i]));
+        CHECK(wrong == 0);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("onnx Conv of DequantizeLinear outputs (a QDQ model) runs on the 8-bit convolution") {
+    for (bool signed_input : {false, true})
+        for (bool per_channel : {true, false}) {
+            CAPTURE(signed_input);
+            CAPTURE(per_channel);
+            QdqConv q;
+            q.signed_input = signed_input;
+            q.per_channel = per_channel;
+            q.check(true);
+        }
+}
+
+TEST_CASE("onnx Conv of a weight with a zero point keeps the float convolution") {
+    QdqConv q;
+    q.weight_zero_point = 3;
+    q.check(false);
+}
+
+TEST_CASE("onnx QDQ Conv whose weight fold_scale_axis scales keeps it on its grid, exactly") {
+    // fold_scale_axis multiplies the dequantized weight by the Mul's scales, and the weight's
+    // quantization steps with them.
+    QdqConv q;
+    q.scaled_after = true;
+    q.check(true);
+}
