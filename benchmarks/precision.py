@@ -54,6 +54,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--precision", default="bf16", choices=["bf16", "int8"],
                     help="the low precision against float32 (int8: calibrated on 8 inputs drawn as the test's)")
+    ap.add_argument("--percentile", type=float, default=100.0,
+                    help="with --precision int8: the calibration percentile (weftc --calibrate-percentile; 100: min-max)")
     ap.add_argument("--weftc", default=os.path.join(ROOT, "build", "tools", "weftc", "weftc"))
     ap.add_argument("--top1", type=int, default=0,
                     help="instead: the classifiers' top-1 agreement with float32 over this many random inputs")
@@ -78,7 +80,8 @@ def main():
             np.savez(os.path.join(tmp, "in.npz"), **feeds)
             # int8: calibration inputs drawn as the test input is (other seeds), kept for the
             # bench runs below (the temporary directory lives until the model's row is printed).
-            settings = {"f32": ["--precision", "f32"], "bf16": ["--precision", "bf16"], "int8": ["--precision", "int8"]}
+            settings = {"f32": ["--precision", "f32"], "bf16": ["--precision", "bf16"],
+                        "int8": ["--precision", "int8", "--calibrate-percentile", str(a.percentile)]}
             for c in range(8 if low == "int8" else 0):
                 np.savez(os.path.join(tmp, f"cal{c}.npz"), **compare.draw_inputs(entry, np.random.default_rng(100 + c)))
                 settings["int8"] += ["--calibrate", os.path.join(tmp, f"cal{c}.npz")]
@@ -137,6 +140,8 @@ def top1_agreement(a, manifest):
         ov_request = None
         with tempfile.TemporaryDirectory() as tmp:
             settings = {"f32": ["--precision", "f32"], low: ["--precision", low]}
+            if low == "int8":
+                settings[low] += ["--calibrate-percentile", str(a.percentile)]
             for c in range(8 if low == "int8" else 0):
                 np.savez(os.path.join(tmp, f"cal{c}.npz"), **{spec["name"]: draw(np.random.default_rng(1000 + c))})
                 settings[low] += ["--calibrate", os.path.join(tmp, f"cal{c}.npz")]

@@ -133,3 +133,36 @@ TEST_CASE("precision int8: calibration reads its values by name beside the graph
     const Buffer<float> got = run(g, {.precision = graph::Precision::int8, .calibration = calib}, in);
     for (size_t i = 0; i < want.size(); ++i) REQUIRE(got.data()[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1e-4));
 }
+
+TEST_CASE("precision int8: percentile calibration leaves a rare outlier out of an activation's range") {
+    // The calibration inputs lie in [-1, 1] but one value of one of them is 1000: min-max
+    // stretches the steps to 1001 / 255 and rounds every typical input to a few of them; at
+    // 99.9 percent the range is the bulk's, the outlier saturated.
+    Layer l;
+    auto calib = calibration(4, -1.0f, 1.0f);
+    Buffer<float> spiked = Buffer<float>::random({kM, kK}, -1.0f, 1.0f, 77);
+    spiked.data()[5] = 1000.0f;
+    calib.push_back({{"x", spiked}});
+    auto x = Buffer<float>::random({kM, kK}, -1.0f, 1.0f, 7);
+    const Buffer<float> exact = run(l.graph(), {}, x);
+    auto error = [&](const Buffer<float>& y) {
+        float err = 0, scale = 0;
+        for (int64_t i = 0; i < exact.size(); ++i) {
+            err = std::max(err, std::abs(y.data()[i] - exact.data()[i]));
+            scale = std::max(scale, std::abs(exact.data()[i]));
+        }
+        return err / scale;
+    };
+    graph::BuildOptions o{.precision = graph::Precision::int8, .calibration = calib};
+    const Buffer<float> min_max = run(l.graph(), o, x);
+    o.calibration_percentile = 99.9;
+    const Buffer<float> percentile = run(l.graph(), o, x);
+    CHECK(error(percentile) < 0.02f);
+    CHECK(error(percentile) * 10 < error(min_max));
+    // 100 is min-max, the default.
+    o.calibration_percentile = 100;
+    const Buffer<float> hundred = run(l.graph(), o, x);
+    CHECK(std::equal(hundred.data(), hundred.data() + hundred.size(), min_max.data()));
+    o.calibration_percentile = 40;
+    CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), o), doctest::Contains("from 50 to 100, got 40"), Error);
+}

@@ -587,4 +587,16 @@ TEST_CASE("weftc --precision int8 quantizes linear layers with the --calibrate i
     check_one_line_error(run_weftc(s, "run " + model + " --precision int8"), "--precision int8", 2,
                          "--precision int8 needs --calibrate");
     check_one_line_error(run_weftc(s, "run " + model + calibrate), "--calibrate", 2, "--calibrate applies to --precision int8");
+    // --calibrate-percentile: a range of the bulk of the values; a number from 50 to 100.
+    Result p = run_weftc(s, "run " + model + in + " --quiet --precision int8" + calibrate +
+                                " --calibrate-percentile 99 --output " + (s / "p.npz"));
+    INFO(p.err);
+    REQUIRE(p.status == 0);
+    const BufferRef py = weftc::load_npz(s / "p.npz").at(0).second;
+    bool differs = false;
+    for (int64_t i = 0; i < py.size(); ++i)
+        differs |= static_cast<const float*>(py.data())[i] != static_cast<const float*>(qy.data())[i];
+    CHECK(differs);  // (other scales than min-max's)
+    check_one_line_error(run_weftc(s, "run " + model + " --precision int8" + calibrate + " --calibrate-percentile 101"),
+                         "--calibrate-percentile", 2, "expected a number from 50 to 100");
 }

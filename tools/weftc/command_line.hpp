@@ -79,6 +79,9 @@ model options (for .onnx models):
                                  the --calibrate inputs give; the rest stays float32 (default f32)
   --calibrate IN.npz             with --precision int8: a typical input (one array per model
                                  input, by name, as run --inputs takes); repeatable, a few
+  --calibrate-percentile P       the share (percent, 50-100) of each activation's calibration
+                                 values its int8 range holds: 100 (default) is min-max, 99.99
+                                 leaves the rarest extremes out
   --target cpu|cuda              compile for this CPU (default) or an NVIDIA GPU (CUDA C compiled
                                  by NVRTC; run and bench need a GPU; see docs/cuda.md)
   --quiet                        no progress while compiling
@@ -309,7 +312,8 @@ inline std::pair<std::string, int64_t> parse_dim(const std::string& text, const 
 inline const std::vector<std::string> kModelValueOptions = {"--input-shape", "--dim", "--symbol", "--threads",
                                                             "--target", "--max-file-size", "--records",
                                                             "--max-loop-iterations", "--cache-dir", "--tier",
-                                                            "--precision", "--calibrate"};
+                                                            "--precision", "--calibrate",
+                                                            "--calibrate-percentile"};
 inline const std::vector<std::string> kModelFlags = {"--no-fuse", "--quiet", "--no-pretuned"};
 
 inline std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -22,6 +22,7 @@ struct ModelOptions {
     graph::CompileTier tier = graph::CompileTier::optimized;  // --tier
     graph::Precision precision = graph::Precision::f32;       // --precision
     std::vector<std::string> calibrate;                       // --calibrate (precision int8)
+    double calibrate_percentile = 100.0;                      // --calibrate-percentile
 };
 
 inline ModelOptions model_options(const CommandLine& cl) {
@@ -80,6 +81,18 @@ inline ModelOptions model_options(const CommandLine& cl) {
                     "activations' scales");
     if (!o.calibrate.empty() && o.precision != graph::Precision::int8)
         usage_error("--calibrate applies to --precision int8");
+    if (cl.values.count("--calibrate-percentile")) {
+        const std::string text = value_or(cl, "--calibrate-percentile");
+        size_t used = 0;
+        try {
+            o.calibrate_percentile = std::stod(text, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (text.empty() || used != text.size() || !(o.calibrate_percentile >= 50 && o.calibrate_percentile <= 100))
+            usage_error("bad --calibrate-percentile '" + text + "': expected a number from 50 to 100 (e.g. 99.99)");
+        if (o.precision != graph::Precision::int8) usage_error("--calibrate-percentile applies to --precision int8");
+    }
     if (cl.values.count("--max-file-size"))
         o.max_file_bytes = o.load.max_file_bytes = parse_size(value_or(cl, "--max-file-size"), "--max-file-size");
     return o;
@@ -142,6 +155,7 @@ inline OpenedModel open_model(const std::string& path, const ModelOptions& o) {
         c.build.pretuned_records = o.pretuned;
         c.build.tier = o.tier;
         c.build.precision = o.precision;
+        c.build.calibration_percentile = o.calibrate_percentile;
         // --calibrate: each file one input map (a rank-0 array feeds a [1] input); the files'
         // buffers outlive the build that reads them.
         std::vector<NamedBuffers> samples;

@@ -48,9 +48,9 @@ CompileTier compile_tier(const std::string& name);
 // the graph as its types say. bf16: matmuls with constant float32 weights (linear layers)
 // and blocked-layout convolutions of constant weights multiply in bfloat16 and accumulate in
 // float32 (AVX512_BF16's vdpbf16ps where the target has it, float32 FMAs of the rounded
-// values elsewhere); everything else stays float32. int8: matmuls with constant float32
-// weights run on 8-bit integers (post-training quantization: the activations' ranges from
-// BuildOptions::calibration, the weights per output column; VNNI's vpdpbusd where the target
+// values elsewhere); everything else stays float32. int8: the same layers run on 8-bit
+// integers (post-training quantization: the activations' ranges from
+// BuildOptions::calibration, the weights per output channel; VNNI's vpdpbusd where the target
 // has it), everything else float32.
 enum class Precision { f32, bf16, int8 };
 // The precision named "f32", "bf16" or "int8" (a weft::Error naming them otherwise).
@@ -92,6 +92,11 @@ struct BuildOptions {
     // that the float32 graph is run on to find each quantized activation's range. A few
     // suffice; they are run once, at build.
     std::vector<std::map<std::string, BufferRef>> calibration;
+    // Precision::int8: the share (in percent, 50 to 100) of each activation's calibration
+    // values its quantized range holds. 100: min-max. Below, (100 - p) / 2 percent of the
+    // values are left out at each end (read from a histogram of 2048 bins over the min-max
+    // range): a few outliers no longer stretch the steps every other value is rounded to.
+    double calibration_percentile = 100.0;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the

@@ -115,7 +115,10 @@ Graph convert_conv_bf16(const Graph& g);
 // A layer whose quantization its model gives (a conv2d with the attributes
 // quantized_input_scale, quantized_input_zero_point and quantized_weight_scales, as the ONNX
 // importer writes them for a QDQ model's Conv) is quantized at those rather than calibrated.
-Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration);
+// `percentile` (BuildOptions::calibration_percentile): 100 is min-max; below, each range
+// leaves out (100 - percentile) / 2 percent of the calibration values at each end.
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration,
+                    double percentile = 100.0);
 // Whatever the precision (CPU, after convert_conv_layout): only the layers whose quantization
 // their model gives run on the 8-bit kernels, as quantize_int8 runs them; no calibration.
 Graph convert_quantized_convs(const Graph& g);

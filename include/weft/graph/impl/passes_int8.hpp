@@ -57,11 +57,15 @@ inline bool quantizable(const Graph& g, const Node& n) {
 // quantized_input_scale, quantized_input_zero_point and quantized_weight_scales attributes).
 inline bool annotated(const Node& n) { return n.attrs.has("quantized_input_scale"); }
 
-// The range of each quantizable layer's input over the calibration inputs (min-max, holding
-// 0), by the input's node id: the float32 graph with those inputs as extra outputs, built once
-// (the fast tier: a few runs) and run on each. Empty where no layer is quantizable.
+// The range of each quantizable layer's input over the calibration inputs (min-max, or the
+// `percentile` share of the values: graph/pass.hpp; holding 0), by the input's node id: the
+// float32 graph with those inputs as extra outputs, built once (the fast tier: a few runs)
+// and run on each (twice below 100: the min-max range, then a histogram over it). Empty
+// where no layer is quantizable.
 inline std::map<int, std::pair<float, float>> calibrated_ranges(
-    const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
+    const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration, double percentile) {
+    WEFT_CHECK(percentile >= 50 && percentile <= 100, "graph::build: the calibration percentile "
+               "(BuildOptions::calibration_percentile) must be from 50 to 100, got ", percentile);
     Graph probe = g;
     std::map<int, std::pair<float, float>> ranges;
     auto output_name = [](int id) { return "weft.calibrate." + std::to_string(id); };
@@ -72,22 +76,46 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
     WEFT_CHECK(!calibration.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
                "a few typical inputs, each a map from input name to value), to choose the activations' scales");
     Module m = build(probe, Target::host(), {.tier = CompileTier::fast});
-    for (const std::map<std::string, BufferRef>& sample : calibration) {
-        for (const std::string& name : m.input_names()) {
-            auto it = sample.find(name);
-            WEFT_CHECK(it != sample.end(), "graph::build: a calibration input (BuildOptions::calibration) has no value for '",
-                       name, "'");
-            m.set_input(name, it->second);
-        }
-        m.run();
-        for (auto& [input, range] : ranges) {
-            const BufferRef& x = m.get_output(output_name(input));
-            const float* p = static_cast<const float*>(x.data());
-            for (int64_t i = 0; i < x.size(); ++i) {
-                range.first = std::min(range.first, p[i]);
-                range.second = std::max(range.second, p[i]);
+    // Runs the probe on every calibration input, `seen(input, values, count)` per probed value.
+    auto for_each_value = [&](auto seen) {
+        for (const std::map<std::string, BufferRef>& sample : calibration) {
+            for (const std::string& name : m.input_names()) {
+                auto it = sample.find(name);
+                WEFT_CHECK(it != sample.end(),
+                           "graph::build: a calibration input (BuildOptions::calibration) has no value for '", name, "'");
+                m.set_input(name, it->second);
+            }
+            m.run();
+            for (auto& [input, range] : ranges) {
+                const BufferRef& x = m.get_output(output_name(input));
+                seen(input, static_cast<const float*>(x.data()), x.size());
             }
         }
+    };
+    for_each_value([&](int input, const float* p, int64_t n) {
+        auto& [lo, hi] = ranges[input];
+        for (int64_t i = 0; i < n; ++i) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+    });
+    if (percentile >= 100) return ranges;
+    constexpr int64_t kBins = 2048;
+    std::map<int, std::vector<int64_t>> histograms;
+    for_each_value([&](int input, const float* p, int64_t n) {
+        const auto [lo, hi] = ranges[input];
+        std::vector<int64_t>& h = histograms.try_emplace(input, kBins, 0).first->second;
+        const double width = (double(hi) - double(lo)) / kBins;
+        for (int64_t i = 0; i < n; ++i)
+            ++h[size_t(std::clamp<int64_t>(width > 0 ? int64_t((double(p[i]) - lo) / width) : 0, 0, kBins - 1))];
+    });
+    for (auto& [input, range] : ranges) {
+        const std::vector<int64_t>& h = histograms[input];
+        int64_t total = 0;
+        for (int64_t c : h) total += c;
+        const double cut = double(total) * (100.0 - percentile) / 200.0, width = (double(range.second) - range.first) / kBins;
+        int64_t first = 0, last = kBins - 1;
+        for (double below = 0; first < kBins - 1 && below + double(h[size_t(first)]) <= cut; ++first) below += double(h[size_t(first)]);
+        for (double above = 0; last > first && above + double(h[size_t(last)]) <= cut; --last) above += double(h[size_t(last)]);
+        range = {std::min(0.0f, float(range.first + width * double(first))),
+                 std::max(0.0f, float(range.first + width * double(last + 1)))};
     }
     return ranges;
 }
@@ -182,9 +210,9 @@ namespace int8_detail {
 // quantize_int8 (`calibrated`: every quantizable layer, the unannotated ones at their
 // calibrated ranges) and convert_quantized_convs (the annotated ones only).
 inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration,
-                             bool calibrated, const char* pass) {
+                             double percentile, bool calibrated, const char* pass) {
     const std::map<int, std::pair<float, float>> ranges =
-        calibrated ? calibrated_ranges(g, calibration) : std::map<int, std::pair<float, float>>{};
+        calibrated ? calibrated_ranges(g, calibration, percentile) : std::map<int, std::pair<float, float>>{};
     bool any = !ranges.empty();
     for (const Node& n : g.nodes()) any = any || (quantizable(g, n) && annotated(n));
     if (!any) return g;
@@ -247,10 +275,12 @@ inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::str
 
 }  // namespace int8_detail
 
-Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration) {
-    return int8_detail::quantize_layers(g, calibration, true, "quantize_int8");
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration, double percentile) {
+    return int8_detail::quantize_layers(g, calibration, percentile, true, "quantize_int8");
 }
 
-Graph convert_quantized_convs(const Graph& g) { return int8_detail::quantize_layers(g, {}, false, "convert_quantized_convs"); }
+Graph convert_quantized_convs(const Graph& g) {
+    return int8_detail::quantize_layers(g, {}, 100.0, false, "convert_quantized_convs");
+}
 
 }  // namespace weft::graph

@@ -169,7 +169,9 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     // (After the layout conversion: the convolutions it quantizes are conv2d_nchwc.)
     if (int8) {
         const auto calibration = o.calibration;
-        p.add({"quantize_int8", [calibration](const Graph& g) { return quantize_int8(g, calibration); }});
+        const double percentile = o.calibration_percentile;
+        p.add({"quantize_int8",
+               [calibration, percentile](const Graph& g) { return quantize_int8(g, calibration, percentile); }});
     } else if (convert_layout) {
         p.add({"convert_quantized_convs", convert_quantized_convs});
     }

@@ -77,7 +77,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     if (b.tier == graph::CompileTier::fast) k << " fast";
     if (b.precision == graph::Precision::bf16) k << " bf16";
     if (b.precision == graph::Precision::int8) {  // (the scales come from the calibration inputs)
-        k << " int8";
+        k << " int8 " << b.calibration_percentile;
         for (const auto& sample : b.calibration)
             for (auto& [name, v] : sample) k << " " << name << "=" << buffer_fingerprint(v);
     }
