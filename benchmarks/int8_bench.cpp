@@ -86,6 +86,37 @@ bench::Runner weft_conv(const Conv& cv) {
     return [=] { conv(*x, *wp, *y); };
 }
 
+// In the graph's blocked layout (conv2d_nchwc_blocking's blocks for this CPU), as
+// BuildOptions::precision = int8 and QDQ models run it: data u8 [1, C/ib, H, W, ib].
+bench::Runner weft_blocked_conv(const Conv& cv) {
+    using namespace weft;
+    const Target target = Target::host();
+    const topi::Pad2d pad = topi::Pad2d::all(cv.pad);
+    const topi::Conv2dBlocking b = topi::conv2d_nchwc_blocking(cv.C, cv.O, cv.out(), pad, cv.K, target);
+    const std::vector<int64_t> wshape{cv.O / b.oc_bn, cv.C / b.weight_ic_bn, cv.K, cv.K, b.weight_ic_bn, b.oc_bn};
+    Tensor X = placeholder({1, cv.C / b.ic_bn, cv.H, cv.H, b.ic_bn}, u8, "X");
+    Tensor W = placeholder({wshape[0], wshape[1], wshape[2], wshape[3], wshape[4], wshape[5]}, i8, "W");
+    Tensor Wp = topi::pack_conv2d_nchwc_u8s8_weight(W, b.ic_bn);
+    Tensor Wpi = placeholder(Wp.shape(), i8, "Wp");
+    topi::Conv2dParams p;
+    p.stride = {cv.stride, cv.stride};
+    p.padding = pad;
+    Tensor Y = topi::conv2d_nchwc_u8s8(X, Wpi, p);
+    Schedule s = create_schedule(Y);
+    topi::schedule_conv2d_nchwc_u8s8(s, Y, Y, target);
+    Kernel conv = build(s, {X, Wpi, Y});
+    Kernel pack = build(create_schedule(Wp), {W, Wp});
+    auto x = std::make_shared<Buffer<uint8_t>>(std::vector<int64_t>{1, cv.C / b.ic_bn, cv.H, cv.H, b.ic_bn});
+    auto w = std::make_shared<Buffer<int8_t>>(wshape);
+    auto wp = std::make_shared<Buffer<int8_t>>(
+        std::vector<int64_t>{cv.O / b.oc_bn, cv.C / b.ic_bn, cv.K, cv.K, b.ic_bn / 4, b.oc_bn, 4});
+    auto y = std::make_shared<Buffer<int32_t>>(std::vector<int64_t>{1, cv.O / b.oc_bn, cv.out(), cv.out(), b.oc_bn});
+    fill_bytes(x->data(), x->size(), 3);
+    fill_bytes(w->data(), w->size(), 4);
+    pack(*w, *wp);
+    return [=] { conv(*x, *wp, *y); };
+}
+
 bench::Runner onednn_conv(const Conv& cv) {
     using namespace dnnl;
     using tag = memory::format_tag;
@@ -118,6 +149,16 @@ const bool registered = [] {
         bench::Case c{std::string("int8_conv2d/") + cv.name, bench::Unit::Flops, cv.ops()};
         for (int t : {1, 2}) {
             bench::add(c, "weft", t, [cv] { return weft_conv(cv); });
+            bench::add(c, "onednn", t, [cv] { return onednn_conv(cv); });
+        }
+    }
+    // The blocked convolution networks run, on ResNet-50's 3x3 layers and a 1x1 at 56.
+    for (Conv cv : {Conv{"64x56x56_3x3", 64, 64, 56, 3, 1, 1}, Conv{"128x28x28_3x3", 128, 128, 28, 3, 1, 1},
+                    Conv{"256x14x14_3x3", 256, 256, 14, 3, 1, 1}, Conv{"512x7x7_3x3", 512, 512, 7, 3, 1, 1},
+                    Conv{"256x56x56_1x1_to64", 256, 64, 56, 1, 1, 0}}) {
+        bench::Case c{std::string("int8_conv2d_blocked/") + cv.name, bench::Unit::Flops, cv.ops()};
+        for (int t : {1, 2}) {
+            bench::add(c, "weft", t, [cv] { return weft_blocked_conv(cv); });
             bench::add(c, "onednn", t, [cv] { return onednn_conv(cv); });
         }
     }
