@@ -143,3 +143,62 @@ TEST_CASE("onnx QDQ Conv whose weight fold_scale_axis scales keeps it on its gri
     q.scaled_after = true;
     q.check(true);
 }
+
+TEST_CASE("onnx QLinearConv that fits the 8-bit convolution runs on it, within a step of the exact result") {
+    // x uint8 [1, 16, 9, 11] (zero point 100), w int8 [32, 16, 3, 3] per output channel, an
+    // int32 bias, y uint8 (zero point 90): against the int64 sums requantized in double. The
+    // float32 scaling moves a value lying within about 1e-7 of a rounding boundary by a step.
+    QdqConv q;  // (its weight and scales)
+    const std::vector<float> sw = q.sw();
+    std::mt19937 rng(11);
+    std::vector<int> x(static_cast<size_t>(kC * kH * kW)), bias(static_cast<size_t>(kO));
+    for (int& v : x) v = int(rng() % 256);
+    for (int& v : bias) v = int(rng() % 2001) - 1000;
+    const float sx = 0.03f, sy = 0.5f;
+    const int zx = 100, zy = 90;
+    Model m(13);
+    m.input("x", {1, kC, kH, kW}, pb::TensorProto::UINT8);
+    m.initializer("sx", {}, {sx});
+    m.initializer_8bit("zx", {}, pb::TensorProto::UINT8, {zx});
+    m.initializer_8bit("w", {kO, kC, 3, 3}, pb::TensorProto::INT8, q.w);
+    m.initializer("sw", {kO}, sw);
+    m.initializer_8bit("zw", {kO}, pb::TensorProto::INT8, std::vector<int>(size_t(kO), 0));
+    m.initializer("sy", {}, {sy});
+    m.initializer_8bit("zy", {}, pb::TensorProto::UINT8, {zy});
+    auto* b = m.g->add_initializer();
+    b->set_name("b");
+    b->set_data_type(pb::TensorProto::INT32);
+    b->add_dims(kO);
+    for (int v : bias) b->add_int32_data(v);
+    set_ints(m.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"}, {"y"}), "pads", {1, 1, 1, 1});
+    m.output("y", pb::TensorProto::UINT8);
+    graph::Module mod = graph::build(m.load());
+    int eight_bit = 0;
+    for (const graph::Node& n : mod.graph().nodes()) eight_bit += n.op == "conv2d_nchwc_u8s8";
+    CHECK(eight_bit == 1);
+    BufferRef xv = BufferRef::allocate(DataType::uint(8), {1, kC, kH, kW});
+    for (size_t i = 0; i < x.size(); ++i) static_cast<uint8_t*>(xv.data())[i] = uint8_t(x[i]);
+    mod.set_input("x", xv);
+    mod.run();
+    const BufferRef& y = mod.get_output(0);
+    REQUIRE(y.shape() == std::vector<int64_t>{1, kO, kH, kW});
+    int64_t exact = 0, far = 0;
+    for (int64_t o = 0; o < kO; ++o)
+        for (int64_t oy = 0; oy < kH; ++oy)
+            for (int64_t ox = 0; ox < kW; ++ox) {
+                int64_t acc = bias[size_t(o)];
+                for (int64_t c = 0; c < kC; ++c)
+                    for (int64_t kh = 0; kh < 3; ++kh)
+                        for (int64_t kw = 0; kw < 3; ++kw) {
+                            const int64_t iy = oy + kh - 1, ix = ox + kw - 1;
+                            if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
+                            acc += int64_t(x[size_t((c * kH + iy) * kW + ix)] - zx) * q.w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)];
+                        }
+                const double want = std::clamp(std::nearbyint(double(acc) * (double(sx) * double(sw[size_t(o)]) / double(sy))) + zy, 0.0, 255.0);
+                const double got = static_cast<const uint8_t*>(y.data())[(o * kH + oy) * kW + ox];
+                exact += got == want;
+                far += std::abs(got - want) > 1;
+            }
+    CHECK(far == 0);
+    CHECK(exact >= kO * kH * kW * 99 / 100);
+}

@@ -25,7 +25,8 @@ Expr zero_past(const Tensor& t, const std::vector<Expr>& idx, const std::vector<
 Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "layout_transform_nchw_to_nchwc '" + name + "'";
-    const std::vector<Expr> ds = spatial_shape(op, data, 4, "data [N, C, H, W]");
+    // (Data movement: any number type; a QDQ model's uint8 values too.)
+    const std::vector<Expr> ds = spatial_shape(op, data, 4, "data [N, C, H, W]", 2, true);
     check_block(op, "channel", bn);
     const int64_t C = extent_value(ds[1]), CB = ceil_div(C, bn);
     return compute(
@@ -40,7 +41,7 @@ Tensor layout_transform_nchw_to_nchwc(const Tensor& data, int64_t bn, const std:
 Tensor layout_transform_nchwc_to_nchw(const Tensor& data, int64_t channels, const std::string& name) {
     using namespace conv_detail;
     const std::string op = "layout_transform_nchwc_to_nchw '" + name + "'";
-    const std::vector<Expr> ds = spatial_shape(op, data, 5, "data [N, C/bn, H, W, bn]");
+    const std::vector<Expr> ds = spatial_shape(op, data, 5, "data [N, C/bn, H, W, bn]", 2, true);
     const std::vector<int64_t> d = extent_values(ds);
     const int64_t bn = d[4];
     WEFT_CHECK(channels >= 1 && channels <= d[1] * bn, op, ": channels must be in [1, ", d[1] * bn,

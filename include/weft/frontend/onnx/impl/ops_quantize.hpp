@@ -397,10 +397,74 @@ inline std::vector<Value> convert_qlinear_matmul(Ctx& c) {
     return {requantize(c, matmul_of(c, a, b, c.fresh("product")), 1, -2, 4, -1, 6, 7)};
 }
 
-// QLinearConv: the convolution of the centred x and w plus the int32 bias (in x_scale *
-// w_scale units), requantized like QLinearMatMul; w's scale and zero point per output channel.
+namespace quantize_detail {
+
+// A float32 constant [n] (or a scalar's [1]) of `v`.
+inline Value f32_constant(Ctx& c, const std::vector<float>& v, const std::string& what) {
+    BufferRef b = BufferRef::allocate(DataType::float_(32), {int64_t(v.size())});
+    std::copy(v.begin(), v.end(), static_cast<float*>(b.data()));
+    return c.constant(b, what);
+}
+
+// QLinearConv on the blocked 8-bit convolution where it fits (x of 8 bits with one constant
+// scale and zero point, a constant int8 weight of zero point 0 with one scale or one per
+// output channel, an int32 bias, groups 1, C % 4 = 0, O % 16 = 0): the conv2d of the
+// dequantized x and w carrying their quantization (as a QDQ Conv: conv_quantization), its
+// float32 result requantized in float64. Exact but where a value lies within about 1e-7 of a
+// rounding boundary of y_scale; std::nullopt otherwise (the exact float64 composition then).
+inline std::optional<Value> qlinear_conv_8bit(Ctx& c) {
+    const DataType u8 = DataType::uint(8), s8 = DataType::int_(8), f32 = DataType::float_(32);
+    const Value x = c.in(0);
+    const DataType xt = c.dtype(x);
+    if ((xt != u8 && xt != s8) || c.rank(x) != 4 || c.i("group", 1) != 1) return std::nullopt;
+    const BufferRef xs = constant_data(c, c.in(1)), xz = constant_data(c, c.in(2)), w = constant_data(c, c.in(3)),
+                    ws = constant_data(c, c.in(4));
+    const BufferRef wz = c.has(5) ? constant_data(c, c.in(5)) : BufferRef();
+    const BufferRef bias = c.has(8) ? constant_data(c, c.in(8)) : BufferRef();
+    if (!xs.defined() || xs.size() != 1 || xs.dtype() != f32 || !xz.defined() || xz.size() != 1 || xz.dtype() != xt ||
+        !w.defined() || w.dtype() != s8 || c.rank(c.in(3)) != 4 || !ws.defined() || ws.dtype() != f32 ||
+        (c.has(5) && !wz.defined()) || (c.has(8) && (!bias.defined() || bias.dtype() != DataType::int_(32))))
+        return std::nullopt;
+    const std::vector<int64_t> shape = c.shape(c.in(3));  // [O, C, KH, KW]
+    const int64_t O = shape[0], C = shape[1], taps = w.size() / O;
+    if (c.shape(x)[1] != C || C % 4 != 0 || O % 16 != 0 || (ws.size() != 1 && ws.size() != O) ||
+        (bias.defined() && bias.size() != O))
+        return std::nullopt;
+    for (int64_t i = 0; wz.defined() && i < wz.size(); ++i)
+        if (static_cast<const int8_t*>(wz.data())[i] != 0) return std::nullopt;
+    const float sx = *static_cast<const float*>(xs.data());
+    const int64_t zx = xt == u8 ? int64_t(*static_cast<const uint8_t*>(xz.data())) : int64_t(*static_cast<const int8_t*>(xz.data()));
+    const float* sw = static_cast<const float*>(ws.data());
+    auto scale_of = [&](int64_t o) { return sw[ws.size() == 1 ? 0 : o]; };
+    BufferRef wd = BufferRef::allocate(f32, shape);
+    for (int64_t i = 0; i < w.size(); ++i)
+        static_cast<float*>(wd.data())[i] = float(static_cast<const int8_t*>(w.data())[i]) * scale_of(i / taps);
+    std::vector<float> b(size_t(O), 0.0f), steps(size_t(ws.size()));
+    for (int64_t o = 0; o < O && bias.defined(); ++o)
+        b[size_t(o)] = float(double(static_cast<const int32_t*>(bias.data())[o]) * double(sx) * double(scale_of(o)));
+    for (int64_t o = 0; o < ws.size(); ++o) steps[size_t(o)] = sw[o];
+    Value xd = c.add("mul", {c.add("sub", {c.g.cast(x, f32, c.fresh("x_float")), f32_constant(c, {float(zx)}, "x_zero_point")}),
+                             f32_constant(c, {sx}, "x_scale")});
+    const Attrs quantization{{"quantized_input_scale", double(sx)},
+                             {"quantized_input_zero_point", xt == u8 ? zx : zx + 128},
+                             {"quantized_weight_scales", std::vector<double>(steps.begin(), steps.end())}};
+    Value y = conv_of(c, xd, c.constant(wd, "w_float"), f32_constant(c, b, "bias_float"), c.fresh("conv"), quantization);
+    Value q = c.add("add", {c.add("round", {c.add("div", {c.g.cast(y, DataType::float_(64), c.fresh("conv_f64")),
+                                                          wide_param(c, 6, 4, -1)})}),
+                            wide_param(c, 7, 4, -1)});
+    const DataType t = c.dtype(c.in(7));
+    auto [lo, hi] = integer_range(t);
+    return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, c.out());
+}
+
+}  // namespace quantize_detail
+
+// QLinearConv: on the 8-bit convolution where it fits (quantize_detail::qlinear_conv_8bit);
+// else the convolution of the centred x and w plus the int32 bias (in x_scale * w_scale
+// units), requantized like QLinearMatMul; w's scale and zero point per output channel.
 inline std::vector<Value> convert_qlinear_conv(Ctx& c) {
     using namespace quantize_detail;
+    if (std::optional<Value> y = qlinear_conv_8bit(c)) return {*y};
     Value x = centred(c, 0, 2, 1), w = centred(c, 3, 5, 0);
     std::optional<Value> bias;
     if (c.has(8)) bias = c.g.cast(c.in(8), DataType::float_(64), c.fresh("bias"));
