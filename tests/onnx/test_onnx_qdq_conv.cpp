@@ -45,9 +45,11 @@ struct QdqConv {
         return s;
     }
 
+    std::vector<int64_t> input_dims{1, kC, kH, kW};  // (-1: the symbol "S")
+
     Model model() const {
         Model m(13);
-        m.input("x", {1, kC, kH, kW});
+        m.input("x", input_dims, pb::TensorProto::FLOAT, "S");
         const int xe = signed_input ? pb::TensorProto::INT8 : pb::TensorProto::UINT8;
         m.initializer("sx", {}, {sx});
         m.initializer_8bit("zx", {}, xe, {zx()});
@@ -95,8 +97,8 @@ struct QdqConv {
         return y;
     }
 
-    void check(bool expect_8bit) const {
-        graph::Module m = graph::build(model().load());
+    void check(bool expect_8bit, const weft::onnx::LoadOptions& load = {}) const {
+        graph::Module m = graph::build(model().load(load));
         int eight_bit = 0;
         for (const graph::Node& n : m.graph().nodes()) eight_bit += n.op == "conv2d_nchwc_u8s8";
         CHECK(eight_bit == (expect_8bit ? 1 : 0));
@@ -201,4 +203,27 @@ TEST_CASE("onnx QLinearConv that fits the 8-bit convolution runs on it, within a
             }
     CHECK(far == 0);
     CHECK(exact >= kO * kH * kW * 99 / 100);
+}
+
+TEST_CASE("onnx QDQ Conv over a symbolic batch or image height computes the same") {
+    // Both on the 8-bit kernel: a batch per sample, a height (the kernel's extents are
+    // constants) compiled at the size the run sets.
+    for (int symbolic_axis : {0, 2}) {
+        CAPTURE(symbolic_axis);
+        QdqConv q;
+        q.input_dims[size_t(symbolic_axis)] = -1;
+        graph::Module m = graph::build(q.model().load({.symbols = {{"S", symbolic_axis == 0 ? 4 : 16}}}));
+        int eight_bit = 0;
+        for (const graph::Node& n : m.graph().nodes()) eight_bit += n.op == "conv2d_nchwc_u8s8";
+        CHECK(eight_bit == 1);
+        auto x = Buffer<float>::random({1, kC, kH, kW}, -4.f, 4.f, 9);
+        m.set_input("x", x);
+        m.run();
+        Buffer<float> y(m.get_output(0));
+        const std::vector<double> want = q.reference(x);
+        REQUIRE(y.size() == int64_t(want.size()));
+        int64_t wrong = 0;
+        for (size_t i = 0; i < want.size(); ++i) wrong += std::abs(y.data()[i] - want[i]) > 1e-4 * std::max(1.0, std::abs(want[i]));
+        CHECK(wrong == 0);
+    }
 }
