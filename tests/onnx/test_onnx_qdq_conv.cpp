@@ -227,3 +227,10 @@ TEST_CASE("onnx QDQ Conv over a symbolic batch or image height computes the same
         CHECK(wrong == 0);
     }
 }
+
+TEST_CASE("onnx QDQ Conv whose input scale is negative keeps the float convolution, and computes it") {
+    // (A scale the 8-bit kernel's requantization cannot take: not annotated, not refused.)
+    QdqConv q;
+    q.sx = -0.03f;
+    q.check(false);
+}

@@ -4,6 +4,8 @@
 // tensor, or per axis with 1-D scales and zero points. Rounding is to nearest even, as ONNX
 // specifies; results saturate to the integer type.
 #pragma once
+#include <cmath>
+
 #include "weft/frontend/onnx/impl/ops_nn.hpp"
 
 namespace weft::onnx::detail {
@@ -352,8 +354,12 @@ inline Attrs conv_quantization(Ctx& c) {
                                                       : int64_t(*static_cast<const int8_t*>(xz.data())) + 128;
     else if (c.dtype(x->q) == DataType::int_(8))
         zero_point = 128;
+    // (A scale of 0, below 0 or not finite dequantizes to what the 8-bit kernel cannot
+    // requantize: the float convolution then.)
+    const float sx = *static_cast<const float*>(xs.data());
+    if (!(sx > 0) || !std::isfinite(sx) || !std::isnormal(1.0f / sx)) return {};
     const float* wsp = static_cast<const float*>(ws.data());
-    return {{"quantized_input_scale", double(*static_cast<const float*>(xs.data()))},
+    return {{"quantized_input_scale", double(sx)},
             {"quantized_input_zero_point", zero_point},
             {"quantized_weight_scales", std::vector<double>(wsp, wsp + ws.size())}};
 }
@@ -433,6 +439,7 @@ inline std::optional<Value> qlinear_conv_8bit(Ctx& c) {
     for (int64_t i = 0; wz.defined() && i < wz.size(); ++i)
         if (static_cast<const int8_t*>(wz.data())[i] != 0) return std::nullopt;
     const float sx = *static_cast<const float*>(xs.data());
+    if (!(sx > 0) || !std::isfinite(sx) || !std::isnormal(1.0f / sx)) return std::nullopt;
     const int64_t zx = xt == u8 ? int64_t(*static_cast<const uint8_t*>(xz.data())) : int64_t(*static_cast<const int8_t*>(xz.data()));
     const float* sw = static_cast<const float*>(ws.data());
     auto scale_of = [&](int64_t o) { return sw[ws.size() == 1 ? 0 : o]; };
