@@ -114,6 +114,18 @@ TEST_CASE("precision int8 needs calibration inputs that name every input") {
     std::vector<std::map<std::string, BufferRef>> wrong{{{"z", Buffer<float>::random({kM, kK})}}};
     CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8, .calibration = wrong}),
                          doctest::Contains("has no value for 'x'"), Error);
+    // Calibration inputs of another shape, and a graph whose rows are symbolic (quantized at
+    // each size it is built for): refused, naming the shapes.
+    std::vector<std::map<std::string, BufferRef>> other{{{"x", Buffer<float>::random({kM + 1, kK})}}};
+    CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8, .calibration = other}),
+                         doctest::Contains("the calibration input 'x' is [9, 64] but the graph takes [8, 64]"), Error);
+    graph::Graph symbolic;
+    graph::Value sx = symbolic.input("x", {kM, kK});
+    symbolic.set_symbolic(sx, 0, {"rows", 16});
+    symbolic.output(symbolic.matmul(sx, symbolic.constant("w", l.w)), "y");
+    CHECK_THROWS_WITH_AS(
+        graph::build(symbolic, Target::host(), {.precision = graph::Precision::int8, .calibration = calibration(2, -1, 1)}),
+        doctest::Contains("calibrates the graph at fixed sizes"), Error);
     CHECK(graph::precision("int8") == graph::Precision::int8);
     CHECK_THROWS_WITH_AS(graph::precision("int4"), doctest::Contains("expected f32, bf16 or int8"), Error);
 }

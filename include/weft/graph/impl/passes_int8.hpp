@@ -83,6 +83,14 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
                 auto it = sample.find(name);
                 WEFT_CHECK(it != sample.end(),
                            "graph::build: a calibration input (BuildOptions::calibration) has no value for '", name, "'");
+                // (A graph with symbolic dimensions is quantized at each size it is built for:
+                // one set of calibration inputs cannot fit them all.)
+                const std::vector<int64_t>& want = m.input(name).shape();
+                WEFT_CHECK(it->second.shape() == want, "graph::build: precision int8 calibrates the graph at fixed "
+                           "sizes: the calibration input '", name, "' is ", shape_str(it->second.shape()),
+                           " but the graph takes ", shape_str(want), "; give calibration inputs of that shape, and "
+                           "fix the graph's symbolic dimensions to quantize it (onnx::LoadOptions::dim_values, weftc "
+                           "--dim)");
                 m.set_input(name, it->second);
             }
             m.run();
