@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "host_without.hpp"
 #include "weft/weft.hpp"
@@ -171,6 +172,16 @@ TEST_CASE("precision int8: percentile calibration leaves a rare outlier out of a
     const Buffer<float> percentile = run(l.graph(), o, x);
     CHECK(error(percentile) < 0.02f);
     CHECK(error(percentile) * 10 < error(min_max));
+    // Values that are not finite in a calibration input are left out of the ranges.
+    Buffer<float> odd = Buffer<float>::random({kM, kK}, -1.0f, 1.0f, 78);
+    odd.data()[3] = std::numeric_limits<float>::infinity();
+    odd.data()[4] = std::numeric_limits<float>::quiet_NaN();
+    for (double p : {100.0, 99.9}) {
+        auto with_odd = calibration(4, -1.0f, 1.0f);
+        with_odd.push_back({{"x", odd}});
+        graph::BuildOptions oo{.precision = graph::Precision::int8, .calibration = with_odd, .calibration_percentile = p};
+        CHECK(error(run(l.graph(), oo, x)) < 0.02f);
+    }
     // 100 is min-max, the default.
     o.calibration_percentile = 100;
     const Buffer<float> hundred = run(l.graph(), o, x);

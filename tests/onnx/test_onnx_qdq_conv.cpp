@@ -97,8 +97,9 @@ struct QdqConv {
         return y;
     }
 
-    void check(bool expect_8bit, const weft::onnx::LoadOptions& load = {}) const {
-        graph::Module m = graph::build(model().load(load));
+    void check(bool expect_8bit, const weft::onnx::LoadOptions& load = {},
+               graph::Precision precision = graph::Precision::f32) const {
+        graph::Module m = graph::build(model().load(load), Target::host(), {.precision = precision});
         int eight_bit = 0;
         for (const graph::Node& n : m.graph().nodes()) eight_bit += n.op == "conv2d_nchwc_u8s8";
         CHECK(eight_bit == (expect_8bit ? 1 : 0));
@@ -130,6 +131,11 @@ TEST_CASE("onnx Conv of DequantizeLinear outputs (a QDQ model) runs on the 8-bit
             q.per_channel = per_channel;
             q.check(true);
         }
+}
+
+TEST_CASE("onnx QDQ Conv stays 8-bit in a bf16 build") {
+    QdqConv q;
+    q.check(true, {}, graph::Precision::bf16);
 }
 
 TEST_CASE("onnx Conv of a weight with a zero point keeps the float convolution") {

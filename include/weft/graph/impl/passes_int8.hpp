@@ -100,9 +100,11 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
             }
         }
     };
+    // (Values that are not finite say nothing of a range: left out.)
     for_each_value([&](int input, const float* p, int64_t n) {
         auto& [lo, hi] = ranges[input];
-        for (int64_t i = 0; i < n; ++i) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+        for (int64_t i = 0; i < n; ++i)
+            if (std::isfinite(p[i])) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
     });
     if (percentile >= 100) return ranges;
     constexpr int64_t kBins = 2048;
@@ -112,7 +114,8 @@ inline std::map<int, std::pair<float, float>> calibrated_ranges(
         std::vector<int64_t>& h = histograms.try_emplace(input, kBins, 0).first->second;
         const double width = (double(hi) - double(lo)) / kBins;
         for (int64_t i = 0; i < n; ++i)
-            ++h[size_t(std::clamp<int64_t>(width > 0 ? int64_t((double(p[i]) - lo) / width) : 0, 0, kBins - 1))];
+            if (std::isfinite(p[i]))
+                ++h[size_t(std::clamp(width > 0 ? (double(p[i]) - lo) / width : 0.0, 0.0, double(kBins - 1)))];
     });
     for (auto& [input, range] : ranges) {
         const std::vector<int64_t>& h = histograms[input];

@@ -414,8 +414,10 @@ Graph convert_conv_bf16(const Graph& g) {
     layout_detail::Bf16Inputs inputs(r);
     return pass_detail::rewrite_nodes(g, r, "convert_conv_bf16", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
+        // (A quantized model's convolution stays for convert_quantized_convs: 8 bits.)
         if (n.op != "conv2d_nchwc" || n.type.dtype != f32 || n.attrs.get_int("depthwise", 0) ||
-            n.attrs.get_int("block_groups", 1) != 1 || !layout_detail::from_constants(g, n.inputs[1]))
+            n.attrs.get_int("block_groups", 1) != 1 || !layout_detail::from_constants(g, n.inputs[1]) ||
+            n.attrs.has("quantized_input_scale"))
             return std::nullopt;
         const std::vector<int64_t> &x = g.type(n.inputs[0]).shape, &w = g.type(n.inputs[1]).shape;
         const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
