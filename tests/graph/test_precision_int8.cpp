@@ -115,18 +115,10 @@ TEST_CASE("precision int8 needs calibration inputs that name every input") {
     std::vector<std::map<std::string, BufferRef>> wrong{{{"z", Buffer<float>::random({kM, kK})}}};
     CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8, .calibration = wrong}),
                          doctest::Contains("has no value for 'x'"), Error);
-    // Calibration inputs of another shape, and a graph whose rows are symbolic (quantized at
-    // each size it is built for): refused, naming the shapes.
+    // Calibration inputs of another shape than the graph's: refused, naming the shapes.
     std::vector<std::map<std::string, BufferRef>> other{{{"x", Buffer<float>::random({kM + 1, kK})}}};
     CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), {.precision = graph::Precision::int8, .calibration = other}),
                          doctest::Contains("the calibration input 'x' is [9, 64] but the graph takes [8, 64]"), Error);
-    graph::Graph symbolic;
-    graph::Value sx = symbolic.input("x", {kM, kK});
-    symbolic.set_symbolic(sx, 0, {"rows", 16});
-    symbolic.output(symbolic.matmul(sx, symbolic.constant("w", l.w)), "y");
-    CHECK_THROWS_WITH_AS(
-        graph::build(symbolic, Target::host(), {.precision = graph::Precision::int8, .calibration = calibration(2, -1, 1)}),
-        doctest::Contains("calibrates the graph at fixed sizes"), Error);
     CHECK(graph::precision("int8") == graph::Precision::int8);
     CHECK_THROWS_WITH_AS(graph::precision("int4"), doctest::Contains("expected f32, bf16 or int8"), Error);
 }
@@ -188,4 +180,38 @@ TEST_CASE("precision int8: percentile calibration leaves a rare outlier out of a
     CHECK(std::equal(hundred.data(), hundred.data() + hundred.size(), min_max.data()));
     o.calibration_percentile = 40;
     CHECK_THROWS_WITH_AS(graph::build(l.graph(), Target::host(), o), doctest::Contains("from 50 to 100, got 40"), Error);
+}
+
+TEST_CASE("precision int8: a graph with symbolic rows is calibrated once, at the calibration inputs' own sizes") {
+    // Rows symbolic up to 16; calibration inputs of 8 and of 12 rows: the ranges are measured
+    // on the graph made at each size and hold for every size the module runs at (8 here, and
+    // 5, which it compiles when it first runs there if it must).
+    Layer l;
+    graph::Graph g;
+    graph::Value x = g.input("x", {kM, kK});
+    g.set_symbolic(x, 0, {"rows", 16});
+    g.output(g.matmul(x, g.constant("w", l.w)), "y");
+    auto calib = calibration(2, -1.0f, 2.0f);
+    calib.push_back({{"x", Buffer<float>::random({12, kK}, -0.5f, 1.5f, 90)}});
+    graph::BuildOptions o{.precision = graph::Precision::int8, .calibration = calib};
+    graph::Module m = graph::build(g, Target::host(), o);
+    auto in = Buffer<float>::random({kM, kK}, -1.0f, 2.0f, 7);
+    m.set_input("x", in);
+    m.run();
+    const Buffer<float> got(m.get_output(0).copy_to(Device::cpu()));
+    const std::vector<float> want = simulated(l, calib, in);  // (the range over every calibration value)
+    REQUIRE(got.size() == int64_t(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) REQUIRE(got.data()[i] == doctest::Approx(want[i]).epsilon(1e-5).scale(1e-4));
+    auto five = Buffer<float>::random({5, kK}, -1.0f, 2.0f, 8);
+    m.set_input("x", five);
+    m.run();
+    CHECK(m.get_output(0).shape() == std::vector<int64_t>{5, kN});
+    // The ranges calibrate_int8 measured, kept: a build without calibration inputs computes the same.
+    const graph::ActivationRanges ranges = graph::calibrate_int8(g, o);
+    REQUIRE(ranges.size() == 1);
+    graph::Module again = graph::build(g, Target::host(), {.precision = graph::Precision::int8, .activation_ranges = ranges});
+    again.set_input("x", in);
+    again.run();
+    const Buffer<float> kept(again.get_output(0).copy_to(Device::cpu()));
+    CHECK(std::equal(kept.data(), kept.data() + kept.size(), got.data()));
 }

@@ -85,6 +85,22 @@ TEST_CASE("a symbolic sequence length through reshapes, a matmul, a transpose an
     check_sizes(g, "seq", {2, 5, 12}, [](int64_t t) { return std::vector<int64_t>{1, t, 16}; });
 }
 
+TEST_CASE("a symbolic sequence length through a matmul whose rows an importer splits back, then a bias and GELU") {
+    // [seq, 16] x W -> reshape [1, seq, 32] -> + bias -> gelu: simplify_operators moves such a
+    // reshape past the element-wise operators in a graph of fixed shapes, but not in one of
+    // symbolic dimensions (the graph at max and those at other sizes must agree: a rewrite
+    // that lost the symbols made them differ, and the build failed).
+    graph::Graph g;
+    graph::Value x = g.input("x", {1, 24, 16});
+    g.set_symbolic(x, 1, {"seq", 24, 1});
+    graph::Value rows = g.reshape(x, {-1, 16});
+    g.relu(rows, "unread");  // (dead code: eliminate_dead_code rewrites the graph before simplify_operators)
+    graph::Value y = g.matmul(rows, g.constant("w", random_buffer({16, 32}, 9)));
+    graph::Value back = g.reshape(y, {1, -1, 32});
+    g.output(g.gelu(g.add(back, g.constant("b", random_buffer({32}, 10)))), "y");
+    check_sizes(g, "seq", {1, 7, 24}, [](int64_t t) { return std::vector<int64_t>{1, t, 16}; });
+}
+
 TEST_CASE("symbolic dimensions: sizes outside the bounds, disagreeing inputs and unfollowable graphs are refused") {
     graph::Graph g;
     graph::Value a = g.input("a", {4, 8}), b = g.input("b", {4, 8});

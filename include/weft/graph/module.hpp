@@ -53,6 +53,9 @@ CompileTier compile_tier(const std::string& name);
 // BuildOptions::calibration, the weights per output channel; VNNI's vpdpbusd where the target
 // has it), everything else float32.
 enum class Precision { f32, bf16, int8 };
+// Precision::int8: the range {min, max} of each quantized layer's input, by the layer's node
+// name in the graph the passes make (graph::calibrate_int8).
+using ActivationRanges = std::map<std::string, std::pair<float, float>>;
 // The precision named "f32", "bf16" or "int8" (a weft::Error naming them otherwise).
 Precision precision(const std::string& name);
 
@@ -97,6 +100,10 @@ struct BuildOptions {
     // values are left out at each end (read from a histogram of 2048 bins over the min-max
     // range): a few outliers no longer stretch the steps every other value is rounded to.
     double calibration_percentile = 100.0;
+    // Precision::int8: each quantized layer's input range, by the layer's node name (what
+    // graph::calibrate_int8 returns: a calibration kept from an earlier build). Where a layer
+    // has one it is not calibrated; build() fills the others from `calibration`.
+    ActivationRanges activation_ranges;
     // Tuning records (autotune/records.hpp): each fused group whose workload has a record
     // for this target is built with the best record's config; the others with the
     // templates' defaults (KernelInfo::tuned says which). When neither is set, the file the

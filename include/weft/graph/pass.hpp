@@ -116,9 +116,16 @@ Graph convert_conv_bf16(const Graph& g);
 // quantized_input_scale, quantized_input_zero_point and quantized_weight_scales, as the ONNX
 // importer writes them for a QDQ model's Conv) is quantized at those rather than calibrated.
 // `percentile` (BuildOptions::calibration_percentile): 100 is min-max; below, each range
-// leaves out (100 - percentile) / 2 percent of the calibration values at each end.
+// leaves out (100 - percentile) / 2 percent of the calibration values at each end. A layer
+// `ranges` has (by its name: calibrate_int8) is not calibrated; the others are, on g.
 Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration,
-                    double percentile = 100.0);
+                    double percentile = 100.0, const ActivationRanges& ranges = {});
+// The activation ranges quantize_int8 gives g's layers when g is built with `options`
+// (options.calibration, options.calibration_percentile): g made at each calibration input's
+// sizes (a graph with symbolic dimensions takes inputs of any size within its bounds), the
+// float32 passes, the layers' inputs measured. build() calls it for Precision::int8; keep its
+// result in BuildOptions::activation_ranges to build again without calibrating.
+ActivationRanges calibrate_int8(const Graph& g, const BuildOptions& options, const Target& target = Target::host());
 // Whatever the precision (CPU, after convert_conv_layout): only the layers whose quantization
 // their model gives run on the 8-bit kernels, as quantize_int8 runs them; no calibration.
 Graph convert_quantized_convs(const Graph& g);

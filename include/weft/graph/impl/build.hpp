@@ -60,7 +60,13 @@ inline void start_tier_up(ModuleAccess::State& st, const BuildOptions& options) 
 
 }  // namespace detail
 
-Module build(const Graph& graph, const Target& target, const BuildOptions& options) {
+Module build(const Graph& graph, const Target& target, const BuildOptions& given) {
+    // int8: calibrated once, at the calibration inputs' own sizes; every graph the passes make
+    // (at a symbolic dimension's other sizes too, and those a module compiles when it runs)
+    // then takes these ranges.
+    BuildOptions options = given;
+    if (given.precision == Precision::int8 && target.is_cpu() && !given.calibration.empty())
+        for (auto& [layer, range] : calibrate_int8(graph, given, target)) options.activation_ranges.try_emplace(layer, range);
     auto st = std::make_shared<Module::State>();
     st->graph = graph;
     st->target = target;

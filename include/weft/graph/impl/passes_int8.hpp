@@ -57,68 +57,88 @@ inline bool quantizable(const Graph& g, const Node& n) {
 // quantized_input_scale, quantized_input_zero_point and quantized_weight_scales attributes).
 inline bool annotated(const Node& n) { return n.attrs.has("quantized_input_scale"); }
 
-// The range of each quantizable layer's input over the calibration inputs (min-max, or the
-// `percentile` share of the values: graph/pass.hpp; holding 0), by the input's node id: the
-// float32 graph with those inputs as extra outputs, built once (the fast tier: a few runs)
-// and run on each (twice below 100: the min-max range, then a histogram over it). Empty
-// where no layer is quantizable.
-inline std::map<int, std::pair<float, float>> calibrated_ranges(
-    const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration, double percentile) {
+using Sample = std::map<std::string, BufferRef>;
+
+// A graph with the inputs of the layers to measure as extra outputs, built once (the fast
+// tier), and the calibration inputs it runs on (of its input shapes).
+struct Probe {
+    Module module;
+    std::map<std::string, std::vector<std::string>> layers_of;  // per extra output: the layers it is the input of
+    std::vector<const Sample*> samples;
+};
+
+// The probe of g for the layers `pick` selects; none where it selects none.
+template <class Pick>
+std::optional<Probe> make_probe(const Graph& g, Pick pick, std::vector<const Sample*> samples) {
+    Graph probe = g;
+    Probe p;
+    for (const Node& n : g.nodes()) {
+        if (!pick(g, n)) continue;
+        const std::string out = "weft.calibrate." + std::to_string(n.inputs[0].id);
+        if (!p.layers_of.count(out)) probe.output(n.inputs[0], out);
+        p.layers_of[out].push_back(n.name);
+    }
+    if (p.layers_of.empty()) return std::nullopt;
+    WEFT_CHECK(!samples.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
+               "a few typical inputs, each a map from input name to value), to choose the activations' scales");
+    p.module = build(probe, Target::host(), {.tier = CompileTier::fast});
+    p.samples = std::move(samples);
+    return p;
+}
+
+// Each probed layer's input range over its probe's calibration inputs (min-max, or the
+// `percentile` share of the values: graph/pass.hpp; holding 0), by layer name: every probe
+// run on each of its inputs (twice below 100: the min-max range, then a histogram over it).
+inline ActivationRanges measured_ranges(std::vector<Probe>& probes, double percentile) {
     WEFT_CHECK(percentile >= 50 && percentile <= 100, "graph::build: the calibration percentile "
                "(BuildOptions::calibration_percentile) must be from 50 to 100, got ", percentile);
-    Graph probe = g;
-    std::map<int, std::pair<float, float>> ranges;
-    auto output_name = [](int id) { return "weft.calibrate." + std::to_string(id); };
-    for (const Node& n : g.nodes())
-        if (quantizable(g, n) && !annotated(n) && ranges.try_emplace(n.inputs[0].id, 0.0f, 0.0f).second)
-            probe.output(n.inputs[0], output_name(n.inputs[0].id));
-    if (ranges.empty()) return ranges;
-    WEFT_CHECK(!calibration.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
-               "a few typical inputs, each a map from input name to value), to choose the activations' scales");
-    Module m = build(probe, Target::host(), {.tier = CompileTier::fast});
-    // Runs the probe on every calibration input, `seen(input, values, count)` per probed value.
+    ActivationRanges ranges;
+    // `seen(layers, values, count)` per probed value of every probe run on each of its inputs.
     auto for_each_value = [&](auto seen) {
-        for (const std::map<std::string, BufferRef>& sample : calibration) {
-            for (const std::string& name : m.input_names()) {
-                auto it = sample.find(name);
-                WEFT_CHECK(it != sample.end(),
-                           "graph::build: a calibration input (BuildOptions::calibration) has no value for '", name, "'");
-                // (A graph with symbolic dimensions is quantized at each size it is built for:
-                // one set of calibration inputs cannot fit them all.)
-                const std::vector<int64_t>& want = m.input(name).shape();
-                WEFT_CHECK(it->second.shape() == want, "graph::build: precision int8 calibrates the graph at fixed "
-                           "sizes: the calibration input '", name, "' is ", shape_str(it->second.shape()),
-                           " but the graph takes ", shape_str(want), "; give calibration inputs of that shape, and "
-                           "fix the graph's symbolic dimensions to quantize it (onnx::LoadOptions::dim_values, weftc "
-                           "--dim)");
-                m.set_input(name, it->second);
+        for (Probe& p : probes)
+            for (const Sample* sample : p.samples) {
+                for (const std::string& name : p.module.input_names()) {
+                    auto it = sample->find(name);
+                    WEFT_CHECK(it != sample->end(),
+                               "graph::build: a calibration input (BuildOptions::calibration) has no value for '", name,
+                               "'");
+                    const std::vector<int64_t>& want = p.module.input(name).shape();
+                    WEFT_CHECK(it->second.shape() == want, "graph::build: the calibration input '", name, "' is ",
+                               shape_str(it->second.shape()), " but the graph takes ", shape_str(want),
+                               " (BuildOptions::calibration: inputs of the graph's shapes, or within its symbolic "
+                               "dimensions' bounds)");
+                    p.module.set_input(name, it->second);
+                }
+                p.module.run();
+                for (const auto& [out, layers] : p.layers_of) {
+                    const BufferRef& x = p.module.get_output(out);
+                    seen(layers, static_cast<const float*>(x.data()), x.size());
+                }
             }
-            m.run();
-            for (auto& [input, range] : ranges) {
-                const BufferRef& x = m.get_output(output_name(input));
-                seen(input, static_cast<const float*>(x.data()), x.size());
-            }
-        }
     };
     // (Values that are not finite say nothing of a range: left out.)
-    for_each_value([&](int input, const float* p, int64_t n) {
-        auto& [lo, hi] = ranges[input];
-        for (int64_t i = 0; i < n; ++i)
-            if (std::isfinite(p[i])) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+    for_each_value([&](const std::vector<std::string>& layers, const float* p, int64_t n) {
+        for (const std::string& layer : layers) {
+            auto& [lo, hi] = ranges.try_emplace(layer, 0.0f, 0.0f).first->second;
+            for (int64_t i = 0; i < n; ++i)
+                if (std::isfinite(p[i])) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+        }
     });
     if (percentile >= 100) return ranges;
     constexpr int64_t kBins = 2048;
-    std::map<int, std::vector<int64_t>> histograms;
-    for_each_value([&](int input, const float* p, int64_t n) {
-        const auto [lo, hi] = ranges[input];
-        std::vector<int64_t>& h = histograms.try_emplace(input, kBins, 0).first->second;
-        const double width = (double(hi) - double(lo)) / kBins;
-        for (int64_t i = 0; i < n; ++i)
-            if (std::isfinite(p[i]))
-                ++h[size_t(std::clamp(width > 0 ? (double(p[i]) - lo) / width : 0.0, 0.0, double(kBins - 1)))];
+    std::map<std::string, std::vector<int64_t>> histograms;
+    for_each_value([&](const std::vector<std::string>& layers, const float* p, int64_t n) {
+        for (const std::string& layer : layers) {
+            const auto [lo, hi] = ranges[layer];
+            std::vector<int64_t>& h = histograms.try_emplace(layer, kBins, 0).first->second;
+            const double width = (double(hi) - double(lo)) / kBins;
+            for (int64_t i = 0; i < n; ++i)
+                if (std::isfinite(p[i]))
+                    ++h[size_t(std::clamp(width > 0 ? (double(p[i]) - lo) / width : 0.0, 0.0, double(kBins - 1)))];
+        }
     });
-    for (auto& [input, range] : ranges) {
-        const std::vector<int64_t>& h = histograms[input];
+    for (auto& [layer, range] : ranges) {
+        const std::vector<int64_t>& h = histograms[layer];
         int64_t total = 0;
         for (int64_t c : h) total += c;
         const double cut = double(total) * (100.0 - percentile) / 200.0, width = (double(range.second) - range.first) / kBins;
@@ -220,19 +240,30 @@ namespace int8_detail {
 
 // quantize_int8 (`calibrated`: every quantizable layer, the unannotated ones at their
 // calibrated ranges) and convert_quantized_convs (the annotated ones only).
-inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration,
-                             double percentile, bool calibrated, const char* pass) {
-    const std::map<int, std::pair<float, float>> ranges =
-        calibrated ? calibrated_ranges(g, calibration, percentile) : std::map<int, std::pair<float, float>>{};
-    bool any = !ranges.empty();
-    for (const Node& n : g.nodes()) any = any || (quantizable(g, n) && annotated(n));
+inline Graph quantize_layers(const Graph& g, const std::vector<Sample>& calibration, double percentile,
+                             const ActivationRanges& given, bool calibrated, const char* pass) {
+    // The layers `given` has no range for, measured on g (a graph of fixed shapes).
+    ActivationRanges ranges = given;
+    if (calibrated) {
+        std::vector<const Sample*> samples;
+        for (const Sample& s : calibration) samples.push_back(&s);
+        std::vector<Probe> probes;
+        if (std::optional<Probe> p = make_probe(
+                g, [&](const Graph& h, const Node& n) { return quantizable(h, n) && !annotated(n) && !given.count(n.name); },
+                samples))
+            probes.push_back(std::move(*p));
+        for (auto& [layer, range] : measured_ranges(probes, percentile)) ranges[layer] = range;
+    }
+    bool any = false;
+    for (const Node& n : g.nodes())
+        any = any || (quantizable(g, n) && (annotated(n) || (calibrated && ranges.count(n.name))));
     if (!any) return g;
     pass_detail::GraphRewriter r(g);
     // Per input node and quantization: its uint8 form (one per activation).
     std::map<std::tuple<int, float, float>, Value> quantized;
     return pass_detail::rewrite_nodes(g, r, pass, [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        if (!quantizable(g, n) || (!calibrated && !annotated(n))) return std::nullopt;
+        if (!quantizable(g, n) || (!annotated(n) && (!calibrated || !ranges.count(n.name)))) return std::nullopt;
         const BufferRef w = host_value(g, n.inputs[1]);
         if (!w.defined()) return std::nullopt;
         const bool conv = n.op == "conv2d_nchwc";
@@ -245,7 +276,10 @@ inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::str
                        scale, " and ", zero_point);
         } else {
             // x's scale and zero point: its range over 255 steps, 0 exactly representable.
-            const auto [lo, hi] = ranges.at(n.inputs[0].id);
+            const auto [lo_in, hi_in] = ranges.at(n.name);
+            const float lo = std::min(lo_in, 0.0f), hi = std::max(hi_in, 0.0f);
+            WEFT_CHECK(std::isfinite(lo) && std::isfinite(hi), describe(n), ": its activation range [", lo, ", ", hi,
+                       "] (BuildOptions::activation_ranges) must be finite");
             scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;
             zero_point = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
         }
@@ -286,12 +320,49 @@ inline Graph quantize_layers(const Graph& g, const std::vector<std::map<std::str
 
 }  // namespace int8_detail
 
-Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration, double percentile) {
-    return int8_detail::quantize_layers(g, calibration, percentile, true, "quantize_int8");
+Graph quantize_int8(const Graph& g, const std::vector<std::map<std::string, BufferRef>>& calibration, double percentile,
+                    const ActivationRanges& ranges) {
+    return int8_detail::quantize_layers(g, calibration, percentile, ranges, true, "quantize_int8");
 }
 
 Graph convert_quantized_convs(const Graph& g) {
-    return int8_detail::quantize_layers(g, {}, 100.0, false, "convert_quantized_convs");
+    return int8_detail::quantize_layers(g, {}, 100.0, {}, false, "convert_quantized_convs");
+}
+
+ActivationRanges calibrate_int8(const Graph& g, const BuildOptions& options, const Target& target) {
+    using namespace int8_detail;
+    WEFT_CHECK(!options.calibration.empty(), "graph::calibrate_int8: no calibration inputs (BuildOptions::calibration: "
+               "a few typical inputs, each a map from input name to value)");
+    // The float32 passes (a layer's name is the same there as where quantize_int8 runs), on
+    // g made at each calibration input's sizes where its dimensions are symbolic.
+    BuildOptions f32 = options;
+    f32.precision = Precision::f32;
+    std::map<std::map<std::string, int64_t>, std::vector<const Sample*>> by_sizes;
+    for (const Sample& sample : options.calibration) {
+        std::map<std::string, int64_t> values;
+        for (const SymbolicAxis& a : g.symbolic_axes()) {
+            auto it = sample.find(a.input);
+            WEFT_CHECK(it != sample.end(), "graph::build: a calibration input (BuildOptions::calibration) has no value "
+                       "for '", a.input, "'");
+            WEFT_CHECK(a.axis < it->second.ndim(), "graph::build: the calibration input '", a.input, "' is ",
+                       shape_str(it->second.shape()), "; its dimension ", a.axis, " is the symbol '", a.symbol, "'");
+            values[a.symbol] = it->second.shape()[size_t(a.axis)];
+        }
+        by_sizes[values].push_back(&sample);
+    }
+    std::vector<Probe> probes;
+    for (auto& [values, samples] : by_sizes) {
+        Graph h = values.empty() ? g : g.instantiate(values);
+        h = default_pipeline(f32, target).run(h);
+        // The layers quantize_int8 takes (matmul_packed: a matmul pack_matmul_weights packed).
+        auto pick = [](const Graph& x, const Node& n) {
+            if (n.op == "matmul_packed")
+                return n.type.dtype == DataType::float_(32) && !x.node(n.inputs[0]).is_constant();
+            return quantizable(x, n) && !annotated(n);
+        };
+        if (std::optional<Probe> p = make_probe(h, pick, samples)) probes.push_back(std::move(*p));
+    }
+    return measured_ranges(probes, options.calibration_percentile);
 }
 
 }  // namespace weft::graph

@@ -112,8 +112,9 @@ inline bool is_shape_free_elementwise(const std::string& op) {
 // models"); moved past them, the matmul takes them as its epilogue. nullopt where it does not
 // apply.
 inline std::optional<Value> reshape_moved_past(const Graph& g, const Node& n, GraphRewriter& r) {
-    if (!is_shape_free_elementwise(n.op) || n.type.shape.empty() || !g.symbols().empty() || g.shape_at_max(n.name))
-        return std::nullopt;
+    // (Not in a graph of symbolic dimensions: the graphs made at their other sizes would differ
+    // where a reshape's extents do.)
+    if (!is_shape_free_elementwise(n.op) || n.type.shape.empty() || g.from_symbolic()) return std::nullopt;
     const Graph& out = r.out();
     std::optional<std::vector<int64_t>> source;  // the shape before the reshapes
     std::vector<Value> inputs;

@@ -169,9 +169,11 @@ PassPipeline default_pipeline(const BuildOptions& o, const Target& target) {
     // (After the layout conversion: the convolutions it quantizes are conv2d_nchwc.)
     if (int8) {
         const auto calibration = o.calibration;
+        const auto ranges = o.activation_ranges;
         const double percentile = o.calibration_percentile;
-        p.add({"quantize_int8",
-               [calibration, percentile](const Graph& g) { return quantize_int8(g, calibration, percentile); }});
+        p.add({"quantize_int8", [calibration, percentile, ranges](const Graph& g) {
+                   return quantize_int8(g, calibration, percentile, ranges);
+               }});
     } else if (convert_layout) {
         p.add({"convert_quantized_convs", convert_quantized_convs});
     }

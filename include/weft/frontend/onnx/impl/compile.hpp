@@ -78,6 +78,7 @@ inline std::optional<std::string> model_cache_key(std::string_view model, const 
     if (b.precision == graph::Precision::bf16) k << " bf16";
     if (b.precision == graph::Precision::int8) {  // (the scales come from the calibration inputs)
         k << " int8 " << b.calibration_percentile;
+        for (const auto& [layer, range] : b.activation_ranges) k << " " << layer << "=" << range.first << "," << range.second;
         for (const auto& sample : b.calibration)
             for (auto& [name, v] : sample) k << " " << name << "=" << buffer_fingerprint(v);
     }
