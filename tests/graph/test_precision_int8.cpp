@@ -77,6 +77,9 @@ TEST_CASE("precision int8: a linear layer computes what its quantization says, w
     int eight_bit = 0;
     for (const graph::KernelInfo& k : m.kernels()) eight_bit += k.name.find("matmul_u8s8") != std::string::npos;
     CHECK(eight_bit == 1);
+    int calibrations = 0;  // (timed as a phase of its own: weftc --time-phases)
+    for (const graph::BuildPhase& p : m.build_phases()) calibrations += p.name == "calibrate int8";
+    CHECK(calibrations == 1);
     // Inputs inside and outside the calibrated range (saturated there).
     for (auto [lo, hi, seed] : {std::tuple{-1.0f, 2.0f, 7}, std::tuple{-3.0f, 3.0f, 8}}) {
         auto x = Buffer<float>::random({kM, kK}, lo, hi, uint64_t(seed));

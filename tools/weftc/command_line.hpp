@@ -110,8 +110,8 @@ Loading it compiles nothing. Progress goes to stderr.
 options:
   -o, --output PATH              the artifact to write (default: MODEL with .weft)
   --threads N                    the thread count 'weftc run' uses by default (default: all cores)
-  --time-phases                  print where the compile's time went: the import, each graph
-                                 pass, fusion, compiling the kernels (their schedules, lowering
+  --time-phases                  print where the compile's time went: the import, the int8
+                                 calibration, each graph pass, fusion, compiling the kernels (their schedules, lowering
                                  and LLVM, summed over the compile threads), the memory plan, saving
 
 With --target cuda every kernel is compiled for the GPU (NVRTC; no GPU needed) and -o names a

@@ -65,9 +65,12 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& given
     // (at a symbolic dimension's other sizes too, and those a module compiles when it runs)
     // then takes these ranges.
     BuildOptions options = given;
-    if (given.precision == Precision::int8 && target.is_cpu() && !given.calibration.empty())
-        for (auto& [layer, range] : calibrate_int8(graph, given, target)) options.activation_ranges.try_emplace(layer, range);
     auto st = std::make_shared<Module::State>();
+    if (given.precision == Precision::int8 && target.is_cpu() && !given.calibration.empty()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (auto& [layer, range] : calibrate_int8(graph, given, target)) options.activation_ranges.try_emplace(layer, range);
+        st->phases.push_back({"calibrate int8", detail::ms_since(t0)});
+    }
     st->graph = graph;
     st->target = target;
     st->allocated = options.allocate;
