@@ -213,16 +213,12 @@ public:
     // convolution's block by its width) choose as at the max, so that the graphs build()
     // makes at other sizes agree with the compiled one (docs/graph.md, "Symbolic dimensions").
     const std::vector<int64_t>* shape_at_max(const std::string& name) const;
-    // The same table for a graph a pass makes from this one (GraphRewriter copies it), and
-    // whether it comes from a graph with symbolic dimensions.
-    void inherit_shapes_at_max(const Graph& from) {
-        shapes_at_max_ = from.shapes_at_max_;
-        from_symbolic_ = from.from_symbolic();
-    }
-    // Whether the graph has symbolic dimensions, or comes from one (instantiate(), or a pass's
-    // rewrite of either: a rewrite keeps the shapes, not the symbols). A pass whose rewrite
-    // depends on a size must then make the same choice at every size.
-    bool from_symbolic() const { return !symbols_.empty() || shapes_at_max_ != nullptr || from_symbolic_; }
+    // The same table for a graph a pass makes from this one (GraphRewriter copies it).
+    void inherit_shapes_at_max(const Graph& from) { shapes_at_max_ = from.shapes_at_max_; }
+    // Whether the graph has symbolic dimensions or instantiate() made it from one (a pass's
+    // rewrite keeps either). A pass whose rewrite depends on a size must then make the same
+    // choice at every size.
+    bool from_symbolic() const { return !symbols_.empty() || shapes_at_max_ != nullptr; }
 
     // A constant (weights): its data is copied into compact storage the graph owns.
     Value constant(const std::string& name, const BufferRef& data);
@@ -381,7 +377,6 @@ private:
     std::vector<SymbolicAxis> symbolic_axes_;
     Instantiate instantiate_;
     std::shared_ptr<const std::map<std::string, std::vector<int64_t>>> shapes_at_max_;
-    bool from_symbolic_ = false;
 };
 
 // "[1, 64, 56, 56]" — how messages show a shape.

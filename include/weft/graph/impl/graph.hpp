@@ -158,8 +158,7 @@ Graph::Graph(const Graph& other)
       symbols_(other.symbols_),
       symbolic_axes_(other.symbolic_axes_),
       instantiate_(other.instantiate_),
-      shapes_at_max_(other.shapes_at_max_),
-      from_symbolic_(other.from_symbolic_) {
+      shapes_at_max_(other.shapes_at_max_) {
     copied_from_.emplace_back(other.identity_, other.size());
 }
 

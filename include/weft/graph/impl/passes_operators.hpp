@@ -112,8 +112,8 @@ inline bool is_shape_free_elementwise(const std::string& op) {
 // models"); moved past them, the matmul takes them as its epilogue. nullopt where it does not
 // apply.
 inline std::optional<Value> reshape_moved_past(const Graph& g, const Node& n, GraphRewriter& r) {
-    // (Not in a graph of symbolic dimensions: the graphs made at their other sizes would differ
-    // where a reshape's extents do.)
+    // (Not in a graph of symbolic dimensions, nor one made from it at a size: the graphs made
+    // at other sizes would differ where a reshape's extents do.)
     if (!is_shape_free_elementwise(n.op) || n.type.shape.empty() || g.from_symbolic()) return std::nullopt;
     const Graph& out = r.out();
     std::optional<std::vector<int64_t>> source;  // the shape before the reshapes

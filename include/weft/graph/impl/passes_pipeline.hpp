@@ -64,6 +64,10 @@ public:
         Value v;
         if (n.is_input()) {
             v = out_.input(n.name, n.type.shape, n.type.dtype);
+            for (const SymbolicAxis& a : old_.symbolic_axes())  // (a rewrite keeps the symbols)
+                if (a.input == n.name)
+                    for (const Symbol& s : old_.symbols())
+                        if (s.name == a.symbol) out_.set_symbolic(v, a.axis, s);
         } else if (n.is_constant()) {
             v = out_.constant_shared(n.name, n.value);  // graph constants are never written
         } else {
