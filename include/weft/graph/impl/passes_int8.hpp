@@ -53,9 +53,7 @@ inline bool quantizable(const Graph& g, const Node& n) {
            p.dilation.h == 1 && p.dilation.w == 1;
 }
 
-// A layer whose quantization its model gives (a QDQ model's convolution: the ONNX importer's
-// quantized_input_scale, quantized_input_zero_point and quantized_weight_scales attributes).
-inline bool annotated(const Node& n) { return n.attrs.has("quantized_input_scale"); }
+using layout_detail::carries_quantization;
 
 using Sample = std::map<std::string, BufferRef>;
 
@@ -67,9 +65,10 @@ struct Probe {
     std::vector<const Sample*> samples;
 };
 
-// The probe of g for the layers `pick` selects; none where it selects none.
+// The probe of g for the layers `pick` selects; none where it selects none. `passed`: g is
+// what the passes made already (built without running them again).
 template <class Pick>
-std::optional<Probe> make_probe(const Graph& g, Pick pick, std::vector<const Sample*> samples) {
+std::optional<Probe> make_probe(const Graph& g, Pick pick, std::vector<const Sample*> samples, bool passed = false) {
     Graph probe = g;
     Probe p;
     for (const Node& n : g.nodes()) {
@@ -81,7 +80,11 @@ std::optional<Probe> make_probe(const Graph& g, Pick pick, std::vector<const Sam
     if (p.layers_of.empty()) return std::nullopt;
     WEFT_CHECK(!samples.empty(), "graph::build: precision int8 needs calibration inputs (BuildOptions::calibration: "
                "a few typical inputs, each a map from input name to value), to choose the activations' scales");
-    p.module = build(probe, Target::host(), {.tier = CompileTier::fast});
+    BuildOptions o{.tier = CompileTier::fast};
+    if (passed)
+        o.eliminate_dead_code = o.eliminate_common_subexpressions = o.fold_constants = o.fold_scale_axis =
+            o.simplify_operators = o.convert_layout = false;
+    p.module = build(probe, Target::host(), o);
     p.samples = std::move(samples);
     return p;
 }
@@ -151,48 +154,31 @@ inline ActivationRanges measured_ranges(std::vector<Probe>& probes, double perce
     return ranges;
 }
 
-// A float32 weight quantized per output channel, symmetric: int8 in [-127, 127] at max |W| /
-// 127 over the channel, and each channel's sum of the int8 values (the zero point's
-// correction). `channel_of(i)`: the output channel of element i.
+// A float32 weight in int8 per output channel, and each channel's sum of the int8 values (the
+// zero point's correction). `channel_of(i)`: the output channel of element i.
 struct Int8Weight {
     BufferRef values;
     std::vector<float> scales;
     std::vector<int32_t> sums;
 };
 
+// w's int8 values at the channels' `scales` (rounded, saturated to [-128, 127]); with
+// `on_grid`, std::nullopt where a value is not within 1e-3 of a step of int8's range (a
+// weight a pass changed: fold_scale_axis) or a scale is not > 0.
 template <class ChannelOf>
-Int8Weight quantized_weight(const BufferRef& w, int64_t channels, ChannelOf channel_of) {
-    Int8Weight q{BufferRef::allocate(DataType::int_(8), w.shape()), std::vector<float>(size_t(channels), 0.0f),
-                 std::vector<int32_t>(size_t(channels), 0)};
-    const float* wp = static_cast<const float*>(w.data());
-    for (int64_t i = 0; i < w.size(); ++i) q.scales[channel_of(i)] = std::max(q.scales[channel_of(i)], std::abs(wp[i]));
-    for (float& s : q.scales) s = s > 0 ? s / 127.0f : 1.0f;
-    auto* values = static_cast<int8_t*>(q.values.data());
-    for (int64_t i = 0; i < w.size(); ++i) {
-        const size_t c = channel_of(i);
-        values[i] = int8_t(std::clamp(std::nearbyint(wp[i] / q.scales[c]), -127.0f, 127.0f));
-        q.sums[c] += values[i];
-    }
-    return q;
-}
-
-// The weight at the scales its model gives (one, or one per channel), where every value lies
-// on their grid (int8 steps): its int8 values exactly; std::nullopt where one does not (a
-// pass changed the weight: fold_scale_axis).
-template <class ChannelOf>
-std::optional<Int8Weight> weight_on_grid(const BufferRef& w, int64_t channels, ChannelOf channel_of,
-                                         const std::vector<double>& scales) {
-    if (scales.size() != 1 && int64_t(scales.size()) != channels) return std::nullopt;
-    Int8Weight q{BufferRef::allocate(DataType::int_(8), w.shape()), std::vector<float>(size_t(channels)),
-                 std::vector<int32_t>(size_t(channels), 0)};
-    for (int64_t c = 0; c < channels; ++c) q.scales[size_t(c)] = float(scales[scales.size() == 1 ? 0 : size_t(c)]);
+std::optional<Int8Weight> weight_at(const BufferRef& w, ChannelOf channel_of, std::vector<float> scales, bool on_grid) {
+    const size_t channels = scales.size();
+    Int8Weight q{BufferRef::allocate(DataType::int_(8), w.shape()), std::move(scales), std::vector<int32_t>(channels, 0)};
     const float* wp = static_cast<const float*>(w.data());
     auto* values = static_cast<int8_t*>(q.values.data());
     for (int64_t i = 0; i < w.size(); ++i) {
         const size_t c = channel_of(i);
-        const double steps = double(wp[i]) / double(q.scales[c]), nearest = std::nearbyint(steps);
-        if (!(q.scales[c] > 0) || std::abs(steps - nearest) > 1e-3 || nearest < -128 || nearest > 127) return std::nullopt;
-        values[i] = int8_t(nearest);
+        // (The grid test in double; a range's steps as float32 divides, as the kernels' tests do.)
+        const double steps = on_grid ? double(wp[i]) / double(q.scales[c]) : double(wp[i] / q.scales[c]);
+        const double nearest = std::nearbyint(steps);
+        if (on_grid && (!(q.scales[c] > 0) || std::abs(steps - nearest) > 1e-3 || nearest < -128 || nearest > 127))
+            return std::nullopt;
+        values[i] = int8_t(std::clamp(nearest, -128.0, 127.0));
         q.sums[c] += values[i];
     }
     return q;
@@ -204,9 +190,17 @@ std::optional<Int8Weight> weight_on_grid(const BufferRef& w, int64_t channels, C
 inline Int8Weight quantized_weight(const BufferRef& w, bool conv, const std::vector<double>& given = {}) {
     const std::vector<int64_t>& s = w.shape();
     auto quantize = [&](int64_t channels, auto channel_of) {
-        if (!given.empty())
-            if (std::optional<Int8Weight> q = weight_on_grid(w, channels, channel_of, given)) return std::move(*q);
-        return quantized_weight(w, channels, channel_of);
+        if (given.size() == 1 || int64_t(given.size()) == channels) {
+            std::vector<float> steps(static_cast<size_t>(channels));
+            for (size_t c = 0; c < steps.size(); ++c) steps[c] = float(given[given.size() == 1 ? 0 : c]);
+            if (std::optional<Int8Weight> q = weight_at(w, channel_of, std::move(steps), true)) return std::move(*q);
+        }
+        // Symmetric over each channel's range: max |w| / 127, the values in [-127, 127].
+        std::vector<float> scales(static_cast<size_t>(channels), 0.0f);
+        const float* wp = static_cast<const float*>(w.data());
+        for (int64_t i = 0; i < w.size(); ++i) scales[channel_of(i)] = std::max(scales[channel_of(i)], std::abs(wp[i]));
+        for (float& m : scales) m = m > 0 ? m / 127.0f : 1.0f;
+        return *weight_at(w, channel_of, std::move(scales), false);
     };
     if (!conv) return quantize(s[1], [N = s[1]](int64_t i) { return size_t(i % N); });
     const int64_t ob = s[5], block = w.size() / s[0];
@@ -219,10 +213,6 @@ inline BufferRef f32_vector(const std::vector<float>& v) {
     return b;
 }
 
-}  // namespace int8_detail
-
-namespace int8_detail {
-
 // x as uint8 at `scale` and `zero_point`: round(x / scale) + zero_point, saturated.
 inline Value quantized_input(Graph& o, pass_detail::GraphRewriter& r, Value x, float scale, float zero_point) {
     const std::string base = o.node(x).name + ".uint8";
@@ -234,12 +224,8 @@ inline Value quantized_input(Graph& o, pass_detail::GraphRewriter& r, Value x, f
     return o.cast(o.clip(shifted, 0, 255, r.fresh_name(base + ".saturated")), DataType::uint(8), r.fresh_name(base));
 }
 
-}  // namespace int8_detail
-
-namespace int8_detail {
-
-// quantize_int8 (`calibrated`: every quantizable layer, the unannotated ones at their
-// calibrated ranges) and convert_quantized_convs (the annotated ones only).
+// quantize_int8 (`calibrated`: every quantizable layer, at its model's quantization or else at
+// its range) and convert_quantized_convs (the layers that carry their quantization only).
 inline Graph quantize_layers(const Graph& g, const std::vector<Sample>& calibration, double percentile,
                              const ActivationRanges& given, bool calibrated, const char* pass) {
     // The layers `given` has no range for, measured on g (a graph of fixed shapes).
@@ -249,26 +235,30 @@ inline Graph quantize_layers(const Graph& g, const std::vector<Sample>& calibrat
         for (const Sample& s : calibration) samples.push_back(&s);
         std::vector<Probe> probes;
         if (std::optional<Probe> p = make_probe(
-                g, [&](const Graph& h, const Node& n) { return quantizable(h, n) && !annotated(n) && !given.count(n.name); },
+                g,
+                [&](const Graph& h, const Node& n) {
+                    return quantizable(h, n) && !carries_quantization(n) && !given.count(n.name);
+                },
                 samples))
             probes.push_back(std::move(*p));
         for (auto& [layer, range] : measured_ranges(probes, percentile)) ranges[layer] = range;
     }
-    bool any = false;
-    for (const Node& n : g.nodes())
-        any = any || (quantizable(g, n) && (annotated(n) || (calibrated && ranges.count(n.name))));
-    if (!any) return g;
+    // The layers this pass converts: at their model's quantization, or at a range.
+    auto takes = [&](const Node& n) {
+        return quantizable(g, n) && (carries_quantization(n) || (calibrated && ranges.count(n.name)));
+    };
+    if (std::none_of(g.nodes().begin(), g.nodes().end(), takes)) return g;
     pass_detail::GraphRewriter r(g);
     // Per input node and quantization: its uint8 form (one per activation).
     std::map<std::tuple<int, float, float>, Value> quantized;
     return pass_detail::rewrite_nodes(g, r, pass, [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
-        if (!quantizable(g, n) || (!annotated(n) && (!calibrated || !ranges.count(n.name)))) return std::nullopt;
+        if (!takes(n)) return std::nullopt;
         const BufferRef w = host_value(g, n.inputs[1]);
         if (!w.defined()) return std::nullopt;
         const bool conv = n.op == "conv2d_nchwc";
         float scale = 1.0f, zero_point = 0.0f;
-        if (annotated(n)) {
+        if (carries_quantization(n)) {
             scale = float(n.attrs.get_float("quantized_input_scale"));
             zero_point = float(n.attrs.get_int("quantized_input_zero_point", 0));
             WEFT_CHECK(scale > 0 && std::isfinite(scale) && zero_point >= 0 && zero_point <= 255, describe(n),
@@ -358,9 +348,9 @@ ActivationRanges calibrate_int8(const Graph& g, const BuildOptions& options, con
         auto pick = [](const Graph& x, const Node& n) {
             if (n.op == "matmul_packed")
                 return n.type.dtype == DataType::float_(32) && !x.node(n.inputs[0]).is_constant();
-            return quantizable(x, n) && !annotated(n);
+            return quantizable(x, n) && !carries_quantization(n);
         };
-        if (std::optional<Probe> p = make_probe(h, pick, samples)) probes.push_back(std::move(*p));
+        if (std::optional<Probe> p = make_probe(h, pick, samples, true)) probes.push_back(std::move(*p));
     }
     return measured_ranges(probes, options.calibration_percentile);
 }

@@ -345,6 +345,11 @@ private:
 }  // namespace layout_detail
 
 namespace layout_detail {
+// Whether a layer carries its model's quantization (the ONNX importer's QDQ Conv:
+// quantized_input_scale, quantized_input_zero_point, quantized_weight_scales), which
+// convert_quantized_convs / quantize_int8 run on the 8-bit kernels.
+inline bool carries_quantization(const Node& n) { return n.attrs.has("quantized_input_scale"); }
+
 // Whether v is a constant or computed from constants only (dense's weight transposed by
 // simplify_operators, which the next fold_constants folds): at most `depth` operators deep.
 inline bool from_constants(const Graph& g, Value v, int depth = 4) {
@@ -417,7 +422,7 @@ Graph convert_conv_bf16(const Graph& g) {
         // (A quantized model's convolution stays for convert_quantized_convs: 8 bits.)
         if (n.op != "conv2d_nchwc" || n.type.dtype != f32 || n.attrs.get_int("depthwise", 0) ||
             n.attrs.get_int("block_groups", 1) != 1 || !layout_detail::from_constants(g, n.inputs[1]) ||
-            n.attrs.has("quantized_input_scale"))
+            layout_detail::carries_quantization(n))
             return std::nullopt;
         const std::vector<int64_t> &x = g.type(n.inputs[0]).shape, &w = g.type(n.inputs[1]).shape;
         const topi::Conv2dParams p = ops::conv2d_params(n.attrs);
