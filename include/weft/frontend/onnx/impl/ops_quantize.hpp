@@ -162,13 +162,18 @@ inline Value wide_param(Ctx& c, size_t k, int64_t rank, int64_t axis) {
 
 // saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point), the scales inputs
 // sa, sb (per axis a_axis / b_axis), sy and zy; output type that of y_zero_point.
+// round(v) + the zero point of input zy, saturated to its type: the node's output.
+inline Value to_output_type(Ctx& c, Value v, size_t zy) {
+    const DataType t = c.dtype(c.in(zy));
+    auto [lo, hi] = integer_range(t);
+    Value q = c.add("add", {c.add("round", {v}), wide_param(c, zy, c.rank(v), -1)});
+    return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, c.out());
+}
+
 inline Value requantize(Ctx& c, Value acc, size_t sa, int64_t a_axis, size_t sb, int64_t b_axis, size_t sy, size_t zy) {
     const int64_t r = c.rank(acc);
     Value scale = c.add("div", {c.add("mul", {wide_param(c, sa, r, a_axis), wide_param(c, sb, r, b_axis)}), wide_param(c, sy, r, -1)});
-    const DataType t = c.dtype(c.in(zy));
-    auto [lo, hi] = integer_range(t);
-    Value q = c.add("add", {c.add("round", {c.add("mul", {acc, scale})}), wide_param(c, zy, r, -1)});
-    return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, c.out());
+    return to_output_type(c, c.add("mul", {acc, scale}), zy);
 }
 
 // Input k less the zero point of input zp (absent: 0; per `axis` entry or per tensor), in
@@ -327,12 +332,35 @@ inline std::vector<Value> convert_matmul_of_dequantized(Ctx& c) {
 
 namespace quantize_detail {
 
+// Whether every value of an int8 zero point is 0 (undefined: none given).
+inline bool zero_or_none(const BufferRef& zero_point) {
+    for (int64_t i = 0; zero_point.defined() && i < zero_point.size(); ++i)
+        if (static_cast<const int8_t*>(zero_point.data())[i] != 0) return false;
+    return true;
+}
+
+// The attributes a conv2d carries for the graph's quantize passes (graph/pass.hpp), which
+// run it on the 8-bit kernels: an 8-bit input of type `xt` at scale `sx` and zero point `zx`
+// (as uint8 there: an int8 input's plus 128), the weight's steps `sw` (one or one per output
+// channel). Empty where sx is 0, below 0 or not finite: what the 8-bit kernel cannot
+// requantize (the float convolution then).
+inline Attrs conv2d_quantization(DataType xt, float sx, int64_t zx, const float* sw, int64_t steps) {
+    if (!(sx > 0) || !std::isfinite(sx) || !std::isnormal(1.0f / sx)) return {};
+    return {{"quantized_input_scale", double(sx)},
+            {"quantized_input_zero_point", xt == DataType::int_(8) ? zx + 128 : zx},
+            {"quantized_weight_scales", std::vector<double>(sw, sw + steps)}};
+}
+
+// An 8-bit zero point's value.
+inline int64_t zero_point_value(const BufferRef& zp) {
+    return zp.dtype() == DataType::uint(8) ? int64_t(*static_cast<const uint8_t*>(zp.data()))
+                                           : int64_t(*static_cast<const int8_t*>(zp.data()));
+}
+
 // The quantization a QDQ model gives a Conv whose data is a DequantizeLinear output (one scale
 // and zero point) and whose weight is a constant 8-bit weight DequantizeLinear made (zero
-// point 0, one scale or one per output channel): the conv2d's quantized_input_scale,
-// quantized_input_zero_point (as uint8: an int8 input's plus 128) and quantized_weight_scales,
-// which the graph's quantize passes run on the 8-bit kernels (graph/pass.hpp). Empty where the
-// Conv is not of that form.
+// point 0, one scale or one per output channel): conv2d_quantization's. Empty where the Conv
+// is not of that form.
 inline Attrs conv_quantization(Ctx& c) {
     const std::optional<Dequantized> x = as_dequantized(c, c.in(0)), w = as_dequantized(c, c.in(1));
     if (!x || !w || c.rank(w->q) < 3) return {};
@@ -344,24 +372,10 @@ inline Attrs conv_quantization(Ctx& c) {
     if (!xs.defined() || xs.size() != 1 || xs.dtype() != DataType::float_(32) || (x->zero_point && !xz.defined()) ||
         (xz.defined() && xz.size() != 1) || !wq.defined() || wq.dtype() != DataType::int_(8) || !ws.defined() ||
         ws.dtype() != DataType::float_(32) || (ws.size() != 1 && (ws.size() != O || ws_type.shape[0] != O)) ||
-        (w->zero_point && !wz.defined()))
+        (w->zero_point && !wz.defined()) || !zero_or_none(wz))
         return {};
-    for (int64_t i = 0; wz.defined() && i < wz.size(); ++i)
-        if (static_cast<const int8_t*>(wz.data())[i] != 0) return {};
-    int64_t zero_point = 0;
-    if (xz.defined())
-        zero_point = xz.dtype() == DataType::uint(8) ? int64_t(*static_cast<const uint8_t*>(xz.data()))
-                                                      : int64_t(*static_cast<const int8_t*>(xz.data())) + 128;
-    else if (c.dtype(x->q) == DataType::int_(8))
-        zero_point = 128;
-    // (A scale of 0, below 0 or not finite dequantizes to what the 8-bit kernel cannot
-    // requantize: the float convolution then.)
-    const float sx = *static_cast<const float*>(xs.data());
-    if (!(sx > 0) || !std::isfinite(sx) || !std::isnormal(1.0f / sx)) return {};
-    const float* wsp = static_cast<const float*>(ws.data());
-    return {{"quantized_input_scale", double(sx)},
-            {"quantized_input_zero_point", zero_point},
-            {"quantized_weight_scales", std::vector<double>(wsp, wsp + ws.size())}};
+    return conv2d_quantization(c.dtype(x->q), *static_cast<const float*>(xs.data()), xz.defined() ? zero_point_value(xz) : 0,
+                               static_cast<const float*>(ws.data()), ws.size());
 }
 
 }  // namespace quantize_detail
@@ -436,32 +450,24 @@ inline std::optional<Value> qlinear_conv_8bit(Ctx& c) {
     if (c.shape(x)[1] != C || C % 4 != 0 || O % 16 != 0 || (ws.size() != 1 && ws.size() != O) ||
         (bias.defined() && bias.size() != O))
         return std::nullopt;
-    for (int64_t i = 0; wz.defined() && i < wz.size(); ++i)
-        if (static_cast<const int8_t*>(wz.data())[i] != 0) return std::nullopt;
+    if (!zero_or_none(wz)) return std::nullopt;
     const float sx = *static_cast<const float*>(xs.data());
-    if (!(sx > 0) || !std::isfinite(sx) || !std::isnormal(1.0f / sx)) return std::nullopt;
-    const int64_t zx = xt == u8 ? int64_t(*static_cast<const uint8_t*>(xz.data())) : int64_t(*static_cast<const int8_t*>(xz.data()));
+    const int64_t zx = zero_point_value(xz);
     const float* sw = static_cast<const float*>(ws.data());
+    const Attrs quantization = conv2d_quantization(xt, sx, zx, sw, ws.size());
+    if (quantization.items().empty()) return std::nullopt;
     auto scale_of = [&](int64_t o) { return sw[ws.size() == 1 ? 0 : o]; };
     BufferRef wd = BufferRef::allocate(f32, shape);
     for (int64_t i = 0; i < w.size(); ++i)
         static_cast<float*>(wd.data())[i] = float(static_cast<const int8_t*>(w.data())[i]) * scale_of(i / taps);
-    std::vector<float> b(size_t(O), 0.0f), steps(size_t(ws.size()));
+    std::vector<float> b(size_t(O), 0.0f);
     for (int64_t o = 0; o < O && bias.defined(); ++o)
         b[size_t(o)] = float(double(static_cast<const int32_t*>(bias.data())[o]) * double(sx) * double(scale_of(o)));
-    for (int64_t o = 0; o < ws.size(); ++o) steps[size_t(o)] = sw[o];
     Value xd = c.add("mul", {c.add("sub", {c.g.cast(x, f32, c.fresh("x_float")), f32_constant(c, {float(zx)}, "x_zero_point")}),
                              f32_constant(c, {sx}, "x_scale")});
-    const Attrs quantization{{"quantized_input_scale", double(sx)},
-                             {"quantized_input_zero_point", xt == u8 ? zx : zx + 128},
-                             {"quantized_weight_scales", std::vector<double>(steps.begin(), steps.end())}};
     Value y = conv_of(c, xd, c.constant(wd, "w_float"), f32_constant(c, b, "bias_float"), c.fresh("conv"), quantization);
-    Value q = c.add("add", {c.add("round", {c.add("div", {c.g.cast(y, DataType::float_(64), c.fresh("conv_f64")),
-                                                          wide_param(c, 6, 4, -1)})}),
-                            wide_param(c, 7, 4, -1)});
-    const DataType t = c.dtype(c.in(7));
-    auto [lo, hi] = integer_range(t);
-    return c.g.cast(c.g.clip(q, lo, hi, c.fresh("saturated")), t, c.out());
+    return to_output_type(c, c.add("div", {c.g.cast(y, DataType::float_(64), c.fresh("conv_f64")), wide_param(c, 6, 4, -1)}),
+                          7);
 }
 
 }  // namespace quantize_detail
