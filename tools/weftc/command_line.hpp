@@ -262,6 +262,19 @@ inline int64_t parse_int(const std::string& text, const std::string& what, int64
     return v;
 }
 
+inline double parse_float(const std::string& text, const std::string& what, double lo, double hi) {
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (text.empty() || used != text.size() || !(v >= lo && v <= hi))
+        usage_error(detail::concat("bad ", what, " '", text, "': expected a number from ", lo, " to ", hi));
+    return v;
+}
+
 inline int int_option(const CommandLine& cl, const std::string& key, int fallback, int lo, int hi) {
     std::string v = value_or(cl, key);
     return v.empty() ? fallback : int(parse_int(v, key, lo, hi));

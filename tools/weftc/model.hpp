@@ -82,15 +82,7 @@ inline ModelOptions model_options(const CommandLine& cl) {
     if (!o.calibrate.empty() && o.precision != graph::Precision::int8)
         usage_error("--calibrate applies to --precision int8");
     if (cl.values.count("--calibrate-percentile")) {
-        const std::string text = value_or(cl, "--calibrate-percentile");
-        size_t used = 0;
-        try {
-            o.calibrate_percentile = std::stod(text, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (text.empty() || used != text.size() || !(o.calibrate_percentile >= 50 && o.calibrate_percentile <= 100))
-            usage_error("bad --calibrate-percentile '" + text + "': expected a number from 50 to 100 (e.g. 99.99)");
+        o.calibrate_percentile = parse_float(value_or(cl, "--calibrate-percentile"), "--calibrate-percentile", 50, 100);
         if (o.precision != graph::Precision::int8) usage_error("--calibrate-percentile applies to --precision int8");
     }
     if (cl.values.count("--max-file-size"))
