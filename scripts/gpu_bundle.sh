@@ -19,6 +19,9 @@ bins="test_cuda test_cuda_runtime test_cuda_topi test_cuda_graph test_error test
 tree="$stage/tree$root/build"  # CTest's files name the build folder by its absolute path
 mkdir -p "$tree/tests" "$tree/tools/weftc" "$stage/lib" "$stage/lib-fallback" "$stage/bin"
 for b in $bins; do cp "build/tests/$b" "$tree/tests/"; done
+# Run by tests in error/ and weftc/ that the GPU run includes: the error catalogue's check and
+# the mock driver (tests that must see "no device" open it by its build path).
+for f in error_catalog libweft_mock_cuda.so; do [[ -e "build/tests/$f" ]] && cp "build/tests/$f" "$tree/tests/"; done
 cp build/tests/*.cmake "$tree/tests/"
 cp build/tools/weftc/weftc "$tree/tools/weftc/"
 if [[ -x "$bench" ]]; then cp "$bench" "$stage/bin/"; else echo "gpu_bundle.sh: no $bench (benchmarks/run_cuda.sh --build-only makes it)" >&2; fi
@@ -30,7 +33,7 @@ if xgb="$(ldconfig -p | awk '/libxgboost\.so\.0 / && !found {print $NF; found = 
   ldd "$xgb" | awk '$3 ~ /^\// {print $3}' | grep -Ev "/(libc|libm|libpthread|libdl|librt|ld-linux)[.-]" | xargs -r -I{} cp -L {} "$stage/lib/"
 fi
 echo "$root" > "$stage/root"
-for f in "$tree"/tests/test_* "$tree/tools/weftc/weftc" "$stage"/bin/*; do
+for f in "$tree"/tests/test_* "$tree"/tests/error_catalog "$tree"/tests/*.so "$tree/tools/weftc/weftc" "$stage"/bin/*; do
   [[ -x "$f" && ! -d "$f" ]] && ldd "$f" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -39,7 +42,7 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
-strip --strip-unneeded "$tree"/tests/test_* "$tree/tools/weftc/weftc" "$stage"/bin/* 2>/dev/null || true
+strip --strip-unneeded "$tree"/tests/test_* "$tree"/tests/error_catalog "$tree/tools/weftc/weftc" "$stage"/bin/* 2>/dev/null || true
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cf - . | xz -T0 -6 > "$out"
 echo "wrote $out ($(du -h "$out" | cut -f1))"
