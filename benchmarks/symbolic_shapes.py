@@ -7,12 +7,15 @@
 
 For each model, symbols and size: onnx_model_run builds the model once with the symbols kept
 symbolic (onnx::LoadOptions::symbols, bounded by the max below) and runs it at the size,
-and builds it again with the size fixed (LoadOptions::dim_values); the two alternate
---runs times (fresh processes, --threads threads). Prints the median latencies, their ratio
-(symbolic / fixed: > 1 is slower), the build times, the symbolic module's first run (which
-compiles the kernels compiled per size, KernelInfo::per_size, at a size not the max) and the
-largest difference of the outputs (the same random inputs), as a markdown table for
-benchmarks/RESULTS.md.
+twice: on the kernels compiled once over the symbols (BuildOptions::specialize_after_runs =
+0), and as built by default, where the warm-up runs start the kernels specialized for the size
+(waited for before the timed runs); and it builds the model with the size fixed
+(LoadOptions::dim_values). The three alternate --runs times (fresh processes, --threads
+threads). Prints the median latencies, their ratios to the fixed build (> 1 is slower), the
+wait for the specialized kernels after the warm-up runs, the build times, the symbolic
+module's first run (which compiles the kernels compiled per size, KernelInfo::per_size, at a
+size not the max) and the largest difference of the outputs (the same random inputs), as a
+markdown table for benchmarks/RESULTS.md.
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile
 
@@ -99,9 +102,9 @@ def main():
     args = ap.parse_args()
     only = [m for m in args.only.split(",") if m]
     print(f"CPU: {cpu_name()}, {args.threads} thread(s), {args.runs} alternating runs each (medians)\n")
-    print("| model | symbols (max) | size | fixed ms | symbolic ms | symbolic / fixed | build fixed / symbolic s "
-          "| symbolic first run s | max diff |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | symbols (max) | size | fixed ms | symbolic ms | symbolic / fixed | specialized ms "
+          "| specialized / fixed | specialize wait s | build fixed / symbolic s | symbolic first run s | max diff |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, tops, sizes, others in CASES:
             if only and name not in only:
@@ -113,9 +116,9 @@ def main():
             pinned = [a for sym, v in others.items() for a in ("--dim", f"{sym}={v}")]
             for size in sizes:
                 values = dict(zip(tops, size))
-                fixed, symbolic, build_f, build_s, first = [], [], [], [], []
-                a, b = os.path.join(tmp, "fixed"), os.path.join(tmp, "symbolic")
-                for d in (a, b):
+                fixed, symbolic, special, wait, build_f, build_s, first = [], [], [], [], [], [], []
+                a, b, c = (os.path.join(tmp, d) for d in ("fixed", "symbolic", "specialized"))
+                for d in (a, b, c):
                     os.makedirs(d, exist_ok=True)
                 extra = int64_inputs(name, values, tmp) + pinned
                 at_fixed = [x for sym, v in values.items() for x in ("--dim", f"{sym}={v}")]
@@ -123,17 +126,21 @@ def main():
                                for x in ("--symbol", f"{sym}={tops[sym]}", "--at", f"{sym}={v}")]
                 for _ in range(args.runs):
                     f = run(args.tool, model, at_fixed + extra, a, args.threads)
-                    s = run(args.tool, model, at_symbolic + extra, b, args.threads)
+                    s = run(args.tool, model, at_symbolic + extra + ["--specialize-after", "0"], b, args.threads)
+                    p = run(args.tool, model, at_symbolic + extra, c, args.threads)
                     fixed.append(f["latency_ms"][str(args.threads)]["median"])
                     symbolic.append(s["latency_ms"][str(args.threads)]["median"])
+                    special.append(p["latency_ms"][str(args.threads)]["median"])
+                    wait.append(p["specialize_wait_ms"] / 1000)
                     build_f.append(f["cold_build_ms"] / 1000)
                     build_s.append(s["cold_build_ms"] / 1000)
                     first.append(s["first_run_ms"] / 1000)
-                oa, ob = outputs(a), outputs(b)
-                diff = max(max((abs(x - y) for x, y in zip(oa[k], ob[k])), default=0.0) for k in oa)
-                mf, ms = statistics.median(fixed), statistics.median(symbolic)
+                oa, ob, oc = outputs(a), outputs(b), outputs(c)
+                diff = max(max((abs(x - y) for x, y in zip(oa[k], o[k])), default=0.0) for k in oa for o in (ob, oc))
+                mf, ms, mp = statistics.median(fixed), statistics.median(symbolic), statistics.median(special)
                 symbols = ", ".join(f"{sym} ({top})" for sym, top in tops.items())
                 print(f"| {name} | {symbols} | {'x'.join(map(str, size))} | {mf:.3f} | {ms:.3f} | {ms / mf:.2f} | "
+                      f"{mp:.3f} | {mp / mf:.2f} | {statistics.median(wait):.2f} | "
                       f"{statistics.median(build_f):.2f} / {statistics.median(build_s):.2f} | "
                       f"{statistics.median(first):.2f} | {diff:.1e} |", flush=True)
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,7 +70,8 @@ inline double max_difference(const BufferRef& a, const BufferRef& b) {
 
 // `m`, a module with symbolic dimensions built once from `g`, at the symbols' `values`
 // (input 0 of `input_shape`, random from `seed`) against a module built for those values:
-// the same output 0 to `tolerance`, and run_debug there checking every kernel.
+// the same output 0 to `tolerance` (0: the same bits), and run_debug there checking every
+// kernel.
 inline void check_symbolic_at(graph::Module& m, const graph::Graph& g, const std::map<std::string, int64_t>& values,
                               const std::vector<int64_t>& input_shape, uint64_t seed, double tolerance) {
     graph::Module fixed = graph::build(g.instantiate(values));
@@ -79,12 +81,34 @@ inline void check_symbolic_at(graph::Module& m, const graph::Graph& g, const std
     m.run();
     fixed.run();
     REQUIRE(m.get_output(0).shape() == fixed.get_output(0).shape());
-    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < tolerance);
+    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) <= tolerance);
+    if (tolerance == 0)
+        CHECK(std::memcmp(m.get_output(0).data(), fixed.get_output(0).data(), size_t(m.get_output(0).size_bytes())) == 0);
     // run_debug at these sizes: every kernel against its nodes compiled for them.
     const graph::DebugReport debug = m.run_debug();
     CHECK(debug.ok);
     CHECK(debug.kernels_checked == int(m.kernels().size()));
-    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) < tolerance);
+    CHECK(max_difference(m.get_output(0), fixed.get_output(0)) <= tolerance);
+}
+
+// A CNN over a symbolic height and width (bounds [8, 32] and [8, 40]) and, with max_batch > 1,
+// a symbolic batch: strided convs, pooling, a depthwise conv, a residual add, a global pool
+// and a dense head.
+inline graph::Graph symbolic_cnn(int64_t max_batch = 1) {
+    graph::Graph g;
+    graph::Value x = g.input("x", {max_batch, 3, 32, 40});
+    if (max_batch > 1) g.set_symbolic(x, 0, {"batch", max_batch});
+    g.set_symbolic(x, 2, {"height", 32, 8});
+    g.set_symbolic(x, 3, {"width", 40, 8});
+    graph::Value c = g.relu(g.conv2d(x, g.constant("w1", random_buffer({16, 3, 3, 3}, 1)),
+                                     g.constant("b1", random_buffer({16}, 2)), {.stride = 2, .pad = 1}));
+    c = g.max_pool2d(c, {.kernel = 3, .stride = 2, .pad = 1});
+    graph::Value d =
+        g.relu(g.conv2d(c, g.constant("w2", random_buffer({16, 1, 3, 3}, 3)), graph::Conv2dAttrs{.pad = 1, .groups = 16}));
+    c = g.add(c, g.conv2d(d, g.constant("w3", random_buffer({16, 16, 1, 1}, 4))));
+    graph::Value pooled = g.flatten(g.global_avg_pool2d(c), 1);
+    g.output(g.softmax(g.dense(pooled, g.constant("w4", random_buffer({10, 16}, 5)))), "y");
+    return g;
 }
 
 // The build options of tests that count the kernels or bytes of NCHW convolutions: the

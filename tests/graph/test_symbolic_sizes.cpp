@@ -37,23 +37,7 @@ graph::Graph conv_over_length(int64_t max, int64_t channels, int64_t stride, uin
 // The NCHW convolutions (no layout pass) need constant extents: compiled per size.
 graph::Module build_per_size(const graph::Graph& g) { return graph::build(g, Target::host(), graph_check::nchw()); }
 
-// A CNN over a symbolic height and width: strided convs, pooling, a depthwise conv, a
-// residual add, a global pool and a dense head.
-graph::Graph small_cnn(int64_t max_batch = 1) {
-    graph::Graph g;
-    graph::Value x = g.input("x", {max_batch, 3, 32, 40});
-    if (max_batch > 1) g.set_symbolic(x, 0, {"batch", max_batch});
-    g.set_symbolic(x, 2, {"height", 32, 8});
-    g.set_symbolic(x, 3, {"width", 40, 8});
-    graph::Value c = g.relu(g.conv2d(x, g.constant("w1", random_buffer({16, 3, 3, 3}, 1)),
-                                     g.constant("b1", random_buffer({16}, 2)), {.stride = 2, .pad = 1}));
-    c = g.max_pool2d(c, {.kernel = 3, .stride = 2, .pad = 1});
-    graph::Value d = g.relu(g.conv2d(c, g.constant("w2", random_buffer({16, 1, 3, 3}, 3)), graph::Conv2dAttrs{.pad = 1, .groups = 16}));
-    c = g.add(c, g.conv2d(d, g.constant("w3", random_buffer({16, 16, 1, 1}, 4))));
-    graph::Value pooled = g.flatten(g.global_avg_pool2d(c), 1);
-    g.output(g.softmax(g.dense(pooled, g.constant("w4", random_buffer({10, 16}, 5)))), "y");
-    return g;
-}
+using graph_check::symbolic_cnn;
 
 const std::vector<std::pair<int64_t, int64_t>> kImageSizes = {{32, 40}, {17, 23}, {8, 8}, {32, 40}, {25, 9}, {31, 39}};
 
@@ -74,7 +58,7 @@ TEST_CASE("a strided convolution over a symbolic length compiles once and matche
 }
 
 TEST_CASE("a CNN over a symbolic image height and width compiles once: strided convs, pooling, a global pool") {
-    const graph::Graph g = small_cnn();
+    const graph::Graph g = symbolic_cnn();
     graph::Module m = graph::build(g);
     CHECK(per_size_kernels(m) == 0);
     for (auto [h, w] : kImageSizes) {
@@ -86,7 +70,7 @@ TEST_CASE("a CNN over a symbolic image height and width compiles once: strided c
 }
 
 TEST_CASE("a symbolic batch beside a symbolic image size") {
-    const graph::Graph g = small_cnn(2);
+    const graph::Graph g = symbolic_cnn(2);
     graph::Module m = graph::build(g);
     CHECK(per_size_kernels(m) == 0);
     for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{2, 25, 31}, {1, 32, 40}, {2, 32, 40}, {1, 17, 9}}) {
@@ -100,7 +84,7 @@ TEST_CASE("a symbolic batch beside a symbolic image size") {
 }
 
 TEST_CASE("the same CNN without the layout pass compiles its convolutions per size and agrees") {
-    const graph::Graph g = small_cnn();
+    const graph::Graph g = symbolic_cnn();
     graph::Module m = build_per_size(g);
     CHECK(per_size_kernels(m) >= 3);
     CHECK(per_size_kernels(m) < int(m.kernels().size()));  // the head runs once over every size
@@ -112,7 +96,7 @@ TEST_CASE("the same CNN without the layout pass compiles its convolutions per si
 }
 
 TEST_CASE("a module over a symbolic image size is saved and loaded with its floor extents, and runs anywhere") {
-    const graph::Graph g = small_cnn();
+    const graph::Graph g = symbolic_cnn();
     graph::Module built = graph::build(g);
     graph::Module m = graph::load_module_from_memory(graph::save_to_memory(built));
     CHECK(per_size_kernels(m) == 0);

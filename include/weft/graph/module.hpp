@@ -90,6 +90,12 @@ struct BuildOptions {
     // optimized kernels compiled on a thread of the module's own, taken by the first run()
     // (or wait_optimized()) after they are ready. CPU targets; a CUDA build is always optimized.
     CompileTier tier = CompileTier::optimized;
+    // With symbolic dimensions (CPU): after this many runs at one set of the symbols' values,
+    // the module compiles its symbolic kernels again for exactly those values (constant
+    // extents: a fixed build's speed) on a thread of its own, and runs them there once they
+    // are ready (kept for the last kMaxKeptSizes sets; docs/graph.md, "Kernels specialized
+    // for a size"). 0: never (Module::specialize still does it when asked).
+    int specialize_after_runs = 3;
     Precision precision = Precision::f32;
     // Precision::int8: typical inputs (each a map from every graph input's name to a value)
     // that the float32 graph is run on to find each quantized activation's range. A few
@@ -190,6 +196,20 @@ public:
     // so that run does not wait for the compiler; the sizes prepared or run at last are kept
     // (kMaxKeptSizes). Nothing to do for a module without such kernels, or at the max.
     void prepare_size(const std::map<std::string, int64_t>& values);
+    // Compiles now, for exactly these symbol values (every symbol named, within its bounds),
+    // every kernel whose tensors follow the symbols, with constant extents: runs there then
+    // go at the speed of a build for that size, where the kernels compiled once over the
+    // symbols are slower (tiles chosen for the max, a row's last tile shifted). Kept among the
+    // last kMaxKeptSizes sets. BuildOptions::specialize_after_runs does it in the background
+    // for the sizes that run often. A weft::Error where the model's graph differs at these
+    // values from the one compiled (its structure must not depend on the symbols).
+    void specialize(const std::map<std::string, int64_t>& values);
+    // Waits for a specialization compiling in the background (specialize_after_runs) and
+    // takes it now, so that the next run() at its size uses it. Nothing to do without one.
+    // Not while another thread runs the module.
+    void wait_specialized();
+    // The symbol values the module keeps specialized kernels for, the most recently used first.
+    std::vector<std::map<std::string, int64_t>> specialized_sizes() const;
 
     // An output after run(): a view of the module's storage, overwritten by the next run().
     // For a CUDA module it is device memory (Device::cuda(n)): pass it to another CUDA

@@ -37,6 +37,20 @@ int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure, int64_t wo
 
 // C++ convenience over the same pool: f(begin, end) returns int32_t (an error code) or
 // void. f must not throw (a throw on a worker thread ends the process).
+// While one lives, the parallel loops this thread starts run serially on it, as a pool
+// worker's do: a background compile (graph::Module's) then leaves the pool to the threads
+// that run the model. Scopes nest.
+class SerialLoops {
+public:
+    SerialLoops();
+    ~SerialLoops();
+    SerialLoops(const SerialLoops&) = delete;
+    SerialLoops& operator=(const SerialLoops&) = delete;
+
+private:
+    bool was_;
+};
+
 template <class F>
 int32_t parallel_for(int64_t n, F&& f) {
     using Fn = std::remove_reference_t<F>;

@@ -7,10 +7,13 @@
 //   onnx_model_run model.onnx [--dim NAME=V]... [--shape INPUT=D0,D1,...]...
 //                  [--symbol NAME=MAX --at NAME=V]...
 //                  [--input INPUT=FILE]... [--out DIR] [--threads 1,2] [--min-time S]
-//                  [--min-runs N] [--no-warm] [--profile]
+//                  [--min-runs N] [--no-warm] [--profile] [--specialize-after N]
 //
 // Prints one JSON object on stdout (times in ms; latency: median and minimum per run();
-// first_run_ms: the first run(), which compiles a symbolic module's per-size kernels).
+// first_run_ms: the first run(), which compiles a symbolic module's per-size kernels;
+// specialize_wait_ms: after the warm-up runs, the wait for the kernels a symbolic module
+// specializes for the size it runs at, BuildOptions::specialize_after_runs, which
+// --specialize-after sets: 0 times the kernels compiled once over the symbols).
 // --profile prints Module::profile's table per thread count on stderr.
 // An input without --input gets uniform random values in [-1, 1) (float32 only).
 #include <weft/frontend/onnx/onnx.hpp>
@@ -91,10 +94,13 @@ void write_raw(const std::string& path, const BufferRef& src) {
 }
 
 // Median and minimum of run() in ms: at least min_runs runs and min_time seconds, after two
-// warm-up runs.
-std::pair<double, double> time_runs(graph::Module& m, double min_time, int min_runs) {
+// warm-up runs and the specialization they may have started (its wait into *specialize_ms).
+std::pair<double, double> time_runs(graph::Module& m, double min_time, int min_runs, double* specialize_ms) {
     m.run();
     m.run();
+    const auto w0 = Clock::now();
+    m.wait_specialized();
+    *specialize_ms = std::max(*specialize_ms, ms_since(w0));
     std::vector<double> t;
     auto start = Clock::now();
     while (int(t.size()) < min_runs || ms_since(start) < min_time * 1e3) {
@@ -135,6 +141,8 @@ int main(int argc, char** argv) {
                 opts.symbols.push_back({n, std::stoll(v)});
             } else if (a == "--compile-threads") {  // BuildOptions::compile_threads
                 build_options.compile_threads = std::stoi(next());
+            } else if (a == "--specialize-after") {  // BuildOptions::specialize_after_runs
+                build_options.specialize_after_runs = std::stoi(next());
             } else if (a == "--tier") {  // BuildOptions::tier: optimized, fast or tiered
                 build_options.tier = graph::compile_tier(next());
             } else if (a == "--precision") {  // BuildOptions::precision: f32, bf16 or int8
@@ -166,7 +174,7 @@ int main(int argc, char** argv) {
                 profile = true;
             } else if (a == "--help" || a == "-h") {
                 std::cout << "usage: onnx_model_run model.onnx [--dim NAME=V] [--shape INPUT=D0,D1,..] "
-                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] [--precision P] [--calibrate N] "
+                             "[--symbol NAME=MAX --at NAME=V] [--max-loop-iterations N] [--compile-threads N] [--tier T] [--specialize-after N] [--precision P] [--calibrate N] "
                              "[--input INPUT=FILE] [--out DIR] [--threads 1,2] [--min-time S] [--min-runs N] "
                              "[--no-warm] [--profile]\n";
                 return 0;
@@ -280,13 +288,14 @@ int main(int argc, char** argv) {
             optimized_ms = ms_since(build_start);
         }
         js << "],\"first_run_ms\":" << first_run_ms << ",\"optimized_ms\":" << optimized_ms << ",\"latency_ms\":{";
+        double specialize_ms = 0;
         for (size_t k = 0; k < threads.size(); ++k) {
             set_num_threads(threads[k]);
-            auto [med, best] = time_runs(m, min_time, min_runs);
+            auto [med, best] = time_runs(m, min_time, min_runs, &specialize_ms);
             if (profile) std::cerr << threads[k] << " thread(s):\n" << m.profile(20).str() << "\n";
             js << (k ? "," : "") << "\"" << threads[k] << "\":{\"median\":" << med << ",\"min\":" << best << "}";
         }
-        js << "}}";
+        js << "},\"specialize_wait_ms\":" << specialize_ms << ",\"specialized\":" << m.specialized_sizes().size() << "}";
     } catch (const std::exception& e) {
         std::cout << "{\"model\":" << json_str(model) << ",\"error\":" << json_str(e.what()) << "}\n";
         return 1;

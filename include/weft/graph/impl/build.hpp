@@ -37,7 +37,7 @@ Precision precision(const std::string& name) {
 namespace detail {
 
 // A tiered build's second tier: st's groups compiled again, optimized, on a thread of the
-// module's own (graph/impl/tier_up.hpp). st's tier is what its kernels were compiled for.
+// module's own (graph/impl/background_compile.hpp). st's tier is what its kernels were compiled for.
 inline void start_tier_up(ModuleAccess::State& st, const BuildOptions& options) {
     const bool fast = options.tier != CompileTier::optimized && st.target.is_cpu();
     st.tier = fast ? CompileTier::fast : CompileTier::optimized;
@@ -45,7 +45,7 @@ inline void start_tier_up(ModuleAccess::State& st, const BuildOptions& options) 
     BuildOptions optimized = options;
     optimized.tier = CompileTier::optimized;
     optimized.progress = nullptr;
-    st.tier_up = std::make_unique<TierUp>(
+    st.tier_up = std::make_unique<BackgroundCompile<std::vector<CompiledGroup>>>(
         [graph = st.graph, groups = st.groups, target = st.target, optimized,
          symbolic = st.symbolic](const std::atomic<bool>& cancel) {
             CompileClock clock;
@@ -56,6 +56,28 @@ inline void start_tier_up(ModuleAccess::State& st, const BuildOptions& options) 
             for (GroupBuild& b : built) result.push_back(std::move(b.compiled));
             return result;
         });
+}
+
+// What compiles st's kernels at other sizes (graph/impl/size_kernels.hpp): the graph build()
+// was given (to make the graph there; the callbacks it was built with are not called again),
+// the compiled one, its groups and their arguments.
+inline void keep_size_compiler(ModuleAccess::State& st, const Graph& source, const BuildOptions& options) {
+    auto c = std::make_shared<SizeCompiler>();
+    c->source = source;
+    c->compiled = st.graph;
+    c->symbolic = st.symbolic;
+    c->groups = st.groups;
+    c->arg_ids = st.arg_ids;
+    for (const KernelInfo& info : st.infos) c->names.push_back(info.name);
+    c->per_size = st.per_size;
+    c->target = st.target;
+    c->options = options;
+    c->options.progress = nullptr;
+    if (c->options.tier == CompileTier::tiered) c->options.tier = CompileTier::optimized;  // compiled at run time
+    st.size_compiler = std::move(c);
+    WEFT_CHECK(options.specialize_after_runs >= 0, "graph::build: BuildOptions::specialize_after_runs must not be "
+               "negative, got ", options.specialize_after_runs);
+    st.specialize_after_runs = options.specialize_after_runs;
 }
 
 }  // namespace detail
@@ -101,19 +123,7 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& given
     detail::CompileClock clock;
     detail::keep_compiled(*st, detail::compile_groups(st->graph, st->groups, target, options,
                                                       st->symbolic.empty() ? nullptr : &st->symbolic, clock));
-    if (!st->per_size.empty()) {
-        // (The module keeps the graph it was given, to make the graph at other sizes; the
-        // callbacks it was built with are not called again.)
-        BuildOptions again = options;
-        again.progress = nullptr;
-        if (again.tier == CompileTier::tiered) again.tier = CompileTier::optimized;  // compiled at run time
-        st->graph_at = [source = graph, again, sym = &st->symbolic, target](const std::vector<int64_t>& values) {
-            return detail::graph_at_values(*sym, source, target, again, values);
-        };
-        st->compile_at = [again](const Module::State& s, const std::vector<int64_t>& values) {
-            return detail::compile_at_values(s, s.graph_at(values), again, values);
-        };
-    }
+    if (!st->symbolic.empty()) detail::keep_size_compiler(*st, graph, options);
     phases.push_back({"compile kernels", detail::ms_since(t0)});
     for (auto [name, ns] : {std::pair{"  schedules", &clock.schedule_ns}, std::pair{"  lowering", &clock.lower_ns},
                             std::pair{"  LLVM", &clock.llvm_ns}})

@@ -54,12 +54,50 @@ struct CompiledGroup {
 };
 
 // The kernels compiled per size (CompiledGroup::per_size) at one set of the symbols' values,
-// and what the module's views need there.
+// or, `specialized`, every kernel whose tensors follow the symbols compiled for those values
+// (graph/impl/size_kernels.hpp); and what the module's views need there.
 struct SizeKernels {
     std::vector<int64_t> values;
-    std::vector<Kernel> kernels;               // per kernel of the module: undefined where not per size
+    bool specialized = false;
+    std::vector<Kernel> kernels;               // per kernel of the module: undefined where its own runs
+    std::vector<std::vector<int>> args;        // per kernel compiled here: its argument node ids
     std::vector<std::vector<int64_t>> shapes;  // per node: a per-size node's shape here (else empty)
     std::vector<BufferRef> constants;          // per node: a per-size constant's data here (else undefined)
+};
+
+// What compiling a module's kernels at other values takes, fixed once build() is done: the
+// module and its background compiles share it (read only). Its steps are defined in
+// graph/impl/size_kernels.hpp.
+struct SizeCompiler {
+    Graph source;    // the graph build() was given
+    Graph compiled;  // the module's graph (Module::State::graph)
+    SymbolicShapes symbolic;
+    std::vector<FusedGroup> groups;
+    std::vector<std::vector<int>> arg_ids;  // per kernel, the module's argument node ids
+    std::vector<std::string> names;         // per kernel, its name (for errors)
+    std::vector<bool> per_size;             // per kernel (empty: none is compiled per size)
+    Target target;
+    BuildOptions options;  // without callbacks; a tiered build's second tier
+
+    // The graph `source` at the symbols' `values`, after build()'s passes.
+    Graph graph_at(const std::vector<int64_t>& values) const;
+
+    // Whether kernel k is compiled per size, or (`specialize`) takes a tensor or a scalar
+    // that follows the symbols.
+    bool compiles(size_t k, bool specialize) const {
+        if (!per_size.empty() && per_size[k]) return true;
+        if (!specialize) return false;
+        for (int id : arg_ids[k])
+            if (id < 0 || symbolic.is_symbolic(id) || symbolic.is_per_size(id)) return true;
+        return false;
+    }
+
+    // The kernels at `values`: those compiled per size, and with `specialize` every kernel
+    // whose tensors follow the symbols; `compile_threads` (> 0) in place of the build's.
+    // Throws where the graph made there is not the compiled one (other nodes, or a shape
+    // build() fitted otherwise). Stops early, the result then incomplete, once `cancel` is set.
+    SizeKernels compile(const std::vector<int64_t>& values, bool specialize, const std::atomic<bool>* cancel = nullptr,
+                        int compile_threads = 0) const;
 };
 
 // Where a GEMM's rows and columns are symbolic, tiles the lowering proves full need the

@@ -95,7 +95,7 @@ DebugReport Module::run_debug(const DebugOptions& options) {
     if (!s.symbolic.empty()) {
         detail::symbol_values_of_inputs(s, s.requested_values);
         detail::bind_symbols(s, s.requested_values);
-        if (s.bound_sizes) made = s.graph_at(s.symbol_values);
+        if (s.bound_sizes) made = s.size_compiler->graph_at(s.symbol_values);
         else fixed = s.symbolic.at_values(s.symbol_values);
     }
     const Graph& ref_graph = made ? *made : g;

@@ -8,14 +8,17 @@
 #include <cstring>
 #include <functional>
 #include <list>
+#include <map>
 #include <optional>
+#include <set>
 
+#include "weft/graph/impl/background_compile.hpp"
 #include "weft/graph/impl/compile_group.hpp"
 #include "weft/graph/impl/guards.hpp"
-#include "weft/graph/impl/tier_up.hpp"
 #include "weft/graph/memory_plan.hpp"
 #include "weft/graph/module.hpp"
 #include "weft/graph/pass.hpp"
+#include "weft/runtime/thread_pool.hpp"
 
 namespace weft::graph {
 
@@ -59,13 +62,23 @@ struct Module::State {
     std::vector<std::vector<int>> large_args;
     std::vector<std::vector<Call>> calls;  // per kernel, at the current values
     // Per kernel: compiled per size (CompiledGroup::per_size; empty: none is). kernels[k] is
-    // the one at the symbols' max; `sizes` holds those at other values, the most recently
-    // used first (at most kMaxKeptSizes), made by `compile_at` (graph/impl/size_kernels.hpp).
+    // the one at the symbols' max; `sizes` holds the kernels compiled for other values (per
+    // size, or every symbolic kernel specialized for a size), the most recently used first (at
+    // most kMaxKeptSizes), made by `size_compiler` (graph/impl/size_kernels.hpp; null for a
+    // module loaded from an artifact, which has no graph to make at other values).
     std::vector<bool> per_size;
     std::list<detail::SizeKernels> sizes;
-    std::function<detail::SizeKernels(const State&, const std::vector<int64_t>& values)> compile_at;
-    std::function<Graph(const std::vector<int64_t>& values)> graph_at;  // the compiled graph made at `values`
-    const detail::SizeKernels* bound_sizes = nullptr;  // at symbol_values (null: at the max)
+    std::shared_ptr<const detail::SizeCompiler> size_compiler;
+    const detail::SizeKernels* bound_sizes = nullptr;  // at symbol_values (null: none kept there)
+    bool stale_bindings = false;                       // `sizes` changed under the bound views
+    // Specializing the sizes that run often (BuildOptions::specialize_after_runs; 0: never):
+    // runs counted per set of values without a specialization, the one compiling in the
+    // background and its values, and the values whose graph cannot be specialized.
+    int specialize_after_runs = 0;
+    std::map<std::vector<int64_t>, int> size_runs;
+    std::unique_ptr<detail::BackgroundCompile<detail::SizeKernels>> specializing;
+    std::vector<int64_t> specializing_values;
+    std::set<std::vector<int64_t>> unspecializable;
     // Per kernel (a CPU module's; empty: every kernel runs): the condition under which its
     // output is needed (graph/impl/guards.hpp), read before it runs.
     std::vector<detail::KernelGuard> guards;
@@ -110,7 +123,7 @@ struct Module::State {
     // A tiered build (BuildOptions::tier): the tier of the kernels in use, the optimized ones
     // while they compile, and why they did not (Module::wait_optimized rethrows it).
     CompileTier tier = CompileTier::optimized;
-    std::unique_ptr<detail::TierUp> tier_up;
+    std::unique_ptr<detail::BackgroundCompile<std::vector<detail::CompiledGroup>>> tier_up;
     std::exception_ptr tier_up_error;
 
     // The optimized kernels in place of the fast ones once they are compiled (`wait`: until
@@ -118,14 +131,20 @@ struct Module::State {
     // per-sample calls point at the same slots, which now hold the optimized kernels.
     void adopt_optimized(bool wait) {
         if (!tier_up || (!wait && !tier_up->ready())) return;
-        const std::unique_ptr<detail::TierUp> second = std::move(tier_up);
+        const auto second = std::move(tier_up);
         std::vector<detail::CompiledGroup> groups;
         try {
-            groups = second->take(arg_ids, large_args);
+            groups = second->take();
         } catch (...) {
             tier_up_error = std::current_exception();  // the fast kernels stay
             return;
         }
+        // Each takes what the fast kernel it replaces takes.
+        WEFT_ICHECK(groups.size() == arg_ids.size(), "tiered build: ", groups.size(), " optimized kernels for ",
+                    arg_ids.size());
+        for (size_t k = 0; k < groups.size(); ++k)
+            WEFT_ICHECK(groups[k].args == arg_ids[k] && groups[k].large_args == large_args[k], "tiered build: kernel #",
+                        k, "'s optimized tier takes other arguments");
         for (size_t k = 0; k < groups.size(); ++k) {
             kernels[k] = std::move(groups[k].kernel);
             large[k] = std::move(groups[k].large);
@@ -368,23 +387,45 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         }
         st.calls[k].push_back(std::move(call));
     }
-    // The kernels compiled per size, at the current values (the max: kernels[k] itself).
+    // The kernels compiled for the current values, per size or specialized (in place of the
+    // module's own, its per-sample calls and its variant for large sizes).
     if (st.bound_sizes)
-        for (size_t k = 0; k < st.per_size.size(); ++k)
-            if (st.per_size[k]) st.calls[k].push_back({&st.bound_sizes->kernels[k], {}, st.args[k]});
+        for (size_t k = 0; k < st.bound_sizes->kernels.size(); ++k) {
+            if (!st.bound_sizes->kernels[k].defined()) continue;
+            ModuleAccess::State::Call call{&st.bound_sizes->kernels[k], {}, {}};
+            for (int id : st.bound_sizes->args[k]) call.args.emplace_back(st.values[size_t(id)]);
+            st.calls[k].clear();
+            st.calls[k].push_back(std::move(call));
+        }
 }
 
-// The per-size kernels at `values` (not the max): kept from an earlier run there, else
-// compiled now; the last kMaxKeptSizes sets are kept, the most recently used first.
-inline const SizeKernels& kernels_at(ModuleAccess::State& st, const std::vector<int64_t>& values) {
+// The kernels kept for `values` (made the most recently used), or null.
+inline const SizeKernels* kept_kernels(ModuleAccess::State& st, const std::vector<int64_t>& values) {
     for (auto it = st.sizes.begin(); it != st.sizes.end(); ++it)
         if (it->values == values) {
             st.sizes.splice(st.sizes.begin(), st.sizes, it);
-            return st.sizes.front();
+            return &st.sizes.front();
         }
-    st.sizes.push_front(st.compile_at(st, values));
+    return nullptr;
+}
+
+// Keeps `k` as the most recently used, in place of what was kept for its values; the last
+// kMaxKeptSizes sets are kept. The bound views are rebuilt at the next run.
+inline const SizeKernels& keep_kernels(ModuleAccess::State& st, SizeKernels k) {
+    st.sizes.remove_if([&](const SizeKernels& x) { return x.values == k.values; });
+    st.sizes.push_front(std::move(k));
     if (st.sizes.size() > kMaxKeptSizes) st.sizes.pop_back();
+    st.bound_sizes = nullptr;
+    st.stale_bindings = true;
     return st.sizes.front();
+}
+
+// The kernels to run at `values`: those kept for them (specialized, or per size), else the
+// per-size ones compiled now (none needed at the max, or without per-size kernels).
+inline const SizeKernels* kernels_at(ModuleAccess::State& st, const std::vector<int64_t>& values, bool at_max) {
+    if (const SizeKernels* kept = kept_kernels(st, values)) return kept;
+    if (st.per_size.empty() || at_max) return nullptr;
+    return &keep_kernels(st, st.size_compiler->compile(values, false));
 }
 
 // Where the symbols are read from at run time: each symbolic axis of an input the compiled
@@ -421,11 +462,11 @@ inline void symbol_values_of_inputs(const ModuleAccess::State& st, std::vector<i
 // The views of every node whose shape depends on the symbols, at `values`, and the argument
 // lists that point at them; nothing when the values are those bound already.
 inline void bind_symbols(ModuleAccess::State& st, const std::vector<int64_t>& values) {
-    if (values == st.symbol_values) return;
+    if (values == st.symbol_values && !st.stale_bindings) return;
     const Graph& g = st.graph;
     bool at_max = true;
     for (size_t s = 0; s < values.size(); ++s) at_max &= values[s] == st.symbolic.symbols[s].max;
-    const SizeKernels* sizes = st.per_size.empty() || at_max ? nullptr : &kernels_at(st, values);
+    const SizeKernels* sizes = kernels_at(st, values, at_max);
     for (int id = 0; id < g.size(); ++id) {
         const bool per_size = st.symbolic.is_per_size(id);
         if ((!st.symbolic.is_symbolic(id) && !per_size) || !st.storage[size_t(id)].defined()) continue;
@@ -450,7 +491,42 @@ inline void bind_symbols(ModuleAccess::State& st, const std::vector<int64_t>& va
     }
     st.symbol_values = values;
     st.bound_sizes = sizes;
+    st.stale_bindings = false;
     make_argument_lists(st);
+}
+
+// A specialization compiled in the background (`wait`: waiting for it), kept; values whose
+// graph cannot be specialized (it differs from the compiled one there) are not tried again,
+// and their runs stay on the symbolic kernels.
+inline void adopt_specialized(ModuleAccess::State& st, bool wait) {
+    if (!st.specializing || (!wait && !st.specializing->ready())) return;
+    const auto done = std::move(st.specializing);
+    try {
+        keep_kernels(st, done->take());
+    } catch (const Error&) {
+        st.unspecializable.insert(st.specializing_values);
+    }
+}
+
+// After a run's values are bound: counts the run at them, and the specialize_after_runs-th
+// starts their specialization on a thread of its own (one at a time; on one compile thread,
+// its parallel loops serial, so the run's threads keep the cores).
+inline void count_run_at_size(ModuleAccess::State& st) {
+    if (st.specialize_after_runs <= 0 || !st.size_compiler || st.specializing) return;
+    if ((st.bound_sizes && st.bound_sizes->specialized) || st.unspecializable.count(st.symbol_values)) return;
+    auto it = st.size_runs.find(st.symbol_values);
+    if (it == st.size_runs.end()) {
+        if (st.size_runs.size() >= 64) st.size_runs.clear();  // many sizes, each run rarely
+        it = st.size_runs.emplace(st.symbol_values, 0).first;
+    }
+    if (++it->second < st.specialize_after_runs) return;
+    st.size_runs.erase(it);
+    st.specializing_values = st.symbol_values;
+    st.specializing = std::make_unique<BackgroundCompile<SizeKernels>>(
+        [compiler = st.size_compiler, values = st.symbol_values](const std::atomic<bool>& cancel) {
+            runtime::SerialLoops serial;
+            return compiler->compile(values, true, &cancel, 1);
+        });
 }
 
 // set_input of a symbolic module: `data` may differ from the input's current shape where a
@@ -555,24 +631,58 @@ const cuda::Stream& Module::cuda_stream() const {
     return s.stream;
 }
 
-void Module::prepare_size(const std::map<std::string, int64_t>& values) {
-    State& s = state();
+namespace detail {
+// The symbols' values `values` names (every symbol, each within its bounds), in symbol order.
+inline std::vector<int64_t> symbol_values_named(const ModuleAccess::State& s, const std::map<std::string, int64_t>& values,
+                                                const char* caller) {
     std::vector<int64_t> at;
     for (const Symbol& sym : s.symbolic.symbols) {
         auto it = values.find(sym.name);
-        WEFT_CHECK(it != values.end(), "graph::Module::prepare_size: no value for symbol '", sym.name, "'");
-        WEFT_CHECK(it->second >= sym.min && it->second <= sym.max, "graph::Module::prepare_size: symbol '", sym.name,
+        WEFT_CHECK(it != values.end(), "graph::Module::", caller, ": no value for symbol '", sym.name, "'");
+        WEFT_CHECK(it->second >= sym.min && it->second <= sym.max, "graph::Module::", caller, ": symbol '", sym.name,
                    "' = ", it->second, " is outside its bounds [", sym.min, ", ", sym.max, "]");
         at.push_back(it->second);
     }
     for (const auto& [name, v] : values) {
         bool known = false;
         for (const Symbol& sym : s.symbolic.symbols) known |= sym.name == name;
-        WEFT_CHECK(known, "graph::Module::prepare_size: the module has no symbol '", name, "'");
+        WEFT_CHECK(known, "graph::Module::", caller, ": the module has no symbol '", name, "'");
     }
+    return at;
+}
+}  // namespace detail
+
+void Module::prepare_size(const std::map<std::string, int64_t>& values) {
+    State& s = state();
+    const std::vector<int64_t> at = detail::symbol_values_named(s, values, "prepare_size");
     bool at_max = true;
     for (size_t k = 0; k < at.size(); ++k) at_max &= at[k] == s.symbolic.symbols[k].max;
-    if (!s.per_size.empty() && !at_max) detail::kernels_at(s, at);
+    detail::kernels_at(s, at, at_max);
+}
+
+void Module::specialize(const std::map<std::string, int64_t>& values) {
+    State& s = state();
+    WEFT_CHECK(!s.symbolic.empty(), "graph::Module::specialize: the module has no symbolic dimensions (its kernels "
+               "are compiled for its only size)");
+    WEFT_CHECK(s.size_compiler, "graph::Module::specialize: this module was loaded from an artifact, which holds "
+               "compiled kernels but not the graph to compile at other sizes; build it from the graph or model");
+    const std::vector<int64_t> at = detail::symbol_values_named(s, values, "specialize");
+    if (const detail::SizeKernels* kept = detail::kept_kernels(s, at); kept && kept->specialized) return;
+    detail::keep_kernels(s, s.size_compiler->compile(at, true));
+}
+
+void Module::wait_specialized() { detail::adopt_specialized(state(), true); }
+
+std::vector<std::map<std::string, int64_t>> Module::specialized_sizes() const {
+    std::vector<std::map<std::string, int64_t>> out;
+    const State& s = state();
+    for (const detail::SizeKernels& k : s.sizes) {
+        if (!k.specialized) continue;
+        std::map<std::string, int64_t> named;
+        for (size_t i = 0; i < k.values.size(); ++i) named[s.symbolic.symbols[i].name] = k.values[i];
+        out.push_back(std::move(named));
+    }
+    return out;
 }
 
 void Module::run() {
@@ -582,8 +692,10 @@ void Module::run() {
     std::optional<cuda::StreamGuard> on_stream;
     if (s.device.is_cuda()) on_stream.emplace(s.stream);
     if (!s.symbolic.empty()) {
+        detail::adopt_specialized(s, false);
         detail::symbol_values_of_inputs(s, s.requested_values);
         detail::bind_symbols(s, s.requested_values);
+        detail::count_run_at_size(s);
     }
     for (size_t k = 0; k < s.kernels.size(); ++k) s.run_kernel(k);
     s.enforce_checks();

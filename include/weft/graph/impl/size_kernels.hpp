@@ -1,20 +1,19 @@
-// Kernels compiled per size (CompiledGroup::per_size; docs/graph.md, "Kernels compiled per
-// size"): the graph a module was built from made again at the symbols' values a run brings,
-// checked against the compiled graph, and its per-size groups compiled for it. build()
-// hands the module these steps (Module::State::graph_at, compile_at); run() calls them
-// the first time it meets a set of values.
+// Kernels compiled for one set of the symbols' values (docs/graph.md, "Kernels compiled per
+// size" and "Kernels specialized for a size"): the graph a module was built from made again
+// at those values, checked against the compiled graph, and its groups compiled for it: the
+// groups compiled per size (CompiledGroup::per_size), which run() compiles the first time it
+// meets a set of values, and, for a specialization, every group whose tensors follow the
+// symbols (constant extents there: the speed of a build for that size).
 #pragma once
+#include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "weft/graph/impl/build_steps.hpp"
 
 namespace weft::graph::detail {
 
-// The kernels compiled per size (CompiledGroup::per_size) at the symbols' `values`: the
-// graph made there (`source` instantiated, then the same passes), checked against the
-// compiled one (the same nodes; every shape build() fitted as fitted), and its per-size
-// groups compiled (the kernel cache serves sizes met before, in this process or on disk).
 // The graph `source` at the symbols' `values`, after build()'s passes.
 inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, const Target& target,
                              const BuildOptions& options, const std::vector<int64_t>& values) {
@@ -30,43 +29,59 @@ inline Graph graph_at_values(const SymbolicShapes& sym, const Graph& source, con
     return g;
 }
 
-inline SizeKernels compile_at_values(const ModuleAccess::State& st, const Graph& g, const BuildOptions& options,
-                                     const std::vector<int64_t>& values) {
-    const SymbolicShapes& sym = st.symbolic;
-    const std::string at = values_str(sym.symbols, values);
-    std::vector<bool> attrs_vary(size_t(g.size()), false), per_size = sym.per_size;
-    match_structure(st.graph, g, at, attrs_vary, per_size);
+inline Graph SizeCompiler::graph_at(const std::vector<int64_t>& values) const {
+    return graph_at_values(symbolic, source, target, options, values);
+}
+
+inline SizeKernels SizeCompiler::compile(const std::vector<int64_t>& values, bool specialize,
+                                         const std::atomic<bool>* cancel, int compile_threads) const {
+    const Graph g = graph_at(values);
+    const std::string at = values_str(symbolic.symbols, values);
+    std::vector<bool> attrs_vary(size_t(g.size()), false), per_size_nodes = symbolic.per_size;
+    match_structure(compiled, g, at, attrs_vary, per_size_nodes);
     SizeKernels r;
     r.values = values;
-    r.kernels.resize(st.kernels.size());
+    r.specialized = specialize;
+    r.kernels.resize(arg_ids.size());
+    r.args.resize(arg_ids.size());
     r.shapes.resize(size_t(g.size()));
     r.constants.resize(size_t(g.size()));
     for (int id = 0; id < g.size(); ++id) {
         const Node& n = g.node(id);
-        if (sym.is_per_size(id)) {
+        if (symbolic.is_per_size(id)) {
             r.shapes[size_t(id)] = n.type.shape;
             if (n.is_constant()) r.constants[size_t(id)] = n.value;
             continue;
         }
-        const std::vector<int64_t> fitted = sym.shape_at(st.graph, id, values);
-        WEFT_CHECK(!per_size[size_t(id)] && n.type.shape == fitted, "graph::Module::run: at ", at, ", ", describe(n),
-                   " is ", n.type.str(), (per_size[size_t(id)] ? " with other data" : ""),
+        const std::vector<int64_t> fitted = symbolic.shape_at(compiled, id, values);
+        WEFT_CHECK(!per_size_nodes[size_t(id)] && n.type.shape == fitted, "graph::Module::run: at ", at, ", ",
+                   describe(n), " is ", n.type.str(), (per_size_nodes[size_t(id)] ? " with other data" : ""),
                    ", not what graph::build found at other sizes (", TensorType{fitted, n.type.dtype}.str(),
                    "): give the symbols fixed values, or bounds that keep the graph alike");
     }
-    std::vector<FusedGroup> groups;
+    std::vector<FusedGroup> chosen;
     std::vector<size_t> which;
-    for (size_t k = 0; k < st.per_size.size(); ++k)
-        if (st.per_size[k]) {
-            groups.push_back(st.groups[k]);
+    for (size_t k = 0; k < arg_ids.size(); ++k)
+        if (compiles(k, specialize)) {
+            chosen.push_back(groups[k]);
             which.push_back(k);
         }
     CompileClock clock;
-    std::vector<GroupBuild> built = compile_groups(g, groups, st.target, options, nullptr, clock);
+    BuildOptions o = options;
+    if (compile_threads > 0) o.compile_threads = compile_threads;
+    std::vector<GroupBuild> built = compile_groups(g, chosen, target, o, nullptr, clock, cancel);
+    if (cancel && cancel->load()) return r;
     for (size_t i = 0; i < which.size(); ++i) {
-        WEFT_ICHECK(built[i].compiled.args == st.arg_ids[which[i]], "graph::Module::run: the kernel of '",
-                    st.infos[which[i]].name, "' at ", at, " takes other arguments than at the symbols' max");
-        r.kernels[which[i]] = std::move(built[i].compiled.kernel);
+        const size_t k = which[i];
+        // A kernel compiled per size takes what the one at the max takes; a specialized one
+        // the same tensors, without the symbols' scalars.
+        std::vector<int> tensors;
+        for (int id : arg_ids[k])
+            if (id >= 0) tensors.push_back(id);
+        WEFT_ICHECK(built[i].compiled.args == tensors, "graph::Module::run: the kernel of '", names[k], "' at ", at,
+                    " takes other arguments than at the symbols' max");
+        r.kernels[k] = std::move(built[i].compiled.kernel);
+        r.args[k] = std::move(built[i].compiled.args);
     }
     return r;
 }

@@ -342,6 +342,9 @@ namespace runtime {
 int32_t parallel_for(int64_t n, WeftParallelBody body, void* closure, int64_t work_per_iteration) noexcept {
     return detail::ThreadPool::global().run(n, work_per_iteration, body, closure);
 }
+
+SerialLoops::SerialLoops() : was_(detail::in_parallel_region()) { detail::in_parallel_region() = true; }
+SerialLoops::~SerialLoops() { detail::in_parallel_region() = was_; }
 }  // namespace runtime
 
 }  // namespace weft
