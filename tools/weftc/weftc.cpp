@@ -135,7 +135,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     apply_threads(cl, m);
     set_inputs(m.module, value_or(cl, "--inputs"), 0, o.max_file_bytes);
     time_runs(m.module, warmup);
-    m.module.wait_optimized();  // a tiered build is timed at its optimized kernels
+    m.module.wait_optimized();    // a tiered build is timed at its optimized kernels,
+    m.module.wait_specialized();  // a symbolic one at the kernels its warm-up runs specialized
     Stats s = stats_of(time_runs(m.module, repeat));
     std::printf("%s: %zu kernels, %s %.1f ms, %d threads\n", cl.positional[0].c_str(), m.module.kernels().size(),
                 m.artifact ? "loaded in" : "compiled in", m.build_ms, num_threads());
