@@ -24,14 +24,16 @@ struct Shape {
     std::string name() const { return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K); }
 };
 
-bench::Runner weft_bf16_gemm(Shape g) {
+// `amx`: on AMX tiles (topi::schedule_matmul_bf16_amx), on CPUs with AMX; else vdpbf16ps.
+bench::Runner weft_bf16_gemm(Shape g, bool amx = false) {
     using namespace weft;
     Tensor A = placeholder({g.M, g.K}, bf16, "A"), B = placeholder({g.K, g.N}, bf16, "B");
     Tensor Bp = topi::pack_bf16_weight(B);
     Tensor Bpi = placeholder({g.N / 16, g.K / 2, 16, 2}, bf16, "Bp");
     Tensor C = topi::matmul_bf16(A, Bpi);
     Schedule s = create_schedule(C);
-    topi::schedule_matmul_bf16(s, C);
+    if (amx) topi::schedule_matmul_bf16_amx(s, C);
+    else topi::schedule_matmul_bf16(s, C);
     Kernel gemm = build(s, {A, Bpi, C});
     Kernel pack = build(create_schedule(Bp), {B, Bp});
     auto a = std::make_shared<Buffer<bfloat16>>(std::vector<int64_t>{g.M, g.K});
@@ -136,6 +138,8 @@ const bool registered = [] {
         bench::Case c{"bf16_gemm/" + g.name(), bench::Unit::Flops, 2.0 * double(g.M) * double(g.N) * double(g.K)};
         for (int t : {1, 2}) {
             bench::add(c, "weft", t, [g] { return weft_bf16_gemm(g); });
+            if (weft::topi::has_amx_bf16(weft::Target::host()))
+                bench::add(c, "weft_amx", t, [g] { return weft_bf16_gemm(g, true); });
             bench::add(c, "onednn", t, [g] { return onednn_bf16_gemm(g); });
             bench::add(c, "weft_f32", t, [g] { return weft_f32_gemm(g); });
         }

@@ -20,14 +20,16 @@ void fill_bytes(T* p, int64_t n, unsigned seed) {
 
 // ---- GEMM -----------------------------------------------------------------------------
 
-bench::Runner weft_gemm(int64_t M, int64_t N, int64_t K) {
+// `amx`: on AMX tiles (topi::schedule_matmul_u8s8_amx), on CPUs with AMX; else vpdpbusd.
+bench::Runner weft_gemm(int64_t M, int64_t N, int64_t K, bool amx = false) {
     using namespace weft;
     Tensor A = placeholder({M, K}, u8, "A"), B = placeholder({K, N}, i8, "B");
     Tensor Bp = topi::pack_vnni_weight(B);
     Tensor Bpi = placeholder({N / 16, K / 4, 16, 4}, i8, "Bp");
     Tensor C = topi::matmul_u8s8(A, Bpi);
     Schedule s = create_schedule(C);
-    topi::schedule_matmul_u8s8(s, C);
+    if (amx) topi::schedule_matmul_u8s8_amx(s, C);
+    else topi::schedule_matmul_u8s8(s, C);
     Kernel gemm = build(s, {A, Bpi, C});
     Schedule sp = create_schedule(Bp);
     Kernel pack = build(sp, {B, Bp});
@@ -142,6 +144,8 @@ const bool registered = [] {
                       bench::Unit::Flops, 2.0 * double(n) * n * n};
         for (int t : {1, 2}) {
             bench::add(c, "weft", t, [n] { return weft_gemm(n, n, n); });
+            if (weft::topi::has_amx_int8(weft::Target::host()))
+                bench::add(c, "weft_amx", t, [n] { return weft_gemm(n, n, n, true); });
             bench::add(c, "onednn", t, [n] { return onednn_gemm(n, n, n); });
         }
     }

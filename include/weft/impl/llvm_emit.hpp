@@ -2,6 +2,7 @@
 // one translation unit (CMake's weft::weft does this in src/weft_llvm_emit.cpp).
 #pragma once
 #include "weft/codegen/llvm/impl/codegen.hpp"
+#include "weft/codegen/llvm/impl/emit_amx.hpp"
 #include "weft/codegen/llvm/impl/emit_args.hpp"
 #include "weft/codegen/llvm/impl/emit_expr.hpp"
 #include "weft/codegen/llvm/impl/emit_memory.hpp"

@@ -52,6 +52,10 @@ int32_t weft_runtime_check_arguments(const WeftValue* args, const int32_t* type_
 // ir::attr::parallel_work; <= 0: unknown): a loop too small to pay for a second thread runs
 // on the calling thread alone.
 int32_t weft_runtime_parallel_for(WeftParallelBody body, void* closure, int64_t n, int64_t work_per_iteration);
+// Asks Linux, once per process, for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,
+// XTILEDATA) that a kernel's AMX instructions need; returns 0 when granted, else sets the
+// error (weft_runtime_set_error) and returns -1.
+int32_t weft_runtime_request_amx(void);
 // 64-byte aligned heap memory for "global" allocations inside a kernel.
 void* weft_runtime_alloc(int64_t bytes);
 void weft_runtime_free(void* p);

@@ -56,6 +56,32 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& op);
 // bfloat16 widened (correct on any CPU; what BuildOptions::precision = bf16 runs there).
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
+// Intel AMX (amx-tile with amx-bf16 / amx-int8 in Target::features): C f32[16, 16] +=
+// A bf16[16, K] x B packed by pack_bf16_weight, one panel [K/2, 16, 2] (K a multiple of 32),
+// or C s32[16, 16] += A u8[16, K] x B packed by pack_vnni_weight, one panel [K/4, 16, 4] (K a
+// multiple of 64); K fixed per intrinsic ("x86.amx_bf16_16x16xK", "x86.amx_u8s8_16x16xK").
+// The lowering is one weft.amx_tdpbf16ps / weft.amx_tdpbusd: C kept in a tile register over
+// the K steps of 64 bytes (a tdpbf16ps / tdpbusd each, A's and B's tiles loaded per step).
+// A and C are read and written through their rows (the whole tensors' row strides), so the
+// tensorized stage must be the output itself, not a local cache. Building such a kernel for
+// a target without the features is a weft::Error.
+// With `rows` x `cols` (1 or 2 each) tiles: C [16 rows, 16 cols] from A [16 rows, K] and
+// `cols` neighbouring panels of B, each A and B tile loaded once per step for all the C tiles
+// it meets ("x86.amx_bf16_32x32xK"); with `blocks` > 1, that many such blocks side by side
+// (C [16 rows, 16 cols blocks], B's next cols panels each), one tile configuration for all.
+TensorIntrin amx_bf16_tile(int64_t k, int64_t rows = 1, int64_t cols = 1, int64_t blocks = 1);
+TensorIntrin amx_u8s8_tile(int64_t k, int64_t rows = 1, int64_t cols = 1, int64_t blocks = 1);
+// Whether `target` has AMX's bfloat16 / int8 tiles (amx-tile and amx-bf16 / amx-int8).
+bool has_amx_bf16(const Target& target);
+bool has_amx_int8(const Target& target);
+// matmul_bf16 / matmul_u8s8 on AMX tiles: C in blocks of 2 x 2 tiles (32 x 32; fewer where
+// M or N is no multiple of 32), each row of blocks one tensorized amx_bf16_tile /
+// amx_u8s8_tile over the whole K, the rows in parallel. M and N multiples of
+// 16, K of 32 / 64 (a weft::Error names what is not); the kernel runs on a CPU with AMX (a
+// Linux that refuses the process its AMX state: a weft::Error when it runs).
+void schedule_matmul_bf16_amx(Schedule& s, const Tensor& op);
+void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& op);
+
 // bfloat16 conv2d in conv2d_nchwc's blocked layout: data bf16 [N, C/ib, H, W, ib] (ib even:
 // each pair of neighbouring channels is one vdpbf16ps operand), weights packed from
 // conv2d_nchwc's float32 blocks [O/ob, C/wib, KH, KW, wib, ob] (wib a multiple of ib) to bf16

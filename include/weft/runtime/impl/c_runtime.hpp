@@ -4,6 +4,10 @@
 // Every extern "C" function here is noexcept: it is called from JIT-compiled frames, which
 // carry no unwind tables, so an exception must never cross it.
 #pragma once
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -43,6 +47,24 @@ void weft_runtime_set_error(const char* message) {
         // Out of memory while reporting an error: the kernel still returns its non-zero
         // code, and the runtime reports it without the message.
     }
+}
+
+int32_t weft_runtime_request_amx(void) {
+    // Linux 5.16+: the AMX tile data is a dynamically enabled state a process must ask for
+    // before its first tile instruction (else SIGILL). Asked once; the answer kept.
+    static const long granted = [] {
+#if defined(__linux__) && defined(__x86_64__)
+        constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+        return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata);
+#else
+        return -1L;
+#endif
+    }();
+    if (granted == 0) return 0;
+    weft_runtime_set_error("weft: the kernel uses AMX tiles, but Linux refused this process the AMX state "
+                           "(arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) failed: an older kernel or a CPU "
+                           "without AMX); build for a target without amx-tile");
+    return -1;
 }
 
 // Alignment of kernel heap buffers and Buffer<T> storage: a cache line, and the widest

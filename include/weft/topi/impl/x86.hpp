@@ -68,6 +68,49 @@ bool host_has_avx512_bf16() { return Target::host().has_feature("avx512bf16"); }
 
 namespace {
 
+// An AMX tile intrinsic: C[16 rows, 16 cols blocks] (`acc`) += A[16 rows, K] (`a`) x B
+// packed [cols blocks, K/step, 16, step] (`b`: that many panels of pack_dot_weight's layout),
+// one weft.amx_* call over K's steps of 64 bytes, block by block (docs: topi/x86.hpp).
+TensorIntrin amx_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks, int64_t step, DataType a_type,
+                      DataType b_type, DataType acc, const char* call, const std::string& name) {
+    const int64_t per_step = 64 / a_type.bytes();
+    WEFT_CHECK(K >= per_step && K % per_step == 0, name, ": K must be a positive multiple of ", per_step, ", got ", K);
+    WEFT_CHECK(rows >= 1 && rows <= 2 && cols >= 1 && cols <= 2 && blocks >= 1, name,
+               ": blocks of 1 or 2 x 1 or 2 tiles, at least one, got ", blocks, " of ", rows, " x ", cols);
+    Tensor a = placeholder({16 * rows, K}, a_type, "a"), b = placeholder({cols * blocks, K / step, 16, step}, b_type, "b");
+    IterVar k = reduce_axis(0, K, "k");
+    Tensor c = compute({16 * rows, 16 * cols * blocks}, [&](Expr i, Expr j) {
+        return sum(cast(acc, a(i, k)) * cast(acc, b(j / 16, k / step, j % 16, k % step)), {k});
+    }, "c", {"i", "j"});
+    return decl_tensor_intrin(c, [K, per_step, rows, cols, blocks, call](const TensorIntrinCall& x) {
+        Expr zero = make_int(0);
+        // Rows of C and A: their tensors' last dimensions apart (whole tensors, row-major).
+        Expr ldc = x.out.tensor.shape().back(), lda = x.inputs[0].tensor.shape().back();
+        return ir::Evaluate::make(ir::Call::make(i32, call,
+                                                 {x.output({zero, zero}), ldc, x.input(0, {zero, zero}), lda,
+                                                  x.input(1, {zero, zero, zero, zero}), make_int(K / per_step),
+                                                  make_int(rows), make_int(cols), make_int(16 * K), make_int(blocks)},
+                                                 ir::Call::CallKind::Intrinsic));
+    }, name + "_" + std::to_string(16 * rows) + "x" + std::to_string(16 * cols * blocks) + "x" + std::to_string(K) +
+           (blocks > 1 ? "_" + std::to_string(blocks) + "_blocks" : ""));
+}
+
+}  // namespace
+
+TensorIntrin amx_bf16_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks) {
+    return amx_tile(K, rows, cols, blocks, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf16");
+}
+
+TensorIntrin amx_u8s8_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks) {
+    return amx_tile(K, rows, cols, blocks, 4, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8");
+}
+
+bool has_amx_bf16(const Target& target) { return target.has_feature("amx-tile") && target.has_feature("amx-bf16"); }
+
+bool has_amx_int8(const Target& target) { return target.has_feature("amx-tile") && target.has_feature("amx-int8"); }
+
+namespace {
+
 // The weights of a dot-product instruction that reduces `step` elements into each of 16
 // lanes: B [K, N] -> [N/16, K/step, 16, step].
 Tensor pack_dot_weight(const Tensor& b, int64_t step, DataType dtype, const char* op, std::string name) {
@@ -175,6 +218,37 @@ void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, cons
 void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_matmul(s, c, c, 2, &dot, "schedule_matmul_bf16");
+}
+
+namespace {
+
+// C in rows of blocks of 2 x 2 AMX tiles (32 x 32; 2 x 1, 1 x 2 or one tile where M or N is
+// not a multiple of 32): each row of blocks one tensorized intrinsic over the whole K
+// (`intrin`, whose steps take `k_step` elements of K), the rows in parallel. A block loads two
+// A and two B tiles per step for four tdp instructions (a lone tile: two for one); a row's
+// blocks share one tile configuration.
+void schedule_amx_matmul(Schedule& s, const Tensor& c, int64_t k_step,
+                         TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
+    conv_detail::check_epilogue(name, c, c);
+    const int64_t M = const_dim(c, 0, name), N = const_dim(c, 1, name);
+    int64_t K = 0;
+    nn_detail::const_extent(c.reduce_axis(0).dom().extent, &K);
+    WEFT_CHECK(M % 16 == 0 && N % 16 == 0 && K % k_step == 0, name, ": '", c.name(), "' is ", M, " x ", N, " over K = ",
+               K, "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
+    const int64_t rows = M % 32 == 0 ? 2 : 1, cols = N % 32 == 0 ? 2 : 1;
+    auto [io, ii] = s[c].split(c.axis(0), 16 * rows);
+    s[c].parallel(io);
+    s[c].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
+}
+
+}  // namespace
+
+void schedule_matmul_bf16_amx(Schedule& s, const Tensor& c) {
+    schedule_amx_matmul(s, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
+}
+
+void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
+    schedule_amx_matmul(s, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {

@@ -59,6 +59,7 @@ private:
 
     // ---- kernel arguments (emit_args.hpp) ----
     llvm::Value* emit_weft_intrinsic(const ir::Call* op);
+    llvm::Value* emit_amx_tile_dot(const ir::Call* op);  // emit_amx.hpp
     llvm::Value* tensor_arg_field(llvm::Value* position, unsigned field);
     llvm::Value* emit_check_arguments();
 
@@ -215,6 +216,7 @@ inline llvm::FunctionCallee CodeGenLLVM::runtime_function(const char* name) {
     if (n == "weft_runtime_set_error") type = llvm::FunctionType::get(void_, {ptr}, false);
     else if (n == "weft_runtime_parallel_for") type = llvm::FunctionType::get(i32, {ptr, ptr, i64, i64}, false);
     else if (n == "weft_runtime_alloc") type = llvm::FunctionType::get(ptr, {i64}, false);
+    else if (n == "weft_runtime_request_amx") type = llvm::FunctionType::get(i32, {}, false);
     else if (n == "weft_runtime_free") type = llvm::FunctionType::get(void_, {ptr}, false);
     else if (n == "weft_runtime_check_arguments") type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr, ptr}, false);
     WEFT_ICHECK(type != nullptr, "unknown runtime function ", n);

@@ -1,9 +1,10 @@
 // CodeGenLLVM: the weft.* intrinsics (ir/abi.hpp) through which a kernel's prologue checks
-// and reads its arguments, plus weft.prefetch.
+// and reads its arguments, plus weft.prefetch and the AMX tiles (emit_amx.hpp).
 #pragma once
 #include <cstddef>
 
 #include "weft/codegen/llvm/impl/codegen.hpp"
+#include "weft/codegen/llvm/impl/emit_amx.hpp"
 #include "weft/ir/abi.hpp"
 #include "weft/ir/argument_spec.hpp"
 
@@ -47,6 +48,7 @@ inline llvm::Value* CodeGenLLVM::emit_weft_intrinsic(const ir::Call* op) {
                            {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
         return llvm::Constant::getNullValue(type_of(op->type));
     }
+    if (is_amx_tile_dot(n)) return emit_amx_tile_dot(op);
     if (n == "weft.assume_aligned") {
         // (pointer, bytes): the runtime checked an argument's promised alignment; binding the
         // pointer through the assumption carries it to every access (LLVM's known bits).

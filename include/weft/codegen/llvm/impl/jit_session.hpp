@@ -218,6 +218,7 @@ private:
         define("weft_runtime_set_error", &weft_runtime_set_error);
         define("weft_runtime_parallel_for", &weft_runtime_parallel_for);
         define("weft_runtime_alloc", &weft_runtime_alloc);
+        define("weft_runtime_request_amx", &weft_runtime_request_amx);
         define("weft_runtime_free", &weft_runtime_free);
         define("weft_runtime_check_arguments", &weft_runtime_check_arguments);
         if (auto err = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))))
