@@ -5,6 +5,8 @@
 // ("skipped: no AMX" elsewhere).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "matmul_reference.hpp"
@@ -97,6 +99,52 @@ TEST_CASE("AMX: bfloat16 matmul on tiles matches a double reference") {
         c.fill(12345.f);  // the kernel's initialization must clear it
         f(a, b, c);
         CHECK(weft::test::bf16_matmul_mismatches(a, b, c, 1e-5) == 0);
+    }
+}
+
+TEST_CASE("AMX: schedule_matmul_bf16 / u8s8 for an AMX target take the tiles, an epilogue after them") {
+    const int64_t M = 64, N = 48, K = 128;
+    for (bool int8 : {false, true}) {
+        CAPTURE(int8);
+        Tensor A = placeholder({M, K}, int8 ? u8 : bf16, "A"), B = placeholder({K, N}, int8 ? i8 : bf16, "B");
+        Tensor bias = placeholder({N}, f32, "bias");
+        Tensor Bp = int8 ? topi::pack_vnni_weight(B) : topi::pack_bf16_weight(B);
+        Tensor C = int8 ? topi::matmul_u8s8(A, Bp) : topi::matmul_bf16(A, Bp);
+        // A bias and a ReLU (after a scale, for int8): what BuildOptions::precision fuses.
+        Tensor Y = compute({M, N}, [&](Expr i, Expr j) {
+            Expr v = int8 ? cast(f32, C(i, j)) * 0.001f : C(i, j);
+            return max(v + bias(j), ir::make_const(f32, 0.0));
+        }, "y");
+        auto schedule_for = [&](const Target& target) {
+            Schedule s = create_schedule(Y);
+            s[Bp].compute_root();
+            if (int8) topi::schedule_matmul_u8s8(s, C, Y, target);
+            else topi::schedule_matmul_bf16(s, C, Y, target);
+            return s;
+        };
+        Schedule s = schedule_for(amx_target());
+        const std::string assembly = build(s, {A, B, bias, Y}, amx_target()).assembly();
+        CHECK(assembly.find(int8 ? "tdpbusd" : "tdpbf16ps") != std::string::npos);
+        if (skip_without_amx()) continue;
+        // On this AMX CPU: the tiles' result against the same schedule without AMX.
+        Kernel amx = build(schedule_for(Target::host()), {A, B, bias, Y});
+        Kernel plain = build(schedule_for(Target::x86_avx512()), {A, B, bias, Y}, Target::x86_avx512());
+        auto bias_v = Buffer<float>::random({N}, -1.f, 1.f, 3);
+        Buffer<float> y1({M, N}), y2({M, N});
+        if (int8) {
+            auto a = Buffer<uint8_t>::random({M, K}, 0, 255, 1);
+            auto b = Buffer<int8_t>::random({K, N}, -128, 127, 2);
+            amx(a, b, bias_v, y1);
+            plain(a, b, bias_v, y2);
+        } else {
+            auto a = Buffer<bfloat16>::random({M, K}, bfloat16(-1.f), bfloat16(1.f), 1);
+            auto b = Buffer<bfloat16>::random({K, N}, bfloat16(-1.f), bfloat16(1.f), 2);
+            amx(a, b, bias_v, y1);
+            plain(a, b, bias_v, y2);
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < M * N; ++i) worst = std::max(worst, double(std::abs(y1.data()[i] - y2.data()[i])));
+        CHECK(worst < 1e-3);
     }
 }
 

@@ -2,6 +2,7 @@
 #include "weft/ir/target.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
 #include "weft/topi/impl/nn_detail.hpp"
+#include "weft/topi/injective.hpp"
 #include "weft/topi/x86.hpp"
 
 namespace weft::topi::conv_detail {
@@ -210,11 +211,6 @@ void schedule_matmul_u8s8(Schedule& s, const Tensor& c) {
     schedule_dot_matmul(s, c, c, 4, &dot, "schedule_matmul_u8s8");
 }
 
-void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
-    const TensorIntrin dot = vnni_dot_16x4();
-    schedule_dot_matmul(s, op, out, 4, target.has_feature("avx512vnni") ? &dot : nullptr, "schedule_matmul_u8s8");
-}
-
 void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_matmul(s, c, c, 2, &dot, "schedule_matmul_bf16");
@@ -222,36 +218,59 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
 
 namespace {
 
+// Whether op's extents are constants that AMX tiles fit (M and N multiples of 16, K of
+// k_step), into m, n and k.
+bool amx_fits(const Tensor& op, int64_t k_step, int64_t* m, int64_t* n, int64_t* k) {
+    return nn_detail::const_extent(op.shape()[0], m) && nn_detail::const_extent(op.shape()[1], n) &&
+           nn_detail::const_extent(op.reduce_axis(0).dom().extent, k) && *m % 16 == 0 && *n % 16 == 0 &&
+           *k % k_step == 0;
+}
+
 // C in rows of blocks of 2 x 2 AMX tiles (32 x 32; 2 x 1, 1 x 2 or one tile where M or N is
 // not a multiple of 32): each row of blocks one tensorized intrinsic over the whole K
 // (`intrin`, whose steps take `k_step` elements of K), the rows in parallel. A block loads two
 // A and two B tiles per step for four tdp instructions (a lone tile: two for one); a row's
-// blocks share one tile configuration.
-void schedule_amx_matmul(Schedule& s, const Tensor& c, int64_t k_step,
+// blocks share one tile configuration. An epilogue (`out` after op) runs after the whole
+// product, which the tiles write in full (op at the root): element-wise, in parallel.
+void schedule_amx_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, int64_t k_step,
                          TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
-    conv_detail::check_epilogue(name, c, c);
-    const int64_t M = const_dim(c, 0, name), N = const_dim(c, 1, name);
-    int64_t K = 0;
-    nn_detail::const_extent(c.reduce_axis(0).dom().extent, &K);
-    WEFT_CHECK(M % 16 == 0 && N % 16 == 0 && K % k_step == 0, name, ": '", c.name(), "' is ", M, " x ", N, " over K = ",
-               K, "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
+    conv_detail::check_epilogue(name, op, out);
+    int64_t M = 0, N = 0, K = 0;
+    WEFT_CHECK(amx_fits(op, k_step, &M, &N, &K), name, ": '", op.name(), "' is ", op.shape()[0], " x ",
+               op.shape()[1], " over K = ", ir::arith::simplify(op.reduce_axis(0).dom().extent),
+               "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
     const int64_t rows = M % 32 == 0 ? 2 : 1, cols = N % 32 == 0 ? 2 : 1;
-    auto [io, ii] = s[c].split(c.axis(0), 16 * rows);
-    s[c].parallel(io);
-    s[c].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
+    if (!out.same_as(op)) {
+        s[op].compute_root();
+        schedule_injective(s, out, target);
+    }
+    auto [io, ii] = s[op].split(op.axis(0), 16 * rows);
+    s[op].parallel(io);
+    s[op].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
 }
 
 }  // namespace
 
 void schedule_matmul_bf16_amx(Schedule& s, const Tensor& c) {
-    schedule_amx_matmul(s, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
+    schedule_amx_matmul(s, c, c, Target::host(), 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
 }
 
 void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
-    schedule_amx_matmul(s, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
+    schedule_amx_matmul(s, c, c, Target::host(), 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
+}
+
+void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    int64_t m = 0, n = 0, k = 0;
+    if (has_amx_int8(target) && amx_fits(op, 64, &m, &n, &k))
+        return schedule_amx_matmul(s, op, out, target, 64, amx_u8s8_tile, "schedule_matmul_u8s8");
+    const TensorIntrin dot = vnni_dot_16x4();
+    schedule_dot_matmul(s, op, out, 4, target.has_feature("avx512vnni") ? &dot : nullptr, "schedule_matmul_u8s8");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    int64_t m = 0, n = 0, k = 0;
+    if (has_amx_bf16(target) && amx_fits(op, 32, &m, &n, &k))
+        return schedule_amx_matmul(s, op, out, target, 32, amx_bf16_tile, "schedule_matmul_bf16");
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_matmul(s, op, out, 2, target.has_feature("avx512bf16") ? &dot : nullptr, "schedule_matmul_bf16");
 }
