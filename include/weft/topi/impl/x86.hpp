@@ -259,20 +259,29 @@ void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
     schedule_amx_matmul(s, c, c, Target::host(), 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
 }
 
-void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+namespace {
+
+// On AMX tiles where the target has them (`amx`) and op's extents fit (K a multiple of
+// `amx_k`); else the register tile of dot-product instructions (`dot` where `has_dot`, in
+// steps of `step`), or of FMAs.
+void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, bool amx,
+                                   int64_t amx_k, TensorIntrin (*amx_intrin)(int64_t, int64_t, int64_t, int64_t),
+                                   int64_t step, const TensorIntrin& dot, bool has_dot, const char* name) {
     int64_t m = 0, n = 0, k = 0;
-    if (has_amx_int8(target) && amx_fits(op, 64, &m, &n, &k))
-        return schedule_amx_matmul(s, op, out, target, 64, amx_u8s8_tile, "schedule_matmul_u8s8");
-    const TensorIntrin dot = vnni_dot_16x4();
-    schedule_dot_matmul(s, op, out, 4, target.has_feature("avx512vnni") ? &dot : nullptr, "schedule_matmul_u8s8");
+    if (amx && amx_fits(op, amx_k, &m, &n, &k)) return schedule_amx_matmul(s, op, out, target, amx_k, amx_intrin, name);
+    schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
+}
+
+}  // namespace
+
+void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    schedule_low_precision_matmul(s, op, out, target, has_amx_int8(target), 64, amx_u8s8_tile, 4, vnni_dot_16x4(),
+                                  target.has_feature("avx512vnni"), "schedule_matmul_u8s8");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
-    int64_t m = 0, n = 0, k = 0;
-    if (has_amx_bf16(target) && amx_fits(op, 32, &m, &n, &k))
-        return schedule_amx_matmul(s, op, out, target, 32, amx_bf16_tile, "schedule_matmul_bf16");
-    const TensorIntrin dot = bf16_dot_16x2();
-    schedule_dot_matmul(s, op, out, 2, target.has_feature("avx512bf16") ? &dot : nullptr, "schedule_matmul_bf16");
+    schedule_low_precision_matmul(s, op, out, target, has_amx_bf16(target), 32, amx_bf16_tile, 2, bf16_dot_16x2(),
+                                  target.has_feature("avx512bf16"), "schedule_matmul_bf16");
 }
 
 namespace {
