@@ -88,4 +88,5 @@ enum WeftDimRule : int64_t {
 //   weft.check_arguments()         -> bool: weft_runtime_check_arguments on the kernel's own
 //                                     signature (false: it has set the error message)
 // Other intrinsics: if_then_else(c, t, f) (only one branch evaluated), truncdiv, truncmod,
-//   weft.prefetch(buffer, index) (Evaluate only).
+//   weft.prefetch(buffer, index) (Evaluate only), weft.amx_tdpbf16ps / weft.amx_tdpbusd(...)
+//   (Evaluate only: AMX tile products, codegen/llvm/impl/emit_amx.hpp).

@@ -5,10 +5,11 @@
 // lda elements apart; the next tile 16 rows down) and B's packed panels (16 rows of 64 bytes
 // per step; the next panel `panel` elements on), over ksteps steps of 64 bytes of A per row:
 // ldtilecfg once, then per block the C tiles loaded into tmm0-3, per step the A tiles into
-// tmm4-5 and the B tiles into tmm6-7 and one tdp per C tile, the C tiles stored; tilerelease. c, a and b are loads of the operands'
-// first elements: their addresses are taken, nothing is loaded from them here (as
-// weft.prefetch). The target must have amx-tile and amx-bf16 / amx-int8 (else a weft::Error);
-// the code first asks for the process's AMX state (weft_runtime_request_amx, ir/abi.hpp).
+// tmm4-5 and the B tiles into tmm6-7 and one tdp per C tile, the C tiles stored; tilerelease.
+// c, a and b are loads of the operands' first elements: their addresses are taken, nothing
+// is loaded from them here (as weft.prefetch). The target must have amx-tile and amx-bf16 /
+// amx-int8 (else a weft::Error); the code first asks for the process's AMX state
+// (weft_runtime_request_amx, ir/abi.hpp).
 #pragma once
 #include <functional>
 
