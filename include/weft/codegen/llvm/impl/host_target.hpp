@@ -10,7 +10,9 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
 
+#include "weft/ir/abi.hpp"
 #include "weft/ir/target.hpp"
+#include "weft/runtime/c_runtime.hpp"
 #include "weft/runtime/thread_pool.hpp"
 
 namespace weft {
@@ -28,6 +30,14 @@ Target Target::host() {
             features.push_back((f.second ? "+" : "-") + f.first().str());
             if (f.second && f.first() == "avx512f") avx512f = true;
             if (f.second && f.first() == "avx2") avx2 = true;
+        }
+        // AMX tiles only where Linux grants this process their state (kernels older than 5.16,
+        // or a sandbox that refuses arch_prctl): else its kernels could not run.
+        if (std::find(features.begin(), features.end(), "+amx-tile") != features.end() &&
+            weft_runtime_request_amx() != 0) {
+            (void)runtime::take_last_error();
+            for (std::string& f : features)
+                if (f.rfind("+amx-", 0) == 0) f[0] = '-';
         }
         std::sort(features.begin(), features.end());  // a stable string: part of cache keys
         for (size_t i = 0; i < features.size(); ++i) t.features += (i ? "," : "") + features[i];
