@@ -230,20 +230,14 @@ bool amx_fits(const Tensor& op, int64_t k_step, int64_t* m, int64_t* n, int64_t*
 // not a multiple of 32): each row of blocks one tensorized intrinsic over the whole K
 // (`intrin`, whose steps take `k_step` elements of K), the rows in parallel. A block loads two
 // A and two B tiles per step for four tdp instructions (a lone tile: two for one); a row's
-// blocks share one tile configuration. An epilogue (`out` after op) runs after the whole
-// product, which the tiles write in full (op at the root): element-wise, in parallel.
-void schedule_amx_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, int64_t k_step,
-                         TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
-    conv_detail::check_epilogue(name, op, out);
+// blocks share one tile configuration.
+void schedule_amx_tiles(Schedule& s, const Tensor& op, int64_t k_step,
+                        TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
     int64_t M = 0, N = 0, K = 0;
     WEFT_CHECK(amx_fits(op, k_step, &M, &N, &K), name, ": '", op.name(), "' is ", op.shape()[0], " x ",
                op.shape()[1], " over K = ", ir::arith::simplify(op.reduce_axis(0).dom().extent),
                "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
     const int64_t rows = M % 32 == 0 ? 2 : 1, cols = N % 32 == 0 ? 2 : 1;
-    if (!out.same_as(op)) {
-        s[op].compute_root();
-        schedule_injective(s, out, target);
-    }
     auto [io, ii] = s[op].split(op.axis(0), 16 * rows);
     s[op].parallel(io);
     s[op].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
@@ -252,24 +246,32 @@ void schedule_amx_matmul(Schedule& s, const Tensor& op, const Tensor& out, const
 }  // namespace
 
 void schedule_matmul_bf16_amx(Schedule& s, const Tensor& c) {
-    schedule_amx_matmul(s, c, c, Target::host(), 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
+    conv_detail::check_epilogue("schedule_matmul_bf16_amx", c, c);
+    schedule_amx_tiles(s, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
 }
 
 void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
-    schedule_amx_matmul(s, c, c, Target::host(), 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
+    conv_detail::check_epilogue("schedule_matmul_u8s8_amx", c, c);
+    schedule_amx_tiles(s, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
 }
 
 namespace {
 
 // On AMX tiles where the target has them (`amx`) and op's extents fit (K a multiple of
-// `amx_k`); else the register tile of dot-product instructions (`dot` where `has_dot`, in
-// steps of `step`), or of FMAs.
+// `amx_k`), the product at the root and an epilogue (`out` after op) after it, element-wise
+// in parallel; else the register tile of dot-product instructions (`dot` where `has_dot`, in
+// steps of `step`), or of FMAs, with the epilogue computed from each tile.
 void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, bool amx,
                                    int64_t amx_k, TensorIntrin (*amx_intrin)(int64_t, int64_t, int64_t, int64_t),
                                    int64_t step, const TensorIntrin& dot, bool has_dot, const char* name) {
     int64_t m = 0, n = 0, k = 0;
-    if (amx && amx_fits(op, amx_k, &m, &n, &k)) return schedule_amx_matmul(s, op, out, target, amx_k, amx_intrin, name);
-    schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
+    if (!amx || !amx_fits(op, amx_k, &m, &n, &k)) return schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
+    conv_detail::check_epilogue(name, op, out);
+    if (!out.same_as(op)) {
+        s[op].compute_root();
+        schedule_injective(s, out, target);
+    }
+    schedule_amx_tiles(s, op, amx_k, amx_intrin, name);
 }
 
 }  // namespace
