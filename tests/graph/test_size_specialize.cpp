@@ -129,6 +129,8 @@ TEST_CASE("specialize: errors name what is wrong") {
     CHECK_THROWS_WITH_AS(m.specialize({{"height", 9}}), doctest::Contains("no value for symbol 'width'"), Error);
     CHECK_THROWS_WITH_AS(m.specialize({{"height", 9}, {"width", 9}, {"depth", 2}}), doctest::Contains("no symbol 'depth'"),
                          Error);
+    CHECK_THROWS_WITH_AS(graph::build(symbolic_cnn(), Target::host(), specialize_after(-1)),
+                         doctest::Contains("specialize_after_runs must not be negative, got -1"), Error);
     graph::Graph fixed;
     graph::Value x = fixed.input("x", {4});
     fixed.output(fixed.relu(x), "y");

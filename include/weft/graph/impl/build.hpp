@@ -75,8 +75,6 @@ inline void keep_size_compiler(ModuleAccess::State& st, const Graph& source, con
     c->options.progress = nullptr;
     if (c->options.tier == CompileTier::tiered) c->options.tier = CompileTier::optimized;  // compiled at run time
     st.size_compiler = std::move(c);
-    WEFT_CHECK(options.specialize_after_runs >= 0, "graph::build: BuildOptions::specialize_after_runs must not be "
-               "negative, got ", options.specialize_after_runs);
     st.specialize_after_runs = options.specialize_after_runs;
 }
 
@@ -86,6 +84,8 @@ Module build(const Graph& graph, const Target& target, const BuildOptions& given
     // int8: calibrated once, at the calibration inputs' own sizes; every graph the passes make
     // (at a symbolic dimension's other sizes too, and those a module compiles when it runs)
     // then takes these ranges.
+    WEFT_CHECK(given.specialize_after_runs >= 0, "graph::build: BuildOptions::specialize_after_runs must not be "
+               "negative, got ", given.specialize_after_runs);
     BuildOptions options = given;
     auto st = std::make_shared<Module::State>();
     if (given.precision == Precision::int8 && target.is_cpu() && !given.calibration.empty()) {

@@ -35,9 +35,18 @@ inline void make_argument_lists(ModuleAccess::State& st) {
     // A kernel run on samples: its calls, each on views of its samples of each tensor that
     // depends on the symbol (the others whole).
     st.calls.assign(st.arg_ids.size(), {});
+    // The kernels compiled for the current values, per size or specialized: in place of the
+    // module's own (its per-sample calls and its variant for large sizes below).
+    if (st.bound_sizes)
+        for (size_t k = 0; k < st.bound_sizes->kernels.size(); ++k) {
+            if (!st.bound_sizes->kernels[k].defined()) continue;
+            ModuleAccess::State::Call call{&st.bound_sizes->kernels[k], {}, {}};
+            for (int id : st.bound_sizes->args[k]) call.args.emplace_back(st.values[size_t(id)]);
+            st.calls[k].push_back(std::move(call));
+        }
     for (size_t k = 0; k < st.arg_ids.size(); ++k) {
         const SampleRun run = st.samples.empty() ? SampleRun{} : st.samples[k];
-        if (run.symbol < 0) continue;
+        if (run.symbol < 0 || !st.calls[k].empty()) continue;
         const size_t s = size_t(run.symbol);
         const int64_t value = st.symbol_values[s];
         // (The kernel's tensors depend on symbol s alone: per_sample_symbol.)
@@ -91,16 +100,6 @@ inline void make_argument_lists(ModuleAccess::State& st) {
         }
         st.calls[k].push_back(std::move(call));
     }
-    // The kernels compiled for the current values, per size or specialized (in place of the
-    // module's own, its per-sample calls and its variant for large sizes).
-    if (st.bound_sizes)
-        for (size_t k = 0; k < st.bound_sizes->kernels.size(); ++k) {
-            if (!st.bound_sizes->kernels[k].defined()) continue;
-            ModuleAccess::State::Call call{&st.bound_sizes->kernels[k], {}, {}};
-            for (int id : st.bound_sizes->args[k]) call.args.emplace_back(st.values[size_t(id)]);
-            st.calls[k].clear();
-            st.calls[k].push_back(std::move(call));
-        }
 }
 
 // The kernels kept for `values` (made the most recently used), or null.
