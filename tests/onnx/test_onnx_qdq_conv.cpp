@@ -19,6 +19,26 @@ namespace {
 
 constexpr int64_t kC = 16, kO = 32, kH = 9, kW = 11;
 
+// The 3x3 convolution with padding 1 of a [kC, kH, kW] input `x(c, y, x)` by weights
+// `w(o, c, kh, kw)`, each output starting from `init(o)`: [kO, kH, kW], in T.
+template <class T, class X, class W, class Init>
+std::vector<T> conv3x3_padded(X x, W w, Init init) {
+    std::vector<T> y(size_t(kO * kH * kW));
+    for (int64_t o = 0; o < kO; ++o)
+        for (int64_t oy = 0; oy < kH; ++oy)
+            for (int64_t ox = 0; ox < kW; ++ox) {
+                T acc = init(o);
+                for (int64_t c = 0; c < kC; ++c)
+                    for (int64_t kh = 0; kh < 3; ++kh)
+                        for (int64_t kw = 0; kw < 3; ++kw) {
+                            const int64_t iy = oy + kh - 1, ix = ox + kw - 1;
+                            if (iy >= 0 && iy < kH && ix >= 0 && ix < kW) acc += x(c, iy, ix) * w(o, c, kh, kw);
+                        }
+                y[size_t((o * kH + oy) * kW + ox)] = acc;
+            }
+    return y;
+}
+
 struct QdqConv {
     bool signed_input = false;  // int8 activations (zero point -5) or uint8 (100)
     bool per_channel = true;    // the weight's scales
@@ -78,22 +98,15 @@ struct QdqConv {
         for (size_t i = 0; i < xd.size(); ++i)
             xd[i] = (std::clamp(double(std::nearbyint(x.data()[i] / sx)) + zx(), double(lo), double(hi)) - zx()) * double(sx);
         const std::vector<float> scales = sw();
-        std::vector<double> y(size_t(kO * kH * kW));
-        for (int64_t o = 0; o < kO; ++o)
-            for (int64_t oy = 0; oy < kH; ++oy)
-                for (int64_t ox = 0; ox < kW; ++ox) {
-                    double acc = bias[size_t(o)];
-                    for (int64_t c = 0; c < kC; ++c)
-                        for (int64_t kh = 0; kh < 3; ++kh)
-                            for (int64_t kw = 0; kw < 3; ++kw) {
-                                const int64_t iy = oy + kh - 1, ix = ox + kw - 1;
-                                if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
-                                const double wd = double(w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)] - weight_zero_point) *
-                                                  double(scales[per_channel ? size_t(o) : 0]);
-                                acc += xd[size_t((c * kH + iy) * kW + ix)] * wd;
-                            }
-                    y[size_t((o * kH + oy) * kW + ox)] = scaled_after ? acc * double(channel_scales()[size_t(o)]) : acc;
-                }
+        std::vector<double> y = conv3x3_padded<double>(
+            [&](int64_t c, int64_t iy, int64_t ix) { return xd[size_t((c * kH + iy) * kW + ix)]; },
+            [&](int64_t o, int64_t c, int64_t kh, int64_t kw) {
+                return double(w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)] - weight_zero_point) *
+                       double(scales[per_channel ? size_t(o) : 0]);
+            },
+            [&](int64_t o) { return double(bias[size_t(o)]); });
+        if (scaled_after)
+            for (size_t i = 0; i < y.size(); ++i) y[i] *= double(channel_scales()[i / size_t(kH * kW)]);
         return y;
     }
 
@@ -190,23 +203,18 @@ TEST_CASE("onnx QLinearConv that fits the 8-bit convolution runs on it, within a
     mod.run();
     const BufferRef& y = mod.get_output(0);
     REQUIRE(y.shape() == std::vector<int64_t>{1, kO, kH, kW});
+    const std::vector<int64_t> acc = conv3x3_padded<int64_t>(
+        [&](int64_t c, int64_t iy, int64_t ix) { return int64_t(x[size_t((c * kH + iy) * kW + ix)] - zx); },
+        [&](int64_t o, int64_t c, int64_t kh, int64_t kw) { return int64_t(q.w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)]); },
+        [&](int64_t o) { return int64_t(bias[size_t(o)]); });
     int64_t exact = 0, far = 0;
-    for (int64_t o = 0; o < kO; ++o)
-        for (int64_t oy = 0; oy < kH; ++oy)
-            for (int64_t ox = 0; ox < kW; ++ox) {
-                int64_t acc = bias[size_t(o)];
-                for (int64_t c = 0; c < kC; ++c)
-                    for (int64_t kh = 0; kh < 3; ++kh)
-                        for (int64_t kw = 0; kw < 3; ++kw) {
-                            const int64_t iy = oy + kh - 1, ix = ox + kw - 1;
-                            if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
-                            acc += int64_t(x[size_t((c * kH + iy) * kW + ix)] - zx) * q.w[size_t(((o * kC + c) * 3 + kh) * 3 + kw)];
-                        }
-                const double want = std::clamp(std::nearbyint(double(acc) * (double(sx) * double(sw[size_t(o)]) / double(sy))) + zy, 0.0, 255.0);
-                const double got = static_cast<const uint8_t*>(y.data())[(o * kH + oy) * kW + ox];
-                exact += got == want;
-                far += std::abs(got - want) > 1;
-            }
+    for (size_t i = 0; i < acc.size(); ++i) {
+        const size_t o = i / size_t(kH * kW);
+        const double want = std::clamp(std::nearbyint(double(acc[i]) * (double(sx) * double(sw[o]) / double(sy))) + zy, 0.0, 255.0);
+        const double got = static_cast<const uint8_t*>(y.data())[i];
+        exact += got == want;
+        far += std::abs(got - want) > 1;
+    }
     CHECK(far == 0);
     CHECK(exact >= kO * kH * kW * 99 / 100);
 }
