@@ -52,7 +52,7 @@ const bool registered = [] {
                     Conv{"256x56x56_1x1_to64", 256, 64, 56, 1, 1, 0}}) {
         bench::Case c{std::string("bf16_conv2d/") + cv.name, bench::Unit::Flops, cv.ops()};
         for (int t : {1, 2}) {
-            bench::add(c, "weft", t, [cv] { return dot::weft_blocked_conv(dot::kBf16, cv); });
+            bench::add(c, "weft", t, [cv] { return dot::weft_blocked_conv(dot::kBf16, cv, true); });
             bench::add(c, "onednn", t, [cv] { return dot::onednn_conv(dot::kBf16, cv); });
         }
     }

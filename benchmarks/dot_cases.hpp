@@ -36,7 +36,8 @@ struct Kind {
     void (*schedule_amx)(weft::Schedule&, const weft::Tensor&);
     weft::DataType conv_weight;  // the blocked float32 / int8 weights the convolution's packing takes
     weft::Tensor (*pack_conv)(const weft::Tensor&, int64_t, std::string);
-    weft::Tensor (*conv)(const weft::Tensor&, const weft::Tensor&, const weft::topi::Conv2dParams&);
+    // (data, packed weight, params, padded_copy: what AMX tiles read)
+    weft::Tensor (*conv)(const weft::Tensor&, const weft::Tensor&, const weft::topi::Conv2dParams&, bool);
     void (*schedule_conv)(weft::Schedule&, const weft::Tensor&, const weft::Tensor&, const weft::Target&);
     dnnl::memory::data_type da, db, dc;
 };
@@ -44,8 +45,8 @@ struct Kind {
 inline const Kind kBf16{weft::bf16, weft::bf16, weft::f32, 2, weft::topi::pack_bf16_weight, weft::topi::matmul_bf16,
                         weft::topi::schedule_matmul_bf16, weft::topi::schedule_matmul_bf16_amx, weft::f32,
                         weft::topi::pack_conv2d_nchwc_bf16_weight,
-                        [](const weft::Tensor& x, const weft::Tensor& w, const weft::topi::Conv2dParams& p) {
-                            return weft::topi::conv2d_nchwc_bf16(x, w, p);
+                        [](const weft::Tensor& x, const weft::Tensor& w, const weft::topi::Conv2dParams& p, bool copy) {
+                            return weft::topi::conv2d_nchwc_bf16(x, w, p, "conv2d_bf16", copy);
                         },
                         weft::topi::schedule_conv2d_nchwc_bf16, dnnl::memory::data_type::bf16,
                         dnnl::memory::data_type::bf16, dnnl::memory::data_type::f32};
@@ -53,8 +54,8 @@ inline const Kind kBf16{weft::bf16, weft::bf16, weft::f32, 2, weft::topi::pack_b
 inline const Kind kInt8{weft::u8, weft::i8, weft::i32, 4, weft::topi::pack_vnni_weight, weft::topi::matmul_u8s8,
                         weft::topi::schedule_matmul_u8s8, weft::topi::schedule_matmul_u8s8_amx, weft::i8,
                         weft::topi::pack_conv2d_nchwc_u8s8_weight,
-                        [](const weft::Tensor& x, const weft::Tensor& w, const weft::topi::Conv2dParams& p) {
-                            return weft::topi::conv2d_nchwc_u8s8(x, w, p);
+                        [](const weft::Tensor& x, const weft::Tensor& w, const weft::topi::Conv2dParams& p, bool copy) {
+                            return weft::topi::conv2d_nchwc_u8s8(x, w, p, 0, "conv2d_u8s8", copy);
                         },
                         weft::topi::schedule_conv2d_nchwc_u8s8, dnnl::memory::data_type::u8,
                         dnnl::memory::data_type::s8, dnnl::memory::data_type::s32};
@@ -104,27 +105,31 @@ struct Conv {
     double ops() const { return 2.0 * double(O) * double(out() * out()) * double(C * K * K); }
 };
 
-// In the graph's blocked layout (conv2d_nchwc_blocking's blocks for this CPU), as
-// BuildOptions::precision bf16 / int8 and QDQ models run it: data [1, C/ib, H, W, ib].
-inline Runner weft_blocked_conv(const Kind& k, const Conv& cv) {
+// In the graph's blocked layout, as BuildOptions::precision bf16 / int8 and QDQ models run
+// it: data [1, C/ib, H, W, ib] in the block the previous layer's output has (its
+// conv2d_nchwc_blocking output block, these layers' input and output channels alike),
+// weights in blocks of as many input channels. `amx`: for this CPU (on AMX tiles where it has
+// them and the layer fits), else for it without AMX (AVX-512's dot-product instructions).
+inline Runner weft_blocked_conv(const Kind& k, const Conv& cv, bool amx = false) {
     using namespace weft;
-    const Target target = Target::host();
+    Target target = Target::host();
+    if (!amx) target.features += ",-amx-tile,-amx-bf16,-amx-int8";  // (the last entry wins)
     const topi::Pad2d pad = topi::Pad2d::all(cv.pad);
     const topi::Conv2dBlocking bl = topi::conv2d_nchwc_blocking(cv.C, cv.O, cv.out(), pad, cv.K, target);
-    const std::vector<int64_t> data{1, cv.C / bl.ic_bn, cv.H, cv.H, bl.ic_bn},
-        weight{cv.O / bl.oc_bn, cv.C / bl.weight_ic_bn, cv.K, cv.K, bl.weight_ic_bn, bl.oc_bn},
-        out{1, cv.O / bl.oc_bn, cv.out(), cv.out(), bl.oc_bn};
+    const int64_t ib = cv.C % bl.oc_bn == 0 ? bl.oc_bn : bl.ic_bn;
+    const std::vector<int64_t> data{1, cv.C / ib, cv.H, cv.H, ib},
+        weight{cv.O / bl.oc_bn, cv.C / ib, cv.K, cv.K, ib, bl.oc_bn}, out{1, cv.O / bl.oc_bn, cv.out(), cv.out(), bl.oc_bn};
     Tensor X = placeholder({data[0], data[1], data[2], data[3], data[4]}, k.a, "X");
     Tensor W = placeholder({weight[0], weight[1], weight[2], weight[3], weight[4], weight[5]}, k.conv_weight, "W");
-    Tensor Wp = k.pack_conv(W, bl.ic_bn, "weight_packed");
+    Tensor Wp = k.pack_conv(W, ib, "weight_packed");
     Tensor Wpi = placeholder(Wp.shape(), k.b, "Wp");
     topi::Conv2dParams p;
     p.stride = {cv.stride, cv.stride};
     p.padding = pad;
-    Tensor Y = k.conv(X, Wpi, p);
+    Tensor Y = k.conv(X, Wpi, p, amx && (k.step == 2 ? topi::has_amx_bf16(target) : topi::has_amx_int8(target)));
     Schedule s = create_schedule(Y);
     k.schedule_conv(s, Y, Y, target);
-    auto conv = std::make_shared<Kernel>(build(s, {X, Wpi, Y}));
+    auto conv = std::make_shared<Kernel>(build(s, {X, Wpi, Y}, target));
     Kernel pack = build(create_schedule(Wp), {W, Wp});
     auto x = std::make_shared<BufferRef>(BufferRef::allocate(k.a, data));
     BufferRef w = k.conv_weight == f32 ? BufferRef(Buffer<float>::random(weight, -1.f, 1.f, 4))

@@ -131,6 +131,18 @@ TEST_CASE("precision int8: a small CNN stays within a few percent of float32") {
     }
     CHECK(err / scale < 0.03f);
     CHECK(err > 0);  // (quantized: not the float32 result itself)
+    // On AMX tiles where the host has them (conv2 and conv3 read blocks of 32 channels: steps
+    // of 32 bytes): the same integers as without them.
+    Target plain = Target::host();
+    plain.features += ",-amx-int8";
+    graph::Module p = graph::build(g, plain, {.precision = graph::Precision::int8, .calibration = calib});
+    int tiled = 0;
+    for (const Kernel& k : q.compiled_kernels()) tiled += k.assembly().find("tdpbusd") != std::string::npos;
+    CHECK(tiled == (topi::has_amx_int8(Target::host()) ? 2 : 0));
+    p.set_input("x", in);
+    p.run();
+    Buffer<float> yp(p.get_output("y"));
+    CHECK(std::equal(yp.data(), yp.data() + yp.size(), yq.data()));
 }
 
 TEST_CASE("a conv2d that carries its quantization runs on the 8-bit kernel at any precision, without calibration") {

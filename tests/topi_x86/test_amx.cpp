@@ -9,25 +9,15 @@
 #include <cmath>
 #include <tuple>
 
+#include "amx_target.hpp"
 #include "matmul_reference.hpp"
 #include "weft/weft.hpp"
 
 using namespace weft;
+using weft::test::amx_target;
+using weft::test::skip_without_amx;
 
 namespace {
-
-// This machine with AMX's tiles added (code for it is only compiled, not run, elsewhere).
-Target amx_target() {
-    Target t = Target::host();
-    t.features += ",+amx-tile,+amx-bf16,+amx-int8";
-    return t;
-}
-
-bool skip_without_amx() {
-    if (topi::has_amx_bf16(Target::host())) return false;
-    MESSAGE("skipped: no AMX on this CPU");
-    return true;
-}
 
 struct AmxMatmul {
     Tensor A, B, C;

@@ -166,8 +166,11 @@ TEST_CASE("bfloat16 conv2d in the blocked layout matches a double reference, wit
                             }
                     want[size_t((o * OH + oy) * OW + ox)] = sum;
                 }
-        const Target without = weft::test::host_without("avx512bf16");
-        for (const Target& target : {Target::host(), without}) {
+        // (Without AMX's tiles, which test_amx_conv.cpp checks: the vector instruction's path.)
+        const Target with = weft::test::host_without("amx-bf16");
+        Target without = weft::test::host_without("avx512bf16");
+        without.features += ",-amx-bf16";
+        for (const Target& target : {with, without}) {
             if (target.has_feature("avx512bf16") && skip_without_avx512_bf16()) continue;
             CAPTURE(target.has_feature("avx512bf16"));
             Schedule s = create_schedule(Y);

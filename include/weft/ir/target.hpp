@@ -43,14 +43,19 @@ struct Target {
     // A 64-bit x86 CPU (where x86-only code paths apply: libmvec, streaming stores).
     bool is_x86() const { return is_cpu() && triple.rfind("x86_64", 0) == 0; }
     // Whether `features` enables `name` ("avx512f": "+avx512f" as a whole entry, so that
-    // "+avx512fp16" does not count).
+    // "+avx512fp16" does not count); as LLVM reads them, a later "-avx512f" turns it off again.
     bool has_feature(const std::string& name) const {
-        const std::string entry = "+" + name;
-        for (size_t at = features.find(entry); at != std::string::npos; at = features.find(entry, at + 1)) {
-            const size_t end = at + entry.size();
-            if ((at == 0 || features[at - 1] == ',') && (end == features.size() || features[end] == ',')) return true;
+        bool on = false;
+        for (size_t at = 0; at <= features.size();) {
+            size_t end = features.find(',', at);
+            if (end == std::string::npos) end = features.size();
+            if (end - at == name.size() + 1 && features.compare(at + 1, name.size(), name) == 0) {
+                if (features[at] == '+') on = true;
+                if (features[at] == '-') on = false;
+            }
+            at = end + 1;
         }
-        return false;
+        return on;
     }
     // Whether code for this target may use AVX-512's 512-bit vectors.
     bool uses_avx512() const { return is_x86() && vector_bits >= 512 && has_feature("avx512f"); }

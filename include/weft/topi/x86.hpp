@@ -88,13 +88,20 @@ void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& op);
 // [O/ob, C/ib, KH, KW, ib/2, ob, 2] (ob a multiple of 16), rounded to nearest even.
 Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& weight_nchwc, int64_t ib, std::string name = "weight_bf16");
 // out f32 [N, O/ob, OH, OW, ob]: the products of bfloat16 pairs summed in float32; stride
-// and zero padding from `p` (dilation 1, groups 1); taps in the padding left out of the sum.
+// and zero padding from `p` (dilation 1, groups 1); taps in the padding left out of the sum
+// (rows wider than 16 read in place), or read from a zero-padded copy of the input (narrower
+// rows, and any where `padded_copy`: what AMX tiles need).
 Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& weight_packed, const Conv2dParams& p,
-                         std::string name = "conv2d_bf16");
-// A register tile of output columns x 16-channel vectors (at most 24 accumulators), the
-// channel pairs and kw unrolled; vdpbf16ps where `target` has AVX512_BF16, float32 FMAs
-// elsewhere. `out` is op or op followed by element-wise operators (bias, activation, a
-// residual add), computed from each tile.
+                         std::string name = "conv2d_bf16", bool padded_copy = false);
+// On AMX tiles where `target` has amx-bf16 and the convolution fits them (ib a multiple of
+// 16: steps of 64 bytes of channels, or 32 where ib is no multiple of 32; no taps left out of
+// the sum: no padding, or a padded copy): per output block, tiles of
+// up to 16 pixels of a row (a divisor of the width) x 16 channels, two rows and two
+// 16-channel columns a block where they divide, summed over the whole reduction in the tile
+// registers; `out`'s epilogue after it, element-wise. Otherwise a register tile of output
+// columns x 16-channel vectors (at most 24 accumulators), the channel pairs and kw unrolled;
+// vdpbf16ps where `target` has AVX512_BF16, float32 FMAs elsewhere, `out` (op or op followed
+// by element-wise operators: bias, activation, a residual add) computed from each tile.
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 
 // int8 conv2d in conv2d_nchwc's blocked layout (what BuildOptions::precision = int8 runs):
@@ -104,11 +111,13 @@ void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out
 Tensor pack_conv2d_nchwc_u8s8_weight(const Tensor& weight_nchwc, int64_t ib, std::string name = "weight_u8s8");
 // out s32 [N, O/ob, OH, OW, ob]: the products summed in int32; stride and padding from `p`
 // (dilation 1, groups 1), the padding holding `zero_point` (the data's: a quantized 0.0).
+// `padded_copy` as conv2d_nchwc_bf16's (a zero point that is not 0 is always a copy).
 Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& weight_packed, const Conv2dParams& p, int64_t zero_point = 0,
-                         std::string name = "conv2d_u8s8");
-// A register tile of output columns x 16-channel vectors (at most 24 accumulators), the
-// channel quads and the tile unrolled; vpdpbusd where `target` has AVX-512 VNNI, int32
-// multiply-adds elsewhere. `out` is op or op followed by element-wise operators (the zero
+                         std::string name = "conv2d_u8s8", bool padded_copy = false);
+// On AMX tiles where `target` has amx-int8 and the convolution fits them (as
+// schedule_conv2d_nchwc_bf16's, ib a multiple of 32); otherwise a register tile of output
+// columns x 16-channel vectors (at most 24 accumulators), the channel quads and the tile
+// unrolled; vpdpbusd where `target` has AVX-512 VNNI, int32 multiply-adds elsewhere. `out` is op or op followed by element-wise operators (the zero
 // point's correction, the scales, a bias, an activation), computed from each tile.
 void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target);
 

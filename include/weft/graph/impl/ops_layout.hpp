@@ -212,6 +212,14 @@ inline auto infer_conv2d_nchwc_dot(int64_t step, DataType data, DataType weight,
     };
 }
 
+// Whether a conv2d_nchwc_bf16 / _u8s8 of `data` reads a padded copy of it: where the
+// target's AMX tiles (`amx`) will run it, which needs whole rows of the window (data blocks
+// of a multiple of `channels`: 32 bytes).
+inline bool amx_reads_padded_copy(const Tensor& data, bool amx, int64_t channels) {
+    int64_t ib = 0;
+    return amx && data.ndim() == 5 && ir::as_const_int(data.shape()[4], &ib) && ib % channels == 0;
+}
+
 inline void register_layout_ops() {
     register_op({.name = "pack_conv2d_nchwc_bf16_weight", .pattern = OpPattern::Injective,
                  .infer = infer_pack_conv2d_nchwc_dot_weight(2, f32, bf16),
@@ -220,8 +228,11 @@ inline void register_layout_ops() {
                  .made_by_passes = true, .evaluate = host::pack_conv2d_nchwc_dot_weight});
     register_op({.name = "conv2d_nchwc_bf16", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_conv2d_nchwc_dot(2, bf16, bf16, f32),
-                 .compute = [](const std::vector<Tensor>& in,
-                               const Attrs& a) { return topi::conv2d_nchwc_bf16(in[0], in[1], conv2d_params(a)); },
+                 .compute =
+                     [](const std::vector<Tensor>& in, const Attrs& a, const OpContext& c) {
+                         return topi::conv2d_nchwc_bf16(in[0], in[1], conv2d_params(a), "conv2d_bf16",
+                                                        amx_reads_padded_copy(in[0], topi::has_amx_bf16(c.target), 16));
+                     },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                                 const Attrs&, const OpContext& c) { topi::schedule_conv2d_nchwc_bf16(s, op, out, c.target); },
                  .made_by_passes = true});
@@ -233,8 +244,10 @@ inline void register_layout_ops() {
     register_op({.name = "conv2d_nchwc_u8s8", .pattern = OpPattern::OutEWiseFusable, .min_inputs = 2, .max_inputs = 2,
                  .infer = infer_conv2d_nchwc_dot(4, DataType::uint(8), DataType::int_(8), DataType::int_(32)),
                  .compute =
-                     [](const std::vector<Tensor>& in, const Attrs& a) {
-                         return topi::conv2d_nchwc_u8s8(in[0], in[1], conv2d_params(a), a.get_int("zero_point", 0));
+                     [](const std::vector<Tensor>& in, const Attrs& a, const OpContext& c) {
+                         return topi::conv2d_nchwc_u8s8(in[0], in[1], conv2d_params(a), a.get_int("zero_point", 0),
+                                                        "conv2d_u8s8",
+                                                        amx_reads_padded_copy(in[0], topi::has_amx_int8(c.target), 32));
                      },
                  .schedule = [](Schedule& s, const Tensor& op, const Tensor& out, const std::vector<Tensor>&,
                                 const Attrs&, const OpContext& c) { topi::schedule_conv2d_nchwc_u8s8(s, op, out, c.target); },

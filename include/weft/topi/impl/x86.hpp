@@ -2,6 +2,7 @@
 #include "weft/ir/target.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
 #include "weft/topi/impl/nn_detail.hpp"
+#include "weft/topi/impl/x86_amx.hpp"
 #include "weft/topi/injective.hpp"
 #include "weft/topi/x86.hpp"
 
@@ -66,49 +67,6 @@ TensorIntrin bf16_dot_16x2() {
 }
 
 bool host_has_avx512_bf16() { return Target::host().has_feature("avx512bf16"); }
-
-namespace {
-
-// An AMX tile intrinsic: C[16 rows, 16 cols blocks] (`acc`) += A[16 rows, K] (`a`) x B
-// packed [cols blocks, K/step, 16, step] (`b`: that many panels of pack_dot_weight's layout),
-// one weft.amx_* call over K's steps of 64 bytes, block by block (docs: topi/x86.hpp).
-TensorIntrin amx_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks, int64_t step, DataType a_type,
-                      DataType b_type, DataType acc, const char* call, const std::string& name) {
-    const int64_t per_step = 64 / a_type.bytes();
-    WEFT_CHECK(K >= per_step && K % per_step == 0, name, ": K must be a positive multiple of ", per_step, ", got ", K);
-    WEFT_CHECK(rows >= 1 && rows <= 2 && cols >= 1 && cols <= 2 && blocks >= 1, name,
-               ": blocks of 1 or 2 x 1 or 2 tiles, at least one, got ", blocks, " of ", rows, " x ", cols);
-    Tensor a = placeholder({16 * rows, K}, a_type, "a"), b = placeholder({cols * blocks, K / step, 16, step}, b_type, "b");
-    IterVar k = reduce_axis(0, K, "k");
-    Tensor c = compute({16 * rows, 16 * cols * blocks}, [&](Expr i, Expr j) {
-        return sum(cast(acc, a(i, k)) * cast(acc, b(j / 16, k / step, j % 16, k % step)), {k});
-    }, "c", {"i", "j"});
-    return decl_tensor_intrin(c, [K, per_step, rows, cols, blocks, call](const TensorIntrinCall& x) {
-        Expr zero = make_int(0);
-        // Rows of C and A: their tensors' last dimensions apart (whole tensors, row-major).
-        Expr ldc = x.out.tensor.shape().back(), lda = x.inputs[0].tensor.shape().back();
-        return ir::Evaluate::make(ir::Call::make(i32, call,
-                                                 {x.output({zero, zero}), ldc, x.input(0, {zero, zero}), lda,
-                                                  x.input(1, {zero, zero, zero, zero}), make_int(K / per_step),
-                                                  make_int(rows), make_int(cols), make_int(16 * K), make_int(blocks)},
-                                                 ir::Call::CallKind::Intrinsic));
-    }, name + "_" + std::to_string(16 * rows) + "x" + std::to_string(16 * cols * blocks) + "x" + std::to_string(K) +
-           (blocks > 1 ? "_" + std::to_string(blocks) + "_blocks" : ""));
-}
-
-}  // namespace
-
-TensorIntrin amx_bf16_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks) {
-    return amx_tile(K, rows, cols, blocks, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf16");
-}
-
-TensorIntrin amx_u8s8_tile(int64_t K, int64_t rows, int64_t cols, int64_t blocks) {
-    return amx_tile(K, rows, cols, blocks, 4, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8");
-}
-
-bool has_amx_bf16(const Target& target) { return target.has_feature("amx-tile") && target.has_feature("amx-bf16"); }
-
-bool has_amx_int8(const Target& target) { return target.has_feature("amx-tile") && target.has_feature("amx-int8"); }
 
 namespace {
 
@@ -218,45 +176,6 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
 
 namespace {
 
-// Whether op's extents are constants that AMX tiles fit (M and N multiples of 16, K of
-// k_step), into m, n and k.
-bool amx_fits(const Tensor& op, int64_t k_step, int64_t* m, int64_t* n, int64_t* k) {
-    return nn_detail::const_extent(op.shape()[0], m) && nn_detail::const_extent(op.shape()[1], n) &&
-           nn_detail::const_extent(op.reduce_axis(0).dom().extent, k) && *m % 16 == 0 && *n % 16 == 0 &&
-           *k % k_step == 0;
-}
-
-// C in rows of blocks of 2 x 2 AMX tiles (32 x 32; 2 x 1, 1 x 2 or one tile where M or N is
-// not a multiple of 32): each row of blocks one tensorized intrinsic over the whole K
-// (`intrin`, whose steps take `k_step` elements of K), the rows in parallel. A block loads two
-// A and two B tiles per step for four tdp instructions (a lone tile: two for one); a row's
-// blocks share one tile configuration.
-void schedule_amx_tiles(Schedule& s, const Tensor& op, int64_t k_step,
-                        TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
-    int64_t M = 0, N = 0, K = 0;
-    WEFT_CHECK(amx_fits(op, k_step, &M, &N, &K), name, ": '", op.name(), "' is ", op.shape()[0], " x ",
-               op.shape()[1], " over K = ", ir::arith::simplify(op.reduce_axis(0).dom().extent),
-               "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
-    const int64_t rows = M % 32 == 0 ? 2 : 1, cols = N % 32 == 0 ? 2 : 1;
-    auto [io, ii] = s[op].split(op.axis(0), 16 * rows);
-    s[op].parallel(io);
-    s[op].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
-}
-
-}  // namespace
-
-void schedule_matmul_bf16_amx(Schedule& s, const Tensor& c) {
-    conv_detail::check_epilogue("schedule_matmul_bf16_amx", c, c);
-    schedule_amx_tiles(s, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
-}
-
-void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
-    conv_detail::check_epilogue("schedule_matmul_u8s8_amx", c, c);
-    schedule_amx_tiles(s, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
-}
-
-namespace {
-
 // On AMX tiles where the target has them (`amx`) and op's extents fit (K a multiple of
 // `amx_k`), the product at the root and an epilogue (`out` after op) after it, element-wise
 // in parallel; else the register tile of dot-product instructions (`dot` where `has_dot`, in
@@ -265,13 +184,13 @@ void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& 
                                    int64_t amx_k, TensorIntrin (*amx_intrin)(int64_t, int64_t, int64_t, int64_t),
                                    int64_t step, const TensorIntrin& dot, bool has_dot, const char* name) {
     int64_t m = 0, n = 0, k = 0;
-    if (!amx || !amx_fits(op, amx_k, &m, &n, &k)) return schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
+    if (!amx || !amx_detail::amx_fits(op, amx_k, &m, &n, &k)) return schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
     conv_detail::check_epilogue(name, op, out);
     if (!out.same_as(op)) {
         s[op].compute_root();
         schedule_injective(s, out, target);
     }
-    schedule_amx_tiles(s, op, amx_k, amx_intrin, name);
+    amx_detail::schedule_amx_tiles(s, op, amx_k, amx_intrin, name);
 }
 
 }  // namespace
@@ -318,7 +237,7 @@ Tensor pack_conv2d_nchwc_dot_weight(const Tensor& w, int64_t ib, int64_t step, D
 // `pad_value`: what the padding holds (undefined: zero; taps there are left out of the sum
 // where the input is read in place, which only zero allows).
 Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
-                        const Expr& pad_value, std::string name) {
+                        const Expr& pad_value, bool padded_copy, std::string name) {
     const char* op = d.op;
     WEFT_CHECK(data.ndim() == 5, op, ": data '", data.name(), "' must be [N, C/ib, H, W, ib]");
     WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == d.step, op, ": weight '", wp.name(),
@@ -340,9 +259,15 @@ Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams
     // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
     // border, and the taps left out of the sum in place kept a loop over them; wide rows read
     // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
-    // AVX512_BF16"). A padding that is not zero is always a copy.
-    const bool copy = !pad.none() && (out.w <= 16 || pad_value.defined());
-    const Tensor padded = copy ? conv_detail::pad_spatial(data, pad, 2, name + "_pad", 0, pad_value) : data;
+    // AVX512_BF16"). A padding that is not zero is always a copy, and so is any where the
+    // caller asks (`padded_copy`: AMX tiles read whole rows of the window).
+    const bool copy = !pad.none() && (out.w <= 16 || pad_value.defined() || padded_copy);
+    // The copy holds the rows and columns the windows read, no more (a stride can leave the
+    // last ones unread): its shape is then the buffer's, whose rows AMX tiles step through.
+    Pad2d read = pad;
+    read.bottom = std::max<int64_t>(0, (out.h - 1) * p.stride.h + KH - H - pad.top);
+    read.right = std::max<int64_t>(0, (out.w - 1) * p.stride.w + KW - W - pad.left);
+    const Tensor padded = copy ? conv_detail::pad_spatial(data, read, 2, name + "_pad", 0, pad_value) : data;
     return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
         Expr y = oy * p.stride.h + kh, x = ox * p.stride.w + kw;
         Expr in = copy ? padded(n, ic, y, x, ip * step + lane) : data(n, ic, y - pad.top, x - pad.left, ip * step + lane);
@@ -413,11 +338,17 @@ Tensor pack_conv2d_nchwc_bf16_weight(const Tensor& w, int64_t ib, std::string na
     return pack_conv2d_nchwc_dot_weight(w, ib, 2, bf16, kConvBf16.packer, std::move(name));
 }
 
-Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParams& p, std::string name) {
-    return dot_conv2d_nchwc(data, wp, p, kConvBf16, Expr(), std::move(name));
+Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParams& p, std::string name,
+                         bool padded_copy) {
+    return dot_conv2d_nchwc(data, wp, p, kConvBf16, Expr(), padded_copy, std::move(name));
 }
 
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    conv_detail::check_epilogue("schedule_conv2d_nchwc_bf16", op, out);
+    amx_detail::ConvTiles tiles;
+    if (has_amx_bf16(target) && amx_detail::conv_fits(op, 2, &tiles))
+        return amx_detail::schedule_amx_conv(
+            s, op, out, target, tiles, amx_detail::amx_conv_tile(tiles, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf16"));
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512bf16") ? &dot : nullptr,
                               "schedule_conv2d_nchwc_bf16");
@@ -429,13 +360,19 @@ Tensor pack_conv2d_nchwc_u8s8_weight(const Tensor& w, int64_t ib, std::string na
 }
 
 Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, const Conv2dParams& p, int64_t zero_point,
-                         std::string name) {
+                         std::string name, bool padded_copy) {
     WEFT_CHECK(zero_point >= 0 && zero_point <= 255, "conv2d_nchwc_u8s8: the data's zero point must be in [0, 255], got ",
                zero_point);
-    return dot_conv2d_nchwc(data, wp, p, kConvU8s8, zero_point ? ir::make_const(u8, double(zero_point)) : Expr(), std::move(name));
+    return dot_conv2d_nchwc(data, wp, p, kConvU8s8, zero_point ? ir::make_const(u8, double(zero_point)) : Expr(),
+                            padded_copy, std::move(name));
 }
 
 void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
+    conv_detail::check_epilogue("schedule_conv2d_nchwc_u8s8", op, out);
+    amx_detail::ConvTiles tiles;
+    if (has_amx_int8(target) && amx_detail::conv_fits(op, 1, &tiles))
+        return amx_detail::schedule_amx_conv(
+            s, op, out, target, tiles, amx_detail::amx_conv_tile(tiles, 4, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8"));
     const TensorIntrin dot = vnni_dot_16x4();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512vnni") ? &dot : nullptr,
                               "schedule_conv2d_nchwc_u8s8");

@@ -1,11 +1,19 @@
-// Intel AMX tiles for tensor intrinsics (topi/x86.hpp's amx_bf16_tile, amx_u8s8_tile):
-// weft.amx_tdpbf16ps / weft.amx_tdpbusd(c, ldc, a, lda, b, ksteps, rows, cols, panel, blocks)
-// accumulate `blocks` blocks side by side, each of rows x cols (1 or 2 each) 16 x 16 tiles of
-// C (float32 / int32, rows ldc elements apart), with the products of A's 16-row tiles (rows
-// lda elements apart; the next tile 16 rows down) and B's packed panels (16 rows of 64 bytes
-// per step; the next panel `panel` elements on), over ksteps steps of 64 bytes of A per row:
-// ldtilecfg once, then per block the C tiles loaded into tmm0-3, per step the A tiles into
-// tmm4-5 and the B tiles into tmm6-7 and one tdp per C tile, the C tiles stored; tilerelease.
+// Intel AMX tiles for tensor intrinsics (topi/x86.hpp's amx_bf16_tile, amx_u8s8_tile,
+// conv2d_nchwc_bf16's and conv2d_nchwc_u8s8's AMX schedules):
+//   weft.amx_tdpbf16ps / weft.amx_tdpbusd(c, ldc, c_next, a, lda, a_next, b, ldb, panel,
+//                                          tile_rows, step_bytes, rows, cols, blocks, n0, s0, ...)
+// accumulates `blocks` blocks side by side, each of rows x cols (1 or 2 each) tiles of C
+// (float32 / int32) of tile_rows rows (1 to 16) x 16 columns, rows ldc elements apart, the
+// next tile row c_next elements on and the next tile column 16 elements on; with the
+// products of A's tiles (tile_rows rows lda elements apart, the next tile row a_next on) and
+// B's (16 rows ldb elements apart, the next column `panel` elements on, the next block cols
+// panels on), over the K steps of step_bytes (64 or 32) of A per row, step_bytes / 4 rows of B
+// each: a nest of loops (n_i iterations,
+// outermost first) that moves A s_i elements per iteration of loop i and B a step's rows
+// (a matmul: one loop of K/32 steps of 32 elements; a convolution: input channel blocks,
+// kernel rows and columns, and the steps within a block). ldtilecfg once, then per block the
+// C tiles loaded into tmm0-3, per step the A tiles into tmm4-5 and the B tiles into tmm6-7
+// and one tdp per C tile, the C tiles stored; tilerelease.
 // c, a and b are loads of the operands' first elements: their addresses are taken, nothing
 // is loaded from them here (as weft.prefetch). The target must have amx-tile and amx-bf16 /
 // amx-int8 (else a weft::Error); the code first asks for the process's AMX state
@@ -24,16 +32,20 @@ inline bool is_amx_tile_dot(const std::string& name) {
 }
 
 inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
-    WEFT_ICHECK(op->args.size() == 10, op->name, " takes (c, ldc, a, lda, b, ksteps, rows, cols, panel, blocks)");
+    WEFT_ICHECK(op->args.size() >= 16 && op->args.size() % 2 == 0, op->name,
+                " takes (c, ldc, c_next, a, lda, a_next, b, ldb, panel, tile_rows, step_bytes, rows, cols, blocks, n0, "
+                "s0, ...)");
     const bool bf16 = op->name == "weft.amx_tdpbf16ps";
     const char* unit = bf16 ? "amx-bf16" : "amx-int8";
     WEFT_CHECK(target_.has_feature("amx-tile") && target_.has_feature(unit), "the kernel uses AMX tiles (",
                op->name.substr(5), "), which target ", target_.str(), " lacks (amx-tile and ", unit,
                " in Target::features): schedule it for this CPU without them, or build for an AMX CPU");
-    int64_t rows = 0, cols = 0;
-    WEFT_ICHECK(ir::as_const_int(op->args[6], &rows) && ir::as_const_int(op->args[7], &cols) && rows >= 1 &&
-                    rows <= 2 && cols >= 1 && cols <= 2,
-                op->name, ": a block of 1 or 2 x 1 or 2 tiles");
+    int64_t tile_rows = 0, step_bytes = 0, rows = 0, cols = 0;
+    WEFT_ICHECK(ir::as_const_int(op->args[9], &tile_rows) && ir::as_const_int(op->args[10], &step_bytes) &&
+                    ir::as_const_int(op->args[11], &rows) && ir::as_const_int(op->args[12], &cols) && tile_rows >= 1 &&
+                    tile_rows <= 16 && (step_bytes == 32 || step_bytes == 64) && rows >= 1 && rows <= 2 && cols >= 1 &&
+                    cols <= 2,
+                op->name, ": a block of 1 or 2 x 1 or 2 tiles of 1 to 16 rows, steps of 32 or 64 bytes");
     auto* i64 = b_.getInt64Ty();
     auto* i8 = b_.getInt8Ty();
     auto address = [&](const ir::Expr& e) {
@@ -47,16 +59,22 @@ inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
     };
     llvm::Value* c = address(op->args[0]);
     llvm::Value* ldc = bytes(op->args[1], op->args[0]);
-    llvm::Value* a = address(op->args[2]);
-    llvm::Value* lda = bytes(op->args[3], op->args[2]);
-    llvm::Value* b = address(op->args[4]);
-    llvm::Value* ksteps = int_cast(emit(op->args[5]), i64, true);
-    llvm::Value* panel = bytes(op->args[8], op->args[4]);
-    llvm::Value* blocks = int_cast(emit(op->args[9]), i64, true);
+    llvm::Value* c_next = bytes(op->args[2], op->args[0]);
+    llvm::Value* a = address(op->args[3]);
+    llvm::Value* lda = bytes(op->args[4], op->args[3]);
+    llvm::Value* a_next = bytes(op->args[5], op->args[3]);
+    llvm::Value* b = address(op->args[6]);
+    llvm::Value* ldb = bytes(op->args[7], op->args[6]);
+    llvm::Value* panel = bytes(op->args[8], op->args[6]);
+    llvm::Value* blocks = int_cast(emit(op->args[13]), i64, true);
+    std::vector<std::pair<llvm::Value*, llvm::Value*>> nest;  // (iterations, A's bytes per iteration)
+    for (size_t i = 14; i < op->args.size(); i += 2)
+        nest.emplace_back(int_cast(emit(op->args[i]), i64, true), bytes(op->args[i + 1], op->args[3]));
     // The process's AMX state, asked for once (a refusal fails the kernel with its reason).
     llvm::Value* granted = b_.CreateCall(runtime_function("weft_runtime_request_amx"), {});
     fail_unless(b_.CreateICmpEQ(granted, b_.getInt32(0)), "");
-    // The tile configuration: palette 1; tiles 0-7 of 16 rows of 64 bytes. Its 64 bytes live
+    // The tile configuration: palette 1; C's tiles (0-3) of tile_rows rows of 64 bytes, A's
+    // (4, 5) of tile_rows rows of step_bytes, B's (6, 7) of step_bytes / 4 rows of 64. Its 64 bytes live
     // in the function's entry block (one slot however often this runs).
     llvm::BasicBlock& entry = fs_.fn->getEntryBlock();
     llvm::IRBuilder<> at_entry(&entry, entry.begin());
@@ -68,8 +86,8 @@ inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
     };
     store_at(b_.getInt8(1), 0);
     for (int t = 0; t < 8; ++t) {
-        store_at(b_.getInt16(64), 16 + 2 * t);  // bytes per row
-        store_at(b_.getInt8(16), 48 + t);       // rows
+        store_at(b_.getInt16(uint16_t(t == 4 || t == 5 ? step_bytes : 64)), 16 + 2 * t);  // bytes per row
+        store_at(b_.getInt8(uint8_t(t < 6 ? tile_rows : step_bytes / 4)), 48 + t);          // rows
     }
     b_.CreateIntrinsic(llvm::Intrinsic::x86_ldtilecfg, {}, {config});
     auto tile = [&](int64_t t) { return b_.getInt8(uint8_t(t)); };
@@ -90,33 +108,43 @@ inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
     };
     const int64_t c_bytes = op->args[0].type().bytes();
     const auto dot = bf16 ? llvm::Intrinsic::x86_tdpbf16ps : llvm::Intrinsic::x86_tdpbusd;
-    // Block by block: C and B `block` blocks of 16 cols columns on.
+    // Block by block: C 16 cols columns on, B cols panels on.
     counted_loop("amx.block", blocks, [&](llvm::Value* block) {
         llvm::Value* c_block = b_.CreateGEP(i8, c, b_.CreateMul(block, b_.getInt64(16 * cols * c_bytes)));
         llvm::Value* b_block = b_.CreateGEP(i8, b, b_.CreateMul(block, b_.CreateMul(panel, b_.getInt64(cols))));
-        // C tile (r, s): tmm(r * cols + s), 16 r rows and 16 s columns on.
+        // C tile (r, s): tmm(r * cols + s), r tile rows and 16 s columns on.
         auto c_tiles = [&](llvm::Intrinsic::ID move) {
             for (int64_t r = 0; r < rows; ++r)
                 for (int64_t s = 0; s < cols; ++s) {
-                    llvm::Value* at = b_.CreateAdd(b_.CreateMul(ldc, b_.getInt64(16 * r)), b_.getInt64(16 * s * c_bytes));
+                    llvm::Value* at = b_.CreateAdd(b_.CreateMul(c_next, b_.getInt64(r)), b_.getInt64(16 * s * c_bytes));
                     b_.CreateIntrinsic(move, {}, {tile(r * cols + s), b_.CreateGEP(i8, c_block, at), ldc});
                 }
         };
         c_tiles(llvm::Intrinsic::x86_tileloadd64);
-        // Step by step: A's 64 bytes per row and B's 16 rows of 64.
-        counted_loop("amx.k", ksteps, [&](llvm::Value* step) {
-            llvm::Value* a_step = b_.CreateGEP(i8, a, b_.CreateMul(step, b_.getInt64(64)));
-            llvm::Value* b_step = b_.CreateGEP(i8, b_block, b_.CreateMul(step, b_.getInt64(16 * 64)));
-            for (int64_t r = 0; r < rows; ++r)
-                b_.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64, {},
-                                   {tile(4 + r), b_.CreateGEP(i8, a_step, b_.CreateMul(lda, b_.getInt64(16 * r))), lda});
-            for (int64_t s = 0; s < cols; ++s)
-                b_.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64, {},
-                                   {tile(6 + s), b_.CreateGEP(i8, b_step, b_.CreateMul(panel, b_.getInt64(s))),
-                                    b_.getInt64(64)});
-            for (int64_t r = 0; r < rows; ++r)
-                for (int64_t s = 0; s < cols; ++s) b_.CreateIntrinsic(dot, {}, {tile(r * cols + s), tile(4 + r), tile(6 + s)});
-        });
+        // The K steps: the nest's loops, A at the sum of their offsets, B a step's rows on per step
+        // (the step's index in the flattened nest).
+        std::function<void(size_t, llvm::Value*, llvm::Value*)> steps = [&](size_t level, llvm::Value* a_at,
+                                                                          llvm::Value* flat) {
+            if (level == nest.size()) {
+                llvm::Value* b_step =
+                    b_.CreateGEP(i8, b_block, b_.CreateMul(flat, b_.CreateMul(ldb, b_.getInt64(step_bytes / 4))));
+                for (int64_t r = 0; r < rows; ++r)
+                    b_.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64, {},
+                                       {tile(4 + r), b_.CreateGEP(i8, a_at, b_.CreateMul(a_next, b_.getInt64(r))), lda});
+                for (int64_t s = 0; s < cols; ++s)
+                    b_.CreateIntrinsic(llvm::Intrinsic::x86_tileloadd64, {},
+                                       {tile(6 + s), b_.CreateGEP(i8, b_step, b_.CreateMul(panel, b_.getInt64(s))), ldb});
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t s = 0; s < cols; ++s)
+                        b_.CreateIntrinsic(dot, {}, {tile(r * cols + s), tile(4 + r), tile(6 + s)});
+                return;
+            }
+            auto [count, stride] = nest[level];
+            counted_loop("amx.k", count, [&](llvm::Value* i) {
+                steps(level + 1, b_.CreateGEP(i8, a_at, b_.CreateMul(i, stride)), b_.CreateAdd(b_.CreateMul(flat, count), i));
+            });
+        };
+        steps(0, a, b_.getInt64(0));
         c_tiles(llvm::Intrinsic::x86_tilestored64);
     });
     b_.CreateIntrinsic(llvm::Intrinsic::x86_tilerelease, {}, {});
