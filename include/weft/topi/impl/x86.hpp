@@ -177,20 +177,16 @@ void schedule_matmul_bf16(Schedule& s, const Tensor& c) {
 namespace {
 
 // On AMX tiles where the target has them (`amx`) and op's extents fit (K a multiple of
-// `amx_k`), the product at the root and an epilogue (`out` after op) after it, element-wise
-// in parallel; else the register tile of dot-product instructions (`dot` where `has_dot`, in
-// steps of `step`), or of FMAs, with the epilogue computed from each tile.
+// `amx_k`), an epilogue (`out` after op) after each row of tile blocks; else the register
+// tile of dot-product instructions (`dot` where `has_dot`, in steps of `step`), or of FMAs,
+// with the epilogue computed from each tile.
 void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, bool amx,
                                    int64_t amx_k, TensorIntrin (*amx_intrin)(int64_t, int64_t, int64_t, int64_t),
                                    int64_t step, const TensorIntrin& dot, bool has_dot, const char* name) {
     int64_t m = 0, n = 0, k = 0;
     if (!amx || !amx_detail::amx_fits(op, amx_k, &m, &n, &k)) return schedule_dot_matmul(s, op, out, step, has_dot ? &dot : nullptr, name);
     conv_detail::check_epilogue(name, op, out);
-    if (!out.same_as(op)) {
-        s[op].compute_root();
-        schedule_injective(s, out, target);
-    }
-    amx_detail::schedule_amx_tiles(s, op, amx_k, amx_intrin, name);
+    amx_detail::schedule_amx_tiles(s, op, out, amx_k, amx_intrin, name);
 }
 
 }  // namespace

@@ -70,8 +70,10 @@ bool amx_fits(const Tensor& op, int64_t k_step, int64_t* m, int64_t* n, int64_t*
 // not a multiple of 32): each row of blocks one tensorized intrinsic over the whole K
 // (`intrin`, whose steps take `k_step` elements of K), the rows in parallel. A block loads two
 // A and two B tiles per step for four tdp instructions (a lone tile: two for one); a row's
-// blocks share one tile configuration.
-void schedule_amx_tiles(Schedule& s, const Tensor& op, int64_t k_step,
+// blocks share one tile configuration. `out` is op or op followed by element-wise operators:
+// those run on each row of blocks right after its tiles, while the sums are in cache (as
+// schedule_amx_conv's; the sums' buffer then holds whole rows, the strides the tiles take).
+void schedule_amx_tiles(Schedule& s, const Tensor& op, const Tensor& out, int64_t k_step,
                         TensorIntrin (*intrin)(int64_t, int64_t, int64_t, int64_t), const char* name) {
     int64_t M = 0, N = 0, K = 0;
     WEFT_CHECK(amx_fits(op, k_step, &M, &N, &K), name, ": '", op.name(), "' is ", op.shape()[0], " x ",
@@ -79,20 +81,28 @@ void schedule_amx_tiles(Schedule& s, const Tensor& op, int64_t k_step,
                "; AMX tiles need M and N multiples of 16 and K of ", k_step, " (pad, or schedule it without AMX)");
     const int64_t rows = M % 32 == 0 ? 2 : 1, cols = N % 32 == 0 ? 2 : 1;
     auto [io, ii] = s[op].split(op.axis(0), 16 * rows);
-    s[op].parallel(io);
     s[op].tensorize(ii, intrin(K, rows, cols, N / (16 * cols)));
+    if (out.same_as(op)) {
+        s[op].parallel(io);
+        return;
+    }
+    auto [oo, oi] = s[out].split(out.axis(0), 16 * rows);
+    auto [jo, ji] = s[out].split(out.axis(1), 16);
+    s[out].parallel(oo);
+    s[out].vectorize(ji);
+    s[op].compute_at(s[out], oo);
 }
 
 }  // namespace amx_detail
 
 void schedule_matmul_bf16_amx(Schedule& s, const Tensor& c) {
     conv_detail::check_epilogue("schedule_matmul_bf16_amx", c, c);
-    amx_detail::schedule_amx_tiles(s, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
+    amx_detail::schedule_amx_tiles(s, c, c, 32, amx_bf16_tile, "schedule_matmul_bf16_amx");
 }
 
 void schedule_matmul_u8s8_amx(Schedule& s, const Tensor& c) {
     conv_detail::check_epilogue("schedule_matmul_u8s8_amx", c, c);
-    amx_detail::schedule_amx_tiles(s, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
+    amx_detail::schedule_amx_tiles(s, c, c, 64, amx_u8s8_tile, "schedule_matmul_u8s8_amx");
 }
 
 namespace amx_detail {
