@@ -230,6 +230,51 @@ Tensor pack_conv2d_nchwc_dot_weight(const Tensor& w, int64_t ib, int64_t step, D
     }, name);
 }
 
+// Whether AMX's tiles fill more of their rows over a narrow layer's padded-width plane (its
+// output rows as wide as the padded input, the extra pixels computed and dropped: tiles of 16
+// pixels) than over its rows (tiles of a divisor of the width: a 7-wide row fills 7 of 16).
+// Stride 1 only; narrow rows only (a wide layer's sums would go through memory whole).
+bool flat_tiles_fill_more(const Size2d& out, int64_t KH, int64_t KW, const Conv2dParams& p) {
+    (void)KH;
+    if (p.stride.h != 1 || p.stride.w != 1 || out.w >= 16) return false;
+    const int64_t row = out.w + KW - 1, Q = (out.h - 1) * row + out.w, tile = Q >= 32 ? 32 : 16;
+    if (Q < 16) return false;
+    const double flat = double(out.h * out.w) / double((Q + tile - 1) / tile * tile),
+                 rows = double(conv_detail::largest_divisor_at_most(out.w, 16)) / 16.0;
+    return flat > rows + 0.05;
+}
+
+// A stride-1 convolution over its padded-width plane (flat_tiles_fill_more): the input
+// flattened into rows of `row` = OW + KW - 1 pixels, padding included ([N, CB, F, ib]); the
+// sums over the plane's pixels q = oy row + ox up to the last output pixel ([N, OB, Q, ob],
+// `name`_sums: exactly what the output reads, so bound inference realizes them whole); the
+// output the first OW pixels of each row.
+Tensor flat_dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
+                             const Expr& pad_value, const Size2d& out, const std::string& name) {
+    const int64_t N = const_dim(data, 0, d.op), CB = const_dim(data, 1, d.op), H = const_dim(data, 2, d.op),
+                  W = const_dim(data, 3, d.op), ib = const_dim(data, 4, d.op);
+    const int64_t OB = const_dim(wp, 0, d.op), KH = const_dim(wp, 2, d.op), KW = const_dim(wp, 3, d.op),
+                  ob = const_dim(wp, 5, d.op);
+    const int64_t row = out.w + KW - 1, Q = (out.h - 1) * row + out.w, F = Q + (KH - 1) * row + KW - 1;
+    const Pad2d pad = p.padding;
+    const Expr zero = pad_value.defined() ? pad_value : ir::make_zero(data.dtype());
+    Tensor flat = compute({N, CB, F, ib}, [&](Expr n, Expr c, Expr f, Expr i) {
+        Expr y = f / row - pad.top, x = f % row - pad.left;
+        Expr inside = y >= 0 && y < H && x >= 0 && x < W;
+        Expr at = data(n, c, min(max(y, Expr(int64_t(0))), Expr(H - 1)), min(max(x, Expr(int64_t(0))), Expr(W - 1)), i);
+        return select(inside, at, zero);
+    }, name + "_flat");
+    const int64_t step = d.step;
+    IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
+            ip = reduce_axis(0, ib / step, "icp"), lane = reduce_axis(0, step, "ici");
+    Tensor sums = compute({N, OB, Q, ob}, [&](Expr n, Expr o, Expr q, Expr oc) {
+        Expr in = flat(n, ic, q + kh * row + kw, ip * step + lane);
+        return sum(cast(d.acc, in) * cast(d.acc, wp(o, ic, kh, kw, ip, oc, lane)), {ic, kh, kw, ip, lane});
+    }, name + "_sums");
+    return compute({N, OB, out.h, out.w, ob},
+                   [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) { return sums(n, o, oy * row + ox, oc); }, name);
+}
+
 // `pad_value`: what the padding holds (undefined: zero; taps there are left out of the sum
 // where the input is read in place, which only zero allows).
 Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
@@ -257,6 +302,19 @@ Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams
     // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
     // AVX512_BF16"). A padding that is not zero is always a copy, and so is any where the
     // caller asks (`padded_copy`: AMX tiles read whole rows of the window).
+    // A strided 1x1 convolution for AMX tiles: over a copy of the pixels it reads, at stride
+    // 1 (a narrow layer's then fill whole tiles over its plane: flat_tiles_fill_more).
+    if (padded_copy && KH == 1 && KW == 1 && pad.none() && (p.stride.h > 1 || p.stride.w > 1)) {
+        const Size2d st = p.stride;
+        Tensor picked = compute({N, CB, out.h, out.w, ib}, [&](Expr n, Expr c, Expr y, Expr x, Expr i) {
+            return data(n, c, y * st.h, x * st.w, i);
+        }, name + "_strided");
+        Conv2dParams unit = p;
+        unit.stride = {1, 1};
+        return dot_conv2d_nchwc(picked, wp, unit, d, pad_value, padded_copy, name);
+    }
+    if (padded_copy && flat_tiles_fill_more(out, KH, KW, p))
+        return flat_dot_conv2d_nchwc(data, wp, p, d, pad_value, out, name);
     const bool copy = !pad.none() && (out.w <= 16 || pad_value.defined() || padded_copy);
     // The copy holds the rows and columns the windows read, no more (a stride can leave the
     // last ones unread): its shape is then the buffer's, whose rows AMX tiles step through.
@@ -325,6 +383,45 @@ void schedule_dot_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out,
     }
 }
 
+// AMX's tile programs for a convolution of `step` channels a lane: data of `bytes` a channel.
+struct AmxConv {
+    int64_t step, bytes;
+    DataType a, b, acc;
+    const char *call, *name;
+};
+const AmxConv kAmxBf16{2, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf16"};
+const AmxConv kAmxU8s8{4, 1, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8"};
+
+// op (or, flat, the sums it reads) on AMX tiles where it fits them; false where it does not.
+bool schedule_amx_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const AmxConv& k) {
+    amx_detail::ConvTiles t;
+    if (amx_detail::conv_fits(op, k.bytes, &t)) {
+        amx_detail::schedule_amx_conv(s, op, out, target, t, amx_detail::amx_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
+        return true;
+    }
+    const auto inputs = op.op().input_tensors();
+    if (inputs.size() != 1 || !amx_detail::conv_fits(inputs[0], k.bytes, &t) || !t.flat) return false;
+    amx_detail::schedule_amx_flat_conv(s, op, inputs[0], out, t,
+                                       amx_detail::amx_flat_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
+    return true;
+}
+
+// A flat convolution (flat_dot_conv2d_nchwc: op reads its sums) where AMX's tiles do not run
+// it (a target without them): the sums vectorized over the output channels, correct and slow.
+bool schedule_flat_conv_without_tiles(Schedule& s, const Tensor& op, const Tensor& out) {
+    if (op.op()->body.empty() || op.op()->body[0].as<ir::Reduce>()) return false;
+    const Tensor sums = op.op().input_tensors().at(0);
+    for (auto& in : sums.op().input_tensors())
+        if (in.op()->is_compute()) s[in].compute_root();
+    s[sums].compute_root();
+    s[sums].parallel(s[sums].fuse(sums.axis(0), sums.axis(1)));
+    auto [co, ci] = s[sums].split(sums.axis(3), 16);
+    s[sums].vectorize(ci);
+    if (!out.same_as(op)) s[op].compute_inline();
+    s[out].parallel(s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2)));
+    return true;
+}
+
 const DotConv kConvBf16{2, bf16, bf16, f32, "conv2d_nchwc_bf16", "pack_conv2d_nchwc_bf16_weight"};
 const DotConv kConvU8s8{4, u8, i8, i32, "conv2d_nchwc_u8s8", "pack_conv2d_nchwc_u8s8_weight"};
 
@@ -341,10 +438,8 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
 
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     conv_detail::check_epilogue("schedule_conv2d_nchwc_bf16", op, out);
-    amx_detail::ConvTiles tiles;
-    if (has_amx_bf16(target) && amx_detail::conv_fits(op, 2, &tiles))
-        return amx_detail::schedule_amx_conv(
-            s, op, out, target, tiles, amx_detail::amx_conv_tile(tiles, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf16"));
+    if (has_amx_bf16(target) && schedule_amx_conv2d_nchwc(s, op, out, target, kAmxBf16)) return;
+    if (schedule_flat_conv_without_tiles(s, op, out)) return;
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512bf16") ? &dot : nullptr,
                               "schedule_conv2d_nchwc_bf16");
@@ -365,10 +460,8 @@ Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, const Conv2dParam
 
 void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     conv_detail::check_epilogue("schedule_conv2d_nchwc_u8s8", op, out);
-    amx_detail::ConvTiles tiles;
-    if (has_amx_int8(target) && amx_detail::conv_fits(op, 1, &tiles))
-        return amx_detail::schedule_amx_conv(
-            s, op, out, target, tiles, amx_detail::amx_conv_tile(tiles, 4, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8"));
+    if (has_amx_int8(target) && schedule_amx_conv2d_nchwc(s, op, out, target, kAmxU8s8)) return;
+    if (schedule_flat_conv_without_tiles(s, op, out)) return;
     const TensorIntrin dot = vnni_dot_16x4();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512vnni") ? &dot : nullptr,
                               "schedule_conv2d_nchwc_u8s8");

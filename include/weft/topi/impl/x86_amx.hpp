@@ -111,10 +111,14 @@ namespace amx_detail {
 // one output block over the whole reduction (input channel blocks, kernel rows and columns,
 // the block's channels in steps of 64 bytes, or of 32 where a block holds no multiple of 64:
 // half a tile product's work, still far more than a vector's).
+// Or, `flat` (conv2d_nchwc_bf16 / _u8s8's narrow layers of stride 1): C [16 rows pixels of the
+// padded-width plane, ...], the input a flattened copy whose rows are `row` pixels wide.
 struct ConvTiles {
     int64_t CB, KH, KW, ib, sh, sw;  // input blocks, kernel, channels a block, strides
     int64_t m, rows, cols, blocks;   // pixels a tile, tile rows, tile columns a block, blocks
     int64_t step_bytes;              // 64 or 32
+    bool flat = false;
+    int64_t row = 0;                 // flat: the padded input's width
 };
 
 // conv2d_nchwc_bf16 / _u8s8's stage over one tile program: data [CB, rows sh + KH, m sw + KW,
@@ -150,6 +154,36 @@ TensorIntrin amx_conv_tile(const ConvTiles& t, int64_t step, DataType a_type, Da
     }, id);
 }
 
+// The flat tile program's stage: data [CB, 16 rows + (KH - 1) row + KW - 1, ib] (the
+// flattened copy from the tile's first pixel on), C [16 rows, 16 cols blocks].
+TensorIntrin amx_flat_conv_tile(const ConvTiles& t, int64_t step, DataType a_type, DataType b_type, DataType acc,
+                                const char* call, const std::string& name) {
+    const int64_t per_step = t.step_bytes / a_type.bytes(), width = 16 * t.cols * t.blocks, pixels = 16 * t.rows;
+    Tensor a = placeholder({t.CB, pixels + (t.KH - 1) * t.row + t.KW - 1, t.ib}, a_type, "a");
+    Tensor b = placeholder({t.CB, t.KH, t.KW, t.ib / step, width, step}, b_type, "b");
+    IterVar ic = reduce_axis(0, t.CB, "icb"), kh = reduce_axis(0, t.KH, "kh"), kw = reduce_axis(0, t.KW, "kw"),
+            ip = reduce_axis(0, t.ib / step, "icp"), lane = reduce_axis(0, step, "ici");
+    Tensor c = compute({pixels, width}, [&](Expr q, Expr j) {
+        Expr in = a(ic, q + kh * t.row + kw, ip * step + lane);
+        return sum(cast(acc, in) * cast(acc, b(ic, kh, kw, ip, j, lane)), {ic, kh, kw, ip, lane});
+    }, "c", {"q", "j"});
+    std::string id = name + "_flat_conv_" + std::to_string(pixels) + "x" + std::to_string(width);
+    for (int64_t v : {t.CB, t.KH, t.KW, t.ib, t.row, t.cols, t.step_bytes}) id += "_" + std::to_string(v);
+    return decl_tensor_intrin(c, [t, step, per_step, call](const TensorIntrinCall& x) {
+        Expr zero = make_int(0);
+        // Whole tensors, row-major: out [.., Q, ob], data [.., F, ib], weight [.., ib/step, ob, step].
+        auto dim = [](const Tensor& u, size_t from_end) { return u.shape()[u.shape().size() - from_end]; };
+        const Tensor &in = x.inputs[0].tensor, &w = x.inputs[1].tensor;
+        Expr ob = dim(x.out.tensor, 1);
+        return amx_call(call, {x.output({zero, zero}), ob, 16 * ob, x.input(0, {zero, zero, zero}), make_int(t.ib),
+                               make_int(16 * t.ib), x.input(1, {zero, zero, zero, zero, zero, zero}), dim(w, 2) * step,
+                               make_int(16 * step), make_int(16), make_int(t.step_bytes), make_int(t.rows),
+                               make_int(t.cols), make_int(t.blocks), make_int(t.CB), dim(in, 2) * t.ib,
+                               make_int(t.KH), make_int(t.row * t.ib), make_int(t.KW), make_int(t.ib),
+                               make_int(t.ib / per_step), make_int(per_step)});
+    }, id);
+}
+
 int64_t const_int(const Expr& e) {
     int64_t v = -1;
     return nn_detail::const_extent(e, &v) ? v : -1;
@@ -162,50 +196,56 @@ int64_t const_int(const Expr& e) {
 // padded input is read from its copy); into `t`.
 bool conv_fits(const Tensor& op, int64_t bytes, ConvTiles* t) {
     const auto* reduce = op.op()->body.empty() ? nullptr : op.op()->body[0].as<ir::Reduce>();
-    if (!reduce || op.ndim() != 5 || reduce->axis.size() != 5) return false;
+    const size_t dims = op.ndim();  // 5: [N, OB, OH, OW, ob]; 4: flat, [N, OB, Q, ob]
+    if (!reduce || (dims != 5 && dims != 4) || reduce->axis.size() != 5) return false;
     int64_t truth = 0;
     if (reduce->condition.defined() && !(ir::as_const_int(reduce->condition, &truth) && truth)) return false;
     const ir::ProducerLoad* data = nullptr;
     ir::post_order_visit(reduce->source[0], [&](const ir::Object* n) {
-        if (n->kind == ir::NodeKind::ProducerLoad && static_cast<const ir::ProducerLoad*>(n)->indices.size() == 5)
+        if (n->kind == ir::NodeKind::ProducerLoad && static_cast<const ir::ProducerLoad*>(n)->indices.size() == dims)
             data = static_cast<const ir::ProducerLoad*>(n);
     });
     if (!data) return false;
-    // The strides: how far the data's row and column move with one output row and column.
+    // The strides: how far the data's row and column move with one output row and column
+    // (flat: with one pixel, and one kernel row).
     auto moves = [&](const Expr& index, const IterVar& axis) {
         std::unordered_map<Var, Expr, ir::VarHash, ir::VarEq> one{{axis.var(), make_int(1)}}, zero{{axis.var(), make_int(0)}};
         return const_int(ir::arith::simplify(ir::substitute(index, one) - ir::substitute(index, zero)));
     };
     const auto& ax = op.op()->axis;
-    int64_t steps = 0, lanes = 0, OW = 0, ob = 0;
+    t->flat = dims == 4;
     t->CB = const_int(reduce->axis[0].dom().extent);
     t->KH = const_int(reduce->axis[1].dom().extent);
     t->KW = const_int(reduce->axis[2].dom().extent);
-    steps = const_int(reduce->axis[3].dom().extent);
-    lanes = const_int(reduce->axis[4].dom().extent);
+    const int64_t steps = const_int(reduce->axis[3].dom().extent), lanes = const_int(reduce->axis[4].dom().extent);
     t->ib = steps * lanes;
     t->sh = moves(data->indices[2], ax[2]);
-    t->sw = moves(data->indices[3], ax[3]);
-    OW = const_int(op.shape()[3]);
-    ob = const_int(op.shape()[4]);
+    t->sw = t->flat ? t->sh : moves(data->indices[3], ax[3]);
+    t->row = t->flat ? moves(data->indices[2], reduce->axis[1]) : 0;
+    // OW: the pixels a tile's rows run over (flat: all of them).
+    const int64_t OH = t->flat ? 1 : const_int(op.shape()[2]), OW = const_int(op.shape()[dims - 2]),
+                  ob = const_int(op.shape()[dims - 1]);
     t->step_bytes = t->ib * bytes % 64 == 0 ? 64 : 32;
-    if (std::min({t->CB, t->KH, t->KW, steps, lanes, t->sh, t->sw, OW, ob}) < 1 || t->ib * bytes % t->step_bytes != 0 ||
-        ob % 16 != 0)
+    if (std::min({t->CB, t->KH, t->KW, steps, lanes, t->sh, t->sw, OH, OW, ob}) < 1 ||
+        t->ib * bytes % t->step_bytes != 0 || ob % 16 != 0 || (t->flat && (t->sh != 1 || t->row < t->KW || OW < 16)))
         return false;
-    const int64_t OH = const_int(op.shape()[2]);
     // A computed input (the padded copy) must hold exactly the rows and columns the windows
     // read: bound inference realizes no more than that, and the tiles step through its rows.
     for (const Tensor& in : op.op().input_tensors())
-        if (in.ndim() == 5 && in.op()->is_compute() &&
-            (const_int(in.shape()[2]) != (OH - 1) * t->sh + t->KH || const_int(in.shape()[3]) != (OW - 1) * t->sw + t->KW))
+        if (in.ndim() == dims && in.op()->is_compute() &&
+            (t->flat ? const_int(in.shape()[2]) != OW + (t->KH - 1) * t->row + t->KW - 1
+                     : const_int(in.shape()[2]) != (OH - 1) * t->sh + t->KH ||
+                           const_int(in.shape()[3]) != (OW - 1) * t->sw + t->KW))
             return false;
     // Tiles of a divisor of the row's pixels (at most 16, a tile's rows), two output rows a
-    // block where the height is even; two 16-channel columns a block where ob allows.
-    t->m = conv_detail::largest_divisor_at_most(OW, 16);
-    t->rows = OH % 2 == 0 ? 2 : 1;
+    // block where the height is even (flat: tiles of 16 pixels, two a block where 32 fit, the
+    // last block shifted back onto the one before); two 16-channel columns a block where ob
+    // allows.
+    t->m = t->flat ? 16 : conv_detail::largest_divisor_at_most(OW, 16);
+    t->rows = t->flat ? (OW >= 32 ? 2 : 1) : OH % 2 == 0 ? 2 : 1;
     t->cols = ob % 32 == 0 ? 2 : 1;
     t->blocks = ob / (16 * t->cols);
-    return OH >= 1;
+    return true;
 }
 
 // The convolution on AMX tiles (conv_fits): a padded copy of the input first (its rows in
@@ -239,6 +279,30 @@ void schedule_amx_conv(Schedule& s, const Tensor& op, const Tensor& out, const T
     s[out].parallel(task);
     s[out].vectorize(ci);
     s[op].compute_at(s[out], task);
+}
+
+// The flat convolution on AMX tiles (conv_fits with `flat`): the flattened copy of the input
+// first, then the sums over the padded-width plane at the root (a narrow layer's: small), each
+// output block's tile pairs in parallel; `unflat` (the output pixels read from the sums) inlined
+// into `out`'s epilogue, or `out` itself.
+void schedule_amx_flat_conv(Schedule& s, const Tensor& unflat, const Tensor& ext, const Tensor& out, const ConvTiles& t,
+                            const TensorIntrin& intrin) {
+    for (auto& in : ext.op().input_tensors())
+        if (in.op()->is_compute() && in.ndim() == 4) {
+            s[in].compute_root();
+            s[in].parallel(s[in].fuse(in.axis(0), in.axis(1)));
+            s[in].vectorize(in.axis(3));
+        }
+    s[ext].compute_root();
+    // (The last tiles start where they end with the plane, recomputing a few pixels: the
+    // whole reduction is in each call, after the pixels' sums are zeroed.)
+    auto [qo, qi] = s[ext].split(ext.axis(2), 16 * t.rows, TailStrategy::ShiftInwards);
+    s[ext].parallel(s[ext].fuse(s[ext].fuse(ext.axis(0), ext.axis(1)), qo));
+    s[ext].tensorize(qi, intrin);
+    if (!out.same_as(unflat)) s[unflat].compute_inline();
+    auto [co, ci] = s[out].split(out.axis(4), 16);
+    s[out].parallel(s[out].fuse(s[out].fuse(out.axis(0), out.axis(1)), out.axis(2)));
+    s[out].vectorize(ci);
 }
 
 }  // namespace amx_detail
