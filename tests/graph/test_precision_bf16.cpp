@@ -1,8 +1,7 @@
 // BuildOptions::precision = bf16: linear layers multiply in bfloat16 and accumulate in
 // float32. Checked against a double reference that rounds each layer's input and weight to
 // bfloat16 as the build does (tight), and against the float32 build (within bfloat16's
-// error); a layer whose columns are no multiple of 16 is filled up, one whose K is odd stays
-// float32; a target without AVX512_BF16
+// error); a layer whose shape does not fit stays float32; a target without AVX512_BF16
 // computes the same with float32 FMAs, and one with AMX the convolutions on its tiles.
 #include <doctest/doctest.h>
 
@@ -23,12 +22,11 @@ struct Layer {
     bool relu;
 };
 
-// x [5, 64] -> 128 (relu) -> 47 -> 10: the second layer's 47 columns are filled up to 48 in
-// bfloat16; the last layer's K = 47 is odd (no whole pairs): it stays float32.
+// x [5, 64] -> 128 (relu) -> 48 -> 10: the last layer's 10 columns are not a multiple of 16.
 std::vector<Layer> layers() {
     return {{Buffer<float>::random({128, 64}, -0.3f, 0.3f, 1), Buffer<float>::random({128}, -0.1f, 0.1f, 2), true},
-            {Buffer<float>::random({47, 128}, -0.3f, 0.3f, 3), Buffer<float>::random({47}, -0.1f, 0.1f, 4), false},
-            {Buffer<float>::random({10, 47}, -0.3f, 0.3f, 5), Buffer<float>::random({10}, -0.1f, 0.1f, 6), false}};
+            {Buffer<float>::random({48, 128}, -0.3f, 0.3f, 3), Buffer<float>::random({48}, -0.1f, 0.1f, 4), false},
+            {Buffer<float>::random({10, 48}, -0.3f, 0.3f, 5), Buffer<float>::random({10}, -0.1f, 0.1f, 6), false}};
 }
 
 graph::Graph mlp(const std::vector<Layer>& ls) {
@@ -86,7 +84,7 @@ TEST_CASE("precision bf16: linear layers in bfloat16 match a bfloat16-rounded re
     for (const Target& target : {Target::host(), without}) {
         CAPTURE(target.features.find("+avx512bf16") != std::string::npos);
         graph::Module m = graph::build(g, target, {.precision = graph::Precision::bf16});
-        CHECK(count_kernels_named(m, "matmul_bf16") == 2);  // the layer of K = 47 stays float32
+        CHECK(count_kernels_named(m, "matmul_bf16") == 2);  // the 10-column layer stays float32
         bool uses_instruction = false;
         for (const Kernel& k : m.compiled_kernels()) uses_instruction |= k.assembly().find("vdpbf16ps") != std::string::npos;
         CHECK(uses_instruction == target.has_feature("avx512bf16"));

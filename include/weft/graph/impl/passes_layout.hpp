@@ -404,20 +404,13 @@ Graph convert_matmul_bf16(const Graph& g) {
     return pass_detail::rewrite_nodes(g, r, "convert_matmul_bf16", [&](int id) -> std::optional<Value> {
         const Node& n = g.node(id);
         if (n.op != "matmul" || n.type.dtype != f32 || !layout_detail::from_constants(g, n.inputs[1]) ||
-            g.type(n.inputs[1]).shape[0] % 2 != 0)
+            g.type(n.inputs[1]).shape[0] % 2 != 0 || n.type.shape[1] % 16 != 0)
             return std::nullopt;
         Value x = inputs.of(n.inputs[0], n.name);
         Value w = r.out().add_node("cast", {r.mapped(n.inputs[1])}, {{"dtype", std::string("bfloat16")}},
                                    r.fresh_name(n.name + ".weight_bf16"));
-        // Columns that are no multiple of 16 (a 1000-class head): the weight filled up with zero
-        // columns, the product's extra ones sliced off (the head reads half the bytes: it is
-        // bound by them).
-        const int64_t N = n.type.shape[1], filled = (N + 15) / 16 * 16;
-        if (filled != N) w = r.out().pad(w, {0, 0, 0, filled - N}, 0.0, r.fresh_name(n.name + ".weight_filled"));
         Value blocks = r.out().add_node("pack_bf16_weight", {w}, {}, r.fresh_name(n.name + ".weight_packed"));
-        if (filled == N) return r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name);
-        Value wide = r.out().add_node("matmul_bf16", {x, blocks}, {}, r.fresh_name(n.name + ".filled"));
-        return r.out().slice(wide, {0}, {N}, {1}, {}, n.name);
+        return r.out().add_node("matmul_bf16", {x, blocks}, {}, n.name);
     });
 }
 
