@@ -1,4 +1,6 @@
 // Definitions for topi/x86.hpp.
+#include <functional>
+
 #include "weft/ir/target.hpp"
 #include "weft/topi/impl/conv_schedule_util.hpp"
 #include "weft/topi/impl/nn_detail.hpp"
@@ -180,7 +182,7 @@ namespace {
 // `amx_k`), an epilogue (`out` after op) after each row of tile blocks; else the register
 // tile of dot-product instructions (`dot` where `has_dot`, in steps of `step`), or of FMAs,
 // with the epilogue computed from each tile.
-void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, bool amx,
+void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& out, bool amx,
                                    int64_t amx_k, TensorIntrin (*amx_intrin)(int64_t, int64_t, int64_t, int64_t),
                                    int64_t step, const TensorIntrin& dot, bool has_dot, const char* name) {
     int64_t m = 0, n = 0, k = 0;
@@ -192,12 +194,12 @@ void schedule_low_precision_matmul(Schedule& s, const Tensor& op, const Tensor& 
 }  // namespace
 
 void schedule_matmul_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
-    schedule_low_precision_matmul(s, op, out, target, has_amx_int8(target), 64, amx_u8s8_tile, 4, vnni_dot_16x4(),
+    schedule_low_precision_matmul(s, op, out, has_amx_int8(target), 64, amx_u8s8_tile, 4, vnni_dot_16x4(),
                                   target.has_feature("avx512vnni"), "schedule_matmul_u8s8");
 }
 
 void schedule_matmul_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
-    schedule_low_precision_matmul(s, op, out, target, has_amx_bf16(target), 32, amx_bf16_tile, 2, bf16_dot_16x2(),
+    schedule_low_precision_matmul(s, op, out, has_amx_bf16(target), 32, amx_bf16_tile, 2, bf16_dot_16x2(),
                                   target.has_feature("avx512bf16"), "schedule_matmul_bf16");
 }
 
@@ -234,8 +236,7 @@ Tensor pack_conv2d_nchwc_dot_weight(const Tensor& w, int64_t ib, int64_t step, D
 // output rows as wide as the padded input, the extra pixels computed and dropped: tiles of 16
 // pixels) than over its rows (tiles of a divisor of the width: a 7-wide row fills 7 of 16).
 // Stride 1 only; narrow rows only (a wide layer's sums would go through memory whole).
-bool flat_tiles_fill_more(const Size2d& out, int64_t KH, int64_t KW, const Conv2dParams& p) {
-    (void)KH;
+bool flat_tiles_fill_more(const Size2d& out, int64_t KW, const Conv2dParams& p) {
     if (p.stride.h != 1 || p.stride.w != 1 || out.w >= 16) return false;
     const int64_t row = out.w + KW - 1, Q = (out.h - 1) * row + out.w, tile = Q >= 32 ? 32 : 16;
     if (Q < 16) return false;
@@ -244,89 +245,104 @@ bool flat_tiles_fill_more(const Size2d& out, int64_t KH, int64_t KW, const Conv2
     return flat > rows + 0.05;
 }
 
+// A dot-product convolution's extents (data [N, CB, H, W, ib], weight [OB, CB, KH, KW,
+// ib/step, ob, step]), checked, and its reduction: the sum over input blocks, taps and the
+// block's channels of the data's value there (`read`) times the weight's.
+struct DotConvSum {
+    int64_t N, CB, H, W, ib, OB, KH, KW, ob;
+    IterVar ic, kh, kw, ip, lane;
+
+    DotConvSum(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d) {
+        const char* op = d.op;
+        WEFT_CHECK(data.ndim() == 5, op, ": data '", data.name(), "' must be [N, C/ib, H, W, ib]");
+        WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == d.step, op, ": weight '", wp.name(),
+                   "' must be [O/ob, C/ib, KH, KW, ib/", d.step, ", ob, ", d.step, "] (", d.packer, ")");
+        check_dtype(data, d.data, op, "data");
+        check_dtype(wp, d.weight, op, "weight");
+        WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, op, ": groups and dilation must be 1");
+        N = const_dim(data, 0, op), CB = const_dim(data, 1, op), H = const_dim(data, 2, op), W = const_dim(data, 3, op),
+        ib = const_dim(data, 4, op);
+        OB = const_dim(wp, 0, op), KH = const_dim(wp, 2, op), KW = const_dim(wp, 3, op), ob = const_dim(wp, 5, op);
+        WEFT_CHECK(const_dim(wp, 1, op) == CB && const_dim(wp, 4, op) * d.step == ib, op, ": data has ", CB,
+                   " blocks of ", ib, " channels, the weight ", const_dim(wp, 1, op), " of ", const_dim(wp, 4, op) * d.step);
+        ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
+        ip = reduce_axis(0, ib / d.step, "icp"), lane = reduce_axis(0, d.step, "ici");
+    }
+    // read(channel within the block) -> the data's value at this tap.
+    Expr operator()(const Tensor& wp, const DotConv& d, const Expr& o, const Expr& oc,
+                    const std::function<Expr(Expr)>& read, const Expr& condition = Expr()) const {
+        return sum(cast(d.acc, read(ip * d.step + lane)) * cast(d.acc, wp(o, ic, kh, kw, ip, oc, lane)),
+                   {ic, kh, kw, ip, lane}, condition);
+    }
+};
+
 // A stride-1 convolution over its padded-width plane (flat_tiles_fill_more): the input
 // flattened into rows of `row` = OW + KW - 1 pixels, padding included ([N, CB, F, ib]); the
 // sums over the plane's pixels q = oy row + ox up to the last output pixel ([N, OB, Q, ob],
 // `name`_sums: exactly what the output reads, so bound inference realizes them whole); the
 // output the first OW pixels of each row.
 Tensor flat_dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
-                             const Expr& pad_value, const Size2d& out, const std::string& name) {
-    const int64_t N = const_dim(data, 0, d.op), CB = const_dim(data, 1, d.op), H = const_dim(data, 2, d.op),
-                  W = const_dim(data, 3, d.op), ib = const_dim(data, 4, d.op);
-    const int64_t OB = const_dim(wp, 0, d.op), KH = const_dim(wp, 2, d.op), KW = const_dim(wp, 3, d.op),
-                  ob = const_dim(wp, 5, d.op);
-    const int64_t row = out.w + KW - 1, Q = (out.h - 1) * row + out.w, F = Q + (KH - 1) * row + KW - 1;
+                             const DotConvSum& c, const Expr& pad_value, const Size2d& out, const std::string& name) {
+    const int64_t row = out.w + c.KW - 1, Q = (out.h - 1) * row + out.w, F = Q + (c.KH - 1) * row + c.KW - 1;
     const Pad2d pad = p.padding;
     const Expr zero = pad_value.defined() ? pad_value : ir::make_zero(data.dtype());
-    Tensor flat = compute({N, CB, F, ib}, [&](Expr n, Expr c, Expr f, Expr i) {
+    Tensor flat = compute({c.N, c.CB, F, c.ib}, [&](Expr n, Expr b, Expr f, Expr i) {
         Expr y = f / row - pad.top, x = f % row - pad.left;
-        Expr inside = y >= 0 && y < H && x >= 0 && x < W;
-        Expr at = data(n, c, min(max(y, Expr(int64_t(0))), Expr(H - 1)), min(max(x, Expr(int64_t(0))), Expr(W - 1)), i);
+        Expr inside = y >= 0 && y < c.H && x >= 0 && x < c.W;
+        Expr at = data(n, b, min(max(y, Expr(int64_t(0))), Expr(c.H - 1)), min(max(x, Expr(int64_t(0))), Expr(c.W - 1)), i);
         return select(inside, at, zero);
     }, name + "_flat");
-    const int64_t step = d.step;
-    IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
-            ip = reduce_axis(0, ib / step, "icp"), lane = reduce_axis(0, step, "ici");
-    Tensor sums = compute({N, OB, Q, ob}, [&](Expr n, Expr o, Expr q, Expr oc) {
-        Expr in = flat(n, ic, q + kh * row + kw, ip * step + lane);
-        return sum(cast(d.acc, in) * cast(d.acc, wp(o, ic, kh, kw, ip, oc, lane)), {ic, kh, kw, ip, lane});
+    Tensor sums = compute({c.N, c.OB, Q, c.ob}, [&](Expr n, Expr o, Expr q, Expr oc) {
+        return c(wp, d, o, oc, [&](Expr i) { return flat(n, c.ic, q + c.kh * row + c.kw, i); });
     }, name + "_sums");
-    return compute({N, OB, out.h, out.w, ob},
+    return compute({c.N, c.OB, out.h, out.w, c.ob},
                    [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) { return sums(n, o, oy * row + ox, oc); }, name);
+}
+
+// The sums a flat convolution's output reads (flat_dot_conv2d_nchwc), or an undefined tensor
+// where `op` is a convolution's own reduction.
+Tensor flat_conv_sums(const Tensor& op) {
+    if (op.op()->body.empty() || op.op()->body[0].as<ir::Reduce>()) return Tensor();
+    const auto inputs = op.op().input_tensors();
+    return inputs.size() == 1 && inputs[0].ndim() == 4 ? inputs[0] : Tensor();
 }
 
 // `pad_value`: what the padding holds (undefined: zero; taps there are left out of the sum
 // where the input is read in place, which only zero allows).
 Tensor dot_conv2d_nchwc(const Tensor& data, const Tensor& wp, const Conv2dParams& p, const DotConv& d,
                         const Expr& pad_value, bool padded_copy, std::string name) {
-    const char* op = d.op;
-    WEFT_CHECK(data.ndim() == 5, op, ": data '", data.name(), "' must be [N, C/ib, H, W, ib]");
-    WEFT_CHECK(wp.ndim() == 7 && const_dim(wp, 6, op) == d.step, op, ": weight '", wp.name(),
-               "' must be [O/ob, C/ib, KH, KW, ib/", d.step, ", ob, ", d.step, "] (", d.packer, ")");
-    check_dtype(data, d.data, op, "data");
-    check_dtype(wp, d.weight, op, "weight");
-    WEFT_CHECK(p.groups == 1 && p.dilation.h == 1 && p.dilation.w == 1, op, ": groups and dilation must be 1");
-    const int64_t N = const_dim(data, 0, op), CB = const_dim(data, 1, op), H = const_dim(data, 2, op),
-                  W = const_dim(data, 3, op), ib = const_dim(data, 4, op);
-    const int64_t OB = const_dim(wp, 0, op), KH = const_dim(wp, 2, op), KW = const_dim(wp, 3, op),
-                  ob = const_dim(wp, 5, op);
-    WEFT_CHECK(const_dim(wp, 1, op) == CB && const_dim(wp, 4, op) * d.step == ib, op, ": data has ", CB, " blocks of ",
-               ib, " channels, the weight ", const_dim(wp, 1, op), " of ", const_dim(wp, 4, op) * d.step);
-    const Size2d out = conv2d_out_size(H, W, KH, KW, p, op);
+    const DotConvSum c(data, wp, p, d);
+    const Size2d out = conv2d_out_size(c.H, c.W, c.KH, c.KW, p, d.op);
     const Pad2d pad = p.padding;
-    const int64_t step = d.step;
-    IterVar ic = reduce_axis(0, CB, "icb"), kh = reduce_axis(0, KH, "kh"), kw = reduce_axis(0, KW, "kw"),
-            ip = reduce_axis(0, ib / step, "icp"), lane = reduce_axis(0, step, "ici");
-    // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
-    // border, and the taps left out of the sum in place kept a loop over them; wide rows read
-    // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
-    // AVX512_BF16"). A padding that is not zero is always a copy, and so is any where the
-    // caller asks (`padded_copy`: AMX tiles read whole rows of the window).
     // A strided 1x1 convolution for AMX tiles: over a copy of the pixels it reads, at stride
     // 1 (a narrow layer's then fill whole tiles over its plane: flat_tiles_fill_more).
-    if (padded_copy && KH == 1 && KW == 1 && pad.none() && (p.stride.h > 1 || p.stride.w > 1)) {
+    if (padded_copy && c.KH == 1 && c.KW == 1 && pad.none() && (p.stride.h > 1 || p.stride.w > 1)) {
         const Size2d st = p.stride;
-        Tensor picked = compute({N, CB, out.h, out.w, ib}, [&](Expr n, Expr c, Expr y, Expr x, Expr i) {
-            return data(n, c, y * st.h, x * st.w, i);
+        Tensor picked = compute({c.N, c.CB, out.h, out.w, c.ib}, [&](Expr n, Expr b, Expr y, Expr x, Expr i) {
+            return data(n, b, y * st.h, x * st.w, i);
         }, name + "_strided");
         Conv2dParams unit = p;
         unit.stride = {1, 1};
         return dot_conv2d_nchwc(picked, wp, unit, d, pad_value, padded_copy, name);
     }
-    if (padded_copy && flat_tiles_fill_more(out, KH, KW, p))
-        return flat_dot_conv2d_nchwc(data, wp, p, d, pad_value, out, name);
+    if (padded_copy && flat_tiles_fill_more(out, c.KW, p))
+        return flat_dot_conv2d_nchwc(data, wp, p, d, c, pad_value, out, name);
+    // Narrow rows read a zero-padded copy of the input: there every tile of a row is at its
+    // border, and the taps left out of the sum in place kept a loop over them; wide rows read
+    // in place, where the copy cost more than it saved (RESULTS.md, "bfloat16 GEMM with
+    // AVX512_BF16"). A padding that is not zero is always a copy, and so is any where the
+    // caller asks (`padded_copy`: AMX tiles read whole rows of the window).
     const bool copy = !pad.none() && (out.w <= 16 || pad_value.defined() || padded_copy);
     // The copy holds the rows and columns the windows read, no more (a stride can leave the
     // last ones unread): its shape is then the buffer's, whose rows AMX tiles step through.
     Pad2d read = pad;
-    read.bottom = std::max<int64_t>(0, (out.h - 1) * p.stride.h + KH - H - pad.top);
-    read.right = std::max<int64_t>(0, (out.w - 1) * p.stride.w + KW - W - pad.left);
+    read.bottom = std::max<int64_t>(0, (out.h - 1) * p.stride.h + c.KH - c.H - pad.top);
+    read.right = std::max<int64_t>(0, (out.w - 1) * p.stride.w + c.KW - c.W - pad.left);
     const Tensor padded = copy ? conv_detail::pad_spatial(data, read, 2, name + "_pad", 0, pad_value) : data;
-    return compute({N, OB, out.h, out.w, ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
-        Expr y = oy * p.stride.h + kh, x = ox * p.stride.w + kw;
-        Expr in = copy ? padded(n, ic, y, x, ip * step + lane) : data(n, ic, y - pad.top, x - pad.left, ip * step + lane);
-        return sum(cast(d.acc, in) * cast(d.acc, wp(o, ic, kh, kw, ip, oc, lane)), {ic, kh, kw, ip, lane},
-                   copy || pad.none() ? Expr() : conv_detail::inside_input(y, x, pad, H, W));
+    return compute({c.N, c.OB, out.h, out.w, c.ob}, [&](Expr n, Expr o, Expr oy, Expr ox, Expr oc) {
+        Expr y = oy * p.stride.h + c.kh, x = ox * p.stride.w + c.kw;
+        return c(wp, d, o, oc, [&](Expr i) { return copy ? padded(n, c.ic, y, x, i) : data(n, c.ic, y - pad.top, x - pad.left, i); },
+                 copy || pad.none() ? Expr() : conv_detail::inside_input(y, x, pad, c.H, c.W));
     }, name);
 }
 
@@ -393,24 +409,23 @@ const AmxConv kAmxBf16{2, 2, bf16, bf16, f32, "weft.amx_tdpbf16ps", "x86.amx_bf1
 const AmxConv kAmxU8s8{4, 1, u8, i8, i32, "weft.amx_tdpbusd", "x86.amx_u8s8"};
 
 // op (or, flat, the sums it reads) on AMX tiles where it fits them; false where it does not.
-bool schedule_amx_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const AmxConv& k) {
+bool schedule_amx_conv2d_nchwc(Schedule& s, const Tensor& op, const Tensor& out, const AmxConv& k) {
     amx_detail::ConvTiles t;
     if (amx_detail::conv_fits(op, k.bytes, &t)) {
-        amx_detail::schedule_amx_conv(s, op, out, target, t, amx_detail::amx_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
+        amx_detail::schedule_amx_conv(s, op, out, t, amx_detail::amx_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
         return true;
     }
-    const auto inputs = op.op().input_tensors();
-    if (inputs.size() != 1 || !amx_detail::conv_fits(inputs[0], k.bytes, &t) || !t.flat) return false;
-    amx_detail::schedule_amx_flat_conv(s, op, inputs[0], out, t,
-                                       amx_detail::amx_flat_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
+    const Tensor sums = flat_conv_sums(op);
+    if (!sums.defined() || !amx_detail::conv_fits(sums, k.bytes, &t) || !t.flat) return false;
+    amx_detail::schedule_amx_flat_conv(s, op, sums, out, t, amx_detail::amx_conv_tile(t, k.step, k.a, k.b, k.acc, k.call, k.name));
     return true;
 }
 
 // A flat convolution (flat_dot_conv2d_nchwc: op reads its sums) where AMX's tiles do not run
 // it (a target without them): the sums vectorized over the output channels, correct and slow.
 bool schedule_flat_conv_without_tiles(Schedule& s, const Tensor& op, const Tensor& out) {
-    if (op.op()->body.empty() || op.op()->body[0].as<ir::Reduce>()) return false;
-    const Tensor sums = op.op().input_tensors().at(0);
+    const Tensor sums = flat_conv_sums(op);
+    if (!sums.defined()) return false;
     for (auto& in : sums.op().input_tensors())
         if (in.op()->is_compute()) s[in].compute_root();
     s[sums].compute_root();
@@ -438,7 +453,7 @@ Tensor conv2d_nchwc_bf16(const Tensor& data, const Tensor& wp, const Conv2dParam
 
 void schedule_conv2d_nchwc_bf16(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     conv_detail::check_epilogue("schedule_conv2d_nchwc_bf16", op, out);
-    if (has_amx_bf16(target) && schedule_amx_conv2d_nchwc(s, op, out, target, kAmxBf16)) return;
+    if (has_amx_bf16(target) && schedule_amx_conv2d_nchwc(s, op, out, kAmxBf16)) return;
     if (schedule_flat_conv_without_tiles(s, op, out)) return;
     const TensorIntrin dot = bf16_dot_16x2();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512bf16") ? &dot : nullptr,
@@ -460,7 +475,7 @@ Tensor conv2d_nchwc_u8s8(const Tensor& data, const Tensor& wp, const Conv2dParam
 
 void schedule_conv2d_nchwc_u8s8(Schedule& s, const Tensor& op, const Tensor& out, const Target& target) {
     conv_detail::check_epilogue("schedule_conv2d_nchwc_u8s8", op, out);
-    if (has_amx_int8(target) && schedule_amx_conv2d_nchwc(s, op, out, target, kAmxU8s8)) return;
+    if (has_amx_int8(target) && schedule_amx_conv2d_nchwc(s, op, out, kAmxU8s8)) return;
     if (schedule_flat_conv_without_tiles(s, op, out)) return;
     const TensorIntrin dot = vnni_dot_16x4();
     schedule_dot_conv2d_nchwc(s, op, out, target.has_feature("avx512vnni") ? &dot : nullptr,

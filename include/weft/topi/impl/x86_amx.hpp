@@ -121,65 +121,43 @@ struct ConvTiles {
     int64_t row = 0;                 // flat: the padded input's width
 };
 
-// conv2d_nchwc_bf16 / _u8s8's stage over one tile program: data [CB, rows sh + KH, m sw + KW,
-// ib] (the padded input's window) and the weight [CB, KH, KW, ib/step, 16 cols blocks, step].
+// conv2d_nchwc_bf16 / _u8s8's stage over one tile program: the weight [CB, KH, KW, ib/step,
+// 16 cols blocks, step] and the data: rows of pixels, [CB, rows sh + KH, m sw + KW, ib] (the
+// padded input's window; C [rows, m, 16 cols blocks]), or flat, [CB, 16 rows + (KH - 1) row +
+// KW - 1, ib] (the flattened copy from the tile's first pixel on; C [16 rows, 16 cols blocks]).
 TensorIntrin amx_conv_tile(const ConvTiles& t, int64_t step, DataType a_type, DataType b_type, DataType acc,
                            const char* call, const std::string& name) {
-    const int64_t per_step = t.step_bytes / a_type.bytes(), width = 16 * t.cols * t.blocks;
-    Tensor a = placeholder({t.CB, (t.rows - 1) * t.sh + t.KH, (t.m - 1) * t.sw + t.KW, t.ib}, a_type, "a");
-    Tensor b = placeholder({t.CB, t.KH, t.KW, t.ib / step, width, step}, b_type, "b");
-    IterVar ic = reduce_axis(0, t.CB, "icb"), kh = reduce_axis(0, t.KH, "kh"), kw = reduce_axis(0, t.KW, "kw"),
-            ip = reduce_axis(0, t.ib / step, "icp"), lane = reduce_axis(0, step, "ici");
-    Tensor c = compute({t.rows, t.m, width}, [&](Expr r, Expr i, Expr j) {
-        Expr in = a(ic, r * t.sh + kh, i * t.sw + kw, ip * step + lane);
-        return sum(cast(acc, in) * cast(acc, b(ic, kh, kw, ip, j, lane)), {ic, kh, kw, ip, lane});
-    }, "c", {"r", "i", "j"});
-    std::string id = name + "_conv_" + std::to_string(t.rows) + "x" + std::to_string(t.m) + "x" + std::to_string(width);
-    for (int64_t v : {t.CB, t.KH, t.KW, t.ib, t.sh, t.sw, t.cols, t.step_bytes}) id += "_" + std::to_string(v);
-    return decl_tensor_intrin(c, [t, step, per_step, call](const TensorIntrinCall& x) {
-        Expr zero = make_int(0);
-        // Whole tensors, row-major: out [.., OH, OW, ob], data [.., Hp, Wp, ib], weight
-        // [.., ib/step, ob, step].
-        auto dim = [](const Tensor& u, size_t from_end) { return u.shape()[u.shape().size() - from_end]; };
-        const Tensor &out = x.out.tensor, &in = x.inputs[0].tensor, &w = x.inputs[1].tensor;
-        Expr ob = dim(out, 1), row = dim(in, 2) * t.ib;
-        Expr ldb = dim(w, 2) * step;
-        return amx_call(call, {x.output({zero, zero, zero}), ob, dim(out, 2) * ob,
-                               x.input(0, {zero, zero, zero, zero}), make_int(t.sw * t.ib), t.sh * row,
-                               x.input(1, {zero, zero, zero, zero, zero, zero}), ldb, make_int(16 * step),
-                               make_int(t.m), make_int(t.step_bytes), make_int(t.rows), make_int(t.cols),
-                               make_int(t.blocks),
-                               make_int(t.CB), dim(in, 3) * row, make_int(t.KH), row, make_int(t.KW),
-                               make_int(t.ib), make_int(t.ib / per_step), make_int(per_step)});
-    }, id);
-}
-
-// The flat tile program's stage: data [CB, 16 rows + (KH - 1) row + KW - 1, ib] (the
-// flattened copy from the tile's first pixel on), C [16 rows, 16 cols blocks].
-TensorIntrin amx_flat_conv_tile(const ConvTiles& t, int64_t step, DataType a_type, DataType b_type, DataType acc,
-                                const char* call, const std::string& name) {
     const int64_t per_step = t.step_bytes / a_type.bytes(), width = 16 * t.cols * t.blocks, pixels = 16 * t.rows;
-    Tensor a = placeholder({t.CB, pixels + (t.KH - 1) * t.row + t.KW - 1, t.ib}, a_type, "a");
+    Tensor a = t.flat ? placeholder({t.CB, pixels + (t.KH - 1) * t.row + t.KW - 1, t.ib}, a_type, "a")
+                      : placeholder({t.CB, (t.rows - 1) * t.sh + t.KH, (t.m - 1) * t.sw + t.KW, t.ib}, a_type, "a");
     Tensor b = placeholder({t.CB, t.KH, t.KW, t.ib / step, width, step}, b_type, "b");
     IterVar ic = reduce_axis(0, t.CB, "icb"), kh = reduce_axis(0, t.KH, "kh"), kw = reduce_axis(0, t.KW, "kw"),
             ip = reduce_axis(0, t.ib / step, "icp"), lane = reduce_axis(0, step, "ici");
-    Tensor c = compute({pixels, width}, [&](Expr q, Expr j) {
-        Expr in = a(ic, q + kh * t.row + kw, ip * step + lane);
+    auto dot = [&](const Expr& in, const Expr& j) {
         return sum(cast(acc, in) * cast(acc, b(ic, kh, kw, ip, j, lane)), {ic, kh, kw, ip, lane});
-    }, "c", {"q", "j"});
-    std::string id = name + "_flat_conv_" + std::to_string(pixels) + "x" + std::to_string(width);
-    for (int64_t v : {t.CB, t.KH, t.KW, t.ib, t.row, t.cols, t.step_bytes}) id += "_" + std::to_string(v);
+    };
+    Tensor c = t.flat ? compute({pixels, width}, [&](Expr q, Expr j) {
+        return dot(a(ic, q + kh * t.row + kw, ip * step + lane), j);
+    }, "c", {"q", "j"}) : compute({t.rows, t.m, width}, [&](Expr r, Expr i, Expr j) {
+        return dot(a(ic, r * t.sh + kh, i * t.sw + kw, ip * step + lane), j);
+    }, "c", {"r", "i", "j"});
+    std::string id = name + (t.flat ? "_flat_conv_" : "_conv_") + std::to_string(t.rows) + "x" + std::to_string(t.m) +
+                     "x" + std::to_string(width);
+    for (int64_t v : {t.CB, t.KH, t.KW, t.ib, t.sh, t.sw, t.row, t.cols, t.step_bytes}) id += "_" + std::to_string(v);
     return decl_tensor_intrin(c, [t, step, per_step, call](const TensorIntrinCall& x) {
-        Expr zero = make_int(0);
-        // Whole tensors, row-major: out [.., Q, ob], data [.., F, ib], weight [.., ib/step, ob, step].
+        // Whole tensors, row-major: out [.., OH, OW, ob] (flat: [.., Q, ob]), data [.., Hp, Wp,
+        // ib] (flat: [.., F, ib]), weight [.., ib/step, ob, step].
         auto dim = [](const Tensor& u, size_t from_end) { return u.shape()[u.shape().size() - from_end]; };
-        const Tensor &in = x.inputs[0].tensor, &w = x.inputs[1].tensor;
-        Expr ob = dim(x.out.tensor, 1);
-        return amx_call(call, {x.output({zero, zero}), ob, 16 * ob, x.input(0, {zero, zero, zero}), make_int(t.ib),
-                               make_int(16 * t.ib), x.input(1, {zero, zero, zero, zero, zero, zero}), dim(w, 2) * step,
-                               make_int(16 * step), make_int(16), make_int(t.step_bytes), make_int(t.rows),
-                               make_int(t.cols), make_int(t.blocks), make_int(t.CB), dim(in, 2) * t.ib,
-                               make_int(t.KH), make_int(t.row * t.ib), make_int(t.KW), make_int(t.ib),
+        auto origin = [](const TensorIntrinCall::Operand& o) { return std::vector<Expr>(o.intrin_shape.size(), make_int(0)); };
+        const Tensor &out = x.out.tensor, &in = x.inputs[0].tensor, &w = x.inputs[1].tensor;
+        Expr ob = dim(out, 1), row = t.flat ? Expr(make_int(t.row * t.ib)) : dim(in, 2) * t.ib;
+        // A tile's rows: pixels sw apart; the next tile row: 16 pixels on (flat) or sh rows down.
+        Expr lda = make_int(t.sw * t.ib), a_next = t.flat ? Expr(make_int(16 * t.ib)) : t.sh * row;
+        Expr c_next = t.flat ? 16 * ob : dim(out, 2) * ob, block = t.flat ? dim(in, 2) * t.ib : dim(in, 3) * row;
+        return amx_call(call, {x.output(origin(x.out)), ob, c_next, x.input(0, origin(x.inputs[0])), lda, a_next,
+                               x.input(1, origin(x.inputs[1])), dim(w, 2) * step, make_int(16 * step), make_int(t.m),
+                               make_int(t.step_bytes), make_int(t.rows), make_int(t.cols), make_int(t.blocks),
+                               make_int(t.CB), block, make_int(t.KH), row, make_int(t.KW), make_int(t.ib),
                                make_int(t.ib / per_step), make_int(per_step)});
     }, id);
 }
@@ -255,9 +233,7 @@ bool conv_fits(const Tensor& op, int64_t bytes, ConvTiles* t) {
 // 1x1 layers of ResNet-50, whose reduction is short, half their time). The sums' buffer then
 // holds the task's rows: whole rows of whole blocks, the strides the tile program takes from
 // the tensor's shape.
-void schedule_amx_conv(Schedule& s, const Tensor& op, const Tensor& out, const Target& target, const ConvTiles& t,
-                       const TensorIntrin& intrin) {
-    (void)target;
+void schedule_amx_conv(Schedule& s, const Tensor& op, const Tensor& out, const ConvTiles& t, const TensorIntrin& intrin) {
     for (auto& in : op.op().input_tensors())
         if (in.op()->is_compute() && in.ndim() == 5) {
             s[in].compute_root();

@@ -6,12 +6,12 @@
 // (float32 / int32) of tile_rows rows (1 to 16) x 16 columns, rows ldc elements apart, the
 // next tile row c_next elements on and the next tile column 16 elements on; with the
 // products of A's tiles (tile_rows rows lda elements apart, the next tile row a_next on) and
-// B's (16 rows ldb elements apart, the next column `panel` elements on, the next block cols
-// panels on), over the K steps of step_bytes (64 or 32) of A per row, step_bytes / 4 rows of B
-// each: a nest of loops (n_i iterations,
-// outermost first) that moves A s_i elements per iteration of loop i and B a step's rows
-// (a matmul: one loop of K/32 steps of 32 elements; a convolution: input channel blocks,
-// kernel rows and columns, and the steps within a block). ldtilecfg once, then per block the
+// B's (rows ldb elements apart, the next column `panel` elements on, the next block cols
+// panels on), over the K steps of step_bytes (64 or 32) of A per row and step_bytes / 4 rows
+// of B: a nest of loops (n_i iterations, outermost first) that moves A s_i elements per
+// iteration of loop i and B a step's rows per step (a matmul: one loop of K/32 steps of 32
+// elements; a convolution: input channel blocks, kernel rows and columns, and the steps
+// within a block). ldtilecfg once, then per block the
 // C tiles loaded into tmm0-3, per step the A tiles into tmm4-5 and the B tiles into tmm6-7
 // and one tdp per C tile, the C tiles stored; tilerelease.
 // c, a and b are loads of the operands' first elements: their addresses are taken, nothing
@@ -74,8 +74,8 @@ inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
     llvm::Value* granted = b_.CreateCall(runtime_function("weft_runtime_request_amx"), {});
     fail_unless(b_.CreateICmpEQ(granted, b_.getInt32(0)), "");
     // The tile configuration: palette 1; C's tiles (0-3) of tile_rows rows of 64 bytes, A's
-    // (4, 5) of tile_rows rows of step_bytes, B's (6, 7) of step_bytes / 4 rows of 64. Its 64 bytes live
-    // in the function's entry block (one slot however often this runs).
+    // (4, 5) of tile_rows rows of step_bytes, B's (6, 7) of step_bytes / 4 rows of 64. Its 64
+    // bytes live in the function's entry block (one slot however often this runs).
     llvm::BasicBlock& entry = fs_.fn->getEntryBlock();
     llvm::IRBuilder<> at_entry(&entry, entry.begin());
     llvm::AllocaInst* config = at_entry.CreateAlloca(llvm::ArrayType::get(i8, 64), nullptr, "amx.config");
@@ -121,8 +121,8 @@ inline llvm::Value* CodeGenLLVM::emit_amx_tile_dot(const ir::Call* op) {
                 }
         };
         c_tiles(llvm::Intrinsic::x86_tileloadd64);
-        // The K steps: the nest's loops, A at the sum of their offsets, B a step's rows on per step
-        // (the step's index in the flattened nest).
+        // The K steps: the nest's loops, A at the sum of their offsets, B a step's rows on per
+        // step (the step's index in the flattened nest).
         std::function<void(size_t, llvm::Value*, llvm::Value*)> steps = [&](size_t level, llvm::Value* a_at,
                                                                           llvm::Value* flat) {
             if (level == nest.size()) {
